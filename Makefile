@@ -1,0 +1,287 @@
+# gpubroker -- GNU make.  `make help` lists the targets.
+#
+# Everything is built under $(BUILD) in the same layout as an install:
+#   $(BUILD)/bin/gpubroker, $(BUILD)/bin/cloudsim, $(BUILD)/bin/gpuprobe
+#   $(BUILD)/lib/gpubroker/drivers/<name>.so
+#   $(BUILD)/share/gpubroker/{drivers/<name>/,policies/}
+# so the binary finds its drivers and data relative to itself.
+
+PREFIX  ?= /usr/local
+DESTDIR ?=
+CC      ?= cc
+WERROR  ?= 1
+
+ifeq ($(SANITIZE),1)
+BUILD ?= build/asan
+else ifeq ($(TSAN),1)
+BUILD ?= build/tsan
+else ifeq ($(FUZZ),1)
+BUILD ?= build/fuzz
+CC := clang
+else
+BUILD ?= build
+endif
+
+DRIVERS := aws azure gcp onprem
+
+# ---------------------------------------------------------------- flags
+WARN := -Wall -Wextra -Wpedantic -Wshadow -Wformat=2 -Wstrict-prototypes \
+        -Wmissing-prototypes -Wvla -Wno-format-nonliteral
+ifeq ($(WERROR),1)
+WARN += -Werror
+endif
+OPT := -O2 -g -fstack-protector-strong -D_FORTIFY_SOURCE=2
+SAN :=
+ifeq ($(SANITIZE),1)
+OPT := -O1 -g -fno-omit-frame-pointer
+SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
+endif
+ifeq ($(TSAN),1)
+OPT := -O1 -g -fno-omit-frame-pointer
+SAN := -fsanitize=thread
+endif
+ifeq ($(FUZZ),1)
+OPT := -O1 -g -fno-omit-frame-pointer
+SAN := -fsanitize=fuzzer-no-link,address,undefined
+endif
+
+CPPFLAGS_ALL := -D_GNU_SOURCE -Icore -Icore/include -Idrivers/common \
+                -DGB_PREFIX='"$(PREFIX)"'
+CFLAGS_ALL = -std=c11 $(WARN) $(OPT) $(SAN) -MMD -MP $(PKG_CFLAGS) $(CFLAGS)
+LDFLAGS_ALL = $(SAN) $(LDFLAGS)
+# Drivers: hidden visibility (only the entry symbol is exported), and
+# -z defs proves they resolve only against their own libraries and the
+# host table -- never against core symbols.
+DRV_CFLAGS = -fPIC -fvisibility=hidden
+DRV_LDFLAGS = -shared $(if $(SAN),,-Wl,-z,defs)
+
+# ---------------------------------------------------------------- config
+CONFIG_MK := $(BUILD)/config.mk
+NO_CONFIG_GOALS := clean help distclean
+ifneq ($(filter-out $(NO_CONFIG_GOALS),$(or $(MAKECMDGOALS),all)),)
+include $(CONFIG_MK)
+endif
+
+$(CONFIG_MK): scripts/configure.sh scripts/deps.sh
+	@scripts/configure.sh $@
+
+# ---------------------------------------------------------------- sources
+CORE_SRCS := $(filter-out core/main.c,$(wildcard core/*.c))
+CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/obj/%.o)
+CORE_LIB  := $(BUILD)/obj/libgbcore.a
+
+DRVC_SRCS := $(wildcard drivers/common/*.c)
+DRVC_OBJS := $(DRVC_SRCS:%.c=$(BUILD)/obj/%.o)
+DRVC_LIB  := $(BUILD)/obj/libgbdrvcommon.a
+
+# drivers/<d>/*.c -> $(BUILD)/obj/drivers/<d>/*.o -> lib<d>.a and <d>.so
+drv_srcs = $(wildcard drivers/$(1)/*.c)
+drv_objs = $(patsubst %.c,$(BUILD)/obj/%.o,$(call drv_srcs,$(1)))
+DRV_SOS  := $(DRIVERS:%=$(BUILD)/lib/gpubroker/drivers/%.so)
+DRV_LIBS_A := $(DRIVERS:%=$(BUILD)/obj/drivers/lib%.a)
+
+BIN      := $(BUILD)/bin/gpubroker
+CLOUDSIM := $(BUILD)/bin/cloudsim
+SIM_SRCS := $(wildcard tests/cloudsim/*.c)
+SIM_OBJS := $(SIM_SRCS:%.c=$(BUILD)/obj/%.o)
+
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+TESTLIB_SRCS := $(wildcard tests/lib/*.c)
+TESTLIB_OBJS := $(TESTLIB_SRCS:%.c=$(BUILD)/obj/%.o)
+DTEST_SRCS := $(wildcard tests/drivers/test_*.c)
+# Deliberately broken / fake driver .so files used by the tests.
+FAKEDRV_SRCS := $(wildcard tests/drivers/fake/*.c)
+FAKEDRV_SOS := $(FAKEDRV_SRCS:tests/drivers/fake/%.c=$(BUILD)/tests/fakedrv/%.so)
+
+BENCH_SRCS := $(wildcard bench/*.c)
+BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
+
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
+
+PROBE_SRC := drivers/onprem/probe/gpuprobe.cu
+PROBE_BIN := $(BUILD)/bin/gpuprobe
+
+SHARE := $(BUILD)/share/gpubroker
+DATA_SRCS := $(wildcard drivers/*/data/*)
+DATA_OUT := $(DATA_SRCS:drivers/%=$(SHARE)/drivers/%)
+POLICY_SRCS := $(wildcard policies/*.lua)
+POLICY_OUT := $(POLICY_SRCS:policies/%=$(SHARE)/policies/%)
+
+ALL_LINK_LIBS = $(CORE_LIB) $(CORE_LIBS)
+
+.PHONY: all deps test test-unit test-drivers test-integration test-reliability \
+        run bench fuzz fuzz-build install uninstall clean help probe
+
+all: $(BIN) $(DRV_SOS) $(CLOUDSIM) $(DATA_OUT) $(POLICY_OUT) probe
+
+deps:
+	@scripts/deps.sh && echo "deps: all present"
+
+# ---------------------------------------------------------------- compile
+$(BUILD)/obj/core/%.o: core/%.c $(CONFIG_MK)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -c $< -o $@
+
+$(BUILD)/obj/drivers/%.o: drivers/%.c $(CONFIG_MK)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(DRV_CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/tests/%.o: tests/%.c $(CONFIG_MK)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_ALL) -Itests/lib $(CFLAGS_ALL) $(CMOCKA_CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/bench/%.o: bench/%.c $(CONFIG_MK)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_ALL) -Itests/lib $(CFLAGS_ALL) -c $< -o $@
+
+$(CORE_LIB): $(CORE_OBJS)
+	@mkdir -p $(@D)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(DRVC_LIB): $(DRVC_OBJS)
+	@mkdir -p $(@D)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(BIN): $(BUILD)/obj/core/main.o $(CORE_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS_ALL) -rdynamic -o $@ $< $(ALL_LINK_LIBS)
+
+define DRIVER_RULES
+$(BUILD)/obj/drivers/lib$(1).a: $(call drv_objs,$(1))
+	@mkdir -p $$(@D)
+	@rm -f $$@
+	$$(AR) rcs $$@ $$^
+$(BUILD)/lib/gpubroker/drivers/$(1).so: $(call drv_objs,$(1)) $(DRVC_LIB)
+	@mkdir -p $$(@D)
+	$$(CC) $$(LDFLAGS_ALL) $$(DRV_LDFLAGS) -o $$@ $(call drv_objs,$(1)) $(DRVC_LIB) $$(DRV_LIBS)
+endef
+$(foreach d,$(DRIVERS),$(eval $(call DRIVER_RULES,$(d))))
+
+$(CLOUDSIM): $(SIM_OBJS) $(CORE_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS_ALL) -o $@ $(SIM_OBJS) $(ALL_LINK_LIBS)
+
+$(SHARE)/drivers/%: drivers/%
+	@mkdir -p $(@D)
+	@cp $< $@
+
+$(SHARE)/policies/%: policies/%
+	@mkdir -p $(@D)
+	@cp $< $@
+
+# The CUDA probe: built when nvcc exists, skipped with one line otherwise.
+probe:
+ifneq ($(NVCC),)
+	@$(MAKE) --no-print-directory $(PROBE_BIN)
+else
+	@echo "probe: nvcc not found (PATH or /usr/local/cuda/bin); skipping the CUDA probe"
+endif
+
+$(PROBE_BIN): $(PROBE_SRC) $(wildcard drivers/onprem/probe/*.h)
+	@mkdir -p $(@D)
+	$(NVCC) -O2 -std=c++17 -o $@ $(PROBE_SRC) -ldl
+
+# ---------------------------------------------------------------- tests
+TEST_LINK = $(TESTLIB_OBJS) $(DRV_LIBS_A) $(DRVC_LIB) $(CORE_LIB) $(CMOCKA_LIBS) $(CORE_LIBS)
+
+$(BUILD)/tests/test_%: $(BUILD)/obj/tests/unit/test_%.o $(TESTLIB_OBJS) $(CORE_LIB) $(DRV_LIBS_A) $(DRVC_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS_ALL) -rdynamic -o $@ $< $(TEST_LINK)
+
+$(BUILD)/tests/dtest_%: $(BUILD)/obj/tests/drivers/test_%.o $(TESTLIB_OBJS) $(CORE_LIB) $(DRV_LIBS_A) $(DRVC_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS_ALL) -rdynamic -o $@ $< $(TEST_LINK)
+
+$(BUILD)/tests/fakedrv/%.so: tests/drivers/fake/%.c core/include/gpubroker/driver.h $(CONFIG_MK)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(DRV_CFLAGS) $(LDFLAGS_ALL) -shared -o $@ $<
+
+DTEST_RUN := $(DTEST_SRCS:tests/drivers/test_%.c=$(BUILD)/tests/dtest_%)
+
+TEST_DEPS := all $(UNIT_BINS) $(DTEST_RUN) $(FAKEDRV_SOS)
+
+test: $(TEST_DEPS)
+	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) tests/run.sh all
+
+test-unit: all $(UNIT_BINS) $(FAKEDRV_SOS)
+	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) tests/run.sh unit
+
+test-drivers: all $(DTEST_RUN)
+	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) tests/run.sh drivers
+
+test-integration: all
+	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) tests/run.sh integration
+
+test-reliability: all $(BENCH_BINS)
+	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) tests/run.sh reliability
+
+# ---------------------------------------------------------------- run/bench
+run: all
+	@BUILD=$(BUILD) scripts/demo.sh
+
+$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(CORE_LIB) $(DRV_LIBS_A) $(DRVC_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS_ALL) -rdynamic -o $@ $< $(DRV_LIBS_A) $(DRVC_LIB) $(CORE_LIB) $(CORE_LIBS)
+
+bench: all $(BENCH_BINS)
+	@BUILD=$(BUILD) bench/run.sh
+
+# ---------------------------------------------------------------- fuzz
+# `make fuzz` builds every libFuzzer target with clang and runs each for
+# FUZZ_SECONDS (default 60) over its corpus in tests/fuzz/corpus/<name>/.
+FUZZ_SECONDS ?= 60
+fuzz:
+	@$(MAKE) --no-print-directory FUZZ=1 fuzz-build
+	@BUILD=build/fuzz FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh
+
+fuzz-build: $(FUZZ_BINS)
+
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(CORE_LIB) $(DRV_LIBS_A) $(DRVC_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -fsanitize=fuzzer -o $@ $< $(DRV_LIBS_A) $(DRVC_LIB) $(CORE_LIB) $(CORE_LIBS)
+
+# ---------------------------------------------------------------- install
+LIBDIR := $(PREFIX)/lib
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(LIBDIR)/gpubroker/drivers \
+	    $(DESTDIR)$(PREFIX)/share/gpubroker/policies \
+	    $(DESTDIR)$(PREFIX)/include/gpubroker $(DESTDIR)$(LIBDIR)/pkgconfig
+	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/gpubroker
+	install -m 0755 $(DRV_SOS) $(DESTDIR)$(LIBDIR)/gpubroker/drivers/
+	install -m 0644 $(POLICY_SRCS) $(DESTDIR)$(PREFIX)/share/gpubroker/policies/
+	for f in $(DATA_SRCS); do \
+	    d=$(DESTDIR)$(PREFIX)/share/gpubroker/drivers/$$(dirname $${f#drivers/}); \
+	    install -d $$d && install -m 0644 $$f $$d/; done
+	install -m 0644 core/include/gpubroker/driver.h $(DESTDIR)$(PREFIX)/include/gpubroker/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(shell sed -n 's/.*GB_VERSION "\(.*\)"/\1/p' core/util.h)|' \
+	    -e 's|@ABI_MAJOR@|$(shell sed -n 's/.*GB_DRIVER_ABI_MAJOR \([0-9]*\).*/\1/p' core/include/gpubroker/driver.h)|' \
+	    scripts/gpubroker-driver.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/gpubroker-driver.pc
+	if [ -x $(PROBE_BIN) ]; then install -m 0755 $(PROBE_BIN) $(DESTDIR)$(PREFIX)/bin/gpuprobe; fi
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/gpubroker $(DESTDIR)$(PREFIX)/bin/gpuprobe \
+	    $(DESTDIR)$(LIBDIR)/pkgconfig/gpubroker-driver.pc \
+	    $(DESTDIR)$(PREFIX)/include/gpubroker/driver.h
+	rm -rf $(DESTDIR)$(LIBDIR)/gpubroker $(DESTDIR)$(PREFIX)/share/gpubroker
+
+clean:
+	rm -rf build
+
+help:
+	@echo "gpubroker make targets:"
+	@echo "  make            build gpubroker, drivers, cloudsim (and the CUDA probe when nvcc exists)"
+	@echo "  make deps       install missing Debian packages (apt-get; sudo when not root)"
+	@echo "  make run        the demo: cloudsim + daemon + a real apply/status/destroy cycle"
+	@echo "  make test       build with -Werror and run every test"
+	@echo "  make SANITIZE=1 test   the same under ASan+UBSan (build/asan)"
+	@echo "  make TSAN=1 test-reliability   ThreadSanitizer build (build/tsan)"
+	@echo "  make test-unit | test-drivers | test-integration | test-reliability"
+	@echo "  make bench      benchmarks with targets (see BENCHMARKS.md)"
+	@echo "  make fuzz       libFuzzer targets, FUZZ_SECONDS each (default 60)"
+	@echo "  make install PREFIX=/usr/local DESTDIR=   |  make uninstall  |  make clean"
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

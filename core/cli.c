@@ -1,0 +1,390 @@
+/* cli.c -- flag parsing, dispatch and help for the command line. */
+#include "cli.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+
+/* Common flags, accepted by every command. */
+static const struct {
+	const char *name;
+	char shortname;
+	const char *arg;
+	const char *help;
+} common_flags[] = {
+	{"config", 'c', "FILE", "broker config (default: built-in defaults)"},
+	{"state", 0, "FILE", "state database (default: from config, else $XDG_STATE_HOME/gpubroker/state.db)"},
+	{"output", 'o', "FORMAT", "table | json | yaml (default table)"},
+	{"quiet", 'q', NULL, "print only results and errors"},
+	{"verbose", 'v', NULL, "log more (repeat for debug)"},
+	{"server", 0, "URL", "talk to a gpubroker daemon (or GPUBROKER_SERVER)"},
+	{"token", 0, "TOKEN", "bearer token for --server (or GPUBROKER_TOKEN)"},
+	{"help", 'h', NULL, "show help for the command"},
+};
+
+void gb_cli_err(const gb_cli *cli, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "%s", cli->prog ? cli->prog : "gpubroker");
+	if (cli->command)
+		fprintf(stderr, " %s", cli->command);
+	fputs(": ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void gb_cli_info(const gb_cli *cli, const char *fmt, ...)
+{
+	va_list ap;
+	if (cli->quiet)
+		return;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int gb_cli_usage(const gb_cli *cli, const char *fmt, ...)
+{
+	va_list ap;
+	const gb_cmd *cmd = cli->command ? gb_cli_find(cli->command) : NULL;
+	fprintf(stderr, "gpubroker%s%s: ", cli->command ? " " : "",
+	        cli->command ? cli->command : "");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	if (cmd)
+		fprintf(stderr, "usage: gpubroker %s %s\n"
+		                "Run 'gpubroker help %s' for details.\n",
+		        cmd->name, cmd->usage, cmd->name);
+	else
+		fprintf(stderr, "Run 'gpubroker help' for the commands.\n");
+	return GB_EXIT_USAGE;
+}
+
+static int set_output(gb_cli *cli, const char *v)
+{
+	if (strcmp(v, "table") == 0)
+		cli->out = GB_OUT_TABLE;
+	else if (strcmp(v, "json") == 0)
+		cli->out = GB_OUT_JSON;
+	else if (strcmp(v, "yaml") == 0)
+		cli->out = GB_OUT_YAML;
+	else
+		return gb_cli_usage(cli,
+		                    "-o: unknown output format \"%s\" (use "
+		                    "table, json or yaml)", v);
+	return 0;
+}
+
+static int apply_common(gb_cli *cli, const char *name, const char *val)
+{
+	if (strcmp(name, "config") == 0)
+		cli->config_path = val;
+	else if (strcmp(name, "state") == 0)
+		cli->state_path = val;
+	else if (strcmp(name, "output") == 0)
+		return set_output(cli, val);
+	else if (strcmp(name, "quiet") == 0)
+		cli->quiet = 1;
+	else if (strcmp(name, "verbose") == 0)
+		cli->verbose++;
+	else if (strcmp(name, "server") == 0)
+		cli->server = val;
+	else if (strcmp(name, "token") == 0)
+		cli->token = val;
+	return 0;
+}
+
+static int set_flag(const gb_flag *f, const char *val)
+{
+	if (f->boolean)
+		*f->boolean = 1;
+	else if (f->str)
+		*f->str = val;
+	else if (f->multi)
+		gb_strv_push(f->multi, val);
+	return 0;
+}
+
+int gb_cli_parse(gb_cli *cli, const gb_cmd *cmd, int argc, char **argv)
+{
+	const gb_flag *flags = cmd->flags ? cmd->flags() : NULL;
+	int only_pos = 0;
+	const char *env;
+
+	if ((env = getenv("GPUBROKER_SERVER")) && *env)
+		cli->server = env;
+	if ((env = getenv("GPUBROKER_TOKEN")) && *env)
+		cli->token = env;
+
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		const char *name = NULL, *inl = NULL;
+		char shortname = 0;
+		char namebuf[64];
+		int matched = 0;
+		if (only_pos || a[0] != '-' || strcmp(a, "-") == 0) {
+			gb_strv_push(&cli->args, a);
+			continue;
+		}
+		if (strcmp(a, "--") == 0) {
+			only_pos = 1;
+			continue;
+		}
+		if (a[1] == '-') {
+			const char *eq = strchr(a + 2, '=');
+			size_t n = eq ? (size_t)(eq - (a + 2)) : strlen(a + 2);
+			if (n >= sizeof(namebuf))
+				n = sizeof(namebuf) - 1;
+			memcpy(namebuf, a + 2, n);
+			namebuf[n] = '\0';
+			name = namebuf;
+			inl = eq ? eq + 1 : NULL;
+		} else {
+			shortname = a[1];
+			if (a[2])
+				inl = a + 2;
+		}
+		/* common flags */
+		for (size_t k = 0; k < GB_ARRAY_LEN(common_flags) && !matched;
+		     k++) {
+			const char *val = NULL;
+			if (!(name ? strcmp(name, common_flags[k].name) == 0
+			           : shortname == common_flags[k].shortname &&
+			                     shortname))
+				continue;
+			matched = 1;
+			if (strcmp(common_flags[k].name, "help") == 0) {
+				gb_cli_help_cmd(stdout, cmd->name);
+				return -1; /* handled: exit 0 */
+			}
+			if (common_flags[k].arg) {
+				val = inl;
+				if (!val) {
+					if (i + 1 >= argc)
+						return gb_cli_usage(
+							cli, "%s%s needs a %s",
+							name ? "--" : "-",
+							name ? name : (char[]){shortname, 0},
+							common_flags[k].arg);
+					val = argv[++i];
+				}
+			} else if (inl && name) {
+				return gb_cli_usage(cli, "--%s takes no value",
+				                    name);
+			} else if (inl && !name) {
+				/* -qv style bundles: only booleans */
+				for (const char *p = a + 1; *p; p++) {
+					if (*p == 'q')
+						cli->quiet = 1;
+					else if (*p == 'v')
+						cli->verbose++;
+					else
+						return gb_cli_usage(
+							cli, "unknown flag -%c in %s",
+							*p, a);
+				}
+				break;
+			}
+			if (apply_common(cli, common_flags[k].name, val))
+				return GB_EXIT_USAGE;
+		}
+		for (size_t k = 0; flags && flags[k].name && !matched; k++) {
+			const char *val = NULL;
+			if (!(name ? strcmp(name, flags[k].name) == 0
+			           : shortname == flags[k].shortname &&
+			                     shortname))
+				continue;
+			matched = 1;
+			if (flags[k].arg) {
+				val = inl;
+				if (!val) {
+					if (i + 1 >= argc)
+						return gb_cli_usage(
+							cli, "%s%s needs a %s",
+							name ? "--" : "-",
+							name ? name : (char[]){shortname, 0},
+							flags[k].arg);
+					val = argv[++i];
+				}
+			} else if (inl) {
+				return gb_cli_usage(cli, "%s takes no value", a);
+			}
+			set_flag(&flags[k], val);
+		}
+		if (!matched) {
+			const char *cands[64];
+			size_t nc = 0;
+			const char *near = NULL;
+			if (name) {
+				for (size_t k = 0; k < GB_ARRAY_LEN(common_flags);
+				     k++)
+					cands[nc++] = common_flags[k].name;
+				for (size_t k = 0;
+				     flags && flags[k].name && nc < 63; k++)
+					cands[nc++] = flags[k].name;
+				cands[nc] = NULL;
+				near = gb_nearest(name, cands);
+			}
+			if (near)
+				return gb_cli_usage(cli,
+				                    "unknown flag %s; did you mean "
+				                    "--%s?", a, near);
+			return gb_cli_usage(cli, "unknown flag %s", a);
+		}
+	}
+	return 0;
+}
+
+int gb_cli_config(gb_cli *cli)
+{
+	gb_diags d = GB_DIAGS_INIT;
+	if (cli->cfg_loaded)
+		return 0;
+	if (gb_config_load(cli->config_path, &cli->cfg, &d) != 0) {
+		gb_diags_print(&d, stderr);
+		gb_diags_free(&d);
+		return GB_EXIT_FAIL;
+	}
+	gb_diags_free(&d);
+	if (cli->state_path) {
+		free(cli->cfg.state_path);
+		cli->cfg.state_path = gb_xstrdup(cli->state_path);
+	}
+	cli->cfg_loaded = 1;
+	return 0;
+}
+
+void gb_cli_free(gb_cli *cli)
+{
+	gb_strv_free(&cli->args);
+	if (cli->cfg_loaded)
+		gb_config_free(&cli->cfg);
+}
+
+const gb_cmd *gb_cli_find(const char *name)
+{
+	for (size_t i = 0; gb_commands[i]; i++)
+		if (strcmp(gb_commands[i]->name, name) == 0)
+			return gb_commands[i];
+	return NULL;
+}
+
+void gb_cli_help_all(FILE *f)
+{
+	fprintf(f,
+	        "gpubroker %s -- multi-cloud GPU provisioning broker\n\n"
+	        "usage: gpubroker COMMAND [flags] [args]\n\ncommands:\n",
+	        GB_VERSION);
+	for (size_t i = 0; gb_commands[i]; i++)
+		fprintf(f, "  %-12s %s\n", gb_commands[i]->name,
+		        gb_commands[i]->summary);
+	fprintf(f, "\ncommon flags (every command):\n");
+	for (size_t k = 0; k < GB_ARRAY_LEN(common_flags); k++) {
+		char left[48];
+		snprintf(left, sizeof(left), "%s%c%s--%s%s%s",
+		         common_flags[k].shortname ? "-" : "",
+		         common_flags[k].shortname ? common_flags[k].shortname
+		                                   : ' ',
+		         common_flags[k].shortname ? ", " : "  ",
+		         common_flags[k].name, common_flags[k].arg ? " " : "",
+		         common_flags[k].arg ? common_flags[k].arg : "");
+		fprintf(f, "  %-24s %s\n", left + (common_flags[k].shortname ? 0 : 1),
+		        common_flags[k].help);
+	}
+	fprintf(f,
+	        "\nexit codes:\n"
+	        "  0  success\n"
+	        "  1  invalid input or a failed operation\n"
+	        "  2  usage error (unknown command or flag, missing argument)\n"
+	        "  3  timed out waiting (apply --wait --timeout)\n"
+	        "\nRun 'gpubroker help COMMAND' for a command's flags.\n");
+}
+
+int gb_cli_help_cmd(FILE *f, const char *name)
+{
+	const gb_cmd *cmd = gb_cli_find(name);
+	const gb_flag *flags;
+	if (!cmd) {
+		fprintf(stderr, "gpubroker help: no command \"%s\"\n", name);
+		return GB_EXIT_USAGE;
+	}
+	fprintf(f, "usage: gpubroker %s %s\n\n%s\n", cmd->name, cmd->usage,
+	        cmd->summary);
+	if (cmd->details)
+		fprintf(f, "\n%s\n", cmd->details);
+	flags = cmd->flags ? cmd->flags() : NULL;
+	if (flags && flags[0].name) {
+		fprintf(f, "\nflags:\n");
+		for (size_t k = 0; flags[k].name; k++) {
+			char left[64];
+			if (flags[k].shortname)
+				snprintf(left, sizeof(left), "-%c, --%s%s%s",
+				         flags[k].shortname, flags[k].name,
+				         flags[k].arg ? " " : "",
+				         flags[k].arg ? flags[k].arg : "");
+			else
+				snprintf(left, sizeof(left), "    --%s%s%s",
+				         flags[k].name, flags[k].arg ? " " : "",
+				         flags[k].arg ? flags[k].arg : "");
+			fprintf(f, "  %-28s %s\n", left, flags[k].help);
+		}
+	}
+	fprintf(f, "\nCommon flags: -c/--config, --state, -o/--output, -q, -v, "
+	           "--server, --token (see 'gpubroker help').\n");
+	return GB_EXIT_OK;
+}
+
+int gb_cli_main(int argc, char **argv)
+{
+	gb_cli cli;
+	const gb_cmd *cmd;
+	int rc;
+	memset(&cli, 0, sizeof(cli));
+	cli.prog = "gpubroker";
+	if (argc < 2) {
+		gb_cli_help_all(stderr);
+		return GB_EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		gb_cli_help_all(stdout);
+		return GB_EXIT_OK;
+	}
+	if (strcmp(argv[1], "--version") == 0)
+		argv[1] = (char *)"version";
+	cmd = gb_cli_find(argv[1]);
+	if (!cmd) {
+		const char *names[64];
+		size_t n = 0;
+		const char *near;
+		for (size_t i = 0; gb_commands[i] && n < 63; i++)
+			names[n++] = gb_commands[i]->name;
+		names[n] = NULL;
+		near = gb_nearest(argv[1], names);
+		if (near)
+			fprintf(stderr,
+			        "gpubroker: unknown command \"%s\"; did you mean "
+			        "\"%s\"?\n", argv[1], near);
+		else
+			fprintf(stderr,
+			        "gpubroker: unknown command \"%s\"; run "
+			        "'gpubroker help' for the list\n", argv[1]);
+		return GB_EXIT_USAGE;
+	}
+	cli.command = cmd->name;
+	rc = gb_cli_parse(&cli, cmd, argc - 2, argv + 2);
+	if (rc == -1) {
+		gb_cli_free(&cli);
+		return GB_EXIT_OK;
+	}
+	if (rc == 0)
+		rc = cmd->run(&cli);
+	gb_cli_free(&cli);
+	return rc;
+}

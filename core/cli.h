@@ -1,0 +1,86 @@
+/*
+ * cli.h -- the command line: a table of commands, a small flag parser that
+ * knows the common flags, and helpers every command uses.
+ *
+ * Exit codes (documented in `gpubroker help` and README):
+ *   0  success
+ *   1  invalid input or a failed operation
+ *   2  usage error (unknown command or flag, missing argument)
+ *   3  timed out waiting (apply --wait --timeout)
+ */
+#ifndef GB_CLI_H
+#define GB_CLI_H
+
+#include "config.h"
+#include "util.h"
+
+#define GB_EXIT_OK 0
+#define GB_EXIT_FAIL 1
+#define GB_EXIT_USAGE 2
+#define GB_EXIT_TIMEOUT 3
+
+typedef enum gb_outfmt { GB_OUT_TABLE = 0, GB_OUT_JSON, GB_OUT_YAML } gb_outfmt;
+
+/* A command-specific flag.  Exactly one of the out pointers is set. */
+typedef struct gb_flag {
+	const char *name;   /* long name without "--" */
+	char shortname;     /* 0 = none */
+	const char *arg;    /* metavar for flags taking a value, NULL = boolean */
+	const char *help;
+	const char **str;   /* last value */
+	int *boolean;       /* set to 1 when present */
+	gb_strv *multi;     /* every value, repeatable */
+} gb_flag;
+
+typedef struct gb_cli {
+	const char *prog;
+	const char *command;
+	/* common flags */
+	const char *config_path;
+	const char *state_path;
+	gb_outfmt out;
+	int quiet;
+	int verbose;
+	const char *server;  /* --server / GPUBROKER_SERVER */
+	const char *token;   /* --token / GPUBROKER_TOKEN */
+	/* positional arguments after flag parsing */
+	gb_strv args;
+	/* the loaded config (gb_cli_config) */
+	gb_config cfg;
+	int cfg_loaded;
+} gb_cli;
+
+typedef struct gb_cmd {
+	const char *name;
+	const char *summary;
+	const char *usage;   /* after "gpubroker NAME " */
+	const char *details; /* longer help, may be NULL */
+	const gb_flag *(*flags)(void); /* NULL-name terminated, may be NULL */
+	int (*run)(gb_cli *cli);
+} gb_cmd;
+
+/* Parse argv for cmd: common flags and cmd's flags anywhere, the rest
+ * positional.  Returns 0, or GB_EXIT_USAGE after printing why. */
+int gb_cli_parse(gb_cli *cli, const gb_cmd *cmd, int argc, char **argv);
+/* Loads --config (or defaults) once; prints errors; 0 or GB_EXIT_FAIL. */
+int gb_cli_config(gb_cli *cli);
+/* Prints "gpubroker CMD: message" to stderr. */
+void gb_cli_err(const gb_cli *cli, const char *fmt, ...) GB_PRINTF(2, 3);
+/* Usage error: prints the message and the command's usage line; returns
+ * GB_EXIT_USAGE. */
+int gb_cli_usage(const gb_cli *cli, const char *fmt, ...) GB_PRINTF(2, 3);
+/* Informational line to stderr unless -q. */
+void gb_cli_info(const gb_cli *cli, const char *fmt, ...) GB_PRINTF(2, 3);
+void gb_cli_free(gb_cli *cli);
+
+const gb_cmd *gb_cli_find(const char *name);
+void gb_cli_help_all(FILE *f);
+int gb_cli_help_cmd(FILE *f, const char *name);
+int gb_cli_main(int argc, char **argv);
+
+/* Command implementations (cmd_*.c). */
+#define GB_DECLARE_CMD(n) extern const gb_cmd gb_cmd_##n
+GB_DECLARE_CMD(version);
+GB_DECLARE_CMD(help);
+
+#endif

@@ -1,0 +1,105 @@
+/*
+ * config.h -- the broker's own configuration (YAML), with ${VAR}.
+ *
+ *   broker_id: my-broker             # tags every instance; default "gpubroker"
+ *   state: /var/lib/gpubroker/state.db   # default $XDG_STATE_HOME/gpubroker/state.db
+ *   policy_path: [./policies, /usr/local/share/gpubroker/policies]
+ *   org_policies: [org-compliance]   # run first, pools cannot opt out
+ *   drivers:
+ *     - name: aws
+ *       path: /opt/x/aws.so          # optional; default: shipped driver
+ *       options: {endpoint: "${AWS_SIM_URL}", regions: "us-east-1,eu-west-1"}
+ *       credentials: {access_key_id: env:AWS_ACCESS_KEY_ID, ...}  # SOURCES only
+ *   listen: 127.0.0.1:7878
+ *   tls: {cert: /path/cert.pem, key: /path/key.pem}
+ *   tokens:
+ *     - {name: ci, sha256: <hex>, role: operator, team: research}
+ *   teams:
+ *     - {name: research, max_gpus: 64, max_price_per_hour: 500, monthly_budget: 20000}
+ *   reservations: [{cloud: aws, region: us-east-1, instance_type: p5.48xlarge, count: 2, price_per_hour: 60}]
+ *   onprem: {inventory: /etc/gpubroker/nodes.yaml}
+ *   daemon: {reconcile_period: 15s, log_format: text|json, failover_cooldown: 3m,
+ *            workers: 16}
+ *
+ * Secrets are never written inline: credentials map a name to a *source*
+ * ("env:NAME" or "file:/path").  A value that is neither is refused.
+ */
+#ifndef GB_CONFIG_H
+#define GB_CONFIG_H
+
+#include <stdint.h>
+
+#include "diag.h"
+#include "util.h"
+
+typedef enum gb_role {
+	GB_ROLE_VIEWER = 0,
+	GB_ROLE_OPERATOR,
+	GB_ROLE_ADMIN
+} gb_role;
+
+typedef struct gb_driver_cfg {
+	char *name;
+	char *path;          /* NULL = shipped driver */
+	gb_kvs options;      /* includes credential sources as
+	                        "credentials.<name>" -> source */
+} gb_driver_cfg;
+
+typedef struct gb_token_cfg {
+	char *name;
+	char sha256[65];     /* hex digest of the bearer token */
+	gb_role role;
+	char *team;          /* NULL for admins without a team */
+} gb_token_cfg;
+
+typedef struct gb_team_cfg {
+	char *name;
+	int max_gpus;              /* 0 = unlimited */
+	double max_price_per_hour; /* all pools of the team; 0 = unlimited */
+	double monthly_budget;     /* USD; 0 = unlimited */
+} gb_team_cfg;
+
+typedef struct gb_reservation_cfg {
+	char *cloud;
+	char *region;
+	char *instance_type;
+	int count;
+	double price_per_hour;
+} gb_reservation_cfg;
+
+typedef struct gb_config {
+	char *file;                /* where it came from, NULL = defaults */
+	char *broker_id;
+	char *state_path;
+	gb_strv policy_path;
+	gb_strv org_policies;
+	gb_driver_cfg *drivers;    /* empty = the four shipped drivers */
+	size_t ndrivers;
+	char *listen;              /* host:port */
+	char *tls_cert, *tls_key;
+	gb_token_cfg *tokens;
+	size_t ntokens;
+	gb_team_cfg *teams;
+	size_t nteams;
+	gb_reservation_cfg *reservations;
+	size_t nreservations;
+	char *onprem_inventory;
+	int64_t reconcile_period_s;
+	int64_t failover_cooldown_s;
+	int workers;
+	int log_json;
+} gb_config;
+
+/* Load and validate; 0 ok, -1 with all errors in d (then *out is freed
+ * and zeroed).  path NULL = defaults only. */
+int gb_config_load(const char *path, gb_config *out, gb_diags *d);
+int gb_config_load_buf(const char *name, const char *buf, size_t len,
+                       gb_config *out, gb_diags *d);
+/* Defaults (state under XDG_STATE_HOME, four shipped drivers...). */
+void gb_config_defaults(gb_config *c);
+void gb_config_free(gb_config *c);
+
+const gb_team_cfg *gb_config_team(const gb_config *c, const char *name);
+const char *gb_role_name(gb_role r);
+
+#endif

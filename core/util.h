@@ -1,0 +1,142 @@
+/*
+ * util.h -- small helpers shared by the core: memory, growable buffers,
+ * string vectors, durations, clocks, hashing.
+ *
+ * Memory policy: gb_xmalloc and friends abort the process with a message
+ * when the allocator fails (as redis does); callers never check for NULL.
+ * Anything returned by a gb_x* / *_dup function is owned by the caller and
+ * released with free().
+ */
+#ifndef GB_UTIL_H
+#define GB_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "gpubroker/driver.h"
+
+#define GB_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+#define GB_UNUSED(x) ((void)(x))
+
+/* Version of gpubroker itself. */
+#define GB_VERSION "0.1.0"
+
+void *gb_xmalloc(size_t n);
+void *gb_xcalloc(size_t n, size_t size);
+void *gb_xrealloc(void *p, size_t n);
+/* NULL in, NULL out. */
+char *gb_xstrdup(const char *s);
+char *gb_xstrndup(const char *s, size_t n);
+/* printf into a new string; caller frees. */
+char *gb_xasprintf(const char *fmt, ...) GB_PRINTF(1, 2);
+char *gb_xvasprintf(const char *fmt, va_list ap) GB_PRINTF(1, 0);
+
+/* Growable byte buffer, always NUL-terminated when len > 0 or after any
+ * append.  Initialise with GB_BUF_INIT.  Owns `data`. */
+typedef struct gb_buf {
+	char *data;
+	size_t len;
+	size_t cap;
+} gb_buf;
+#define GB_BUF_INIT {NULL, 0, 0}
+
+void gb_buf_append(gb_buf *b, const void *p, size_t n);
+void gb_buf_puts(gb_buf *b, const char *s);
+void gb_buf_putc(gb_buf *b, char c);
+void gb_buf_printf(gb_buf *b, const char *fmt, ...) GB_PRINTF(2, 3);
+void gb_buf_vprintf(gb_buf *b, const char *fmt, va_list ap) GB_PRINTF(2, 0);
+void gb_buf_reset(gb_buf *b);
+/* Returns the string (never NULL: "" for an empty buffer) and leaves b
+ * empty; the caller frees the result. */
+char *gb_buf_take(gb_buf *b);
+/* Never NULL. Borrowed from b. */
+const char *gb_buf_str(const gb_buf *b);
+void gb_buf_free(gb_buf *b);
+
+/* A vector of owned strings. */
+typedef struct gb_strv {
+	char **v;
+	size_t n;
+} gb_strv;
+
+void gb_strv_push(gb_strv *sv, const char *s); /* copies s */
+void gb_strv_push_take(gb_strv *sv, char *s);  /* takes s */
+int gb_strv_contains(const gb_strv *sv, const char *s);
+/* Case-insensitive variant. */
+int gb_strv_contains_ci(const gb_strv *sv, const char *s);
+void gb_strv_free(gb_strv *sv);
+/* Joined with sep; caller frees. */
+char *gb_strv_join(const gb_strv *sv, const char *sep);
+
+/* Ordered key/value pairs, both owned. */
+typedef struct gb_kvs {
+	char **keys;
+	char **vals;
+	size_t n;
+} gb_kvs;
+
+void gb_kvs_set(gb_kvs *kv, const char *key, const char *val);
+/* Borrowed, NULL when absent. */
+const char *gb_kvs_get(const gb_kvs *kv, const char *key);
+void gb_kvs_free(gb_kvs *kv);
+
+/* Durations: "90s", "30m", "6h", "2d", "1h30m", "1w", or a bare number of
+ * seconds.  Returns 0 and sets *out (seconds) or -1 on a malformed or
+ * overflowing value. */
+int gb_parse_duration(const char *s, int64_t *out);
+/* "1h30m" style; writes into buf (>= 32 bytes). */
+const char *gb_format_duration(int64_t secs, char *buf, size_t cap);
+
+/* Strict integer / number parsing of a whole string.  0 ok, -1 bad. */
+int gb_parse_int64(const char *s, int64_t *out);
+int gb_parse_double(const char *s, double *out);
+
+/* Clocks. */
+int64_t gb_now_ms(void);  /* wall clock, unix ms */
+int64_t gb_mono_ms(void); /* monotonic ms */
+int64_t gb_mono_ns(void);
+void gb_sleep_ms(int64_t ms);
+/* ISO-8601 UTC ("2026-11-22T13:42:00Z") into buf (>= 21 bytes). */
+const char *gb_format_time(int64_t unix_s, char *buf, size_t cap);
+/* Parses "YYYY-MM-DD" or "YYYY-MM-DDTHH:MM:SSZ"; -1 on error. */
+int gb_parse_time(const char *s, int64_t *unix_s);
+
+/* Shell-style glob (fnmatch, no path semantics).  1 = match. */
+int gb_glob(const char *pattern, const char *s);
+
+/* Edit distance, for "did you mean". */
+size_t gb_levenshtein(const char *a, const char *b);
+/* The candidate closest to `s` (NULL-terminated list), or NULL when none is
+ * within a useful distance.  Borrowed from the list. */
+const char *gb_nearest(const char *s, const char *const *candidates);
+
+/* SHA-256 of data as 64 lowercase hex chars + NUL into out[65]. */
+void gb_sha256_hex(const void *data, size_t n, char out[65]);
+/* Constant-time string comparison, 1 when equal. */
+int gb_ct_streq(const char *a, const char *b);
+/* Random bytes as hex (2*nbytes chars + NUL into out). 0 ok. */
+int gb_random_hex(char *out, size_t nbytes);
+
+/* Reads a whole file (at most max bytes; -1 and errno=EFBIG beyond).
+ * Caller frees *out. */
+int gb_read_file(const char *path, size_t max, char **out, size_t *len);
+
+/* 1 if s is valid UTF-8 (no overlongs, no surrogates). */
+int gb_utf8_valid(const char *s, size_t n);
+/* Offset of the first invalid byte, or n when all is valid. */
+size_t gb_utf8_check(const char *s, size_t n);
+
+/* Fill a gb_error (printf-style message, truncated to fit). */
+void gb_error_set(gb_error *err, gb_err_class cls, int http_status,
+                  const char *code, const char *fmt, ...) GB_PRINTF(5, 6);
+const char *gb_err_class_name(gb_err_class cls);
+
+const char *gb_capacity_name(gb_capacity c);
+/* "spot", "on-demand", "reserved"; -1 when unknown. */
+int gb_capacity_parse(const char *s, gb_capacity *out);
+const char *gb_instance_state_name(gb_instance_state st);
+int gb_instance_state_parse(const char *s, gb_instance_state *out);
+
+#endif /* GB_UTIL_H */

@@ -1,0 +1,54 @@
+#!/bin/sh
+# deps.sh -- install the Debian packages gpubroker needs, but only those
+# pkg-config cannot find.  apt-get as root, sudo otherwise; if neither is
+# possible, print the exact command and fail.
+set -u
+
+# pkg-config module : Debian package
+REQ="libcurl:libcurl4-openssl-dev openssl:libssl-dev jansson:libjansson-dev
+yaml-0.1:libyaml-dev lua5.4:liblua5.4-dev cmocka:libcmocka-dev
+sqlite3:libsqlite3-dev libmicrohttpd:libmicrohttpd-dev"
+
+missing=""
+if command -v pkg-config >/dev/null 2>&1; then
+	for pair in $REQ; do
+		pkg-config --exists "${pair%%:*}" 2>/dev/null || missing="$missing ${pair#*:}"
+	done
+else
+	missing="pkg-config"
+	for pair in $REQ; do
+		missing="$missing ${pair#*:}"
+	done
+fi
+# Tools the tests and benchmarks drive as real peers.
+for tool in curl:curl sshd:openssh-server ssh:openssh-client; do
+	cmd=${tool%%:*}
+	deb=${tool#*:}
+	if ! command -v "$cmd" >/dev/null 2>&1 && [ ! -x "/usr/sbin/$cmd" ]; then
+		missing="$missing $deb"
+	fi
+done
+[ -n "${GB_DEPS_EXTRA:-}" ] && missing="$missing $GB_DEPS_EXTRA"
+
+missing=$(echo $missing)
+[ -z "$missing" ] && exit 0
+
+echo "deps: installing missing Debian packages: $missing" >&2
+if [ "$(id -u)" = 0 ]; then
+	SUDO=""
+elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+	SUDO="sudo"
+else
+	echo "deps: these packages are missing and I cannot install them" >&2
+	echo "      (not root, and no password-less sudo). Run:" >&2
+	echo "      sudo apt-get update && sudo apt-get install -y $missing" >&2
+	exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq >&2 || { echo "deps: apt-get update failed" >&2; exit 1; }
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing >&2 || {
+	echo "deps: apt-get install failed for: $missing" >&2
+	exit 1
+}
+exit 0
