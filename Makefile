@@ -6,6 +6,8 @@
 #   $(BUILD)/share/gpubroker/{drivers/<name>/,policies/}
 # so the binary finds its drivers and data relative to itself.
 
+.DEFAULT_GOAL := all
+
 PREFIX  ?= /usr/local
 DESTDIR ?=
 CC      ?= cc
@@ -23,6 +25,15 @@ BUILD ?= build
 endif
 
 DRIVERS := aws azure gcp onprem
+
+# `make V=1` shows full command lines.
+ifeq ($(V),1)
+Q :=
+say = @true
+else
+Q := @
+say = @printf '  %-6s %s\n' $(1) $(2)
+endif
 
 # ---------------------------------------------------------------- flags
 WARN := -Wall -Wextra -Wpedantic -Wshadow -Wformat=2 -Wstrict-prototypes \
@@ -122,48 +133,57 @@ deps:
 # ---------------------------------------------------------------- compile
 $(BUILD)/obj/core/%.o: core/%.c $(CONFIG_MK)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -c $< -o $@
+	$(call say,CC,$<)
+	$(Q)$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -c $< -o $@
 
 $(BUILD)/obj/drivers/%.o: drivers/%.c $(CONFIG_MK)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(DRV_CFLAGS) -c $< -o $@
+	$(call say,CC,$<)
+	$(Q)$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(DRV_CFLAGS) -c $< -o $@
 
 $(BUILD)/obj/tests/%.o: tests/%.c $(CONFIG_MK)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS_ALL) -Itests/lib $(CFLAGS_ALL) $(CMOCKA_CFLAGS) -c $< -o $@
+	$(call say,CC,$<)
+	$(Q)$(CC) $(CPPFLAGS_ALL) -Itests/lib $(CFLAGS_ALL) $(CMOCKA_CFLAGS) -c $< -o $@
 
 $(BUILD)/obj/bench/%.o: bench/%.c $(CONFIG_MK)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS_ALL) -Itests/lib $(CFLAGS_ALL) -c $< -o $@
+	$(call say,CC,$<)
+	$(Q)$(CC) $(CPPFLAGS_ALL) -Itests/lib $(CFLAGS_ALL) -c $< -o $@
 
 $(CORE_LIB): $(CORE_OBJS)
 	@mkdir -p $(@D)
 	@rm -f $@
-	$(AR) rcs $@ $^
+	$(call say,AR,$@)
+	$(Q)$(AR) rcs $@ $^
 
 $(DRVC_LIB): $(DRVC_OBJS)
 	@mkdir -p $(@D)
 	@rm -f $@
-	$(AR) rcs $@ $^
+	$(call say,AR,$@)
+	$(Q)$(AR) rcs $@ $^
 
 $(BIN): $(BUILD)/obj/core/main.o $(CORE_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS_ALL) -rdynamic -o $@ $< $(ALL_LINK_LIBS)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(LDFLAGS_ALL) -rdynamic -o $@ $< $(ALL_LINK_LIBS)
 
 define DRIVER_RULES
 $(BUILD)/obj/drivers/lib$(1).a: $(call drv_objs,$(1))
 	@mkdir -p $$(@D)
 	@rm -f $$@
-	$$(AR) rcs $$@ $$^
+	$$(Q)$$(AR) rcs $$@ $$^
 $(BUILD)/lib/gpubroker/drivers/$(1).so: $(call drv_objs,$(1)) $(DRVC_LIB)
 	@mkdir -p $$(@D)
-	$$(CC) $$(LDFLAGS_ALL) $$(DRV_LDFLAGS) -o $$@ $(call drv_objs,$(1)) $(DRVC_LIB) $$(DRV_LIBS)
+	$$(call say,LD,$$@)
+	$$(Q)$$(CC) $$(LDFLAGS_ALL) $$(DRV_LDFLAGS) -o $$@ $(call drv_objs,$(1)) $(DRVC_LIB) $$(DRV_LIBS)
 endef
 $(foreach d,$(DRIVERS),$(eval $(call DRIVER_RULES,$(d))))
 
 $(CLOUDSIM): $(SIM_OBJS) $(CORE_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS_ALL) -o $@ $(SIM_OBJS) $(ALL_LINK_LIBS)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $(SIM_OBJS) $(ALL_LINK_LIBS)
 
 $(SHARE)/drivers/%: drivers/%
 	@mkdir -p $(@D)
@@ -183,22 +203,26 @@ endif
 
 $(PROBE_BIN): $(PROBE_SRC) $(wildcard drivers/onprem/probe/*.h)
 	@mkdir -p $(@D)
-	$(NVCC) -O2 -std=c++17 -o $@ $(PROBE_SRC) -ldl
+	$(call say,NVCC,$<)
+	$(Q)$(NVCC) -O2 -std=c++17 -o $@ $(PROBE_SRC) -ldl
 
 # ---------------------------------------------------------------- tests
 TEST_LINK = $(TESTLIB_OBJS) $(DRV_LIBS_A) $(DRVC_LIB) $(CORE_LIB) $(CMOCKA_LIBS) $(CORE_LIBS)
 
 $(BUILD)/tests/test_%: $(BUILD)/obj/tests/unit/test_%.o $(TESTLIB_OBJS) $(CORE_LIB) $(DRV_LIBS_A) $(DRVC_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS_ALL) -rdynamic -o $@ $< $(TEST_LINK)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(LDFLAGS_ALL) -rdynamic -o $@ $< $(TEST_LINK)
 
 $(BUILD)/tests/dtest_%: $(BUILD)/obj/tests/drivers/test_%.o $(TESTLIB_OBJS) $(CORE_LIB) $(DRV_LIBS_A) $(DRVC_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS_ALL) -rdynamic -o $@ $< $(TEST_LINK)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(LDFLAGS_ALL) -rdynamic -o $@ $< $(TEST_LINK)
 
 $(BUILD)/tests/fakedrv/%.so: tests/drivers/fake/%.c core/include/gpubroker/driver.h $(CONFIG_MK)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(DRV_CFLAGS) $(LDFLAGS_ALL) -shared -o $@ $<
+	$(call say,LD,$@)
+	$(Q)$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(DRV_CFLAGS) $(LDFLAGS_ALL) -shared -o $@ $<
 
 DTEST_RUN := $(DTEST_SRCS:tests/drivers/test_%.c=$(BUILD)/tests/dtest_%)
 
@@ -225,7 +249,8 @@ run: all
 
 $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(CORE_LIB) $(DRV_LIBS_A) $(DRVC_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS_ALL) -rdynamic -o $@ $< $(DRV_LIBS_A) $(DRVC_LIB) $(CORE_LIB) $(CORE_LIBS)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(LDFLAGS_ALL) -rdynamic -o $@ $< $(DRV_LIBS_A) $(DRVC_LIB) $(CORE_LIB) $(CORE_LIBS)
 
 bench: all $(BENCH_BINS)
 	@BUILD=$(BUILD) bench/run.sh

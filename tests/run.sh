@@ -36,6 +36,7 @@ logs="$GB_BUILD/test-logs"
 mkdir -p "$logs"
 pass=0
 fail=0
+skip=0
 failed=""
 TIMEOUT=${GB_TEST_TIMEOUT:-600}
 
@@ -48,6 +49,11 @@ run_one() { # name command...
 		printf 'PASS  %-40s %3ss\n' "$name" "$(( $(date +%s) - start ))"
 	else
 		rc=$?
+		if [ "$rc" = 77 ]; then
+			skip=$((skip + 1))
+			printf 'SKIP  %-40s %s\n' "$name" "$(tail -n 1 "$logs/$name.log")"
+			return
+		fi
 		fail=$((fail + 1))
 		failed="$failed $name"
 		printf 'FAIL  %-40s %3ss (exit %s)\n' "$name" "$(( $(date +%s) - start ))" "$rc"
@@ -86,7 +92,7 @@ all) run_unit; run_drivers; run_scripts integration ;;
 esac
 
 echo
-echo "tests: $pass passed, $fail failed"
+echo "tests: $pass passed, $fail failed, $skip skipped"
 if [ "$fail" -gt 0 ]; then
 	echo "failed:$failed"
 	exit 1

@@ -1,0 +1,44 @@
+/*
+ * drvc_catalog.h -- reads a driver's default offers file and emits one
+ * gb_offer per (type, region, zone, capacity).  Compiled into every
+ * driver (drivers/common is a static archive, hidden visibility).
+ *
+ * File format (JSON, drivers/<cloud>/data/offers.json):
+ * {
+ *   "format": 1,
+ *   "cloud": "aws",
+ *   "source": "where the prices come from (URL / document, and how)",
+ *   "fetched_at": "2026-11-01",            (date or RFC 3339 time, UTC)
+ *   "currency": "USD",
+ *   "types": [
+ *     {"type": "p5.48xlarge", "gpu": "H100", "gpus": 8,
+ *      "gpu_memory_gb": 80, "vcpus": 192, "ram_gb": 2048,
+ *      "regions": {
+ *        "us-east-1": {"on_demand": 55.04, "spot": 31.5,
+ *                      "zones": ["us-east-1a", "us-east-1b"],
+ *                      "spot_zones": {"us-east-1a": 30.9}}   (optional)
+ *      }}
+ *   ]
+ * }
+ * "spot" may be absent or null where the type has no spot market there;
+ * "zones" may be absent or [] for clouds or regions without zones (one
+ * offer with zone "" is emitted per capacity then).
+ */
+#ifndef DRVC_CATALOG_H
+#define DRVC_CATALOG_H
+
+#include "gpubroker/driver.h"
+
+/* Emits every offer in the file at path.  `region` non-NULL limits to that
+ * region.  Returns 0, or -1 with err (INVALID for a malformed file,
+ * NOT_FOUND when missing).  Every message names the file and the field. */
+int drvc_catalog_emit(const char *path, const char *region, gb_offer_cb emit,
+                      void *ud, gb_error *err);
+
+/* The default path of a driver's offers file: host option "catalog" when
+ * set, else <data_dir>/drivers/<name>/data/offers.json.  Writes into buf;
+ * returns buf, or NULL when neither option is set. */
+const char *drvc_catalog_path(const gb_host *host, const char *name,
+                              char *buf, size_t cap);
+
+#endif

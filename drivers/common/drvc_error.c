@@ -1,0 +1,20 @@
+/* drvc_error.c -- filling gb_error inside drivers. */
+#include "drvc_util.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+void drvc_err(gb_error *err, gb_err_class cls, int http_status,
+              const char *code, const char *fmt, ...)
+{
+	va_list ap;
+	if (!err)
+		return;
+	err->cls = cls;
+	err->http_status = http_status;
+	err->retry_after_ms = 0;
+	snprintf(err->code, sizeof(err->code), "%s", code ? code : "");
+	va_start(ap, fmt);
+	vsnprintf(err->message, sizeof(err->message), fmt, ap);
+	va_end(ap);
+}
