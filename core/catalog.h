@@ -43,10 +43,13 @@ const gb_coffer *gb_catalog_add(gb_catalog *c, const char *cloud,
                                 const gb_offer *o);
 size_t gb_catalog_count(const gb_catalog *c);
 const gb_coffer *gb_catalog_at(const gb_catalog *c, size_t i);
+/* The interned pointer equal to s, or NULL when no offer uses s. */
+const char *gb_catalog_lookup(const gb_catalog *c, const char *s);
 /* Interned copy of s (borrowed from the catalog). */
 const char *gb_catalog_intern(gb_catalog *c, const char *s);
 /* sha256 hex of the catalog content (order-independent), for decision
- * records.  out[65]. */
+ * records.  out[65].  Computed once and cached until the next add; not
+ * thread-safe against concurrent adds. */
 void gb_catalog_hash(const gb_catalog *c, char out[65]);
 
 #endif

@@ -1,0 +1,409 @@
+/* driver.c -- dlopen'ing drivers, validating descriptors, host tables. */
+#include "drivers.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "paths.h"
+
+static const char *const shipped[] = {"aws", "azure", "gcp", "onprem", NULL};
+
+int gb_drv_open(const char *path, const char *expect_name, gb_drv **out,
+                char *err, size_t cap)
+{
+	void *dl;
+	gb_driver_entry_fn entry;
+	const gb_driver *d;
+	gb_drv *drv;
+	const char *missing = NULL;
+
+	*out = NULL;
+	dlerror();
+	dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!dl) {
+		const char *e = dlerror();
+		snprintf(err, cap, "%s: cannot load: %s", path,
+		         e ? e : "unknown dlopen error");
+		return -1;
+	}
+	*(void **)(&entry) = dlsym(dl, GB_DRIVER_ENTRY_NAME);
+	if (!entry) {
+		snprintf(err, cap,
+		         "%s: not a gpubroker driver: it does not export %s()",
+		         path, GB_DRIVER_ENTRY_NAME);
+		goto refuse;
+	}
+	d = entry(GB_DRIVER_ABI_MAJOR);
+	if (!d) {
+		snprintf(err, cap,
+		         "%s: the driver refused this host (ABI major %d): "
+		         "rebuild it against this gpubroker's gpubroker-driver.pc",
+		         path, GB_DRIVER_ABI_MAJOR);
+		goto refuse;
+	}
+	if (d->abi_major != GB_DRIVER_ABI_MAJOR) {
+		snprintf(err, cap,
+		         "%s: driver ABI major %u does not match the host's %d: "
+		         "rebuild the driver against gpubroker-driver.pc",
+		         path, d->abi_major, GB_DRIVER_ABI_MAJOR);
+		goto refuse;
+	}
+	if (d->struct_size < GB_DRIVER_MIN_SIZE) {
+		snprintf(err, cap,
+		         "%s: driver descriptor is %u bytes, shorter than the "
+		         "%zu bytes of ABI %d.0: the driver is corrupt or built "
+		         "against a broken header",
+		         path, d->struct_size, (size_t)GB_DRIVER_MIN_SIZE,
+		         GB_DRIVER_ABI_MAJOR);
+		goto refuse;
+	}
+	if (!d->name || !*d->name) {
+		snprintf(err, cap, "%s: driver descriptor has no name", path);
+		goto refuse;
+	}
+	if (expect_name && strcmp(expect_name, d->name) != 0) {
+		snprintf(err, cap,
+		         "%s: configured as driver '%s' but the file is driver "
+		         "'%s'", path, expect_name, d->name);
+		goto refuse;
+	}
+	if (!d->init)
+		missing = "init";
+	else if (!d->fini)
+		missing = "fini";
+	else if (!d->list_offers)
+		missing = "list_offers";
+	else if (!d->create)
+		missing = "create";
+	else if (!d->describe)
+		missing = "describe";
+	else if (!d->terminate)
+		missing = "terminate";
+	if (missing) {
+		snprintf(err, cap,
+		         "%s: driver '%s' has no %s() method, which is mandatory",
+		         path, d->name, missing);
+		goto refuse;
+	}
+	drv = gb_xcalloc(1, sizeof(*drv));
+	drv->name = gb_xstrdup(expect_name ? expect_name : d->name);
+	drv->path = gb_xstrdup(path);
+	drv->dl = dl;
+	drv->d = d;
+	snprintf(drv->status, sizeof(drv->status), "loaded");
+	*out = drv;
+	return 0;
+refuse:
+	if (!getenv("GB_NO_DLCLOSE"))
+		dlclose(dl);
+	return -1;
+}
+
+/* ---- the host table ---- */
+
+static void host_log(void *ctx, gb_log_level lvl, const char *fmt, ...)
+{
+	gb_drv *drv = ctx;
+	va_list ap;
+	va_start(ap, fmt);
+	gb_logv(lvl, drv->name, fmt, ap);
+	va_end(ap);
+}
+
+static int host_http(void *ctx, const gb_http_req *req, gb_http_resp *resp,
+                     gb_error *err)
+{
+	gb_drv *drv = ctx;
+	return gb_http_do(drv->http, req, resp, err);
+}
+
+static void host_http_free(void *ctx, gb_http_resp *resp)
+{
+	(void)ctx;
+	gb_http_resp_free(resp);
+}
+
+static int64_t host_now(void *ctx)
+{
+	(void)ctx;
+	return gb_now_ms();
+}
+
+static int64_t host_mono(void *ctx)
+{
+	(void)ctx;
+	return gb_mono_ms();
+}
+
+static void host_sleep(void *ctx, int64_t ms)
+{
+	(void)ctx;
+	gb_sleep_ms(ms);
+}
+
+static void *host_alloc(void *ctx, size_t n)
+{
+	(void)ctx;
+	return malloc(n);
+}
+
+static void host_free(void *ctx, void *p)
+{
+	(void)ctx;
+	free(p);
+}
+
+static const char *host_option(void *ctx, const char *key)
+{
+	gb_drv *drv = ctx;
+	return gb_kvs_get(&drv->options, key);
+}
+
+int gb_secret_lookup(const char *source, char *buf, size_t cap)
+{
+	const char *v = NULL;
+	char *filebuf = NULL;
+	size_t len;
+	if (!source || !*source || cap == 0)
+		return -1;
+	if (strncmp(source, "env:", 4) == 0) {
+		v = getenv(source + 4);
+	} else if (strncmp(source, "file:", 5) == 0) {
+		if (gb_read_file(source + 5, 1 << 20, &filebuf, &len) != 0)
+			return -1;
+		while (len && (filebuf[len - 1] == '\n' || filebuf[len - 1] == '\r'))
+			filebuf[--len] = '\0';
+		v = filebuf;
+	} else {
+		v = getenv(source);
+	}
+	if (!v || !*v) {
+		free(filebuf);
+		return -1;
+	}
+	len = strlen(v);
+	if (len >= cap) {
+		free(filebuf);
+		return -1;
+	}
+	memcpy(buf, v, len + 1);
+	gb_redact_register(buf);
+	free(filebuf);
+	return (int)len;
+}
+
+static int host_secret(void *ctx, const char *source, char *buf, size_t cap)
+{
+	(void)ctx;
+	return gb_secret_lookup(source, buf, cap);
+}
+
+static void host_redact(void *ctx, const char *value)
+{
+	(void)ctx;
+	gb_redact_register(value);
+}
+
+int gb_drv_init(gb_drv *drv, const gb_kvs *options, char *err, size_t cap)
+{
+	gb_error e;
+	gb_http_opts ho;
+	gb_kvs rates = {0};
+	const char *v;
+	int64_t n;
+
+	gb_kvs_free(&drv->options);
+	for (size_t i = 0; options && i < options->n; i++)
+		gb_kvs_set(&drv->options, options->keys[i], options->vals[i]);
+	if (!gb_kvs_get(&drv->options, "data_dir"))
+		gb_kvs_set(&drv->options, "data_dir", gb_data_dir());
+
+	/* Transport options: "rate.<class>" = "CAP/REFILL", "ca_file",
+	 * "ca_path", "http_attempts", "http_timeout_ms", "max_in_flight". */
+	memset(&ho, 0, sizeof(ho));
+	ho.name = drv->name;
+	for (size_t i = 0; i < drv->options.n; i++)
+		if (strncmp(drv->options.keys[i], "rate.", 5) == 0)
+			gb_kvs_set(&rates, drv->options.keys[i] + 5,
+			           drv->options.vals[i]);
+	ho.rates = &rates;
+	ho.ca_file = gb_kvs_get(&drv->options, "ca_file");
+	ho.ca_path = gb_kvs_get(&drv->options, "ca_path");
+	if ((v = gb_kvs_get(&drv->options, "http_attempts")) &&
+	    gb_parse_int64(v, &n) == 0 && n > 0 && n < 100)
+		ho.max_attempts = (int)n;
+	if ((v = gb_kvs_get(&drv->options, "http_timeout_ms")) &&
+	    gb_parse_int64(v, &n) == 0 && n > 0 && n < 3600000)
+		ho.timeout_ms = (unsigned)n;
+	if ((v = gb_kvs_get(&drv->options, "max_in_flight")) &&
+	    gb_parse_int64(v, &n) == 0 && n > 0 && n < 10000)
+		ho.max_in_flight = (int)n;
+	if ((v = gb_kvs_get(&drv->options, "backoff_base_ms")) &&
+	    gb_parse_int64(v, &n) == 0 && n > 0)
+		ho.backoff_base_ms = n;
+	if ((v = gb_kvs_get(&drv->options, "backoff_cap_ms")) &&
+	    gb_parse_int64(v, &n) == 0 && n > 0)
+		ho.backoff_cap_ms = n;
+	drv->http = gb_http_client_new(&ho);
+	gb_kvs_free(&rates);
+
+	memset(&drv->host, 0, sizeof(drv->host));
+	drv->host.abi_major = GB_DRIVER_ABI_MAJOR;
+	drv->host.abi_minor = GB_DRIVER_ABI_MINOR;
+	drv->host.struct_size = sizeof(gb_host);
+	drv->host.ctx = drv;
+	drv->host.log = host_log;
+	drv->host.http = host_http;
+	drv->host.http_free = host_http_free;
+	drv->host.now_ms = host_now;
+	drv->host.mono_ms = host_mono;
+	drv->host.sleep_ms = host_sleep;
+	drv->host.alloc = host_alloc;
+	drv->host.free = host_free;
+	drv->host.option = host_option;
+	drv->host.secret = host_secret;
+	drv->host.redact = host_redact;
+
+	memset(&e, 0, sizeof(e));
+	if (drv->d->init(&drv->host, &drv->ctx, &e) != 0) {
+		char *msg = gb_redact(e.message);
+		snprintf(err, cap, "driver '%s' failed to initialise: %s%s%s%s",
+		         drv->name, msg, e.code[0] ? " (" : "", e.code,
+		         e.code[0] ? ")" : "");
+		free(msg);
+		snprintf(drv->status, sizeof(drv->status), "%s", err);
+		drv->ctx = NULL;
+		return -1;
+	}
+	drv->ready = 1;
+	snprintf(drv->status, sizeof(drv->status), "ready");
+	return 0;
+}
+
+void gb_drv_close(gb_drv *drv)
+{
+	if (!drv)
+		return;
+	if (drv->ready && drv->d->fini)
+		drv->d->fini(drv->ctx);
+	if (drv->dl && !getenv("GB_NO_DLCLOSE"))
+		dlclose(drv->dl);
+	gb_http_client_free(drv->http);
+	gb_kvs_free(&drv->options);
+	free(drv->name);
+	free(drv->path);
+	free(drv);
+}
+
+static void add_failed(gb_drivers *ds, const char *name, const char *path,
+                       const char *why)
+{
+	gb_drv *drv = gb_xcalloc(1, sizeof(*drv));
+	drv->name = gb_xstrdup(name);
+	drv->path = gb_xstrdup(path);
+	snprintf(drv->status, sizeof(drv->status), "%s", why);
+	ds->v = gb_xrealloc(ds->v, (ds->n + 1) * sizeof(*ds->v));
+	ds->v[ds->n++] = drv;
+}
+
+static void load_one(gb_drivers *ds, const char *name, const char *path_opt,
+                     const gb_kvs *options)
+{
+	char err[600];
+	char *path = path_opt ? gb_xstrdup(path_opt)
+	                      : gb_xasprintf("%s/%s.so", gb_driver_dir(), name);
+	gb_drv *drv;
+	if (gb_drv_open(path, name, &drv, err, sizeof(err)) != 0) {
+		gb_log(GB_LOG_WARN, "drivers", "%s", err);
+		add_failed(ds, name, path, err);
+		free(path);
+		return;
+	}
+	if (gb_drv_init(drv, options, err, sizeof(err)) != 0)
+		gb_log(GB_LOG_WARN, "drivers", "%s", err);
+	ds->v = gb_xrealloc(ds->v, (ds->n + 1) * sizeof(*ds->v));
+	ds->v[ds->n++] = drv;
+	free(path);
+}
+
+size_t gb_drivers_load(gb_drivers *out, const gb_config *cfg)
+{
+	size_t ready = 0;
+	out->v = NULL;
+	out->n = 0;
+	if (cfg && cfg->ndrivers) {
+		for (size_t i = 0; i < cfg->ndrivers; i++)
+			load_one(out, cfg->drivers[i].name, cfg->drivers[i].path,
+			         &cfg->drivers[i].options);
+	} else {
+		for (size_t i = 0; shipped[i]; i++)
+			load_one(out, shipped[i], NULL, NULL);
+	}
+	for (size_t i = 0; i < out->n; i++)
+		ready += out->v[i]->ready;
+	return ready;
+}
+
+gb_drv *gb_drivers_find(const gb_drivers *ds, const char *name)
+{
+	for (size_t i = 0; i < ds->n; i++)
+		if (strcmp(ds->v[i]->name, name) == 0)
+			return ds->v[i];
+	return NULL;
+}
+
+void gb_drivers_free(gb_drivers *ds)
+{
+	for (size_t i = 0; i < ds->n; i++)
+		gb_drv_close(ds->v[i]);
+	free(ds->v);
+	ds->v = NULL;
+	ds->n = 0;
+}
+
+typedef struct offers_ctx {
+	gb_catalog *cat;
+	const char *cloud;
+	size_t added;
+} offers_ctx;
+
+static int offer_cb(void *ud, const gb_offer *o)
+{
+	offers_ctx *oc = ud;
+	if (!o->instance_type || !o->gpu_model || !o->region ||
+	    o->price_per_hour <= 0 || o->gpu_count <= 0)
+		return 0; /* skip malformed offers */
+	gb_catalog_add(oc->cat, oc->cloud, o);
+	oc->added++;
+	return 0;
+}
+
+size_t gb_drivers_offers(gb_drivers *ds, gb_catalog *cat, gb_strv *problems)
+{
+	size_t total = 0;
+	for (size_t i = 0; i < ds->n; i++) {
+		gb_drv *drv = ds->v[i];
+		offers_ctx oc = {cat, drv->name, 0};
+		gb_error e;
+		if (!drv->ready)
+			continue;
+		memset(&e, 0, sizeof(e));
+		if (drv->d->list_offers(drv->ctx, offer_cb, &oc, &e) != 0) {
+			char *msg = gb_redact(e.message);
+			char *line = gb_xasprintf("%s: list_offers failed: %s",
+			                          drv->name, msg);
+			gb_log(GB_LOG_WARN, "drivers", "%s", line);
+			if (problems)
+				gb_strv_push_take(problems, line);
+			else
+				free(line);
+			free(msg);
+		}
+		total += oc.added;
+	}
+	return total;
+}

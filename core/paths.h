@@ -1,0 +1,20 @@
+/*
+ * paths.h -- where gpubroker finds its drivers and data.
+ *
+ * Run from a build tree ($(BUILD)/bin/gpubroker) or an install
+ * ($PREFIX/bin/gpubroker), the layout around the executable is the same:
+ *   <exe>/../lib/gpubroker/drivers/<name>.so
+ *   <exe>/../share/gpubroker/{drivers/<name>/data/, policies/}
+ * so both are found relative to /proc/self/exe; GB_PREFIX (compiled in)
+ * is the fallback.  GPUBROKER_DRIVER_DIR and GPUBROKER_DATA_DIR override.
+ */
+#ifndef GB_PATHS_H
+#define GB_PATHS_H
+
+/* Borrowed, computed once, never NULL. */
+const char *gb_driver_dir(void);
+const char *gb_data_dir(void);
+/* <data_dir>/policies. Borrowed. */
+const char *gb_policy_dir(void);
+
+#endif
