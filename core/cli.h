@@ -82,5 +82,9 @@ int gb_cli_main(int argc, char **argv);
 #define GB_DECLARE_CMD(n) extern const gb_cmd gb_cmd_##n
 GB_DECLARE_CMD(version);
 GB_DECLARE_CMD(help);
+GB_DECLARE_CMD(drivers);
+GB_DECLARE_CMD(offers);
+GB_DECLARE_CMD(plan);
+GB_DECLARE_CMD(validate);
 
 #endif

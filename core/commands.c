@@ -3,6 +3,9 @@
 #include "commands.h"
 
 const gb_cmd *const gb_commands[] = {
+	&gb_cmd_validate,
+	&gb_cmd_offers,
+	&gb_cmd_drivers,
 	&gb_cmd_version,
 	&gb_cmd_help,
 	NULL,

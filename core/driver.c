@@ -221,6 +221,8 @@ int gb_drv_init(gb_drv *drv, const gb_kvs *options, char *err, size_t cap)
 		gb_kvs_set(&drv->options, options->keys[i], options->vals[i]);
 	if (!gb_kvs_get(&drv->options, "data_dir"))
 		gb_kvs_set(&drv->options, "data_dir", gb_data_dir());
+	if (!gb_kvs_get(&drv->options, "bin_dir"))
+		gb_kvs_set(&drv->options, "bin_dir", gb_bin_dir());
 
 	/* Transport options: "rate.<class>" = "CAP/REFILL", "ca_file",
 	 * "ca_path", "http_attempts", "http_timeout_ms", "max_in_flight". */
@@ -318,13 +320,13 @@ static void load_one(gb_drivers *ds, const char *name, const char *path_opt,
 	                      : gb_xasprintf("%s/%s.so", gb_driver_dir(), name);
 	gb_drv *drv;
 	if (gb_drv_open(path, name, &drv, err, sizeof(err)) != 0) {
-		gb_log(GB_LOG_WARN, "drivers", "%s", err);
+		gb_log(GB_LOG_INFO, "drivers", "%s", err);
 		add_failed(ds, name, path, err);
 		free(path);
 		return;
 	}
 	if (gb_drv_init(drv, options, err, sizeof(err)) != 0)
-		gb_log(GB_LOG_WARN, "drivers", "%s", err);
+		gb_log(GB_LOG_INFO, "drivers", "%s", err);
 	ds->v = gb_xrealloc(ds->v, (ds->n + 1) * sizeof(*ds->v));
 	ds->v[ds->n++] = drv;
 	free(path);

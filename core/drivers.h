@@ -53,7 +53,8 @@ typedef struct gb_drivers {
  * Ownership: caller frees *out with gb_drv_close. */
 int gb_drv_open(const char *path, const char *expect_name, gb_drv **out,
                 char *err, size_t cap);
-/* Build the host table and call init.  options are copied; "data_dir" is
+/* Build the host table and call init.  options are copied; "data_dir"
+ * (shared data) and "bin_dir" (where gpubroker's executables are) are
  * added when absent.  0, or -1 with the driver's message in err. */
 int gb_drv_init(gb_drv *drv, const gb_kvs *options, char *err, size_t cap);
 void gb_drv_close(gb_drv *drv);

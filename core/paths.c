@@ -10,7 +10,7 @@
 
 #include "util.h"
 
-static char *driver_dir, *data_dir, *policy_dir;
+static char *driver_dir, *data_dir, *policy_dir, *bin_dir;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static int is_dir(const char *p)
@@ -30,8 +30,11 @@ static void resolve(void)
 		exe[n] = '\0';
 		slash = strrchr(exe, '/');
 		if (slash) {
+			char up[PATH_MAX], real[PATH_MAX];
 			*slash = '\0';
-			base = gb_xasprintf("%s/..", exe);
+			bin_dir = gb_xstrdup(exe);
+			snprintf(up, sizeof(up), "%s/..", exe);
+			base = gb_xstrdup(realpath(up, real) ? real : up);
 		}
 	}
 	if ((env = getenv("GPUBROKER_DRIVER_DIR")) && *env)
@@ -58,6 +61,8 @@ static void resolve(void)
 	if (!data_dir)
 		data_dir = gb_xstrdup(GB_PREFIX "/share/gpubroker");
 	policy_dir = gb_xasprintf("%s/policies", data_dir);
+	if (!bin_dir)
+		bin_dir = gb_xstrdup(GB_PREFIX "/bin");
 	free(base);
 }
 
@@ -77,4 +82,10 @@ const char *gb_policy_dir(void)
 {
 	pthread_once(&once, resolve);
 	return policy_dir;
+}
+
+const char *gb_bin_dir(void)
+{
+	pthread_once(&once, resolve);
+	return bin_dir;
 }

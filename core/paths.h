@@ -14,6 +14,8 @@
 /* Borrowed, computed once, never NULL. */
 const char *gb_driver_dir(void);
 const char *gb_data_dir(void);
+/* The directory holding the running executable. Borrowed. */
+const char *gb_bin_dir(void);
 /* <data_dir>/policies. Borrowed. */
 const char *gb_policy_dir(void);
 

@@ -1,0 +1,236 @@
+/* cmd_plan.c -- `gpubroker plan`: where would these pools go, what would
+ * they cost, and why not elsewhere. */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output.h"
+#include "plan.h"
+#include "runtime.h"
+
+static gb_strv f_files;
+static const char *f_policies, *f_limit;
+static int f_explain, f_all;
+
+static const gb_flag *plan_flags(void)
+{
+	static const gb_flag f[] = {
+		{"file", 'f', "SPEC", "pool spec file (repeatable)", NULL, NULL,
+		 &f_files},
+		{"explain", 0, NULL, "show every refused offer with the rule and "
+		 "reason", NULL, &f_explain, NULL},
+		{"all", 0, NULL, "with --explain: also list offers refused for "
+		 "GPU model/count/memory, cloud or capacity (counts otherwise)",
+		 NULL, &f_all, NULL},
+		{"policies", 0, "DIR", "look for policies in DIR first", &f_policies,
+		 NULL, NULL},
+		{"limit", 0, "N", "show the best N candidates (default 10)",
+		 &f_limit, NULL, NULL},
+		{NULL, 0, NULL, NULL, NULL, NULL, NULL},
+	};
+	return f;
+}
+
+static int verbose_kind(int kind)
+{
+	return kind == GB_REFUSE_REGION || kind == GB_REFUSE_COMPLIANCE ||
+	       kind == GB_REFUSE_PRICE || kind == GB_REFUSE_UNAVAILABLE ||
+	       kind == GB_REFUSE_POLICY;
+}
+
+static void print_explain(const gb_plan *p)
+{
+	printf("\nRefused %zu of %zu offers:\n", p->nrefusals, p->considered);
+	for (int k = 0; k < GB_REFUSE__COUNT; k++) {
+		size_t shown = 0;
+		const gb_refusal *prev = NULL;
+		if (!p->counts[k])
+			continue;
+		printf("  %-12s %6zu\n", gb_refusal_kind_name((gb_refusal_kind)k),
+		       p->counts[k]);
+		for (size_t i = 0; i < p->nrefusals; i++) {
+			const gb_refusal *r = &p->refusals[i];
+			char *t;
+			if (r->kind != k)
+				continue;
+			/* collapse zones of the same region/type/capacity */
+			if (prev && prev->offer->cloud == r->offer->cloud &&
+			    prev->offer->region == r->offer->region &&
+			    prev->offer->instance_type == r->offer->instance_type &&
+			    prev->offer->capacity == r->offer->capacity &&
+			    prev->policy == r->policy && prev->reason == r->reason)
+				continue;
+			prev = r;
+			if (!verbose_kind(k) && !f_all && shown >= 3) {
+				printf("      ... (--all lists them all)\n");
+				break;
+			}
+			t = gb_plan_refusal_text(p, r);
+			printf("      %s %s %s %s: %s\n", r->offer->cloud,
+			       r->offer->region, r->offer->instance_type,
+			       gb_capacity_name(r->offer->capacity), t);
+			free(t);
+			shown++;
+		}
+	}
+	for (size_t i = 0; i < p->logs.n; i++)
+		printf("  policy log: %s\n", p->logs.v[i]);
+	printf("  catalog sha256 %s\n", p->catalog_hash);
+	for (size_t i = 0; i < p->policy_names.n; i++)
+		printf("  policy %s sha256 %s\n", p->policy_names.v[i],
+		       p->policy_hashes.v[i]);
+}
+
+static void print_header(const gb_pool_spec *s)
+{
+	char *models = gb_strv_join(&s->gpu_models, "|");
+	printf("Pool %s (team %s, %s): %d x %d x %s, capacity ", s->name, s->team,
+	       gb_purpose_name(s->purpose), s->count, s->gpu_count, models);
+	for (int i = 0; i < s->ncapacity; i++)
+		printf("%s%s", i ? " > " : "", gb_capacity_name(s->capacity[i]));
+	printf(", colocate %s\n", gb_colocate_name(s->colocate));
+	free(models);
+}
+
+static int plan_one(gb_cli *cli, gb_runtime *rt, const gb_pool_spec *s,
+                    size_t limit, json_t *all)
+{
+	gb_plan p;
+	gb_plan_opts o;
+	char err[1024];
+	int failed = 0, rc = GB_EXIT_OK;
+	gb_policy_set *ps;
+	static const gb_column cols[] = {
+		{"rank", "rank", 1},          {"cloud", "cloud", 0},
+		{"region", "region", 0},      {"zone", "zone", 0},
+		{"type", "instance_type", 0}, {"gpus", "gpus", 0},
+		{"capacity", "capacity", 0},  {"$/h", "price_per_hour", 1},
+		{"pool $/h", "pool_price_per_hour", 1}, {"score", "score", 1},
+		{NULL, NULL, 0},
+	};
+
+	ps = gb_plan_load_policies(&cli->cfg, s, f_policies, &failed, err,
+	                           sizeof(err));
+	if (failed) {
+		gb_cli_err(cli, "pool %s: %s", s->name, err);
+		return GB_EXIT_FAIL;
+	}
+	memset(&o, 0, sizeof(o));
+	o.policies = ps;
+	o.team = gb_config_team(&cli->cfg, s->team);
+	if (gb_plan_pool(s, rt->cat, &o, &p, err, sizeof(err)) != 0) {
+		gb_cli_err(cli, "pool %s: %s", s->name, err);
+		gb_plan_free(&p);
+		gb_policy_set_free(ps);
+		return GB_EXIT_FAIL;
+	}
+	if (cli->out != GB_OUT_TABLE) {
+		json_array_append_new(all, gb_plan_to_json(&p, limit, f_explain));
+	} else {
+		json_t *j = gb_plan_to_json(&p, limit, 0);
+		json_t *rows = json_object_get(j, "candidates");
+		size_t i;
+		json_t *r;
+		json_array_foreach(rows, i, r) {
+			char g[48];
+			snprintf(g, sizeof(g), "%lldx%s",
+			         (long long)json_integer_value(json_object_get(r, "gpu_count")),
+			         json_string_value(json_object_get(r, "gpu_model")));
+			json_object_set_new(r, "gpus", json_string(g));
+			if (!*json_string_value(json_object_get(r, "zone")))
+				json_object_set_new(r, "zone", json_string("-"));
+		}
+		print_header(s);
+		if (p.ncands) {
+			gb_out_table(stdout, rows, cols);
+			if (p.ncands > json_array_size(rows))
+				printf("(%zu more candidates; --limit N shows more)\n",
+				       p.ncands - json_array_size(rows));
+			printf("Chosen: %s %s%s%s %s %s, $%.2f/h for the pool (%s)\n",
+			       p.cands[0].offer->cloud, p.cands[0].offer->region,
+			       *p.cands[0].offer->zone ? "/" : "",
+			       p.cands[0].offer->zone, p.cands[0].offer->instance_type,
+			       gb_capacity_name(p.cands[0].offer->capacity),
+			       p.cands[0].pool_price,
+			       p.scored_by_policy ? "ranked by policy score"
+			                          : "ranked by price");
+		}
+		if (f_explain)
+			print_explain(&p);
+		printf("\n");
+		json_decref(j);
+	}
+	if (!p.ncands) {
+		char *m = gb_plan_no_candidate_msg(&p);
+		gb_cli_err(cli, "%s", m);
+		free(m);
+		rc = GB_EXIT_FAIL;
+	}
+	gb_plan_free(&p);
+	gb_policy_set_free(ps);
+	return rc;
+}
+
+static int run_plan(gb_cli *cli)
+{
+	gb_runtime rt;
+	int64_t limit = 10;
+	int rc = GB_EXIT_OK, r;
+	json_t *all;
+	gb_strv files = {0};
+
+	for (size_t i = 0; i < f_files.n; i++)
+		gb_strv_push(&files, f_files.v[i]);
+	for (size_t i = 0; i < cli->args.n; i++)
+		gb_strv_push(&files, cli->args.v[i]);
+	gb_strv_free(&f_files);
+	if (!files.n)
+		return gb_cli_usage(cli, "give a pool spec with -f FILE");
+	if (f_limit && (gb_parse_int64(f_limit, &limit) != 0 || limit < 1)) {
+		gb_strv_free(&files);
+		return gb_cli_usage(cli, "--limit: expected a positive integer");
+	}
+	if ((r = gb_runtime_open(cli, &rt, 1)) != 0) {
+		gb_strv_free(&files);
+		return r;
+	}
+	for (size_t i = 0; i < rt.problems.n; i++)
+		gb_cli_info(cli, "warning: %s", rt.problems.v[i]);
+	all = json_array();
+	for (size_t fi = 0; fi < files.n; fi++) {
+		gb_spec_set set;
+		gb_diags d = GB_DIAGS_INIT;
+		gb_spec_opts so;
+		memset(&so, 0, sizeof(so));
+		if (gb_spec_load_file(files.v[fi], &so, &set, &d) != 0) {
+			gb_diags_print(&d, stderr);
+			gb_diags_free(&d);
+			rc = GB_EXIT_FAIL;
+			continue;
+		}
+		gb_diags_free(&d);
+		for (size_t i = 0; i < set.n; i++)
+			if (plan_one(cli, &rt, &set.pools[i], (size_t)limit, all) !=
+			    GB_EXIT_OK)
+				rc = GB_EXIT_FAIL;
+		gb_spec_set_free(&set);
+	}
+	if (cli->out != GB_OUT_TABLE)
+		gb_out_render(cli, stdout, all, NULL, NULL);
+	json_decref(all);
+	gb_strv_free(&files);
+	gb_runtime_free(&rt);
+	return rc;
+}
+
+const gb_cmd gb_cmd_plan = {
+	"plan", "show where pools would go, their cost, and why",
+	"-f SPEC [--explain [--all]] [--policies DIR] [--limit N]",
+	"Plans every pool in SPEC against the offers of all loaded drivers:\n"
+	"spec constraints first (GPU, clouds, regions, compliance, price),\n"
+	"then the org-wide and the pool's Lua policies (filters must all pass,\n"
+	"scores add), ranked by the capacity order, then score, then price.\n"
+	"Exit 1 when a pool has no candidate (the message lists the commonest\n"
+	"refusal reasons).",
+	plan_flags, run_plan,
+};
