@@ -30,7 +30,7 @@ static void resolve(void)
 		exe[n] = '\0';
 		slash = strrchr(exe, '/');
 		if (slash) {
-			char up[PATH_MAX], real[PATH_MAX];
+			char up[PATH_MAX + 4], real[PATH_MAX];
 			*slash = '\0';
 			bin_dir = gb_xstrdup(exe);
 			snprintf(up, sizeof(up), "%s/..", exe);
