@@ -312,10 +312,36 @@ static void add_failed(gb_drivers *ds, const char *name, const char *path,
 	ds->v[ds->n++] = drv;
 }
 
-static void load_one(gb_drivers *ds, const char *name, const char *path_opt,
-                     const gb_kvs *options)
+/* Options every driver gets unless its config sets them: a private state
+ * directory next to the state database, and (for the driver named
+ * "onprem") the inventory path from the top-level config. */
+static void default_options(const gb_config *cfg, const char *name,
+                            gb_kvs *opts)
+{
+	if (!cfg)
+		return;
+	if (!gb_kvs_get(opts, "state_dir") && cfg->state_path) {
+		const char *slash = strrchr(cfg->state_path, '/');
+		char *dir = slash ? gb_xstrndup(cfg->state_path,
+		                                (size_t)(slash - cfg->state_path))
+		                  : gb_xstrdup(".");
+		char *sd = gb_xasprintf("%s/drivers/%s", dir, name);
+		gb_kvs_set(opts, "state_dir", sd);
+		free(sd);
+		free(dir);
+	}
+	if (!gb_kvs_get(opts, "broker_id") && cfg->broker_id)
+		gb_kvs_set(opts, "broker_id", cfg->broker_id);
+	if (strcmp(name, "onprem") == 0 && cfg->onprem_inventory &&
+	    !gb_kvs_get(opts, "inventory"))
+		gb_kvs_set(opts, "inventory", cfg->onprem_inventory);
+}
+
+static void load_one(gb_drivers *ds, const gb_config *cfg, const char *name,
+                     const char *path_opt, const gb_kvs *cfg_options)
 {
 	char err[600];
+	gb_kvs options = {0};
 	char *path = path_opt ? gb_xstrdup(path_opt)
 	                      : gb_xasprintf("%s/%s.so", gb_driver_dir(), name);
 	gb_drv *drv;
@@ -325,8 +351,12 @@ static void load_one(gb_drivers *ds, const char *name, const char *path_opt,
 		free(path);
 		return;
 	}
-	if (gb_drv_init(drv, options, err, sizeof(err)) != 0)
+	for (size_t i = 0; cfg_options && i < cfg_options->n; i++)
+		gb_kvs_set(&options, cfg_options->keys[i], cfg_options->vals[i]);
+	default_options(cfg, name, &options);
+	if (gb_drv_init(drv, &options, err, sizeof(err)) != 0)
 		gb_log(GB_LOG_INFO, "drivers", "%s", err);
+	gb_kvs_free(&options);
 	ds->v = gb_xrealloc(ds->v, (ds->n + 1) * sizeof(*ds->v));
 	ds->v[ds->n++] = drv;
 	free(path);
@@ -339,11 +369,11 @@ size_t gb_drivers_load(gb_drivers *out, const gb_config *cfg)
 	out->n = 0;
 	if (cfg && cfg->ndrivers) {
 		for (size_t i = 0; i < cfg->ndrivers; i++)
-			load_one(out, cfg->drivers[i].name, cfg->drivers[i].path,
-			         &cfg->drivers[i].options);
+			load_one(out, cfg, cfg->drivers[i].name,
+			         cfg->drivers[i].path, &cfg->drivers[i].options);
 	} else {
 		for (size_t i = 0; shipped[i]; i++)
-			load_one(out, shipped[i], NULL, NULL);
+			load_one(out, cfg, shipped[i], NULL, NULL);
 	}
 	for (size_t i = 0; i < out->n; i++)
 		ready += out->v[i]->ready;
