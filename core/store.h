@@ -1,0 +1,216 @@
+/*
+ * store.h -- gpubroker's state in SQLite (WAL, foreign keys, busy
+ * timeout so a CLI and a daemon can share one file; the file is 0600).
+ *
+ * Tables: meta (schema version, broker id), pools, instances, intents
+ * (the journal: written and committed BEFORE any create or terminate
+ * call), events, audit, offers (refreshed prices with provenance),
+ * decisions (plan records), unavailable (failover cooldowns shared by all
+ * pools and processes).
+ *
+ * Threading: one connection guarded by a recursive mutex; a transaction
+ * (gb_store_begin .. commit/rollback) holds it, so statements of other
+ * threads never slip into it.  Every function is one transaction unless
+ * called inside an explicit one.
+ *
+ * Ownership: row structs returned through out-parameters own their
+ * strings; release them with the matching *_free.  Lists are arrays the
+ * caller frees with the matching *_list_free.
+ *
+ * Return values: 0 ok, 1 not found (getters), -1 error (message via
+ * gb_store_errmsg, valid until the next call on this thread's store use).
+ */
+#ifndef GB_STORE_H
+#define GB_STORE_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "util.h"
+
+typedef struct gb_store gb_store;
+
+#define GB_STORE_SCHEMA_VERSION 1
+
+int gb_store_open(const char *path, gb_store **out, char *err, size_t cap);
+void gb_store_close(gb_store *s);
+const char *gb_store_errmsg(gb_store *s);
+const char *gb_store_path(const gb_store *s);
+
+int gb_store_begin(gb_store *s);
+int gb_store_commit(gb_store *s);
+void gb_store_rollback(gb_store *s);
+
+/* ---- pools ---- */
+typedef struct gb_pool_row {
+	char *name;
+	char *team;
+	char *spec_json;        /* canonical spec JSON */
+	char *spec_hash;
+	char *state;            /* "active" | "destroying" | "destroyed" */
+	int desired;            /* instances wanted now (scale changes it) */
+	int64_t created_at;     /* unix s, survives restarts: TTL counts from it */
+	int64_t updated_at;
+	int64_t ttl_s;          /* 0 = none */
+	int64_t idle_timeout_s; /* 0 = none */
+	int64_t last_heartbeat_at; /* 0 = never */
+	int64_t last_gpu_use_at;   /* last heartbeat showing GPU use; 0 = never */
+	char *destroy_reason;   /* why destroying/destroyed; may be NULL */
+	int64_t generation;     /* bumped on every apply/scale */
+} gb_pool_row;
+
+void gb_pool_row_free(gb_pool_row *r);
+/* Insert or update by name (keeps created_at of an existing pool unless
+ * it was destroyed, in which case the pool starts over). */
+int gb_store_pool_put(gb_store *s, const gb_pool_row *r);
+int gb_store_pool_get(gb_store *s, const char *name, gb_pool_row *out);
+/* team NULL = all; include_destroyed 0 = only active/destroying. */
+int gb_store_pool_list(gb_store *s, const char *team, int include_destroyed,
+                       gb_pool_row **out, size_t *n);
+void gb_pool_list_free(gb_pool_row *v, size_t n);
+int gb_store_pool_set_state(gb_store *s, const char *name, const char *state,
+                            const char *reason);
+int gb_store_pool_set_desired(gb_store *s, const char *name, int desired);
+int gb_store_pool_heartbeat(gb_store *s, const char *name, int64_t at,
+                            int gpu_busy);
+
+/* ---- instances ---- */
+typedef struct gb_inst_row {
+	int64_t id;             /* store row id */
+	char *pool;
+	char *cloud, *region, *zone, *instance_type, *capacity;
+	char *provider_id;      /* may be NULL until known */
+	char *name;
+	char *token;            /* the create intent's token */
+	char *state;            /* pending|running|stopping|preempted|failed|
+	                           terminating|terminated */
+	char *state_reason;
+	char *private_ip, *public_ip;
+	char *gpu_model;
+	int gpu_count;
+	double price_per_hour;  /* price at launch (spot price for spot) */
+	int64_t launched_at;    /* unix s: billing starts */
+	int64_t running_at;
+	int64_t terminate_requested_at;
+	int64_t terminated_at;  /* set only when the cloud confirmed */
+	int64_t last_seen_at;
+	int64_t last_heartbeat_at;
+	double last_gpu_util;
+	int64_t intent_id;
+	int name_index;         /* the N in <pool>-<N> */
+} gb_inst_row;
+
+void gb_inst_row_free(gb_inst_row *r);
+/* Inserts, or updates the row with the same (cloud, provider_id). Sets
+ * r->id. */
+int gb_store_inst_put(gb_store *s, gb_inst_row *r);
+int gb_store_inst_get(gb_store *s, int64_t id, gb_inst_row *out);
+int gb_store_inst_find(gb_store *s, const char *cloud,
+                       const char *provider_id, gb_inst_row *out);
+/* pool NULL = every pool; live_only = not terminated. */
+int gb_store_inst_list(gb_store *s, const char *pool, int live_only,
+                       gb_inst_row **out, size_t *n);
+void gb_inst_list_free(gb_inst_row *v, size_t n);
+int gb_store_inst_set_state(gb_store *s, int64_t id, const char *state,
+                            const char *reason, int64_t at);
+int gb_store_inst_heartbeat(gb_store *s, int64_t id, int64_t at,
+                            double gpu_util);
+/* Highest name_index used by the pool (-1 when none). */
+int gb_store_inst_max_index(gb_store *s, const char *pool, int *out);
+
+/* ---- intents (the journal) ---- */
+typedef struct gb_intent_row {
+	int64_t id;
+	char *kind;             /* "create" | "terminate" */
+	char *pool;
+	char *cloud, *region, *zone, *instance_type, *capacity;
+	int count;
+	char *token;
+	char *name_prefix;
+	int first_index;
+	double price_per_hour;
+	char *gpu_model;
+	int gpu_count;
+	char *state;            /* "open" | "done" | "failed" */
+	char *error;
+	char *detail;           /* JSON: terminate targets etc. */
+	int64_t created_at, closed_at;
+} gb_intent_row;
+
+void gb_intent_row_free(gb_intent_row *r);
+/* Writes and COMMITS the intent (state open); sets r->id. */
+int gb_store_intent_open(gb_store *s, gb_intent_row *r);
+int gb_store_intent_close(gb_store *s, int64_t id, const char *state,
+                          const char *error);
+int gb_store_intent_list_open(gb_store *s, gb_intent_row **out, size_t *n);
+void gb_intent_list_free(gb_intent_row *v, size_t n);
+
+/* ---- events ---- */
+typedef struct gb_event_row {
+	int64_t id;
+	int64_t time_ms;
+	char *pool;       /* may be NULL */
+	char *instance;   /* provider id or name; may be NULL */
+	char *kind;       /* created, running, preempted, failover, ... */
+	char *message;
+} gb_event_row;
+
+int gb_store_event(gb_store *s, const char *pool, const char *instance,
+                   const char *kind, const char *fmt, ...) GB_PRINTF(5, 6);
+/* Events with id > after_id (pool NULL = all, since_ms 0 = any), oldest
+ * first, at most limit (0 = 1000). */
+int gb_store_event_list(gb_store *s, const char *pool, int64_t after_id,
+                        int64_t since_ms, size_t limit, gb_event_row **out,
+                        size_t *n);
+void gb_event_list_free(gb_event_row *v, size_t n);
+
+/* ---- audit ---- */
+typedef struct gb_audit_row {
+	int64_t id;
+	int64_t time_ms;
+	char *actor, *role, *team, *action, *target, *result, *detail;
+} gb_audit_row;
+
+int gb_store_audit(gb_store *s, const gb_audit_row *r);
+int gb_store_audit_list(gb_store *s, int64_t after_id, size_t limit,
+                        gb_audit_row **out, size_t *n);
+void gb_audit_list_free(gb_audit_row *v, size_t n);
+
+/* ---- decisions (plan records) ---- */
+int gb_store_decision(gb_store *s, const char *pool, json_t *record);
+
+/* ---- refreshed offers ---- */
+typedef struct gb_offer_row {
+	char *cloud, *region, *zone, *instance_type, *capacity;
+	char *gpu_model;
+	int gpu_count, gpu_memory_gb, vcpus;
+	double ram_gb, price;
+	char *source;
+	int64_t fetched_at;
+} gb_offer_row;
+
+/* Replaces every stored offer of `cloud` in `region` (NULL = all regions
+ * of the cloud) with the given rows, in one transaction. */
+int gb_store_offers_replace(gb_store *s, const char *cloud,
+                            const char *region, const gb_offer_row *v,
+                            size_t n);
+int gb_store_offers_list(gb_store *s, gb_offer_row **out, size_t *n);
+void gb_offer_list_free(gb_offer_row *v, size_t n);
+
+/* ---- failover cooldowns ---- */
+int gb_store_unavailable_mark(gb_store *s, const char *cloud,
+                              const char *region, const char *zone,
+                              const char *instance_type, const char *capacity,
+                              int64_t until_s, const char *reason);
+/* 1 and the reason/until when marked and not expired, else 0. */
+int gb_store_unavailable_check(gb_store *s, const char *cloud,
+                               const char *region, const char *zone,
+                               const char *instance_type, const char *capacity,
+                               int64_t now_s, char *reason, size_t cap,
+                               int64_t *until_s);
+
+/* ---- meta ---- */
+int gb_store_meta_get(gb_store *s, const char *key, char **out);
+int gb_store_meta_set(gb_store *s, const char *key, const char *value);
+
+#endif

@@ -1,0 +1,315 @@
+/* store_instances.c -- the instances table. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "store_int.h"
+
+#define INST_COLS                                                           \
+	"id, pool, cloud, region, zone, instance_type, capacity, provider_id," \
+	" name, token, state, state_reason, private_ip, public_ip, gpu_model," \
+	" gpu_count, price_per_hour, launched_at, running_at,"                 \
+	" terminate_requested_at, terminated_at, last_seen_at,"                \
+	" last_heartbeat_at, last_gpu_util, intent_id, name_index"
+
+void gb_inst_row_free(gb_inst_row *r)
+{
+	if (!r)
+		return;
+	free(r->pool);
+	free(r->cloud);
+	free(r->region);
+	free(r->zone);
+	free(r->instance_type);
+	free(r->capacity);
+	free(r->provider_id);
+	free(r->name);
+	free(r->token);
+	free(r->state);
+	free(r->state_reason);
+	free(r->private_ip);
+	free(r->public_ip);
+	free(r->gpu_model);
+	memset(r, 0, sizeof(*r));
+}
+
+void gb_inst_list_free(gb_inst_row *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		gb_inst_row_free(&v[i]);
+	free(v);
+}
+
+static void read_inst(sqlite3_stmt *st, gb_inst_row *r)
+{
+	r->id = sqlite3_column_int64(st, 0);
+	r->pool = gb_store__col_str(st, 1);
+	r->cloud = gb_store__col_str(st, 2);
+	r->region = gb_store__col_str(st, 3);
+	r->zone = gb_store__col_str(st, 4);
+	r->instance_type = gb_store__col_str(st, 5);
+	r->capacity = gb_store__col_str(st, 6);
+	r->provider_id = gb_store__col_str(st, 7);
+	r->name = gb_store__col_str(st, 8);
+	r->token = gb_store__col_str(st, 9);
+	r->state = gb_store__col_str(st, 10);
+	r->state_reason = gb_store__col_str(st, 11);
+	r->private_ip = gb_store__col_str(st, 12);
+	r->public_ip = gb_store__col_str(st, 13);
+	r->gpu_model = gb_store__col_str(st, 14);
+	r->gpu_count = sqlite3_column_int(st, 15);
+	r->price_per_hour = sqlite3_column_double(st, 16);
+	r->launched_at = sqlite3_column_int64(st, 17);
+	r->running_at = sqlite3_column_int64(st, 18);
+	r->terminate_requested_at = sqlite3_column_int64(st, 19);
+	r->terminated_at = sqlite3_column_int64(st, 20);
+	r->last_seen_at = sqlite3_column_int64(st, 21);
+	r->last_heartbeat_at = sqlite3_column_int64(st, 22);
+	r->last_gpu_util = sqlite3_column_double(st, 23);
+	r->intent_id = sqlite3_column_int64(st, 24);
+	r->name_index = sqlite3_column_int(st, 25);
+}
+
+int gb_store_inst_put(gb_store *s, gb_inst_row *r)
+{
+	static const char ins[] =
+		"INSERT INTO instances (pool, cloud, region, zone, instance_type,"
+		" capacity, provider_id, name, token, state, state_reason,"
+		" private_ip, public_ip, gpu_model, gpu_count, price_per_hour,"
+		" launched_at, running_at, terminate_requested_at, terminated_at,"
+		" last_seen_at, intent_id, name_index) VALUES (?1, ?2, ?3, ?4, ?5,"
+		" ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,"
+		" ?20, ?21, ?22, ?23)"
+		" ON CONFLICT(cloud, provider_id) DO UPDATE SET region = ?3,"
+		" zone = ?4, state = ?10, state_reason = ?11,"
+		" private_ip = COALESCE(?12, private_ip),"
+		" public_ip = COALESCE(?13, public_ip),"
+		" running_at = MAX(running_at, ?18),"
+		" terminate_requested_at = MAX(terminate_requested_at, ?19),"
+		" terminated_at = MAX(terminated_at, ?20),"
+		" last_seen_at = MAX(last_seen_at, ?21) RETURNING id";
+	static const char upd[] =
+		"UPDATE instances SET state = ?2, state_reason = ?3,"
+		" private_ip = COALESCE(?4, private_ip),"
+		" public_ip = COALESCE(?5, public_ip),"
+		" running_at = MAX(running_at, ?6),"
+		" terminate_requested_at = MAX(terminate_requested_at, ?7),"
+		" terminated_at = MAX(terminated_at, ?8),"
+		" last_seen_at = MAX(last_seen_at, ?9),"
+		" provider_id = COALESCE(?10, provider_id),"
+		" zone = COALESCE(NULLIF(?11, ''), zone) WHERE id = ?1";
+	sqlite3_stmt *st;
+	int rc;
+	gb_store__lock(s);
+	if (r->id > 0) {
+		if (!(st = gb_store__stmt(s, upd))) {
+			gb_store__unlock(s);
+			return -1;
+		}
+		sqlite3_bind_int64(st, 1, r->id);
+		gb_store__bind_str(st, 2, r->state);
+		gb_store__bind_str(st, 3, r->state_reason);
+		gb_store__bind_str(st, 4, r->private_ip);
+		gb_store__bind_str(st, 5, r->public_ip);
+		sqlite3_bind_int64(st, 6, r->running_at);
+		sqlite3_bind_int64(st, 7, r->terminate_requested_at);
+		sqlite3_bind_int64(st, 8, r->terminated_at);
+		sqlite3_bind_int64(st, 9, r->last_seen_at);
+		gb_store__bind_str(st, 10, r->provider_id);
+		gb_store__bind_str(st, 11, r->zone);
+		rc = gb_store__exec_stmt(s, st, "update instance");
+		gb_store__unlock(s);
+		return rc;
+	}
+	if (!(st = gb_store__stmt(s, ins))) {
+		gb_store__unlock(s);
+		return -1;
+	}
+	gb_store__bind_str(st, 1, r->pool);
+	gb_store__bind_str(st, 2, r->cloud);
+	gb_store__bind_str(st, 3, r->region);
+	gb_store__bind_str(st, 4, r->zone ? r->zone : "");
+	gb_store__bind_str(st, 5, r->instance_type);
+	gb_store__bind_str(st, 6, r->capacity);
+	gb_store__bind_str(st, 7, r->provider_id);
+	gb_store__bind_str(st, 8, r->name);
+	gb_store__bind_str(st, 9, r->token);
+	gb_store__bind_str(st, 10, r->state);
+	gb_store__bind_str(st, 11, r->state_reason);
+	gb_store__bind_str(st, 12, r->private_ip);
+	gb_store__bind_str(st, 13, r->public_ip);
+	gb_store__bind_str(st, 14, r->gpu_model);
+	sqlite3_bind_int(st, 15, r->gpu_count);
+	sqlite3_bind_double(st, 16, r->price_per_hour);
+	sqlite3_bind_int64(st, 17, r->launched_at);
+	sqlite3_bind_int64(st, 18, r->running_at);
+	sqlite3_bind_int64(st, 19, r->terminate_requested_at);
+	sqlite3_bind_int64(st, 20, r->terminated_at);
+	sqlite3_bind_int64(st, 21, r->last_seen_at);
+	if (r->intent_id > 0)
+		sqlite3_bind_int64(st, 22, r->intent_id);
+	else
+		sqlite3_bind_null(st, 22);
+	sqlite3_bind_int(st, 23, r->name_index);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		r->id = sqlite3_column_int64(st, 0);
+		rc = 0;
+	} else {
+		rc = gb_store__fail(s, "save instance");
+	}
+	sqlite3_reset(st);
+	gb_store__unlock(s);
+	return rc;
+}
+
+static int get_one(gb_store *s, const char *sql, int64_t id, const char *a,
+                   const char *b, gb_inst_row *out)
+{
+	sqlite3_stmt *st;
+	int rc;
+	memset(out, 0, sizeof(*out));
+	gb_store__lock(s);
+	if (!(st = gb_store__stmt(s, sql))) {
+		gb_store__unlock(s);
+		return -1;
+	}
+	if (a) {
+		gb_store__bind_str(st, 1, a);
+		gb_store__bind_str(st, 2, b);
+	} else {
+		sqlite3_bind_int64(st, 1, id);
+	}
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		read_inst(st, out);
+		rc = 0;
+	} else {
+		rc = rc == SQLITE_DONE ? 1 : gb_store__fail(s, "read instance");
+	}
+	sqlite3_reset(st);
+	gb_store__unlock(s);
+	return rc;
+}
+
+int gb_store_inst_get(gb_store *s, int64_t id, gb_inst_row *out)
+{
+	static const char sql[] = "SELECT " INST_COLS " FROM instances WHERE id = ?1";
+	return get_one(s, sql, id, NULL, NULL, out);
+}
+
+int gb_store_inst_find(gb_store *s, const char *cloud,
+                       const char *provider_id, gb_inst_row *out)
+{
+	static const char sql[] = "SELECT " INST_COLS " FROM instances"
+	                          " WHERE cloud = ?1 AND provider_id = ?2";
+	return get_one(s, sql, 0, cloud, provider_id, out);
+}
+
+int gb_store_inst_list(gb_store *s, const char *pool, int live_only,
+                       gb_inst_row **out, size_t *n)
+{
+	static const char sql[] =
+		"SELECT " INST_COLS " FROM instances WHERE (?1 IS NULL OR pool = ?1)"
+		" AND (NOT ?2 OR state != 'terminated') ORDER BY pool, name_index, id";
+	sqlite3_stmt *st;
+	size_t cap = 0;
+	int rc;
+	*out = NULL;
+	*n = 0;
+	gb_store__lock(s);
+	if (!(st = gb_store__stmt(s, sql))) {
+		gb_store__unlock(s);
+		return -1;
+	}
+	gb_store__bind_str(st, 1, pool);
+	sqlite3_bind_int(st, 2, live_only);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 16;
+			*out = gb_xrealloc(*out, cap * sizeof(**out));
+		}
+		memset(&(*out)[*n], 0, sizeof(**out));
+		read_inst(st, &(*out)[(*n)++]);
+	}
+	sqlite3_reset(st);
+	gb_store__unlock(s);
+	if (rc != SQLITE_DONE) {
+		gb_inst_list_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+		return gb_store__fail(s, "list instances");
+	}
+	return 0;
+}
+
+int gb_store_inst_set_state(gb_store *s, int64_t id, const char *state,
+                            const char *reason, int64_t at)
+{
+	static const char sql[] =
+		"UPDATE instances SET state = ?2, state_reason = COALESCE(?3,"
+		" state_reason), running_at = CASE WHEN ?2 = 'running' AND"
+		" running_at = 0 THEN ?4 ELSE running_at END,"
+		" terminate_requested_at = CASE WHEN ?2 = 'terminating' AND"
+		" terminate_requested_at = 0 THEN ?4 ELSE terminate_requested_at END,"
+		" terminated_at = CASE WHEN ?2 = 'terminated' AND terminated_at = 0"
+		" THEN ?4 ELSE terminated_at END WHERE id = ?1";
+	sqlite3_stmt *st;
+	int rc;
+	gb_store__lock(s);
+	if (!(st = gb_store__stmt(s, sql))) {
+		gb_store__unlock(s);
+		return -1;
+	}
+	sqlite3_bind_int64(st, 1, id);
+	gb_store__bind_str(st, 2, state);
+	gb_store__bind_str(st, 3, reason);
+	sqlite3_bind_int64(st, 4, at);
+	rc = gb_store__exec_stmt(s, st, "set instance state");
+	gb_store__unlock(s);
+	return rc;
+}
+
+int gb_store_inst_heartbeat(gb_store *s, int64_t id, int64_t at,
+                            double gpu_util)
+{
+	static const char sql[] =
+		"UPDATE instances SET last_heartbeat_at = MAX(last_heartbeat_at, ?2),"
+		" last_gpu_util = ?3 WHERE id = ?1";
+	sqlite3_stmt *st;
+	int rc;
+	gb_store__lock(s);
+	if (!(st = gb_store__stmt(s, sql))) {
+		gb_store__unlock(s);
+		return -1;
+	}
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_int64(st, 2, at);
+	sqlite3_bind_double(st, 3, gpu_util);
+	rc = gb_store__exec_stmt(s, st, "record instance heartbeat");
+	gb_store__unlock(s);
+	return rc;
+}
+
+int gb_store_inst_max_index(gb_store *s, const char *pool, int *out)
+{
+	static const char sql[] =
+		"SELECT COALESCE(MAX(name_index), -1) FROM instances WHERE pool = ?1";
+	sqlite3_stmt *st;
+	int rc;
+	gb_store__lock(s);
+	if (!(st = gb_store__stmt(s, sql))) {
+		gb_store__unlock(s);
+		return -1;
+	}
+	gb_store__bind_str(st, 1, pool);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*out = sqlite3_column_int(st, 0);
+		rc = 0;
+	} else {
+		rc = gb_store__fail(s, "read instance index");
+	}
+	sqlite3_reset(st);
+	gb_store__unlock(s);
+	return rc;
+}

@@ -1,0 +1,161 @@
+/* store_intents.c -- the journal: intents are committed before the cloud
+ * is asked to do anything, and closed after. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "store_int.h"
+
+#define INTENT_COLS                                                        \
+	"id, kind, pool, cloud, region, zone, instance_type, capacity, count," \
+	" token, name_prefix, first_index, price_per_hour, gpu_model,"         \
+	" gpu_count, state, error, detail, created_at, closed_at"
+
+void gb_intent_row_free(gb_intent_row *r)
+{
+	if (!r)
+		return;
+	free(r->kind);
+	free(r->pool);
+	free(r->cloud);
+	free(r->region);
+	free(r->zone);
+	free(r->instance_type);
+	free(r->capacity);
+	free(r->token);
+	free(r->name_prefix);
+	free(r->gpu_model);
+	free(r->state);
+	free(r->error);
+	free(r->detail);
+	memset(r, 0, sizeof(*r));
+}
+
+void gb_intent_list_free(gb_intent_row *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		gb_intent_row_free(&v[i]);
+	free(v);
+}
+
+int gb_store_intent_open(gb_store *s, gb_intent_row *r)
+{
+	static const char sql[] =
+		"INSERT INTO intents (kind, pool, cloud, region, zone,"
+		" instance_type, capacity, count, token, name_prefix, first_index,"
+		" price_per_hour, gpu_model, gpu_count, state, detail, created_at)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,"
+		" ?14, 'open', ?15, ?16) RETURNING id";
+	sqlite3_stmt *st;
+	int rc;
+	/* Its own transaction when called outside one: committed on return,
+	 * which is the point of a journal. */
+	if (gb_store_begin(s) != 0)
+		return -1;
+	if (!(st = gb_store__stmt(s, sql))) {
+		gb_store_rollback(s);
+		return -1;
+	}
+	gb_store__bind_str(st, 1, r->kind);
+	gb_store__bind_str(st, 2, r->pool);
+	gb_store__bind_str(st, 3, r->cloud);
+	gb_store__bind_str(st, 4, r->region);
+	gb_store__bind_str(st, 5, r->zone ? r->zone : "");
+	gb_store__bind_str(st, 6, r->instance_type);
+	gb_store__bind_str(st, 7, r->capacity);
+	sqlite3_bind_int(st, 8, r->count);
+	gb_store__bind_str(st, 9, r->token);
+	gb_store__bind_str(st, 10, r->name_prefix);
+	sqlite3_bind_int(st, 11, r->first_index);
+	sqlite3_bind_double(st, 12, r->price_per_hour);
+	gb_store__bind_str(st, 13, r->gpu_model);
+	sqlite3_bind_int(st, 14, r->gpu_count);
+	gb_store__bind_str(st, 15, r->detail);
+	sqlite3_bind_int64(st, 16, r->created_at ? r->created_at
+	                                         : gb_now_ms() / 1000);
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW) {
+		gb_store__fail(s, "write intent");
+		sqlite3_reset(st);
+		gb_store_rollback(s);
+		return -1;
+	}
+	r->id = sqlite3_column_int64(st, 0);
+	sqlite3_reset(st);
+	return gb_store_commit(s);
+}
+
+int gb_store_intent_close(gb_store *s, int64_t id, const char *state,
+                          const char *error)
+{
+	static const char sql[] =
+		"UPDATE intents SET state = ?2, error = ?3, closed_at = ?4"
+		" WHERE id = ?1";
+	sqlite3_stmt *st;
+	int rc;
+	gb_store__lock(s);
+	if (!(st = gb_store__stmt(s, sql))) {
+		gb_store__unlock(s);
+		return -1;
+	}
+	sqlite3_bind_int64(st, 1, id);
+	gb_store__bind_str(st, 2, state);
+	gb_store__bind_str(st, 3, error);
+	sqlite3_bind_int64(st, 4, gb_now_ms() / 1000);
+	rc = gb_store__exec_stmt(s, st, "close intent");
+	gb_store__unlock(s);
+	return rc;
+}
+
+int gb_store_intent_list_open(gb_store *s, gb_intent_row **out, size_t *n)
+{
+	static const char sql[] =
+		"SELECT " INTENT_COLS " FROM intents WHERE state = 'open' ORDER BY id";
+	sqlite3_stmt *st;
+	size_t cap = 0;
+	int rc;
+	*out = NULL;
+	*n = 0;
+	gb_store__lock(s);
+	if (!(st = gb_store__stmt(s, sql))) {
+		gb_store__unlock(s);
+		return -1;
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		gb_intent_row *r;
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 8;
+			*out = gb_xrealloc(*out, cap * sizeof(**out));
+		}
+		r = &(*out)[(*n)++];
+		memset(r, 0, sizeof(*r));
+		r->id = sqlite3_column_int64(st, 0);
+		r->kind = gb_store__col_str(st, 1);
+		r->pool = gb_store__col_str(st, 2);
+		r->cloud = gb_store__col_str(st, 3);
+		r->region = gb_store__col_str(st, 4);
+		r->zone = gb_store__col_str(st, 5);
+		r->instance_type = gb_store__col_str(st, 6);
+		r->capacity = gb_store__col_str(st, 7);
+		r->count = sqlite3_column_int(st, 8);
+		r->token = gb_store__col_str(st, 9);
+		r->name_prefix = gb_store__col_str(st, 10);
+		r->first_index = sqlite3_column_int(st, 11);
+		r->price_per_hour = sqlite3_column_double(st, 12);
+		r->gpu_model = gb_store__col_str(st, 13);
+		r->gpu_count = sqlite3_column_int(st, 14);
+		r->state = gb_store__col_str(st, 15);
+		r->error = gb_store__col_str(st, 16);
+		r->detail = gb_store__col_str(st, 17);
+		r->created_at = sqlite3_column_int64(st, 18);
+		r->closed_at = sqlite3_column_int64(st, 19);
+	}
+	sqlite3_reset(st);
+	gb_store__unlock(s);
+	if (rc != SQLITE_DONE) {
+		gb_intent_list_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+		return gb_store__fail(s, "list intents");
+	}
+	return 0;
+}

@@ -1,0 +1,203 @@
+/* store_log.c -- events, audit rows and plan decision records. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store_int.h"
+
+int gb_store_event(gb_store *s, const char *pool, const char *instance,
+                   const char *kind, const char *fmt, ...)
+{
+	static const char sql[] =
+		"INSERT INTO events (time_ms, pool, instance, kind, message)"
+		" VALUES (?1, ?2, ?3, ?4, ?5)";
+	sqlite3_stmt *st;
+	va_list ap;
+	char *msg;
+	int rc;
+	va_start(ap, fmt);
+	msg = gb_xvasprintf(fmt, ap);
+	va_end(ap);
+	gb_store__lock(s);
+	if (!(st = gb_store__stmt(s, sql))) {
+		gb_store__unlock(s);
+		free(msg);
+		return -1;
+	}
+	sqlite3_bind_int64(st, 1, gb_now_ms());
+	gb_store__bind_str(st, 2, pool);
+	gb_store__bind_str(st, 3, instance);
+	gb_store__bind_str(st, 4, kind);
+	gb_store__bind_str(st, 5, msg);
+	rc = gb_store__exec_stmt(s, st, "write event");
+	gb_store__unlock(s);
+	free(msg);
+	return rc;
+}
+
+void gb_event_list_free(gb_event_row *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].pool);
+		free(v[i].instance);
+		free(v[i].kind);
+		free(v[i].message);
+	}
+	free(v);
+}
+
+int gb_store_event_list(gb_store *s, const char *pool, int64_t after_id,
+                        int64_t since_ms, size_t limit, gb_event_row **out,
+                        size_t *n)
+{
+	static const char sql[] =
+		"SELECT id, time_ms, pool, instance, kind, message FROM events"
+		" WHERE id > ?1 AND (?2 IS NULL OR pool = ?2) AND time_ms >= ?3"
+		" ORDER BY id LIMIT ?4";
+	sqlite3_stmt *st;
+	size_t cap = 0;
+	int rc;
+	*out = NULL;
+	*n = 0;
+	gb_store__lock(s);
+	if (!(st = gb_store__stmt(s, sql))) {
+		gb_store__unlock(s);
+		return -1;
+	}
+	sqlite3_bind_int64(st, 1, after_id);
+	gb_store__bind_str(st, 2, pool);
+	sqlite3_bind_int64(st, 3, since_ms);
+	sqlite3_bind_int64(st, 4, (sqlite3_int64)(limit ? limit : 1000));
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		gb_event_row *e;
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 32;
+			*out = gb_xrealloc(*out, cap * sizeof(**out));
+		}
+		e = &(*out)[(*n)++];
+		e->id = sqlite3_column_int64(st, 0);
+		e->time_ms = sqlite3_column_int64(st, 1);
+		e->pool = gb_store__col_str(st, 2);
+		e->instance = gb_store__col_str(st, 3);
+		e->kind = gb_store__col_str(st, 4);
+		e->message = gb_store__col_str(st, 5);
+	}
+	sqlite3_reset(st);
+	gb_store__unlock(s);
+	if (rc != SQLITE_DONE) {
+		gb_event_list_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+		return gb_store__fail(s, "list events");
+	}
+	return 0;
+}
+
+int gb_store_audit(gb_store *s, const gb_audit_row *r)
+{
+	static const char sql[] =
+		"INSERT INTO audit (time_ms, actor, role, team, action, target,"
+		" result, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
+	sqlite3_stmt *st;
+	int rc;
+	gb_store__lock(s);
+	if (!(st = gb_store__stmt(s, sql))) {
+		gb_store__unlock(s);
+		return -1;
+	}
+	sqlite3_bind_int64(st, 1, r->time_ms ? r->time_ms : gb_now_ms());
+	gb_store__bind_str(st, 2, r->actor ? r->actor : "unknown");
+	gb_store__bind_str(st, 3, r->role);
+	gb_store__bind_str(st, 4, r->team);
+	gb_store__bind_str(st, 5, r->action);
+	gb_store__bind_str(st, 6, r->target);
+	gb_store__bind_str(st, 7, r->result ? r->result : "unknown");
+	gb_store__bind_str(st, 8, r->detail);
+	rc = gb_store__exec_stmt(s, st, "write audit row");
+	gb_store__unlock(s);
+	return rc;
+}
+
+void gb_audit_list_free(gb_audit_row *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].actor);
+		free(v[i].role);
+		free(v[i].team);
+		free(v[i].action);
+		free(v[i].target);
+		free(v[i].result);
+		free(v[i].detail);
+	}
+	free(v);
+}
+
+int gb_store_audit_list(gb_store *s, int64_t after_id, size_t limit,
+                        gb_audit_row **out, size_t *n)
+{
+	static const char sql[] =
+		"SELECT id, time_ms, actor, role, team, action, target, result,"
+		" detail FROM audit WHERE id > ?1 ORDER BY id LIMIT ?2";
+	sqlite3_stmt *st;
+	size_t cap = 0;
+	int rc;
+	*out = NULL;
+	*n = 0;
+	gb_store__lock(s);
+	if (!(st = gb_store__stmt(s, sql))) {
+		gb_store__unlock(s);
+		return -1;
+	}
+	sqlite3_bind_int64(st, 1, after_id);
+	sqlite3_bind_int64(st, 2, (sqlite3_int64)(limit ? limit : 1000));
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		gb_audit_row *a;
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 32;
+			*out = gb_xrealloc(*out, cap * sizeof(**out));
+		}
+		a = &(*out)[(*n)++];
+		a->id = sqlite3_column_int64(st, 0);
+		a->time_ms = sqlite3_column_int64(st, 1);
+		a->actor = gb_store__col_str(st, 2);
+		a->role = gb_store__col_str(st, 3);
+		a->team = gb_store__col_str(st, 4);
+		a->action = gb_store__col_str(st, 5);
+		a->target = gb_store__col_str(st, 6);
+		a->result = gb_store__col_str(st, 7);
+		a->detail = gb_store__col_str(st, 8);
+	}
+	sqlite3_reset(st);
+	gb_store__unlock(s);
+	if (rc != SQLITE_DONE) {
+		gb_audit_list_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+		return gb_store__fail(s, "list audit");
+	}
+	return 0;
+}
+
+int gb_store_decision(gb_store *s, const char *pool, json_t *record)
+{
+	static const char sql[] =
+		"INSERT INTO decisions (time_ms, pool, record) VALUES (?1, ?2, ?3)";
+	sqlite3_stmt *st;
+	char *text = json_dumps(record, JSON_COMPACT | JSON_SORT_KEYS);
+	int rc;
+	if (!text)
+		return -1;
+	gb_store__lock(s);
+	if (!(st = gb_store__stmt(s, sql))) {
+		gb_store__unlock(s);
+		free(text);
+		return -1;
+	}
+	sqlite3_bind_int64(st, 1, gb_now_ms());
+	gb_store__bind_str(st, 2, pool);
+	gb_store__bind_str(st, 3, text);
+	rc = gb_store__exec_stmt(s, st, "write decision");
+	gb_store__unlock(s);
+	free(text);
+	return rc;
+}

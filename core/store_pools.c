@@ -1,0 +1,212 @@
+/* store_pools.c -- the pools table. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "store_int.h"
+
+#define POOL_COLS                                                          \
+	"name, team, spec_json, spec_hash, state, desired, created_at,"    \
+	" updated_at, ttl_s, idle_timeout_s, last_heartbeat_at,"           \
+	" last_gpu_use_at, destroy_reason, generation"
+
+void gb_pool_row_free(gb_pool_row *r)
+{
+	if (!r)
+		return;
+	free(r->name);
+	free(r->team);
+	free(r->spec_json);
+	free(r->spec_hash);
+	free(r->state);
+	free(r->destroy_reason);
+	memset(r, 0, sizeof(*r));
+}
+
+void gb_pool_list_free(gb_pool_row *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		gb_pool_row_free(&v[i]);
+	free(v);
+}
+
+static void read_pool(sqlite3_stmt *st, gb_pool_row *r)
+{
+	r->name = gb_store__col_str(st, 0);
+	r->team = gb_store__col_str(st, 1);
+	r->spec_json = gb_store__col_str(st, 2);
+	r->spec_hash = gb_store__col_str(st, 3);
+	r->state = gb_store__col_str(st, 4);
+	r->desired = sqlite3_column_int(st, 5);
+	r->created_at = sqlite3_column_int64(st, 6);
+	r->updated_at = sqlite3_column_int64(st, 7);
+	r->ttl_s = sqlite3_column_int64(st, 8);
+	r->idle_timeout_s = sqlite3_column_int64(st, 9);
+	r->last_heartbeat_at = sqlite3_column_int64(st, 10);
+	r->last_gpu_use_at = sqlite3_column_int64(st, 11);
+	r->destroy_reason = gb_store__col_str(st, 12);
+	r->generation = sqlite3_column_int64(st, 13);
+}
+
+int gb_store_pool_put(gb_store *s, const gb_pool_row *r)
+{
+	/* A destroyed pool applied again starts over (new created_at, so its
+	 * TTL counts afresh); an active one keeps created_at. */
+	static const char sql[] =
+		"INSERT INTO pools (" POOL_COLS ") VALUES"
+		" (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 0, 0, NULL, 1)"
+		" ON CONFLICT(name) DO UPDATE SET team = ?2, spec_json = ?3,"
+		" spec_hash = ?4, state = ?5, desired = ?6, updated_at = ?8,"
+		" ttl_s = ?9, idle_timeout_s = ?10, generation = generation + 1,"
+		" created_at = CASE WHEN pools.state = 'destroyed' THEN ?7"
+		"   ELSE pools.created_at END,"
+		" last_heartbeat_at = CASE WHEN pools.state = 'destroyed' THEN 0"
+		"   ELSE pools.last_heartbeat_at END,"
+		" last_gpu_use_at = CASE WHEN pools.state = 'destroyed' THEN 0"
+		"   ELSE pools.last_gpu_use_at END,"
+		" destroy_reason = NULL";
+	sqlite3_stmt *st;
+	int rc;
+	gb_store__lock(s);
+	if (!(st = gb_store__stmt(s, sql))) {
+		gb_store__unlock(s);
+		return -1;
+	}
+	gb_store__bind_str(st, 1, r->name);
+	gb_store__bind_str(st, 2, r->team);
+	gb_store__bind_str(st, 3, r->spec_json);
+	gb_store__bind_str(st, 4, r->spec_hash);
+	gb_store__bind_str(st, 5, r->state ? r->state : "active");
+	sqlite3_bind_int(st, 6, r->desired);
+	sqlite3_bind_int64(st, 7, r->created_at);
+	sqlite3_bind_int64(st, 8, r->updated_at ? r->updated_at : r->created_at);
+	sqlite3_bind_int64(st, 9, r->ttl_s);
+	sqlite3_bind_int64(st, 10, r->idle_timeout_s);
+	rc = gb_store__exec_stmt(s, st, "save pool");
+	gb_store__unlock(s);
+	return rc;
+}
+
+int gb_store_pool_get(gb_store *s, const char *name, gb_pool_row *out)
+{
+	static const char sql[] = "SELECT " POOL_COLS " FROM pools WHERE name = ?";
+	sqlite3_stmt *st;
+	int rc;
+	memset(out, 0, sizeof(*out));
+	gb_store__lock(s);
+	if (!(st = gb_store__stmt(s, sql))) {
+		gb_store__unlock(s);
+		return -1;
+	}
+	gb_store__bind_str(st, 1, name);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		read_pool(st, out);
+		rc = 0;
+	} else {
+		rc = rc == SQLITE_DONE ? 1 : gb_store__fail(s, "read pool");
+	}
+	sqlite3_reset(st);
+	gb_store__unlock(s);
+	return rc;
+}
+
+int gb_store_pool_list(gb_store *s, const char *team, int include_destroyed,
+                       gb_pool_row **out, size_t *n)
+{
+	static const char sql[] =
+		"SELECT " POOL_COLS " FROM pools WHERE (?1 IS NULL OR team = ?1)"
+		" AND (?2 OR state != 'destroyed') ORDER BY name";
+	sqlite3_stmt *st;
+	size_t cap = 0;
+	int rc;
+	*out = NULL;
+	*n = 0;
+	gb_store__lock(s);
+	if (!(st = gb_store__stmt(s, sql))) {
+		gb_store__unlock(s);
+		return -1;
+	}
+	gb_store__bind_str(st, 1, team);
+	sqlite3_bind_int(st, 2, include_destroyed);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 16;
+			*out = gb_xrealloc(*out, cap * sizeof(**out));
+		}
+		memset(&(*out)[*n], 0, sizeof(**out));
+		read_pool(st, &(*out)[(*n)++]);
+	}
+	sqlite3_reset(st);
+	gb_store__unlock(s);
+	if (rc != SQLITE_DONE) {
+		gb_pool_list_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+		return gb_store__fail(s, "list pools");
+	}
+	return 0;
+}
+
+int gb_store_pool_set_state(gb_store *s, const char *name, const char *state,
+                            const char *reason)
+{
+	static const char sql[] =
+		"UPDATE pools SET state = ?2, updated_at = ?3,"
+		" destroy_reason = COALESCE(?4, destroy_reason) WHERE name = ?1";
+	sqlite3_stmt *st;
+	int rc;
+	gb_store__lock(s);
+	if (!(st = gb_store__stmt(s, sql))) {
+		gb_store__unlock(s);
+		return -1;
+	}
+	gb_store__bind_str(st, 1, name);
+	gb_store__bind_str(st, 2, state);
+	sqlite3_bind_int64(st, 3, gb_now_ms() / 1000);
+	gb_store__bind_str(st, 4, reason);
+	rc = gb_store__exec_stmt(s, st, "set pool state");
+	gb_store__unlock(s);
+	return rc;
+}
+
+int gb_store_pool_set_desired(gb_store *s, const char *name, int desired)
+{
+	static const char sql[] =
+		"UPDATE pools SET desired = ?2, updated_at = ?3,"
+		" generation = generation + 1 WHERE name = ?1";
+	sqlite3_stmt *st;
+	int rc;
+	gb_store__lock(s);
+	if (!(st = gb_store__stmt(s, sql))) {
+		gb_store__unlock(s);
+		return -1;
+	}
+	gb_store__bind_str(st, 1, name);
+	sqlite3_bind_int(st, 2, desired);
+	sqlite3_bind_int64(st, 3, gb_now_ms() / 1000);
+	rc = gb_store__exec_stmt(s, st, "set pool size");
+	gb_store__unlock(s);
+	return rc;
+}
+
+int gb_store_pool_heartbeat(gb_store *s, const char *name, int64_t at,
+                            int gpu_busy)
+{
+	static const char sql[] =
+		"UPDATE pools SET last_heartbeat_at = MAX(last_heartbeat_at, ?2),"
+		" last_gpu_use_at = CASE WHEN ?3 THEN MAX(last_gpu_use_at, ?2)"
+		" ELSE last_gpu_use_at END WHERE name = ?1";
+	sqlite3_stmt *st;
+	int rc;
+	gb_store__lock(s);
+	if (!(st = gb_store__stmt(s, sql))) {
+		gb_store__unlock(s);
+		return -1;
+	}
+	gb_store__bind_str(st, 1, name);
+	sqlite3_bind_int64(st, 2, at);
+	sqlite3_bind_int(st, 3, gpu_busy);
+	rc = gb_store__exec_stmt(s, st, "record heartbeat");
+	gb_store__unlock(s);
+	return rc;
+}

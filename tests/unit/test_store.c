@@ -1,0 +1,408 @@
+/* test_store.c -- the SQLite state store. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "store.h"
+
+static char dir[] = "/tmp/gb-store-XXXXXX";
+static char path[256];
+
+static int setup(void **state)
+{
+	(void)state;
+	strcpy(dir, "/tmp/gb-store-XXXXXX");
+	if (!mkdtemp(dir))
+		return -1;
+	snprintf(path, sizeof(path), "%s/sub/state.db", dir);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[300];
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static gb_store *open_store(void)
+{
+	gb_store *s = NULL;
+	char err[512];
+	int rc = gb_store_open(path, &s, err, sizeof(err));
+	if (rc != 0)
+		fail_msg("open: %s", err);
+	return s;
+}
+
+static void test_open_creates_private_file_and_schema(void **state)
+{
+	gb_store *s;
+	struct stat st;
+	char *v = NULL;
+	(void)state;
+	s = open_store();
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	assert_int_equal(gb_store_meta_get(s, "schema_version", &v), 0);
+	assert_string_equal(v, "1");
+	free(v);
+	assert_int_equal(gb_store_meta_get(s, "nope", &v), 1);
+	gb_store_close(s);
+	/* reopening does not migrate again */
+	s = open_store();
+	assert_int_equal(gb_store_meta_get(s, "schema_version", &v), 0);
+	assert_string_equal(v, "1");
+	free(v);
+	gb_store_close(s);
+}
+
+static void test_newer_schema_refused(void **state)
+{
+	gb_store *s;
+	char err[512];
+	(void)state;
+	s = open_store();
+	assert_int_equal(gb_store_meta_set(s, "schema_version", "99"), 0);
+	gb_store_close(s);
+	assert_int_equal(gb_store_open(path, &s, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "schema version 99"));
+	assert_non_null(strstr(err, "upgrade gpubroker"));
+}
+
+static void put_pool(gb_store *s, const char *name, int desired, int64_t at)
+{
+	gb_pool_row p;
+	memset(&p, 0, sizeof(p));
+	p.name = (char *)name;
+	p.team = (char *)"research";
+	p.spec_json = (char *)"{}";
+	p.spec_hash = (char *)"h";
+	p.desired = desired;
+	p.created_at = at;
+	p.ttl_s = 3600;
+	assert_int_equal(gb_store_pool_put(s, &p), 0);
+}
+
+static void test_pools_keep_created_at_until_destroyed(void **state)
+{
+	gb_store *s = open_store();
+	gb_pool_row r;
+	(void)state;
+	put_pool(s, "p1", 2, 1000);
+	put_pool(s, "p1", 3, 2000); /* re-apply: created_at kept */
+	assert_int_equal(gb_store_pool_get(s, "p1", &r), 0);
+	assert_int_equal(r.desired, 3);
+	assert_int_equal(r.created_at, 1000);
+	assert_int_equal(r.generation, 2);
+	assert_string_equal(r.state, "active");
+	gb_pool_row_free(&r);
+	assert_int_equal(gb_store_pool_set_state(s, "p1", "destroyed", "ttl"), 0);
+	put_pool(s, "p1", 1, 5000); /* applied again after destroy: new TTL */
+	assert_int_equal(gb_store_pool_get(s, "p1", &r), 0);
+	assert_int_equal(r.created_at, 5000);
+	assert_null(r.destroy_reason);
+	gb_pool_row_free(&r);
+	assert_int_equal(gb_store_pool_get(s, "missing", &r), 1);
+	gb_store_close(s);
+}
+
+static void test_instances_upsert_by_provider_id(void **state)
+{
+	gb_store *s = open_store();
+	gb_inst_row r, g;
+	gb_inst_row *list;
+	size_t n;
+	int maxi;
+	(void)state;
+	put_pool(s, "p1", 2, 1000);
+	memset(&r, 0, sizeof(r));
+	r.pool = (char *)"p1";
+	r.cloud = (char *)"aws";
+	r.region = (char *)"us-east-1";
+	r.zone = (char *)"us-east-1a";
+	r.instance_type = (char *)"p5.48xlarge";
+	r.capacity = (char *)"spot";
+	r.provider_id = (char *)"i-1";
+	r.state = (char *)"pending";
+	r.price_per_hour = 30.5;
+	r.launched_at = 1000;
+	r.name_index = 4;
+	assert_int_equal(gb_store_inst_put(s, &r), 0);
+	assert_true(r.id > 0);
+	/* same provider id again: an update, not a duplicate */
+	r.id = 0;
+	r.state = (char *)"running";
+	r.private_ip = (char *)"10.0.0.1";
+	r.running_at = 1010;
+	assert_int_equal(gb_store_inst_put(s, &r), 0);
+	assert_int_equal(gb_store_inst_list(s, "p1", 1, &list, &n), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(list[0].state, "running");
+	assert_string_equal(list[0].private_ip, "10.0.0.1");
+	assert_int_equal(list[0].running_at, 1010);
+	gb_inst_list_free(list, n);
+	assert_int_equal(gb_store_inst_set_state(s, r.id, "terminated",
+	                                         "user", 2000), 0);
+	assert_int_equal(gb_store_inst_find(s, "aws", "i-1", &g), 0);
+	assert_string_equal(g.state, "terminated");
+	assert_int_equal(g.terminated_at, 2000);
+	gb_inst_row_free(&g);
+	assert_int_equal(gb_store_inst_list(s, "p1", 1, &list, &n), 0);
+	assert_int_equal(n, 0);
+	free(list);
+	assert_int_equal(gb_store_inst_max_index(s, "p1", &maxi), 0);
+	assert_int_equal(maxi, 4);
+	assert_int_equal(gb_store_inst_max_index(s, "other", &maxi), 0);
+	assert_int_equal(maxi, -1);
+	gb_store_close(s);
+}
+
+static void test_instance_needs_pool(void **state)
+{
+	gb_store *s = open_store();
+	gb_inst_row r;
+	(void)state;
+	memset(&r, 0, sizeof(r));
+	r.pool = (char *)"ghost";
+	r.cloud = (char *)"aws";
+	r.region = (char *)"us-east-1";
+	r.instance_type = (char *)"t";
+	r.capacity = (char *)"spot";
+	r.state = (char *)"pending";
+	assert_int_equal(gb_store_inst_put(s, &r), -1);
+	assert_non_null(strstr(gb_store_errmsg(s), "FOREIGN KEY"));
+	gb_store_close(s);
+}
+
+static void test_intents_journal(void **state)
+{
+	gb_store *s = open_store(), *s2;
+	gb_intent_row in, *open;
+	size_t n;
+	(void)state;
+	put_pool(s, "p1", 1, 1000);
+	memset(&in, 0, sizeof(in));
+	in.kind = (char *)"create";
+	in.pool = (char *)"p1";
+	in.cloud = (char *)"gcp";
+	in.region = (char *)"europe-west4";
+	in.zone = (char *)"europe-west4-a";
+	in.instance_type = (char *)"a3-highgpu-8g";
+	in.capacity = (char *)"on-demand";
+	in.count = 2;
+	in.token = (char *)"tok-1";
+	assert_int_equal(gb_store_intent_open(s, &in), 0);
+	assert_true(in.id > 0);
+	/* committed: a second connection sees it */
+	s2 = open_store();
+	assert_int_equal(gb_store_intent_list_open(s2, &open, &n), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(open[0].token, "tok-1");
+	assert_int_equal(open[0].count, 2);
+	gb_intent_list_free(open, n);
+	assert_int_equal(gb_store_intent_close(s, in.id, "done", NULL), 0);
+	assert_int_equal(gb_store_intent_list_open(s2, &open, &n), 0);
+	assert_int_equal(n, 0);
+	free(open);
+	gb_store_close(s2);
+	gb_store_close(s);
+}
+
+static void test_rollback_discards(void **state)
+{
+	gb_store *s = open_store();
+	gb_pool_row r;
+	(void)state;
+	assert_int_equal(gb_store_begin(s), 0);
+	put_pool(s, "tx", 1, 1);
+	gb_store_rollback(s);
+	assert_int_equal(gb_store_pool_get(s, "tx", &r), 1);
+	assert_int_equal(gb_store_begin(s), 0);
+	put_pool(s, "tx", 1, 1);
+	assert_int_equal(gb_store_commit(s), 0);
+	assert_int_equal(gb_store_pool_get(s, "tx", &r), 0);
+	gb_pool_row_free(&r);
+	gb_store_close(s);
+}
+
+static void test_events_and_audit(void **state)
+{
+	gb_store *s = open_store();
+	gb_event_row *ev;
+	gb_audit_row a, *al;
+	size_t n;
+	(void)state;
+	assert_int_equal(gb_store_event(s, "p1", "i-1", "failover",
+	                                "InsufficientInstanceCapacity in %s; "
+	                                "failing over to %s", "us-east-1a",
+	                                "us-east-1b"), 0);
+	assert_int_equal(gb_store_event(s, "p2", NULL, "created", "x"), 0);
+	assert_int_equal(gb_store_event_list(s, "p1", 0, 0, 0, &ev, &n), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(ev[0].message, "InsufficientInstanceCapacity in "
+	                                   "us-east-1a; failing over to "
+	                                   "us-east-1b");
+	gb_event_list_free(ev, n);
+	assert_int_equal(gb_store_event_list(s, NULL, 1, 0, 0, &ev, &n), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(ev[0].pool, "p2");
+	gb_event_list_free(ev, n);
+	memset(&a, 0, sizeof(a));
+	a.actor = (char *)"ci";
+	a.role = (char *)"operator";
+	a.team = (char *)"research";
+	a.action = (char *)"apply";
+	a.target = (char *)"p1";
+	a.result = (char *)"202";
+	assert_int_equal(gb_store_audit(s, &a), 0);
+	assert_int_equal(gb_store_audit_list(s, 0, 0, &al, &n), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(al[0].action, "apply");
+	assert_string_equal(al[0].result, "202");
+	gb_audit_list_free(al, n);
+	gb_store_close(s);
+}
+
+static void test_unavailable_cooldown(void **state)
+{
+	gb_store *s = open_store();
+	char why[128];
+	int64_t until = 0;
+	(void)state;
+	assert_int_equal(gb_store_unavailable_mark(s, "aws", "us-east-1",
+	                                           "us-east-1a", "p5.48xlarge",
+	                                           "spot", 1180,
+	                                           "InsufficientInstanceCapacity"),
+	                 0);
+	assert_true(gb_store_unavailable_check(s, "aws", "us-east-1",
+	                                       "us-east-1a", "p5.48xlarge", "spot",
+	                                       1000, why, sizeof(why), &until));
+	assert_string_equal(why, "InsufficientInstanceCapacity");
+	assert_int_equal(until, 1180);
+	/* other zone, other capacity, or after expiry: available */
+	assert_false(gb_store_unavailable_check(s, "aws", "us-east-1",
+	                                        "us-east-1b", "p5.48xlarge",
+	                                        "spot", 1000, NULL, 0, NULL));
+	assert_false(gb_store_unavailable_check(s, "aws", "us-east-1",
+	                                        "us-east-1a", "p5.48xlarge",
+	                                        "on-demand", 1000, NULL, 0, NULL));
+	assert_false(gb_store_unavailable_check(s, "aws", "us-east-1",
+	                                        "us-east-1a", "p5.48xlarge",
+	                                        "spot", 1181, NULL, 0, NULL));
+	/* a region-wide mark (zone "") covers every zone */
+	assert_int_equal(gb_store_unavailable_mark(s, "azure", "westeurope", "",
+	                                           "Standard_ND96isr_H100_v5",
+	                                           "spot", 2000, "SkuNotAvailable"),
+	                 0);
+	assert_true(gb_store_unavailable_check(s, "azure", "westeurope", "2",
+	                                       "Standard_ND96isr_H100_v5", "spot",
+	                                       1500, NULL, 0, NULL));
+	gb_store_close(s);
+}
+
+static void test_offers_replace(void **state)
+{
+	gb_store *s = open_store();
+	gb_offer_row o[2], *out;
+	size_t n;
+	(void)state;
+	memset(o, 0, sizeof(o));
+	for (int i = 0; i < 2; i++) {
+		o[i].cloud = (char *)"aws";
+		o[i].region = (char *)(i ? "us-west-2" : "us-east-1");
+		o[i].zone = (char *)"";
+		o[i].instance_type = (char *)"g5.xlarge";
+		o[i].capacity = (char *)"spot";
+		o[i].gpu_model = (char *)"A10G";
+		o[i].gpu_count = 1;
+		o[i].price = 0.4 + i;
+		o[i].source = (char *)"test";
+		o[i].fetched_at = 77;
+	}
+	assert_int_equal(gb_store_offers_replace(s, "aws", NULL, o, 2), 0);
+	o[0].price = 0.3;
+	/* refreshing one region leaves the other alone */
+	assert_int_equal(gb_store_offers_replace(s, "aws", "us-east-1", o, 1), 0);
+	assert_int_equal(gb_store_offers_list(s, &out, &n), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(out[0].region, "us-east-1");
+	assert_true(out[0].price > 0.29 && out[0].price < 0.31);
+	assert_string_equal(out[1].region, "us-west-2");
+	gb_offer_list_free(out, n);
+	gb_store_close(s);
+}
+
+typedef struct writer_arg {
+	int id;
+	int ok;
+} writer_arg;
+
+static void *writer(void *p)
+{
+	writer_arg *a = p;
+	gb_store *s = NULL;
+	char err[256], name[32];
+	if (gb_store_open(path, &s, err, sizeof(err)) != 0)
+		return NULL;
+	for (int i = 0; i < 50; i++) {
+		snprintf(name, sizeof(name), "w%d-%d", a->id, i);
+		if (gb_store_event(s, name, NULL, "x", "y") == 0)
+			a->ok++;
+	}
+	gb_store_close(s);
+	return NULL;
+}
+
+/* Two connections (like a CLI and a daemon) writing at once: busy
+ * handling means nobody fails. */
+static void test_concurrent_connections(void **state)
+{
+	pthread_t t[4];
+	writer_arg a[4];
+	gb_store *s;
+	gb_event_row *ev;
+	size_t n;
+	(void)state;
+	s = open_store(); /* creates the schema first */
+	for (int i = 0; i < 4; i++) {
+		a[i].id = i;
+		a[i].ok = 0;
+		pthread_create(&t[i], NULL, writer, &a[i]);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		assert_int_equal(a[i].ok, 50);
+	}
+	assert_int_equal(gb_store_event_list(s, NULL, 0, 0, 500, &ev, &n), 0);
+	assert_int_equal(n, 200);
+	gb_event_list_free(ev, n);
+	gb_store_close(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_open_creates_private_file_and_schema, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_newer_schema_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pools_keep_created_at_until_destroyed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_instances_upsert_by_provider_id, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_instance_needs_pool, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_intents_journal, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rollback_discards, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_events_and_audit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unavailable_cooldown, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_offers_replace, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_concurrent_connections, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
