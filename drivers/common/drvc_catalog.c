@@ -139,11 +139,14 @@ int drvc_catalog_emit(const char *path, const char *only_region,
 				}
 				if (spot > 0) {
 					double zs;
+					json_t *zv = nz ? json_object_get(spot_zones, o.zone)
+					                : NULL;
 					o.capacity = GB_CAPACITY_SPOT;
 					o.price_per_hour = spot;
 					if (nz && get_num(spot_zones, o.zone, &zs) == 0)
 						o.price_per_hour = zs;
-					if (emit(ud, &o))
+					/* null = no spot market in this zone */
+					if (!json_is_null(zv) && emit(ud, &o))
 						goto out;
 				}
 			}

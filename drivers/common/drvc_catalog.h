@@ -21,6 +21,7 @@
  *   ]
  * }
  * "spot" may be absent or null where the type has no spot market there;
+ * a null value in "spot_zones" means no spot market in that zone;
  * "zones" may be absent or [] for clouds or regions without zones (one
  * offer with zone "" is emitted per capacity then).
  */
