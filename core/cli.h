@@ -83,8 +83,17 @@ int gb_cli_main(int argc, char **argv);
 GB_DECLARE_CMD(version);
 GB_DECLARE_CMD(help);
 GB_DECLARE_CMD(drivers);
+GB_DECLARE_CMD(nodes);
 GB_DECLARE_CMD(offers);
 GB_DECLARE_CMD(plan);
+GB_DECLARE_CMD(apply);
+GB_DECLARE_CMD(destroy);
+GB_DECLARE_CMD(scale);
+GB_DECLARE_CMD(status);
+GB_DECLARE_CMD(events);
+GB_DECLARE_CMD(cost);
+GB_DECLARE_CMD(gc);
 GB_DECLARE_CMD(validate);
+GB_DECLARE_CMD(policy);
 
 #endif

@@ -38,41 +38,85 @@ static int verbose_kind(int kind)
 	       kind == GB_REFUSE_POLICY;
 }
 
+/* Refusals sorted so that zones of one (cloud, region, type, capacity)
+ * with the same rule and reason print once. */
+static const gb_plan *sort_plan;
+
+static int refusal_cmp(const void *a, const void *b)
+{
+	const gb_refusal *x = &sort_plan->refusals[*(const size_t *)a];
+	const gb_refusal *y = &sort_plan->refusals[*(const size_t *)b];
+	int c;
+	if (x->kind != y->kind)
+		return x->kind - y->kind;
+	if ((c = strcmp(x->offer->cloud, y->offer->cloud)) ||
+	    (c = strcmp(x->offer->region, y->offer->region)) ||
+	    (c = strcmp(x->offer->instance_type, y->offer->instance_type)))
+		return c;
+	if (x->offer->capacity != y->offer->capacity)
+		return (int)x->offer->capacity - (int)y->offer->capacity;
+	if (x->policy != y->policy)
+		return x->policy - y->policy;
+	if (x->reason != y->reason)
+		return x->reason && y->reason ? strcmp(x->reason, y->reason)
+		                              : (x->reason ? 1 : -1);
+	return strcmp(x->offer->zone, y->offer->zone);
+}
+
+static int same_line(const gb_refusal *x, const gb_refusal *y)
+{
+	return x->kind == y->kind && x->offer->cloud == y->offer->cloud &&
+	       x->offer->region == y->offer->region &&
+	       x->offer->instance_type == y->offer->instance_type &&
+	       x->offer->capacity == y->offer->capacity &&
+	       x->policy == y->policy &&
+	       (x->reason == y->reason ||
+	        (x->reason && y->reason && strcmp(x->reason, y->reason) == 0));
+}
+
 static void print_explain(const gb_plan *p)
 {
+	size_t *idx = gb_xmalloc((p->nrefusals ? p->nrefusals : 1) * sizeof(*idx));
+	for (size_t i = 0; i < p->nrefusals; i++)
+		idx[i] = i;
+	sort_plan = p;
+	qsort(idx, p->nrefusals, sizeof(*idx), refusal_cmp);
 	printf("\nRefused %zu of %zu offers:\n", p->nrefusals, p->considered);
-	for (int k = 0; k < GB_REFUSE__COUNT; k++) {
+	for (size_t i = 0; i < p->nrefusals;) {
+		int k = p->refusals[idx[i]].kind;
 		size_t shown = 0;
-		const gb_refusal *prev = NULL;
-		if (!p->counts[k])
-			continue;
 		printf("  %-12s %6zu\n", gb_refusal_kind_name((gb_refusal_kind)k),
 		       p->counts[k]);
-		for (size_t i = 0; i < p->nrefusals; i++) {
-			const gb_refusal *r = &p->refusals[i];
+		for (; i < p->nrefusals && p->refusals[idx[i]].kind == k;) {
+			const gb_refusal *r = &p->refusals[idx[i]];
+			size_t zones = 0;
 			char *t;
-			if (r->kind != k)
-				continue;
-			/* collapse zones of the same region/type/capacity */
-			if (prev && prev->offer->cloud == r->offer->cloud &&
-			    prev->offer->region == r->offer->region &&
-			    prev->offer->instance_type == r->offer->instance_type &&
-			    prev->offer->capacity == r->offer->capacity &&
-			    prev->policy == r->policy && prev->reason == r->reason)
-				continue;
-			prev = r;
+			while (i < p->nrefusals && same_line(r, &p->refusals[idx[i]])) {
+				zones++;
+				i++;
+			}
 			if (!verbose_kind(k) && !f_all && shown >= 3) {
-				printf("      ... (--all lists them all)\n");
-				break;
+				if (shown == 3)
+					printf("      ... (--all lists them all)\n");
+				shown++;
+				continue;
 			}
 			t = gb_plan_refusal_text(p, r);
-			printf("      %s %s %s %s: %s\n", r->offer->cloud,
-			       r->offer->region, r->offer->instance_type,
-			       gb_capacity_name(r->offer->capacity), t);
+			if (zones > 1)
+				printf("      %s %s %s %s (%zu zones): %s\n",
+				       r->offer->cloud, r->offer->region,
+				       r->offer->instance_type,
+				       gb_capacity_name(r->offer->capacity), zones, t);
+			else
+				printf("      %s %s%s%s %s %s: %s\n", r->offer->cloud,
+				       r->offer->region, *r->offer->zone ? "/" : "",
+				       r->offer->zone, r->offer->instance_type,
+				       gb_capacity_name(r->offer->capacity), t);
 			free(t);
 			shown++;
 		}
 	}
+	free(idx);
 	for (size_t i = 0; i < p->logs.n; i++)
 		printf("  policy log: %s\n", p->logs.v[i]);
 	printf("  catalog sha256 %s\n", p->catalog_hash);

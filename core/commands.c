@@ -4,8 +4,18 @@
 
 const gb_cmd *const gb_commands[] = {
 	&gb_cmd_validate,
+	&gb_cmd_plan,
+	&gb_cmd_apply,
+	&gb_cmd_status,
+	&gb_cmd_scale,
+	&gb_cmd_destroy,
+	&gb_cmd_events,
+	&gb_cmd_cost,
+	&gb_cmd_gc,
 	&gb_cmd_offers,
 	&gb_cmd_drivers,
+	&gb_cmd_nodes,
+	&gb_cmd_policy,
 	&gb_cmd_version,
 	&gb_cmd_help,
 	NULL,

@@ -23,12 +23,6 @@ static json_t *get_path(json_t *obj, const char *key)
 	return cur ? json_object_get(cur, key) : NULL;
 }
 
-static int ends_with(const char *s, const char *suffix)
-{
-	size_t a = strlen(s), b = strlen(suffix);
-	return a >= b && strcmp(s + a - b, suffix) == 0;
-}
-
 static char *cell_text(json_t *v, const char *key)
 {
 	if (!v || json_is_null(v))
@@ -38,9 +32,14 @@ static char *cell_text(json_t *v, const char *key)
 	if (json_is_integer(v))
 		return gb_xasprintf("%lld", (long long)json_integer_value(v));
 	if (json_is_real(v)) {
-		if (ends_with(key, "price") || strstr(key, "per_hour") ||
-		    strstr(key, "cost") || strstr(key, "usd"))
-			return gb_xasprintf("%.2f", json_real_value(v));
+		if (strstr(key, "price") || strstr(key, "per_hour") ||
+		    strstr(key, "cost") || strstr(key, "usd")) {
+			double d = json_real_value(v);
+			return gb_xasprintf(d != 0 && d < 1 && d > -1 ? "%.4f" : "%.2f",
+			                    d);
+		}
+		if (strcmp(key, "score") == 0)
+			return gb_xasprintf("%.3f", json_real_value(v));
 		return gb_xasprintf("%g", json_real_value(v));
 	}
 	if (json_is_boolean(v))

@@ -2,6 +2,79 @@
 #include "runtime.h"
 
 #include <string.h>
+#include <unistd.h>
+
+#include "store.h"
+
+/* Offers refreshed by `offers refresh` live in the state store and replace
+ * the shipped catalog's entry with the same key. */
+static void load_offers(gb_cli *cli, gb_runtime *rt)
+{
+	gb_store *st = NULL;
+	gb_offer_row *v = NULL;
+	size_t n = 0;
+	char err[512];
+	gb_catalog *shipped = gb_catalog_new();
+	gb_drivers_offers(&rt->drivers, shipped, &rt->problems);
+	if (cli->cfg.state_path && access(cli->cfg.state_path, R_OK) == 0 &&
+	    gb_store_open(cli->cfg.state_path, &st, err, sizeof(err)) == 0) {
+		if (gb_store_offers_list(st, &v, &n) != 0)
+			n = 0;
+		gb_store_close(st);
+	}
+	for (size_t i = 0; i < n; i++) {
+		gb_offer o;
+		gb_capacity cap;
+		if (!gb_drivers_find(&rt->drivers, v[i].cloud) ||
+		    gb_capacity_parse(v[i].capacity, &cap) != 0)
+			continue;
+		memset(&o, 0, sizeof(o));
+		o.region = v[i].region;
+		o.zone = v[i].zone;
+		o.instance_type = v[i].instance_type;
+		o.gpu_model = v[i].gpu_model;
+		o.gpu_count = v[i].gpu_count;
+		o.gpu_memory_gb = v[i].gpu_memory_gb;
+		o.vcpus = v[i].vcpus;
+		o.ram_gb = v[i].ram_gb;
+		o.capacity = cap;
+		o.price_per_hour = v[i].price;
+		o.source = v[i].source;
+		o.fetched_at = v[i].fetched_at;
+		gb_catalog_add(rt->cat, v[i].cloud, &o);
+	}
+	for (size_t i = 0; i < gb_catalog_count(shipped); i++) {
+		const gb_coffer *c = gb_catalog_at(shipped, i);
+		int dup = 0;
+		gb_offer o;
+		for (size_t k = 0; k < n && !dup; k++)
+			dup = strcmp(v[k].cloud, c->cloud) == 0 &&
+			      strcmp(v[k].region, c->region) == 0 &&
+			      strcmp(v[k].zone, c->zone) == 0 &&
+			      strcmp(v[k].instance_type, c->instance_type) == 0 &&
+			      strcmp(v[k].capacity, gb_capacity_name(c->capacity)) == 0;
+		if (dup)
+			continue;
+		memset(&o, 0, sizeof(o));
+		o.region = c->region;
+		o.zone = c->zone;
+		o.instance_type = c->instance_type;
+		o.gpu_model = c->gpu_model;
+		o.gpu_count = c->gpu_count;
+		o.gpu_memory_gb = c->gpu_memory_gb;
+		o.vcpus = c->vcpus;
+		o.ram_gb = c->ram_gb;
+		o.capacity = c->capacity;
+		o.price_per_hour = c->price;
+		o.source = c->source;
+		o.fetched_at = c->fetched_at;
+		o.bench_json = c->bench_json;
+		o.tags = c->tags;
+		gb_catalog_add(rt->cat, c->cloud, &o);
+	}
+	gb_offer_list_free(v, n);
+	gb_catalog_free(shipped);
+}
 
 int gb_runtime_open(gb_cli *cli, gb_runtime *rt, int want_offers)
 {
@@ -19,7 +92,7 @@ int gb_runtime_open(gb_cli *cli, gb_runtime *rt, int want_offers)
 	}
 	rt->cat = gb_catalog_new();
 	if (want_offers)
-		gb_drivers_offers(&rt->drivers, rt->cat, &rt->problems);
+		load_offers(cli, rt);
 	return 0;
 }
 

@@ -1,0 +1,185 @@
+/* cmd_apply.c -- `gpubroker apply`: show the plan, ask, converge, wait. */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "output.h"
+#include "pool_output.h"
+#include "progress.h"
+#include "remote.h"
+#include "session.h"
+
+static gb_strv a_files;
+static const char *a_timeout;
+static int a_wait, a_yes;
+
+static const gb_flag *apply_flags(void)
+{
+	static const gb_flag f[] = {
+		{"file", 'f', "SPEC", "pool spec file (repeatable)", NULL, NULL,
+		 &a_files},
+		{"wait", 0, NULL, "wait until every instance runs and print "
+		 "their addresses", NULL, &a_wait, NULL},
+		{"timeout", 0, "DURATION", "with --wait: give up after this long "
+		 "(exit 3), e.g. 15m", &a_timeout, NULL, NULL},
+		{"auto-approve", 0, NULL, "do not ask for confirmation (required "
+		 "without a terminal)", NULL, &a_yes, NULL},
+		{NULL, 0, NULL, NULL, NULL, NULL, NULL},
+	};
+	return f;
+}
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+/* Asks on the terminal; 1 when the user typed "yes". */
+int gb_cli_confirm(const gb_cli *cli, const char *question);
+int gb_cli_confirm(const gb_cli *cli, const char *question)
+{
+	char line[64];
+	(void)cli;
+	fprintf(stderr, "%s\n  Only 'yes' will be accepted: ", question);
+	fflush(stderr);
+	if (!fgets(line, sizeof(line), stdin))
+		return 0;
+	line[strcspn(line, "\r\n")] = '\0';
+	return strcmp(line, "yes") == 0;
+}
+
+static int run_apply(gb_cli *cli)
+{
+	gb_session s;
+	gb_progress prog;
+	gb_strv files = {0};
+	int64_t timeout = 0;
+	int rc = GB_EXIT_OK, r;
+	json_t *results = json_array();
+	int interactive = isatty(STDIN_FILENO) && isatty(STDERR_FILENO);
+
+	for (size_t i = 0; i < a_files.n; i++)
+		gb_strv_push(&files, a_files.v[i]);
+	for (size_t i = 0; i < cli->args.n; i++)
+		gb_strv_push(&files, cli->args.v[i]);
+	gb_strv_free(&a_files);
+	if (!files.n) {
+		json_decref(results);
+		return gb_cli_usage(cli, "give a pool spec with -f FILE");
+	}
+	if (a_timeout && gb_parse_duration(a_timeout, &timeout) != 0) {
+		gb_strv_free(&files);
+		json_decref(results);
+		return gb_cli_usage(cli, "--timeout: expected a duration like "
+		                         "90s, 15m or 2h, found \"%s\"", a_timeout);
+	}
+	if (!a_yes && !interactive) {
+		gb_strv_free(&files);
+		json_decref(results);
+		gb_cli_err(cli, "refusing to apply without confirmation: there "
+		                "is no terminal to ask on. Review the plan with "
+		                "'gpubroker plan' and pass --auto-approve.");
+		return GB_EXIT_FAIL;
+	}
+	if (cli->server) {
+		r = gb_remote_apply(cli, &files, a_wait, timeout, a_yes);
+		gb_strv_free(&files);
+		json_decref(results);
+		return r;
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	gb_progress_init(&prog, cli);
+	if ((r = gb_session_open(cli, &s, gb_progress_event, &prog, &stop_flag)) != 0) {
+		gb_strv_free(&files);
+		json_decref(results);
+		return r;
+	}
+	for (size_t fi = 0; fi < files.n; fi++) {
+		gb_spec_set set;
+		gb_diags d = GB_DIAGS_INIT;
+		gb_spec_opts so;
+		memset(&so, 0, sizeof(so));
+		if (gb_spec_load_file(files.v[fi], &so, &set, &d) != 0) {
+			gb_diags_print(&d, stderr);
+			gb_diags_free(&d);
+			rc = GB_EXIT_FAIL;
+			continue;
+		}
+		gb_diags_free(&d);
+		for (size_t i = 0; i < set.n && !stop_flag; i++) {
+			const gb_pool_spec *spec = &set.pools[i];
+			gb_engine_result res;
+			char err[1024];
+			json_t *diff = gb_engine_diff(s.eng, spec, err, sizeof(err));
+			if (!diff) {
+				gb_cli_err(cli, "pool %s: %s", spec->name, err);
+				rc = GB_EXIT_FAIL;
+				continue;
+			}
+			if (!cli->quiet)
+				gb_print_diff(stderr, diff);
+			if (!a_yes) {
+				char q[256];
+				snprintf(q, sizeof(q), "Apply pool %s?", spec->name);
+				if (!gb_cli_confirm(cli, q)) {
+					gb_cli_err(cli, "pool %s: not applied", spec->name);
+					json_decref(diff);
+					rc = GB_EXIT_FAIL;
+					continue;
+				}
+			}
+			json_decref(diff);
+			if (gb_engine_apply(s.eng, spec, &res) != 0) {
+				gb_progress_done(&prog);
+				gb_cli_err(cli, "%s", res.message);
+				rc = GB_EXIT_FAIL;
+			}
+			if (a_wait && res.ok) {
+				int w = gb_engine_wait(s.eng, spec->name, timeout, err,
+				                       sizeof(err));
+				gb_progress_done(&prog);
+				if (w == 0) {
+					gb_cli_err(cli, "pool %s: timed out waiting: %s",
+					           spec->name, err);
+					rc = rc ? rc : GB_EXIT_TIMEOUT;
+				} else if (w < 0) {
+					gb_cli_err(cli, "pool %s: %s", spec->name, err);
+					rc = GB_EXIT_FAIL;
+				}
+				gb_engine_result_free(&res);
+				res.pool = gb_engine_pool_json(s.eng, spec->name);
+			}
+			gb_progress_done(&prog);
+			if (res.pool)
+				json_array_append(results, res.pool);
+			gb_engine_result_free(&res);
+		}
+		gb_spec_set_free(&set);
+	}
+	if (stop_flag) {
+		gb_cli_err(cli, "interrupted: the journal is consistent; re-run "
+		                "apply (or let the daemon) converge");
+		rc = GB_EXIT_FAIL;
+	}
+	gb_print_pools(cli, results, 1);
+	json_decref(results);
+	gb_session_close(&s);
+	gb_strv_free(&files);
+	return rc;
+}
+
+const gb_cmd gb_cmd_apply = {
+	"apply", "create or update pools to match a spec",
+	"-f SPEC [--wait [--timeout DURATION]] [--auto-approve]",
+	"Shows what will change (like 'terraform plan'), asks on a terminal,\n"
+	"then converges: journaled creates in parallel, failover down the plan\n"
+	"on capacity/quota errors.  Without a terminal, --auto-approve is\n"
+	"required.  With --wait, waits until every instance runs and prints\n"
+	"their addresses (exit 3 when --timeout passes first).",
+	apply_flags, run_apply,
+};

@@ -1,0 +1,218 @@
+/* engine.c -- engine lifetime, events, per-pool locks and shared helpers. */
+#include "engine_int.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+
+gb_engine *gb_engine_new(const gb_engine_opts *o)
+{
+	gb_engine *e = gb_xcalloc(1, sizeof(*e));
+	e->o = *o;
+	e->workers = o->workers > 0 ? o->workers
+	             : o->cfg && o->cfg->workers > 0 ? o->cfg->workers
+	                                             : 16;
+	e->cooldown_s = o->cooldown_s > 0 ? o->cooldown_s
+	                : o->cfg && o->cfg->failover_cooldown_s > 0
+	                        ? o->cfg->failover_cooldown_s
+	                        : 180;
+	e->confirm_timeout_s = o->confirm_timeout_s > 0 ? o->confirm_timeout_s
+	                                                : 600;
+	e->poll_ms = o->poll_ms > 0 ? o->poll_ms : 1000;
+	e->broker_id = o->cfg && o->cfg->broker_id ? o->cfg->broker_id
+	                                           : "gpubroker";
+	pthread_mutex_init(&e->locks_mu, NULL);
+	pthread_mutex_init(&e->stats_mu, NULL);
+	return e;
+}
+
+void gb_engine_free(gb_engine *e)
+{
+	if (!e)
+		return;
+	while (e->locks) {
+		pool_lock *l = e->locks;
+		e->locks = l->next;
+		pthread_mutex_destroy(&l->mu);
+		free(l->name);
+		free(l);
+	}
+	pthread_mutex_destroy(&e->locks_mu);
+	pthread_mutex_destroy(&e->stats_mu);
+	free(e);
+}
+
+void gb_engine_result_free(gb_engine_result *r)
+{
+	json_decref(r->pool);
+	r->pool = NULL;
+}
+
+void gb_engine_stats_get(gb_engine *e, gb_engine_stats *out)
+{
+	pthread_mutex_lock(&e->stats_mu);
+	*out = e->stats;
+	pthread_mutex_unlock(&e->stats_mu);
+}
+
+void gb_engine__stat(gb_engine *e, uint64_t *field, uint64_t by)
+{
+	pthread_mutex_lock(&e->stats_mu);
+	*field += by;
+	pthread_mutex_unlock(&e->stats_mu);
+}
+
+void gb_engine__event(gb_engine *e, const char *pool, const char *instance,
+                      const char *kind, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+	va_start(ap, fmt);
+	msg = gb_xvasprintf(fmt, ap);
+	va_end(ap);
+	if (gb_store_event(e->o.store, pool, instance, kind, "%s", msg) != 0)
+		gb_log(GB_LOG_ERROR, "engine", "cannot record event: %s",
+		       gb_store_errmsg(e->o.store));
+	gb_log(GB_LOG_INFO, "engine", "%s%s%s: %s", pool ? pool : "-",
+	       instance ? " " : "", instance ? instance : "", msg);
+	if (e->o.progress)
+		e->o.progress(e->o.progress_ud, pool, instance, kind, msg);
+	free(msg);
+}
+
+gb_drv *gb_engine__drv(gb_engine *e, const char *cloud)
+{
+	gb_drv *d = gb_drivers_find(e->o.drivers, cloud);
+	return d && d->ready ? d : NULL;
+}
+
+void gb_engine__lock_pool(gb_engine *e, const char *name)
+{
+	pool_lock *l;
+	pthread_mutex_lock(&e->locks_mu);
+	for (l = e->locks; l; l = l->next)
+		if (strcmp(l->name, name) == 0)
+			break;
+	if (!l) {
+		l = gb_xcalloc(1, sizeof(*l));
+		l->name = gb_xstrdup(name);
+		pthread_mutex_init(&l->mu, NULL);
+		l->next = e->locks;
+		e->locks = l;
+	}
+	l->users++;
+	pthread_mutex_unlock(&e->locks_mu);
+	pthread_mutex_lock(&l->mu);
+}
+
+void gb_engine__unlock_pool(gb_engine *e, const char *name)
+{
+	pool_lock *l;
+	pthread_mutex_lock(&e->locks_mu);
+	for (l = e->locks; l; l = l->next)
+		if (strcmp(l->name, name) == 0)
+			break;
+	if (l) {
+		l->users--;
+		pthread_mutex_unlock(&l->mu);
+	}
+	pthread_mutex_unlock(&e->locks_mu);
+}
+
+int gb_engine__spec(const gb_pool_row *row, gb_pool_spec *out, char *err,
+                    size_t cap)
+{
+	gb_spec_set set;
+	gb_diags d = GB_DIAGS_INIT;
+	gb_spec_opts so;
+	memset(&so, 0, sizeof(so));
+	memset(out, 0, sizeof(*out));
+	if (gb_spec_load_json(row->name, row->spec_json, strlen(row->spec_json),
+	                      &so, &set, &d) != 0 || set.n != 1) {
+		char *m = gb_diags_str(&d);
+		snprintf(err, cap, "stored spec of pool %s no longer loads: %s",
+		         row->name, m);
+		free(m);
+		gb_diags_free(&d);
+		if (set.n)
+			gb_spec_set_free(&set);
+		return -1;
+	}
+	gb_diags_free(&d);
+	gb_pool_spec_copy(out, &set.pools[0]);
+	gb_spec_set_free(&set);
+	return 0;
+}
+
+const char *gb_engine__state_str(gb_instance_state st)
+{
+	switch (st) {
+	case GB_INST_PENDING: return "pending";
+	case GB_INST_RUNNING: return "running";
+	case GB_INST_STOPPING: return "stopping";
+	case GB_INST_TERMINATED: return "terminated";
+	case GB_INST_PREEMPTED: return "preempted";
+	case GB_INST_FAILED: return "failed";
+	case GB_INST_UNKNOWN: return "pending";
+	}
+	return "pending";
+}
+
+static const char *tag_value(const gb_instance *inst, const char *key)
+{
+	for (size_t i = 0; i < inst->ntags; i++)
+		if (inst->tags[i].key && strcmp(inst->tags[i].key, key) == 0)
+			return inst->tags[i].value;
+	return NULL;
+}
+
+int gb_engine__collect(void *ud, const gb_instance *inst)
+{
+	gb_seen_list *l = ud;
+	gb_seen *s;
+	if (!inst->id)
+		return 0;
+	if (l->mu)
+		pthread_mutex_lock(l->mu);
+	l->v = gb_xrealloc(l->v, (l->n + 1) * sizeof(*l->v));
+	s = &l->v[l->n++];
+	memset(s, 0, sizeof(*s));
+	s->id = gb_xstrdup(inst->id);
+	s->name = gb_xstrdup(inst->name);
+	s->region = gb_xstrdup(inst->region);
+	s->zone = gb_xstrdup(inst->zone ? inst->zone : "");
+	s->instance_type = gb_xstrdup(inst->instance_type);
+	s->state_reason = gb_xstrdup(inst->state_reason);
+	s->private_ip = gb_xstrdup(inst->private_ip);
+	s->public_ip = gb_xstrdup(inst->public_ip);
+	s->token = gb_xstrdup(tag_value(inst, GB_TAG_TOKEN));
+	s->pool = gb_xstrdup(tag_value(inst, GB_TAG_POOL));
+	s->capacity = inst->capacity;
+	s->state = inst->state;
+	s->created_at = inst->created_at;
+	if (l->mu)
+		pthread_mutex_unlock(l->mu);
+	return 0;
+}
+
+void gb_seen_list_free(gb_seen_list *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		gb_seen *s = &l->v[i];
+		free(s->id);
+		free(s->name);
+		free(s->region);
+		free(s->zone);
+		free(s->instance_type);
+		free(s->state_reason);
+		free(s->private_ip);
+		free(s->public_ip);
+		free(s->token);
+		free(s->pool);
+	}
+	free(l->v);
+	l->v = NULL;
+	l->n = 0;
+}

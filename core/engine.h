@@ -1,0 +1,153 @@
+/*
+ * engine.h -- apply / destroy / scale / observe / recover / gc: the only
+ * code that calls driver mutations.
+ *
+ * The promise: what the spec says is what runs, and nothing is leaked or
+ * duplicated even if the process dies at any instant.
+ *   - Before every create (and terminate) the engine writes an intent to
+ *     the store and COMMITS it; then it calls the driver; then it records
+ *     the instances and closes the intent in one transaction.
+ *   - Tokens are journaled, and providers deduplicate retried creates with
+ *     them (EC2 ClientToken, ARM PUT by name, GCE requestId), so a retried
+ *     or recovered create returns the same instances.
+ *   - On every start, open intents are resolved by asking the drivers for
+ *     instances carrying the intent's token: they are adopted (or, when
+ *     their pool is gone, terminated); the intent is closed.
+ *   - A row is marked terminated only after the cloud confirmed it
+ *     (describe says terminated, or the instance is gone); until then it
+ *     is "terminating" and still costs money in `cost`.
+ *   - gc finds instances tagged with this broker's id that the store does
+ *     not know (and no open intent explains) and terminates or adopts them.
+ *
+ * Failover: candidates come from the planner in rank order; a CAPACITY or
+ * QUOTA error marks (cloud, region, zone, type, capacity) unavailable for
+ * the cooldown (shared through the store by all pools and processes) and
+ * the next candidate is tried.  Creates on one candidate are
+ * all-or-nothing; `colocate: zone` pools keep every instance in one zone
+ * and move whole when their zone has no room.
+ *
+ * Scale-down order: instances that are not running yet go first, then the
+ * newest (highest name index), so the longest-running ones stay.
+ *
+ * Threading: driver calls run on worker threads (opts.workers at once);
+ * engine calls for one pool are serialised by a per-pool lock; different
+ * pools proceed in parallel.
+ */
+#ifndef GB_ENGINE_H
+#define GB_ENGINE_H
+
+#include <jansson.h>
+#include <signal.h>
+
+#include "catalog.h"
+#include "config.h"
+#include "drivers.h"
+#include "plan.h"
+#include "spec.h"
+#include "store.h"
+
+typedef struct gb_engine gb_engine;
+
+/* Called for every event as it happens (also stored as an event row). */
+typedef void (*gb_engine_progress_fn)(void *ud, const char *pool,
+                                      const char *instance, const char *kind,
+                                      const char *message);
+
+typedef struct gb_engine_opts {
+	const gb_config *cfg;       /* borrowed */
+	gb_store *store;            /* borrowed */
+	gb_drivers *drivers;        /* borrowed */
+	gb_catalog *cat;            /* borrowed */
+	const char *policy_dir;     /* extra policy directory, may be NULL */
+	int workers;                /* parallel driver calls; 0 = cfg->workers */
+	int64_t cooldown_s;         /* 0 = cfg->failover_cooldown_s */
+	int64_t confirm_timeout_s;  /* destroy waits this long for the cloud
+	                               to confirm (0 = 600) */
+	int64_t poll_ms;            /* describe period while waiting (0 = 1000) */
+	gb_engine_progress_fn progress;
+	void *progress_ud;
+	volatile sig_atomic_t *stop; /* when set, long waits return early */
+} gb_engine_opts;
+
+/* Ownership: free with gb_engine_free (borrowed things stay the caller's). */
+gb_engine *gb_engine_new(const gb_engine_opts *o);
+void gb_engine_free(gb_engine *e);
+
+/* Result of an operation: a human message on failure, counts, and the
+ * pool's state as JSON (new reference, may be NULL). */
+typedef struct gb_engine_result {
+	int ok;                 /* 1 converged / done */
+	int partial;            /* some instances could not be placed */
+	int created, kept, destroyed, replaced;
+	char message[1024];     /* on failure: what, why, how to fix */
+	json_t *pool;           /* gb_engine_pool_json of the pool */
+} gb_engine_result;
+
+void gb_engine_result_free(gb_engine_result *r);
+
+/* What apply would do, terraform-style, without doing it.  Returns a JSON
+ * object {pool, create:[..], keep:[..], destroy:[..], replace:[..],
+ * price_per_hour_before/after, candidates:[..]} (new reference) or NULL
+ * with err. */
+json_t *gb_engine_diff(gb_engine *e, const gb_pool_spec *spec, char *err,
+                       size_t cap);
+
+/* Store the spec and converge the pool to it.  Quotas and budgets are
+ * checked before any call (refused with a message).  Idempotent. */
+int gb_engine_apply(gb_engine *e, const gb_pool_spec *spec,
+                    gb_engine_result *res);
+/* Converge a stored pool (replace preempted/failed instances, create
+ * missing, destroy extra) -- the reconciler's step. */
+int gb_engine_converge(gb_engine *e, const char *pool, gb_engine_result *res);
+/* Change the desired size (min..max of the spec when given). */
+int gb_engine_scale(gb_engine *e, const char *pool, int n,
+                    gb_engine_result *res);
+/* Terminate every instance, confirm through describe, mark the pool
+ * destroyed.  Idempotent; safe to re-run after any crash.  reason is
+ * recorded ("user", "ttl", "idle"). */
+int gb_engine_destroy(gb_engine *e, const char *pool, const char *reason,
+                      gb_engine_result *res);
+
+/* Ask the drivers about live instances (of one pool, or all when NULL)
+ * and update their states; one describe per driver and region. */
+int gb_engine_refresh(gb_engine *e, const char *pool);
+/* Refresh until every desired instance runs, or timeout_s passes (0 =
+ * wait forever until *stop).  1 = all running, 0 = timed out, -1 error. */
+int gb_engine_wait(gb_engine *e, const char *pool, int64_t timeout_s,
+                   char *err, size_t cap);
+
+/* Resolve open intents (call on every start).  Returns how many were
+ * resolved, -1 on error. */
+int gb_engine_recover(gb_engine *e);
+
+/* Instances carrying this broker's tag that the store does not know.
+ * With adopt, those whose pool tag names an active pool are adopted;
+ * every other orphan is terminated.  Fills *report (new reference: a JSON
+ * array of {cloud, region, id, pool, action}). */
+int gb_engine_gc(gb_engine *e, int adopt, json_t **report);
+
+/* The pool as JSON: name, team, purpose, state, desired, running,
+ * pending, clouds, price_per_hour, age_s, ttl_left_s, instances[...].
+ * New reference, NULL when unknown. */
+json_t *gb_engine_pool_json(gb_engine *e, const char *pool);
+/* Every pool (team NULL = all). New reference (array). */
+json_t *gb_engine_pools_json(gb_engine *e, const char *team);
+
+/* Cost: seconds alive x price at launch, grouped by "team", "pool",
+ * "cloud" or "label:KEY", counting time after since_s (0 = all time).
+ * New reference: {total, currency, since, groups:[{key, cost, hours,
+ * instances}]} */
+json_t *gb_engine_cost(gb_engine *e, const char *by, int64_t since_s);
+
+/* For tests and the daemon's metrics. */
+typedef struct gb_engine_stats {
+	uint64_t failovers;
+	uint64_t creates;
+	uint64_t terminates;
+	uint64_t preemptions;
+	uint64_t gc_terminated;
+	uint64_t gc_adopted;
+} gb_engine_stats;
+void gb_engine_stats_get(gb_engine *e, gb_engine_stats *out);
+
+#endif

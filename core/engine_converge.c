@@ -1,0 +1,543 @@
+/* engine_converge.c -- diff, apply, converge and scale. */
+#include "engine_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* engine_create.c */
+int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
+                     int64_t generation, int need, const char *cloud,
+                     const char *region, const char *zone, int *placed,
+                     char *msg, size_t cap);
+int gb_engine__plan(gb_engine *e, const gb_pool_spec *spec, gb_plan *plan,
+                    gb_policy_set **ps_out, char *err, size_t cap);
+/* engine_quota.c */
+int gb_engine__check_team(gb_engine *e, const gb_pool_spec *spec, int desired,
+                          double pool_price, char *msg, size_t cap);
+
+static const char *compliance_tag(const char *req)
+{
+	return strcmp(req, "hipaa") == 0 ? "hipaa-eligible" : req;
+}
+
+/* Does a running instance still satisfy the spec? */
+static int compatible(const gb_pool_spec *s, const gb_inst_row *r)
+{
+	gb_capacity cap;
+	int ok = 0;
+	const gb_region_info *ri;
+	if (s->clouds.n && !gb_strv_contains(&s->clouds, r->cloud))
+		return 0;
+	if (!r->gpu_model || !gb_strv_contains(&s->gpu_models, r->gpu_model))
+		return 0;
+	if (r->gpu_count != s->gpu_count)
+		return 0;
+	if (gb_capacity_parse(r->capacity, &cap) != 0)
+		return 0;
+	for (int i = 0; i < s->ncapacity; i++)
+		ok |= s->capacity[i] == cap;
+	if (!ok)
+		return 0;
+	if (s->regions.n) {
+		ok = 0;
+		for (size_t i = 0; i < s->regions.n; i++)
+			ok |= gb_glob(s->regions.v[i], r->region);
+		if (!ok)
+			return 0;
+	}
+	ri = gb_region_find(r->cloud, r->region);
+	for (size_t i = 0; i < s->compliance.n; i++)
+		if (!ri || !gb_region_has_tag(ri, compliance_tag(s->compliance.v[i])))
+			return 0;
+	return 1;
+}
+
+static int is_healthy(const gb_inst_row *r)
+{
+	return strcmp(r->state, "pending") == 0 ||
+	       strcmp(r->state, "running") == 0;
+}
+
+static int is_broken(const gb_inst_row *r)
+{
+	return strcmp(r->state, "preempted") == 0 ||
+	       strcmp(r->state, "failed") == 0 ||
+	       (strcmp(r->state, "stopping") == 0 && !r->terminate_requested_at);
+}
+
+/* Keep preference: running before pending, then oldest (lowest index). */
+static int keep_cmp(const void *a, const void *b)
+{
+	const gb_inst_row *x = *(const gb_inst_row *const *)a;
+	const gb_inst_row *y = *(const gb_inst_row *const *)b;
+	int rx = strcmp(x->state, "running") == 0, ry = strcmp(y->state, "running") == 0;
+	if (rx != ry)
+		return ry - rx;
+	return x->name_index - y->name_index;
+}
+
+typedef struct classified {
+	gb_inst_row *rows;
+	size_t n;
+	gb_inst_row **keep, **extra, **broken, **incompat;
+	size_t nkeep, nextra, nbroken, nincompat;
+} classified;
+
+static void classify(const gb_pool_spec *s, int desired, gb_inst_row *rows,
+                     size_t n, classified *c)
+{
+	gb_inst_row **ok = gb_xcalloc(n + 1, sizeof(*ok));
+	size_t nok = 0;
+	memset(c, 0, sizeof(*c));
+	c->rows = rows;
+	c->n = n;
+	c->keep = gb_xcalloc(n + 1, sizeof(*c->keep));
+	c->extra = gb_xcalloc(n + 1, sizeof(*c->extra));
+	c->broken = gb_xcalloc(n + 1, sizeof(*c->broken));
+	c->incompat = gb_xcalloc(n + 1, sizeof(*c->incompat));
+	for (size_t i = 0; i < n; i++) {
+		gb_inst_row *r = &rows[i];
+		if (strcmp(r->state, "terminated") == 0 ||
+		    strcmp(r->state, "terminating") == 0)
+			continue;
+		if (is_broken(r))
+			c->broken[c->nbroken++] = r;
+		else if (is_healthy(r) && compatible(s, r))
+			ok[nok++] = r;
+		else if (is_healthy(r))
+			c->incompat[c->nincompat++] = r;
+	}
+	qsort(ok, nok, sizeof(*ok), keep_cmp);
+	/* colocate zone: keep only the zone holding most kept instances */
+	if (s->colocate == GB_COLOCATE_ZONE && nok > 1) {
+		size_t best = 0, bestn = 0;
+		for (size_t i = 0; i < nok; i++) {
+			size_t m = 0;
+			for (size_t j = 0; j < nok; j++)
+				m += strcmp(ok[i]->cloud, ok[j]->cloud) == 0 &&
+				     strcmp(ok[i]->region, ok[j]->region) == 0 &&
+				     strcmp(ok[i]->zone, ok[j]->zone) == 0;
+			if (m > bestn) {
+				bestn = m;
+				best = i;
+			}
+		}
+		gb_inst_row *anchor = ok[best];
+		size_t w = 0;
+		for (size_t i = 0; i < nok; i++) {
+			if (strcmp(ok[i]->cloud, anchor->cloud) == 0 &&
+			    strcmp(ok[i]->region, anchor->region) == 0 &&
+			    strcmp(ok[i]->zone, anchor->zone) == 0)
+				ok[w++] = ok[i];
+			else
+				c->incompat[c->nincompat++] = ok[i];
+		}
+		nok = w;
+		qsort(ok, nok, sizeof(*ok), keep_cmp);
+	}
+	for (size_t i = 0; i < nok; i++) {
+		if ((int)c->nkeep < desired)
+			c->keep[c->nkeep++] = ok[i];
+		else
+			c->extra[c->nextra++] = ok[i];
+	}
+	free(ok);
+}
+
+static void classified_free(classified *c)
+{
+	free(c->keep);
+	free(c->extra);
+	free(c->broken);
+	free(c->incompat);
+}
+
+/* Converge with the pool lock held and the spec loaded. */
+static int converge_locked(gb_engine *e, const gb_pool_row *row,
+                           const gb_pool_spec *spec, gb_engine_result *res)
+{
+	gb_inst_row *rows = NULL;
+	size_t n = 0;
+	classified c;
+	int need, placed = 0, rc = 0;
+	char msg[1024] = "";
+	const char *cl = NULL, *rg = NULL, *zn = NULL;
+
+	if (gb_store_inst_list(e->o.store, row->name, 1, &rows, &n) != 0) {
+		snprintf(res->message, sizeof(res->message), "%s",
+		         gb_store_errmsg(e->o.store));
+		return -1;
+	}
+	if (n) {
+		gb_engine__refresh_rows(e, row->name, rows, n);
+		gb_inst_list_free(rows, n);
+		if (gb_store_inst_list(e->o.store, row->name, 1, &rows, &n) != 0) {
+			snprintf(res->message, sizeof(res->message), "%s",
+			         gb_store_errmsg(e->o.store));
+			return -1;
+		}
+	}
+	classify(spec, row->desired, rows, n, &c);
+	need = row->desired - (int)c.nkeep;
+	res->kept = (int)c.nkeep;
+
+	if (c.nbroken) {
+		for (size_t i = 0; i < c.nbroken; i++)
+			gb_engine__event(e, row->name, c.broken[i]->provider_id,
+			                 "replace", "replacing %s (%s%s%s)",
+			                 c.broken[i]->name, c.broken[i]->state,
+			                 c.broken[i]->state_reason ? ": " : "",
+			                 c.broken[i]->state_reason
+			                         ? c.broken[i]->state_reason
+			                         : "");
+		gb_engine__terminate_rows(e, c.broken, c.nbroken, "replaced");
+		res->replaced += (int)c.nbroken;
+	}
+	if (need > 0) {
+		if (c.nkeep && spec->colocate == GB_COLOCATE_ZONE) {
+			cl = c.keep[0]->cloud;
+			rg = c.keep[0]->region;
+			zn = c.keep[0]->zone;
+		} else if (c.nkeep && spec->colocate == GB_COLOCATE_REGION) {
+			cl = c.keep[0]->cloud;
+			rg = c.keep[0]->region;
+		}
+		rc = gb_engine__place(e, spec, row->generation, need, cl, rg, zn,
+		                      &placed, msg, sizeof(msg));
+		res->created += placed;
+		if (rc != 0 && cl && spec->colocate != GB_COLOCATE_NONE) {
+			/* No room next to the others: move the whole pool. */
+			int moved = 0;
+			char msg2[1024];
+			gb_engine__event(e, row->name, NULL, "move",
+			                 "no room for %d more in %s%s%s; moving the "
+			                 "whole pool (%d instances)", need, rg,
+			                 zn && *zn ? "/" : "", zn ? zn : "",
+			                 row->desired);
+			rc = gb_engine__place(e, spec, row->generation + 1000000,
+			                      row->desired, NULL, NULL, NULL, &moved,
+			                      msg2, sizeof(msg2));
+			res->created += moved;
+			if (rc == 0) {
+				/* the old ones become extra */
+				for (size_t i = 0; i < c.nkeep; i++)
+					c.extra[c.nextra++] = c.keep[i];
+				res->kept = 0;
+				msg[0] = '\0';
+			} else {
+				snprintf(msg, sizeof(msg), "%s", msg2);
+			}
+		}
+		if (rc != 0) {
+			res->partial = 1;
+			snprintf(res->message, sizeof(res->message), "%s", msg);
+		}
+	}
+	/* Make before break: incompatible instances go only once their
+	 * replacements were placed. */
+	if (c.nincompat && rc == 0) {
+		gb_engine__terminate_rows(e, c.incompat, c.nincompat,
+		                          "replaced (spec changed)");
+		res->replaced += (int)c.nincompat;
+	}
+	if (c.nextra) {
+		gb_engine__terminate_rows(e, c.extra, c.nextra, "scale down");
+		res->destroyed += (int)c.nextra;
+	}
+	res->ok = rc == 0;
+	classified_free(&c);
+	gb_inst_list_free(rows, n);
+	return rc;
+}
+
+int gb_engine_converge(gb_engine *e, const char *pool, gb_engine_result *res)
+{
+	gb_pool_row row;
+	gb_pool_spec spec;
+	int rc;
+	memset(res, 0, sizeof(*res));
+	gb_engine__lock_pool(e, pool);
+	rc = gb_store_pool_get(e->o.store, pool, &row);
+	if (rc != 0) {
+		snprintf(res->message, sizeof(res->message),
+		         rc == 1 ? "no pool named %s" : "%s",
+		         rc == 1 ? pool : gb_store_errmsg(e->o.store));
+		gb_engine__unlock_pool(e, pool);
+		return -1;
+	}
+	if (strcmp(row.state, "active") != 0) {
+		res->ok = 1;
+		gb_pool_row_free(&row);
+		gb_engine__unlock_pool(e, pool);
+		return 0;
+	}
+	if (gb_engine__spec(&row, &spec, res->message, sizeof(res->message)) != 0) {
+		gb_pool_row_free(&row);
+		gb_engine__unlock_pool(e, pool);
+		return -1;
+	}
+	rc = converge_locked(e, &row, &spec, res);
+	gb_pool_spec_free(&spec);
+	gb_pool_row_free(&row);
+	gb_engine__unlock_pool(e, pool);
+	res->pool = gb_engine_pool_json(e, pool);
+	return rc;
+}
+
+/* Price of the best candidate for the pool (for budgets); -1 if none. */
+static double best_price(gb_engine *e, const gb_pool_spec *spec)
+{
+	gb_plan plan;
+	gb_policy_set *ps;
+	char err[512];
+	double p = -1;
+	if (gb_engine__plan(e, spec, &plan, &ps, err, sizeof(err)) != 0)
+		return -1;
+	if (plan.ncands)
+		p = plan.cands[0].offer->price;
+	gb_plan_free(&plan);
+	gb_policy_set_free(ps);
+	return p;
+}
+
+int gb_engine_apply(gb_engine *e, const gb_pool_spec *spec,
+                    gb_engine_result *res)
+{
+	gb_pool_row row, old;
+	char *json;
+	int rc, existed;
+	double price;
+	int64_t now = gb_now_ms() / 1000;
+
+	memset(res, 0, sizeof(*res));
+	price = best_price(e, spec);
+	if (gb_engine__check_team(e, spec, spec->count,
+	                          price > 0 ? price * spec->count : 0,
+	                          res->message, sizeof(res->message)) != 0)
+		return -1;
+	gb_engine__lock_pool(e, spec->name);
+	existed = gb_store_pool_get(e->o.store, spec->name, &old) == 0;
+	if (existed && strcmp(old.team, spec->team) != 0 &&
+	    strcmp(old.state, "destroyed") != 0) {
+		snprintf(res->message, sizeof(res->message),
+		         "pool %s already exists for team %s; pool names are "
+		         "global: pick another name or destroy it first",
+		         spec->name, old.team);
+		gb_pool_row_free(&old);
+		gb_engine__unlock_pool(e, spec->name);
+		return -1;
+	}
+	json = gb_pool_spec_to_json(spec);
+	memset(&row, 0, sizeof(row));
+	row.name = spec->name;
+	row.team = spec->team;
+	row.spec_json = json;
+	row.spec_hash = spec->source_hash ? spec->source_hash : (char *)"";
+	row.state = (char *)"active";
+	row.desired = spec->count;
+	row.created_at = now;
+	row.updated_at = now;
+	row.ttl_s = spec->ttl_s;
+	row.idle_timeout_s = spec->idle_timeout_s;
+	rc = gb_store_pool_put(e->o.store, &row);
+	free(json);
+	if (rc != 0) {
+		snprintf(res->message, sizeof(res->message), "%s",
+		         gb_store_errmsg(e->o.store));
+		if (existed)
+			gb_pool_row_free(&old);
+		gb_engine__unlock_pool(e, spec->name);
+		return -1;
+	}
+	if (!existed || strcmp(old.state, "destroyed") == 0)
+		gb_engine__event(e, spec->name, NULL, "applied",
+		                 "pool created: %d x %d x %s for team %s",
+		                 spec->count, spec->gpu_count,
+		                 spec->gpu_models.n ? spec->gpu_models.v[0] : "?",
+		                 spec->team);
+	else if (strcmp(old.spec_hash, spec->source_hash ? spec->source_hash
+	                                                 : "") != 0)
+		gb_engine__event(e, spec->name, NULL, "applied",
+		                 "spec changed; converging to %d instances",
+		                 spec->count);
+	if (existed)
+		gb_pool_row_free(&old);
+	if (gb_store_pool_get(e->o.store, spec->name, &row) != 0) {
+		snprintf(res->message, sizeof(res->message), "%s",
+		         gb_store_errmsg(e->o.store));
+		gb_engine__unlock_pool(e, spec->name);
+		return -1;
+	}
+	/* the decision record */
+	{
+		gb_plan plan;
+		gb_policy_set *ps;
+		char err[512];
+		if (gb_engine__plan(e, spec, &plan, &ps, err, sizeof(err)) == 0) {
+			json_t *rec = gb_plan_to_json(&plan, 20, 0);
+			gb_store_decision(e->o.store, spec->name, rec);
+			json_decref(rec);
+			gb_plan_free(&plan);
+			gb_policy_set_free(ps);
+		}
+	}
+	rc = converge_locked(e, &row, spec, res);
+	gb_pool_row_free(&row);
+	gb_engine__unlock_pool(e, spec->name);
+	res->pool = gb_engine_pool_json(e, spec->name);
+	return rc;
+}
+
+int gb_engine_scale(gb_engine *e, const char *pool, int n,
+                    gb_engine_result *res)
+{
+	gb_pool_row row;
+	gb_pool_spec spec;
+	int rc;
+	memset(res, 0, sizeof(*res));
+	gb_engine__lock_pool(e, pool);
+	rc = gb_store_pool_get(e->o.store, pool, &row);
+	if (rc != 0 || strcmp(row.state, "active") != 0) {
+		snprintf(res->message, sizeof(res->message),
+		         rc == 1 || rc == 0 ? "no active pool named %s" : "%s",
+		         rc <= 1 ? pool : gb_store_errmsg(e->o.store));
+		if (rc == 0)
+			gb_pool_row_free(&row);
+		gb_engine__unlock_pool(e, pool);
+		return -1;
+	}
+	if (gb_engine__spec(&row, &spec, res->message, sizeof(res->message)) != 0)
+		goto fail;
+	if (spec.max > spec.min && (n < spec.min || n > spec.max)) {
+		snprintf(res->message, sizeof(res->message),
+		         "pool %s can be scaled between its min %d and max %d "
+		         "(spec), not to %d", pool, spec.min, spec.max, n);
+		goto fail_spec;
+	}
+	if (n < 0 || n > GB_POOL_MAX_INSTANCES) {
+		snprintf(res->message, sizeof(res->message),
+		         "scale to %d: expected 0 to %d instances", n,
+		         GB_POOL_MAX_INSTANCES);
+		goto fail_spec;
+	}
+	if (n > row.desired &&
+	    gb_engine__check_team(e, &spec, n, 0, res->message,
+	                          sizeof(res->message)) != 0)
+		goto fail_spec;
+	if (gb_store_pool_set_desired(e->o.store, pool, n) != 0) {
+		snprintf(res->message, sizeof(res->message), "%s",
+		         gb_store_errmsg(e->o.store));
+		goto fail_spec;
+	}
+	gb_engine__event(e, pool, NULL, "scaled", "desired %d -> %d",
+	                 row.desired, n);
+	gb_pool_row_free(&row);
+	gb_store_pool_get(e->o.store, pool, &row);
+	rc = converge_locked(e, &row, &spec, res);
+	gb_pool_spec_free(&spec);
+	gb_pool_row_free(&row);
+	gb_engine__unlock_pool(e, pool);
+	res->pool = gb_engine_pool_json(e, pool);
+	return rc;
+fail_spec:
+	gb_pool_spec_free(&spec);
+fail:
+	gb_pool_row_free(&row);
+	gb_engine__unlock_pool(e, pool);
+	return -1;
+}
+
+json_t *gb_engine_diff(gb_engine *e, const gb_pool_spec *spec, char *err,
+                       size_t cap)
+{
+	gb_inst_row *rows = NULL;
+	size_t n = 0;
+	classified c;
+	gb_plan plan;
+	gb_policy_set *ps;
+	json_t *out, *create, *keep, *destroy, *replace, *cands;
+	double before = 0, after = 0;
+	int need;
+
+	if (gb_store_inst_list(e->o.store, spec->name, 1, &rows, &n) != 0) {
+		snprintf(err, cap, "%s", gb_store_errmsg(e->o.store));
+		return NULL;
+	}
+	if (gb_engine__plan(e, spec, &plan, &ps, err, cap) != 0) {
+		gb_inst_list_free(rows, n);
+		return NULL;
+	}
+	classify(spec, spec->count, rows, n, &c);
+	need = spec->count - (int)c.nkeep;
+	out = json_object();
+	create = json_array();
+	keep = json_array();
+	destroy = json_array();
+	replace = json_array();
+	cands = json_array();
+	for (size_t i = 0; i < c.nkeep; i++) {
+		json_array_append_new(keep, json_pack("{s:s, s:s, s:s, s:s, s:s}",
+		                                      "name", c.keep[i]->name, "cloud",
+		                                      c.keep[i]->cloud, "zone",
+		                                      c.keep[i]->zone, "instance_type",
+		                                      c.keep[i]->instance_type, "state",
+		                                      c.keep[i]->state));
+		before += c.keep[i]->price_per_hour;
+		after += c.keep[i]->price_per_hour;
+	}
+	for (size_t i = 0; i < c.nextra; i++) {
+		json_array_append_new(destroy, json_pack("{s:s, s:s, s:s}", "name",
+		                                         c.extra[i]->name, "reason",
+		                                         "scale down", "state",
+		                                         c.extra[i]->state));
+		before += c.extra[i]->price_per_hour;
+	}
+	for (size_t i = 0; i < c.nbroken; i++)
+		json_array_append_new(replace, json_pack("{s:s, s:s}", "name",
+		                                         c.broken[i]->name, "reason",
+		                                         c.broken[i]->state));
+	for (size_t i = 0; i < c.nincompat; i++) {
+		json_array_append_new(replace, json_pack("{s:s, s:s}", "name",
+		                                         c.incompat[i]->name, "reason",
+		                                         "no longer matches the spec"));
+		before += c.incompat[i]->price_per_hour;
+	}
+	if (need > 0 && plan.ncands) {
+		const gb_coffer *o = plan.cands[0].offer;
+		json_array_append_new(create, json_pack("{s:i, s:s, s:s, s:s, s:s, s:s, s:f}",
+		                                        "count", need, "cloud", o->cloud,
+		                                        "region", o->region, "zone", o->zone,
+		                                        "instance_type", o->instance_type,
+		                                        "capacity", gb_capacity_name(o->capacity),
+		                                        "price_per_hour", o->price));
+		after += o->price * need;
+	}
+	for (size_t i = 0; i < plan.ncands && i < 5; i++) {
+		const gb_coffer *o = plan.cands[i].offer;
+		json_array_append_new(cands, json_pack("{s:s, s:s, s:s, s:s, s:s, s:f}",
+		                                       "cloud", o->cloud, "region", o->region,
+		                                       "zone", o->zone, "instance_type",
+		                                       o->instance_type, "capacity",
+		                                       gb_capacity_name(o->capacity),
+		                                       "price_per_hour", o->price));
+	}
+	json_object_set_new(out, "pool", json_string(spec->name));
+	json_object_set_new(out, "create", create);
+	json_object_set_new(out, "keep", keep);
+	json_object_set_new(out, "destroy", destroy);
+	json_object_set_new(out, "replace", replace);
+	json_object_set_new(out, "candidates", cands);
+	json_object_set_new(out, "candidate_count", json_integer((json_int_t)plan.ncands));
+	json_object_set_new(out, "price_per_hour_before", json_real(before));
+	json_object_set_new(out, "price_per_hour_after", json_real(after));
+	if (need > 0 && !plan.ncands) {
+		char *m = gb_plan_no_candidate_msg(&plan);
+		json_object_set_new(out, "error", json_string(m));
+		free(m);
+	}
+	classified_free(&c);
+	gb_plan_free(&plan);
+	gb_policy_set_free(ps);
+	gb_inst_list_free(rows, n);
+	return out;
+}

@@ -1,0 +1,456 @@
+/* engine_create.c -- placing new instances: journaled, parallel,
+ * all-or-nothing per candidate, with failover down the plan. */
+#include "engine_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "workers.h"
+
+/* Result of trying one candidate. */
+typedef struct attempt {
+	int created;          /* instances recorded */
+	gb_error err;         /* first significant error */
+	int failed;
+} attempt;
+
+typedef struct cjob {
+	gb_engine *e;
+	gb_drv *drv;
+	gb_create_req req;
+	char token[96];
+	gb_seen_list out;
+	gb_error err;
+	int rc;
+} cjob;
+
+static void run_cjob(void *ud, size_t i)
+{
+	cjob *j = &((cjob *)ud)[i];
+	memset(&j->err, 0, sizeof(j->err));
+	j->rc = j->drv->d->create(j->drv->ctx, &j->req, gb_engine__collect,
+	                          &j->out, &j->err);
+	if (j->rc != 0 && j->err.cls == GB_ERR_NONE)
+		j->err.cls = GB_ERR_INTERNAL;
+}
+
+/* Ranks errors: the one worth reporting wins. */
+static int err_rank(gb_err_class c)
+{
+	switch (c) {
+	case GB_ERR_AUTH: return 6;
+	case GB_ERR_INVALID: return 5;
+	case GB_ERR_CONFLICT: return 5;
+	case GB_ERR_INTERNAL: return 4;
+	case GB_ERR_QUOTA: return 3;
+	case GB_ERR_CAPACITY: return 3;
+	case GB_ERR_THROTTLED: return 2;
+	case GB_ERR_TRANSIENT: return 2;
+	default: return 1;
+	}
+}
+
+static void derive_token(gb_engine *e, const char *pool, int64_t generation,
+                         int first_index, int count, const gb_coffer *o,
+                         char out[48])
+{
+	char buf[512], hex[65];
+	int n = snprintf(buf, sizeof(buf), "%s|%s|%lld|%d|%d|%s|%s|%s|%s|%d",
+	                 e->broker_id, pool, (long long)generation, first_index,
+	                 count, o->cloud, o->region, o->zone, o->instance_type,
+	                 (int)o->capacity);
+	gb_sha256_hex(buf, n > 0 ? (size_t)n : 0, hex);
+	snprintf(out, 48, "gb%.40s", hex);
+}
+
+/* Records what the drivers reported and closes the intent, atomically. */
+static int record(gb_engine *e, const gb_pool_spec *spec, const gb_coffer *o,
+                  int64_t intent_id, cjob *jobs, size_t njobs, int first_index,
+                  int ok, const char *error, gb_inst_row ***rows_out,
+                  size_t *nrows_out)
+{
+	gb_store *s = e->o.store;
+	int64_t now = gb_now_ms() / 1000;
+	int idx = first_index;
+	gb_inst_row **rows = NULL;
+	size_t nrows = 0;
+	if (gb_store_begin(s) != 0)
+		return -1;
+	for (size_t j = 0; j < njobs; j++) {
+		for (size_t k = 0; k < jobs[j].out.n; k++) {
+			gb_seen *sn = &jobs[j].out.v[k];
+			gb_inst_row *r = gb_xcalloc(1, sizeof(*r));
+			char name[128];
+			int my_index = njobs > 1 ? first_index + (int)j : idx++;
+			snprintf(name, sizeof(name), "%s-%d", spec->name, my_index);
+			r->pool = gb_xstrdup(spec->name);
+			r->cloud = gb_xstrdup(o->cloud);
+			r->region = gb_xstrdup(sn->region && *sn->region ? sn->region
+			                                                 : o->region);
+			r->zone = gb_xstrdup(sn->zone && *sn->zone ? sn->zone : o->zone);
+			r->instance_type = gb_xstrdup(o->instance_type);
+			r->capacity = gb_xstrdup(gb_capacity_name(o->capacity));
+			r->provider_id = gb_xstrdup(sn->id);
+			r->name = gb_xstrdup(sn->name && *sn->name ? sn->name : name);
+			r->token = gb_xstrdup(jobs[j].token);
+			r->state = gb_xstrdup(gb_engine__state_str(sn->state));
+			r->state_reason = gb_xstrdup(sn->state_reason);
+			r->private_ip = gb_xstrdup(sn->private_ip);
+			r->public_ip = gb_xstrdup(sn->public_ip);
+			r->gpu_model = gb_xstrdup(o->gpu_model);
+			r->gpu_count = o->gpu_count;
+			r->price_per_hour = o->price;
+			r->launched_at = sn->created_at > 0 ? sn->created_at : now;
+			r->running_at = sn->state == GB_INST_RUNNING ? now : 0;
+			r->last_seen_at = now;
+			r->intent_id = intent_id;
+			r->name_index = my_index;
+			if (gb_store_inst_put(s, r) != 0) {
+				gb_inst_row_free(r);
+				free(r);
+				goto fail;
+			}
+			rows = gb_xrealloc(rows, (nrows + 1) * sizeof(*rows));
+			rows[nrows++] = r;
+		}
+	}
+	if (gb_store_intent_close(s, intent_id, ok ? "done" : "failed", error) != 0)
+		goto fail;
+	if (gb_store_commit(s) != 0)
+		goto fail_nolock;
+	*rows_out = rows;
+	*nrows_out = nrows;
+	return 0;
+fail:
+	gb_store_rollback(s);
+fail_nolock:
+	for (size_t i = 0; i < nrows; i++) {
+		gb_inst_row_free(rows[i]);
+		free(rows[i]);
+	}
+	free(rows);
+	return -1;
+}
+
+static void free_rows(gb_inst_row **rows, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		gb_inst_row_free(rows[i]);
+		free(rows[i]);
+	}
+	free(rows);
+}
+
+/* Try to create `count` instances on one candidate.  all_or_nothing:
+ * roll back partial success (terminate what was made).  Returns how many
+ * were created and kept; a->err holds the reason when fewer. */
+static void try_candidate(gb_engine *e, const gb_pool_spec *spec,
+                          int64_t generation, const gb_coffer *o, int count,
+                          int all_or_nothing, attempt *a)
+{
+	gb_drv *drv = gb_engine__drv(e, o->cloud);
+	gb_intent_row in;
+	int maxi = -1, first;
+	char token[48];
+	size_t njobs;
+	cjob *jobs;
+	gb_kv *tags;
+	const char **keys = NULL;
+	int ok = 1;
+	gb_inst_row **rows = NULL;
+	size_t nrows = 0;
+	const char *image;
+
+	memset(a, 0, sizeof(*a));
+	if (!drv) {
+		gb_error_set(&a->err, GB_ERR_INTERNAL, 0, "DriverNotReady",
+		             "driver %s is not loaded or failed to initialise "
+		             "(see 'gpubroker drivers')", o->cloud);
+		a->failed = 1;
+		return;
+	}
+	if (gb_store_inst_max_index(e->o.store, spec->name, &maxi) != 0) {
+		gb_error_set(&a->err, GB_ERR_INTERNAL, 0, "Store", "%s",
+		             gb_store_errmsg(e->o.store));
+		a->failed = 1;
+		return;
+	}
+	first = maxi + 1;
+	derive_token(e, spec->name, generation, first, count, o, token);
+
+	/* 1. the journal */
+	memset(&in, 0, sizeof(in));
+	in.kind = (char *)"create";
+	in.pool = spec->name;
+	in.cloud = (char *)o->cloud;
+	in.region = (char *)o->region;
+	in.zone = (char *)o->zone;
+	in.instance_type = (char *)o->instance_type;
+	in.capacity = (char *)gb_capacity_name(o->capacity);
+	in.count = count;
+	in.token = token;
+	in.name_prefix = spec->name;
+	in.first_index = first;
+	in.price_per_hour = o->price;
+	in.gpu_model = (char *)o->gpu_model;
+	in.gpu_count = o->gpu_count;
+	if (gb_store_intent_open(e->o.store, &in) != 0) {
+		gb_error_set(&a->err, GB_ERR_INTERNAL, 0, "Store",
+		             "cannot journal the create, so nothing was asked of "
+		             "the cloud: %s", gb_store_errmsg(e->o.store));
+		a->failed = 1;
+		return;
+	}
+
+	/* 2. the calls: one batch where the driver can, else one per instance
+	 * in parallel. */
+	njobs = (drv->d->caps & GB_DRV_CAP_BATCH_CREATE) ? 1 : (size_t)count;
+	jobs = gb_xcalloc(njobs, sizeof(*jobs));
+	tags = gb_xcalloc(spec->labels.n + 1, sizeof(*tags));
+	for (size_t i = 0; i < spec->labels.n; i++) {
+		tags[i].key = spec->labels.keys[i];
+		tags[i].value = spec->labels.vals[i];
+	}
+	image = gb_kvs_get(&spec->images, o->cloud);
+	(void)keys;
+	for (size_t j = 0; j < njobs; j++) {
+		cjob *jb = &jobs[j];
+		jb->e = e;
+		jb->drv = drv;
+		if (njobs == 1)
+			snprintf(jb->token, sizeof(jb->token), "%s", token);
+		else
+			snprintf(jb->token, sizeof(jb->token), "%s-%zu", token, j);
+		jb->req.pool = spec->name;
+		jb->req.broker_id = e->broker_id;
+		jb->req.team = spec->team;
+		jb->req.region = o->region;
+		jb->req.zone = o->zone;
+		jb->req.instance_type = o->instance_type;
+		jb->req.capacity = o->capacity;
+		jb->req.count = njobs == 1 ? (unsigned)count : 1;
+		jb->req.token = jb->token;
+		jb->req.name_prefix = spec->name;
+		jb->req.first_index = (unsigned)(first + (njobs == 1 ? 0 : (int)j));
+		jb->req.image = image;
+		jb->req.tags = tags;
+		jb->req.ntags = spec->labels.n;
+		jb->req.ssh_keys = (const char *const *)spec->ssh_keys.v;
+		jb->req.nssh_keys = spec->ssh_keys.n;
+		jb->req.user_data = spec->user_data;
+		jb->req.max_price = 0;
+	}
+	gb_engine__stat(e, &e->stats.creates, njobs);
+	gb_parallel_for(njobs, e->workers, run_cjob, jobs);
+
+	/* 3. what happened */
+	for (size_t j = 0; j < njobs; j++) {
+		if (jobs[j].rc != 0) {
+			ok = 0;
+			if (!a->failed || err_rank(jobs[j].err.cls) > err_rank(a->err.cls))
+				a->err = jobs[j].err;
+			a->failed = 1;
+		}
+	}
+	if (record(e, spec, o, in.id, jobs, njobs, first, ok,
+	           ok ? NULL : a->err.message, &rows, &nrows) != 0) {
+		/* The cloud made instances we could not record: the intent
+		 * stays open, so recovery (next start) or gc adopts or
+		 * terminates them. */
+		gb_error_set(&a->err, GB_ERR_INTERNAL, 0, "Store",
+		             "instances were created but could not be recorded "
+		             "(%s); the open intent will be resolved on the next "
+		             "start", gb_store_errmsg(e->o.store));
+		a->failed = 1;
+		goto out;
+	}
+	for (size_t i = 0; i < nrows; i++)
+		gb_engine__event(e, spec->name, rows[i]->provider_id, "created",
+		                 "created %s %s in %s%s%s (%s, $%.4f/h)",
+		                 rows[i]->name, o->instance_type, o->region,
+		                 *o->zone ? "/" : "", o->zone,
+		                 gb_capacity_name(o->capacity), o->price);
+	a->created = (int)nrows;
+	if (!ok && all_or_nothing && nrows > 0) {
+		gb_engine__event(e, spec->name, NULL, "rollback",
+		                 "only %zu of %d instances could be created in "
+		                 "%s%s%s; releasing them to keep the pool in one "
+		                 "place", nrows, count, o->region,
+		                 *o->zone ? "/" : "", o->zone);
+		gb_engine__terminate_rows(e, rows, nrows, "rollback");
+		a->created = 0;
+	}
+out:
+	free_rows(rows, nrows);
+	for (size_t j = 0; j < njobs; j++)
+		gb_seen_list_free(&jobs[j].out);
+	free(jobs);
+	free(tags);
+}
+
+static int unavailable_cb(void *ud, const gb_coffer *o, char *why, size_t cap)
+{
+	gb_engine *e = ud;
+	int64_t until = 0;
+	char reason[256];
+	char when[32];
+	if (!gb_store_unavailable_check(e->o.store, o->cloud, o->region, o->zone,
+	                                o->instance_type,
+	                                gb_capacity_name(o->capacity),
+	                                gb_now_ms() / 1000, reason,
+	                                sizeof(reason), &until))
+		return 0;
+	snprintf(why, cap, "%s, until %s", reason,
+	         gb_format_time(until, when, sizeof(when)));
+	return 1;
+}
+
+int gb_engine__plan(gb_engine *e, const gb_pool_spec *spec, gb_plan *plan,
+                    gb_policy_set **ps_out, char *err, size_t cap);
+
+int gb_engine__plan(gb_engine *e, const gb_pool_spec *spec, gb_plan *plan,
+                    gb_policy_set **ps_out, char *err, size_t cap)
+{
+	gb_plan_opts po;
+	int failed = 0;
+	gb_policy_set *ps = gb_plan_load_policies(e->o.cfg, spec,
+	                                          e->o.policy_dir, &failed, err,
+	                                          cap);
+	memset(plan, 0, sizeof(*plan));
+	*ps_out = NULL;
+	if (failed)
+		return -1;
+	memset(&po, 0, sizeof(po));
+	po.policies = ps;
+	po.team = gb_config_team(e->o.cfg, spec->team);
+	po.unavailable = unavailable_cb;
+	po.unavailable_ud = e;
+	if (gb_plan_pool(spec, e->o.cat, &po, plan, err, cap) != 0) {
+		gb_plan_free(plan);
+		gb_policy_set_free(ps);
+		return -1;
+	}
+	*ps_out = ps;
+	return 0;
+}
+
+/* Where a candidate is, for messages: "us-east-1a", "westeurope". */
+static const char *where(const gb_coffer *o)
+{
+	return *o->zone ? o->zone : o->region;
+}
+
+int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
+                     int64_t generation, int need, const char *cloud,
+                     const char *region, const char *zone, int *placed,
+                     char *msg, size_t cap);
+
+/* Place `need` instances, restricted to cloud/region/zone when given
+ * (NULL = anywhere).  Returns 0 when all were placed; else -1 with a
+ * message, *placed telling how many did get placed (colocate none keeps
+ * partial placements).  Fatal errors (AUTH, INVALID) stop the walk. */
+int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
+                     int64_t generation, int need, const char *cloud,
+                     const char *region, const char *zone, int *placed,
+                     char *msg, size_t cap)
+{
+	gb_plan plan;
+	gb_policy_set *ps = NULL;
+	char err[1024];
+	int left = need, tried = 0, all_or_nothing;
+	attempt last;
+	const gb_coffer *prev = NULL;
+	gb_buf why = GB_BUF_INIT;
+
+	*placed = 0;
+	memset(&last, 0, sizeof(last));
+	if (gb_engine__plan(e, spec, &plan, &ps, err, sizeof(err)) != 0) {
+		snprintf(msg, cap, "%s", err);
+		return -1;
+	}
+	all_or_nothing = spec->colocate != GB_COLOCATE_NONE;
+	for (size_t i = 0; i < plan.ncands && left > 0; i++) {
+		const gb_coffer *o = plan.cands[i].offer;
+		attempt a;
+		if ((cloud && strcmp(o->cloud, cloud) != 0) ||
+		    (region && strcmp(o->region, region) != 0) ||
+		    (zone && strcmp(o->zone, zone) != 0))
+			continue;
+		/* cooldown marks made during this walk */
+		if (tried && unavailable_cb(e, o, err, sizeof(err)))
+			continue;
+		if (prev && last.failed)
+			gb_engine__event(e, spec->name, NULL, "failover",
+			                 "%s in %s (%s %s); failing over to %s/%s "
+			                 "%s %s",
+			                 last.err.code[0] ? last.err.code
+			                                  : gb_err_class_name(last.err.cls),
+			                 where(prev), prev->instance_type,
+			                 gb_capacity_name(prev->capacity), o->cloud,
+			                 where(o), o->instance_type,
+			                 gb_capacity_name(o->capacity));
+		if (prev && last.failed)
+			gb_engine__stat(e, &e->stats.failovers, 1);
+		tried++;
+		try_candidate(e, spec, generation, o, left, all_or_nothing, &a);
+		left -= a.created;
+		*placed += a.created;
+		prev = o;
+		last = a;
+		if (!a.failed)
+			continue;
+		gb_buf_printf(&why, "\n  %s/%s %s %s: %s%s%s%s", o->cloud, where(o),
+		              o->instance_type, gb_capacity_name(o->capacity),
+		              gb_err_class_name(a.err.cls),
+		              a.err.code[0] ? " " : "", a.err.code,
+		              a.err.message[0] ? "" : "");
+		if (a.err.message[0])
+			gb_buf_printf(&why, " -- %s", a.err.message);
+		if (a.err.cls == GB_ERR_CAPACITY || a.err.cls == GB_ERR_QUOTA) {
+			int64_t until = gb_now_ms() / 1000 + e->cooldown_s;
+			gb_store_unavailable_mark(e->o.store, o->cloud, o->region,
+			                          o->zone, o->instance_type,
+			                          gb_capacity_name(o->capacity), until,
+			                          a.err.code[0] ? a.err.code
+			                                        : gb_err_class_name(a.err.cls));
+			continue;
+		}
+		if (a.err.cls == GB_ERR_AUTH || a.err.cls == GB_ERR_INVALID ||
+		    a.err.cls == GB_ERR_CONFLICT) {
+			snprintf(msg, cap,
+			         "pool %s: %s refused the request (%s%s%s): %s",
+			         spec->name, o->cloud, gb_err_class_name(a.err.cls),
+			         a.err.code[0] ? ", " : "", a.err.code, a.err.message);
+			goto out;
+		}
+		/* throttled/transient after retries, internal: next candidate */
+	}
+	if (left > 0) {
+		if (!tried) {
+			char *m = gb_plan_no_candidate_msg(&plan);
+			if (cloud || region || zone)
+				snprintf(msg, cap,
+				         "pool %s: no candidate left in %s%s%s%s%s "
+				         "(%zu candidates elsewhere)", spec->name,
+				         cloud ? cloud : "", region ? "/" : "",
+				         region ? region : "", zone ? "/" : "",
+				         zone ? zone : "", plan.ncands);
+			else
+				snprintf(msg, cap, "%s", m);
+			free(m);
+		} else {
+			snprintf(msg, cap,
+			         "pool %s: placed %d of %d instances; every candidate "
+			         "tried failed:%s\nCapacity and quota failures are "
+			         "retried after the cooldown (%llds); the daemon's "
+			         "reconciler keeps trying.",
+			         spec->name, need - left, need, gb_buf_str(&why),
+			         (long long)e->cooldown_s);
+		}
+	}
+out:
+	gb_buf_free(&why);
+	gb_plan_free(&plan);
+	gb_policy_set_free(ps);
+	return left > 0 ? -1 : 0;
+}

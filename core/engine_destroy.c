@@ -1,0 +1,215 @@
+/* engine_destroy.c -- journaled termination and pool destruction that is
+ * only finished when the cloud confirms. */
+#include "engine_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "workers.h"
+
+typedef struct tgroup {
+	gb_engine *e;
+	gb_drv *drv;
+	const char *cloud, *region;
+	gb_inst_row **rows;
+	size_t n;
+	gb_instance_ref *refs;
+	int64_t intent_id;
+	const char *reason;
+	gb_error err;
+	int rc;
+} tgroup;
+
+static void run_tgroup(void *ud, size_t i)
+{
+	tgroup *g = &((tgroup *)ud)[i];
+	memset(&g->err, 0, sizeof(g->err));
+	if (!g->drv) {
+		g->rc = -1;
+		gb_error_set(&g->err, GB_ERR_INTERNAL, 0, "DriverNotReady",
+		             "driver %s is not loaded", g->cloud);
+		return;
+	}
+	g->rc = g->drv->d->terminate(g->drv->ctx, g->refs, g->n, &g->err);
+}
+
+int gb_engine__terminate_rows(gb_engine *e, gb_inst_row **rows, size_t n,
+                              const char *reason)
+{
+	tgroup *groups = NULL;
+	size_t ng = 0;
+	int64_t now = gb_now_ms() / 1000;
+	int rc = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		tgroup *g = NULL;
+		if (!rows[i]->provider_id)
+			continue; /* never reached the cloud */
+		for (size_t k = 0; k < ng && !g; k++)
+			if (strcmp(groups[k].cloud, rows[i]->cloud) == 0 &&
+			    strcmp(groups[k].region, rows[i]->region) == 0 &&
+			    strcmp(groups[k].rows[0]->pool, rows[i]->pool) == 0)
+				g = &groups[k];
+		if (!g) {
+			groups = gb_xrealloc(groups, (ng + 1) * sizeof(*groups));
+			g = &groups[ng++];
+			memset(g, 0, sizeof(*g));
+			g->e = e;
+			g->cloud = rows[i]->cloud;
+			g->region = rows[i]->region;
+			g->drv = gb_engine__drv(e, rows[i]->cloud);
+			g->rows = gb_xcalloc(n, sizeof(*g->rows));
+			g->refs = gb_xcalloc(n, sizeof(*g->refs));
+			g->reason = reason;
+		}
+		g->refs[g->n].id = rows[i]->provider_id;
+		g->refs[g->n].region = rows[i]->region;
+		g->refs[g->n].zone = rows[i]->zone ? rows[i]->zone : "";
+		g->rows[g->n++] = rows[i];
+	}
+	/* journal first: intent + rows marked terminating, one transaction */
+	for (size_t k = 0; k < ng; k++) {
+		tgroup *g = &groups[k];
+		gb_intent_row in;
+		json_t *ids = json_array();
+		char *detail;
+		for (size_t i = 0; i < g->n; i++)
+			json_array_append_new(ids, json_string(g->refs[i].id));
+		{
+			json_t *d = json_pack("{s:o}", "ids", ids);
+			detail = json_dumps(d, JSON_COMPACT);
+			json_decref(d);
+		}
+		memset(&in, 0, sizeof(in));
+		in.kind = (char *)"terminate";
+		in.pool = g->rows[0]->pool;
+		in.cloud = (char *)g->cloud;
+		in.region = (char *)g->region;
+		in.count = (int)g->n;
+		in.token = (char *)"-";
+		in.detail = detail;
+		if (gb_store_begin(e->o.store) == 0) {
+			int ok = gb_store_intent_open(e->o.store, &in) == 0;
+			for (size_t i = 0; ok && i < g->n; i++)
+				ok = gb_store_inst_set_state(e->o.store, g->rows[i]->id,
+				                             "terminating", reason,
+				                             now) == 0;
+			if (ok)
+				ok = gb_store_commit(e->o.store) == 0;
+			else
+				gb_store_rollback(e->o.store);
+			g->intent_id = ok ? in.id : 0;
+		}
+		free(detail);
+	}
+	gb_parallel_for(ng, e->workers, run_tgroup, groups);
+	for (size_t k = 0; k < ng; k++) {
+		tgroup *g = &groups[k];
+		if (g->intent_id)
+			gb_store_intent_close(e->o.store, g->intent_id,
+			                      g->rc == 0 ? "done" : "failed",
+			                      g->rc == 0 ? NULL : g->err.message);
+		gb_engine__stat(e, &e->stats.terminates, g->n);
+		for (size_t i = 0; i < g->n; i++) {
+			free(g->rows[i]->state);
+			g->rows[i]->state = gb_xstrdup("terminating");
+			if (!g->rows[i]->terminate_requested_at)
+				g->rows[i]->terminate_requested_at = now;
+			if (g->rc == 0)
+				gb_engine__event(e, g->rows[i]->pool,
+				                 g->rows[i]->provider_id, "terminating",
+				                 "terminating %s (%s)", g->rows[i]->name,
+				                 reason);
+			else
+				gb_engine__event(e, g->rows[i]->pool,
+				                 g->rows[i]->provider_id, "error",
+				                 "terminate %s failed (%s%s%s): %s; will "
+				                 "retry", g->rows[i]->name,
+				                 gb_err_class_name(g->err.cls),
+				                 g->err.code[0] ? " " : "", g->err.code,
+				                 g->err.message);
+		}
+		if (g->rc != 0)
+			rc = -1;
+		free(g->rows);
+		free(g->refs);
+	}
+	free(groups);
+	return rc;
+}
+
+int gb_engine_destroy(gb_engine *e, const char *pool, const char *reason,
+                      gb_engine_result *res)
+{
+	gb_pool_row row;
+	int64_t deadline = gb_mono_ms() + e->confirm_timeout_s * 1000;
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	gb_engine__lock_pool(e, pool);
+	rc = gb_store_pool_get(e->o.store, pool, &row);
+	if (rc != 0) {
+		snprintf(res->message, sizeof(res->message),
+		         rc == 1 ? "no pool named %s (see 'gpubroker status')" : "%s",
+		         rc == 1 ? pool : gb_store_errmsg(e->o.store));
+		gb_engine__unlock_pool(e, pool);
+		return -1;
+	}
+	if (strcmp(row.state, "active") == 0) {
+		gb_store_pool_set_state(e->o.store, pool, "destroying", reason);
+		gb_engine__event(e, pool, NULL, "destroying", "destroying pool (%s)",
+		                 reason);
+	}
+	for (;;) {
+		gb_inst_row *rows = NULL, **todo;
+		size_t n = 0, nt = 0;
+		int64_t now = gb_now_ms() / 1000;
+		if (gb_store_inst_list(e->o.store, pool, 1, &rows, &n) != 0) {
+			snprintf(res->message, sizeof(res->message), "%s",
+			         gb_store_errmsg(e->o.store));
+			rc = -1;
+			break;
+		}
+		if (n) {
+			gb_engine__refresh_rows(e, pool, rows, n);
+			gb_inst_list_free(rows, n);
+			gb_store_inst_list(e->o.store, pool, 1, &rows, &n);
+		}
+		if (n == 0) {
+			free(rows);
+			gb_store_pool_set_state(e->o.store, pool, "destroyed", reason);
+			gb_engine__event(e, pool, NULL, "destroyed",
+			                 "pool destroyed; every instance confirmed "
+			                 "terminated by its cloud");
+			res->ok = 1;
+			rc = 0;
+			break;
+		}
+		todo = gb_xcalloc(n, sizeof(*todo));
+		for (size_t i = 0; i < n; i++)
+			if (strcmp(rows[i].state, "terminating") != 0 ||
+			    rows[i].terminate_requested_at < now - 60)
+				todo[nt++] = &rows[i];
+		if (nt) {
+			gb_engine__terminate_rows(e, todo, nt, reason);
+			res->destroyed += (int)nt;
+		}
+		free(todo);
+		gb_inst_list_free(rows, n);
+		if (gb_mono_ms() > deadline || (e->o.stop && *e->o.stop)) {
+			snprintf(res->message, sizeof(res->message),
+			         "pool %s: termination requested, but %zu instances "
+			         "are not yet confirmed terminated by their cloud; "
+			         "they stay in state 'terminating' (and in 'cost') "
+			         "until confirmed. Run 'gpubroker destroy %s' again "
+			         "or let the daemon finish.", pool, n, pool);
+			rc = -1;
+			break;
+		}
+		gb_sleep_ms(e->poll_ms);
+	}
+	gb_pool_row_free(&row);
+	gb_engine__unlock_pool(e, pool);
+	res->pool = gb_engine_pool_json(e, pool);
+	return rc;
+}

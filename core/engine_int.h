@@ -1,0 +1,68 @@
+/* engine_int.h -- shared internals of engine*.c (not public). */
+#ifndef GB_ENGINE_INT_H
+#define GB_ENGINE_INT_H
+
+#include <pthread.h>
+
+#include "engine.h"
+
+typedef struct pool_lock {
+	char *name;
+	pthread_mutex_t mu;
+	int users;
+	struct pool_lock *next;
+} pool_lock;
+
+struct gb_engine {
+	gb_engine_opts o;
+	int workers;
+	int64_t cooldown_s;
+	int64_t confirm_timeout_s;
+	int64_t poll_ms;
+	const char *broker_id;
+	pthread_mutex_t locks_mu;
+	pool_lock *locks;
+	pthread_mutex_t stats_mu;
+	gb_engine_stats stats;
+};
+
+/* A copy of what a driver reported about one instance. */
+typedef struct gb_seen {
+	char *id, *name, *region, *zone, *instance_type, *state_reason;
+	char *private_ip, *public_ip, *token, *pool;
+	gb_capacity capacity;
+	gb_instance_state state;
+	int64_t created_at;
+} gb_seen;
+
+typedef struct gb_seen_list {
+	gb_seen *v;
+	size_t n;
+	pthread_mutex_t *mu; /* optional, for concurrent emitters */
+} gb_seen_list;
+
+/* Instance callback collecting into a gb_seen_list. */
+int gb_engine__collect(void *ud, const gb_instance *inst);
+void gb_seen_list_free(gb_seen_list *l);
+
+void gb_engine__event(gb_engine *e, const char *pool, const char *instance,
+                      const char *kind, const char *fmt, ...) GB_PRINTF(5, 6);
+gb_drv *gb_engine__drv(gb_engine *e, const char *cloud);
+void gb_engine__lock_pool(gb_engine *e, const char *name);
+void gb_engine__unlock_pool(gb_engine *e, const char *name);
+/* Parse a stored pool's spec JSON.  0 or -1 with err. */
+int gb_engine__spec(const gb_pool_row *row, gb_pool_spec *out, char *err,
+                    size_t cap);
+/* The store state string for a driver state. */
+const char *gb_engine__state_str(gb_instance_state st);
+/* Ask the driver to terminate rows (journaled), marking them
+ * terminating.  Returns 0 when the driver accepted. */
+int gb_engine__terminate_rows(gb_engine *e, gb_inst_row **rows, size_t n,
+                              const char *reason);
+void gb_engine__stat(gb_engine *e, uint64_t *field, uint64_t by);
+/* Instances of a pool grouped for describe: fills regions (unique
+ * cloud/region pairs). */
+int gb_engine__refresh_rows(gb_engine *e, const char *pool, gb_inst_row *rows,
+                            size_t n);
+
+#endif

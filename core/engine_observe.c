@@ -1,0 +1,565 @@
+/* engine_observe.c -- what the clouds say: refresh, wait, recovery of open
+ * intents, and garbage collection of orphans. */
+#include "engine_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "workers.h"
+
+/* A new instance may be invisible to describe for a while (EC2 eventual
+ * consistency); until then "not found" does not mean gone. */
+#define GB_VISIBILITY_GRACE_S 300
+
+typedef struct dgroup {
+	gb_engine *e;
+	gb_drv *drv;
+	char *cloud, *region;
+	const char *pool;        /* NULL = by broker id */
+	gb_seen_list seen;
+	gb_error err;
+	int rc;
+} dgroup;
+
+static void run_dgroup(void *ud, size_t i)
+{
+	dgroup *g = &((dgroup *)ud)[i];
+	gb_describe_req req;
+	memset(&req, 0, sizeof(req));
+	memset(&g->err, 0, sizeof(g->err));
+	if (!g->drv) {
+		g->rc = -1;
+		gb_error_set(&g->err, GB_ERR_INTERNAL, 0, "DriverNotReady",
+		             "driver %s is not loaded", g->cloud);
+		return;
+	}
+	req.region = g->region;
+	req.pool = g->pool;
+	req.broker_id = g->e->broker_id;
+	req.include_terminated = 1;
+	g->rc = g->drv->d->describe(g->drv->ctx, &req, gb_engine__collect,
+	                            &g->seen, &g->err);
+}
+
+static dgroup *group_rows(gb_engine *e, const char *pool, gb_inst_row *rows,
+                          size_t n, size_t *ng)
+{
+	dgroup *g = NULL;
+	*ng = 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t k;
+		for (k = 0; k < *ng; k++)
+			if (strcmp(g[k].cloud, rows[i].cloud) == 0 &&
+			    strcmp(g[k].region, rows[i].region) == 0)
+				break;
+		if (k < *ng)
+			continue;
+		g = gb_xrealloc(g, (*ng + 1) * sizeof(*g));
+		memset(&g[*ng], 0, sizeof(*g));
+		g[*ng].e = e;
+		g[*ng].cloud = gb_xstrdup(rows[i].cloud);
+		g[*ng].region = gb_xstrdup(rows[i].region);
+		g[*ng].drv = gb_engine__drv(e, rows[i].cloud);
+		g[*ng].pool = pool;
+		(*ng)++;
+	}
+	return g;
+}
+
+static void groups_free(dgroup *g, size_t ng)
+{
+	for (size_t k = 0; k < ng; k++) {
+		free(g[k].cloud);
+		free(g[k].region);
+		gb_seen_list_free(&g[k].seen);
+	}
+	free(g);
+}
+
+static const gb_seen *find_seen(const dgroup *g, const char *id)
+{
+	if (!id)
+		return NULL;
+	for (size_t i = 0; i < g->seen.n; i++)
+		if (strcmp(g->seen.v[i].id, id) == 0)
+			return &g->seen.v[i];
+	return NULL;
+}
+
+static void apply_seen(gb_engine *e, gb_inst_row *r, const gb_seen *s,
+                       int64_t now)
+{
+	const char *cur = r->state;
+	const char *nxt = gb_engine__state_str(s->state);
+	int terminating = strcmp(cur, "terminating") == 0;
+	gb_inst_row upd;
+
+	/* addresses and last-seen, without touching the state */
+	memset(&upd, 0, sizeof(upd));
+	upd.id = r->id;
+	upd.state = r->state;
+	upd.state_reason = r->state_reason;
+	upd.private_ip = s->private_ip;
+	upd.public_ip = s->public_ip;
+	upd.last_seen_at = now;
+	gb_store_inst_put(e->o.store, &upd);
+
+	if (terminating) {
+		/* only the end matters now */
+		if (s->state == GB_INST_TERMINATED || s->state == GB_INST_PREEMPTED) {
+			gb_store_inst_set_state(e->o.store, r->id, "terminated",
+			                        NULL, now);
+			gb_engine__event(e, r->pool, r->provider_id, "terminated",
+			                 "%s terminated (confirmed by %s)", r->name,
+			                 r->cloud);
+		}
+		return;
+	}
+	if (strcmp(cur, nxt) == 0)
+		return;
+	if (s->state == GB_INST_TERMINATED && strcmp(cur, "preempted") == 0)
+		nxt = "terminated";
+	gb_store_inst_set_state(e->o.store, r->id, nxt, s->state_reason, now);
+	if (s->state == GB_INST_RUNNING)
+		gb_engine__event(e, r->pool, r->provider_id, "running",
+		                 "%s is running%s%s", r->name,
+		                 s->public_ip ? " at " : "",
+		                 s->public_ip ? s->public_ip : "");
+	else if (s->state == GB_INST_PREEMPTED) {
+		gb_engine__stat(e, &e->stats.preemptions, 1);
+		gb_engine__event(e, r->pool, r->provider_id, "preempted",
+		                 "%s was reclaimed by %s (%s)", r->name, r->cloud,
+		                 s->state_reason ? s->state_reason : "spot");
+	} else if (s->state == GB_INST_FAILED)
+		gb_engine__event(e, r->pool, r->provider_id, "failed",
+		                 "%s failed (%s)", r->name,
+		                 s->state_reason ? s->state_reason : "unknown");
+	else if (s->state == GB_INST_TERMINATED)
+		gb_engine__event(e, r->pool, r->provider_id, "terminated",
+		                 "%s terminated outside gpubroker (%s)", r->name,
+		                 s->state_reason ? s->state_reason : "no reason given");
+}
+
+int gb_engine__refresh_rows(gb_engine *e, const char *pool, gb_inst_row *rows,
+                            size_t n)
+{
+	size_t ng;
+	dgroup *g = group_rows(e, pool, rows, n, &ng);
+	int64_t now = gb_now_ms() / 1000;
+	int rc = 0;
+	gb_parallel_for(ng, e->workers, run_dgroup, g);
+	for (size_t i = 0; i < n; i++) {
+		gb_inst_row *r = &rows[i];
+		dgroup *grp = NULL;
+		const gb_seen *s;
+		for (size_t k = 0; k < ng && !grp; k++)
+			if (strcmp(g[k].cloud, r->cloud) == 0 &&
+			    strcmp(g[k].region, r->region) == 0)
+				grp = &g[k];
+		if (!grp || grp->rc != 0)
+			continue; /* cannot tell: leave as is */
+		s = find_seen(grp, r->provider_id);
+		if (s) {
+			apply_seen(e, r, s, now);
+			continue;
+		}
+		/* not found */
+		if (strcmp(r->state, "terminating") == 0) {
+			gb_store_inst_set_state(e->o.store, r->id, "terminated", NULL,
+			                        now);
+			gb_engine__event(e, r->pool, r->provider_id, "terminated",
+			                 "%s terminated (gone from %s)", r->name,
+			                 r->cloud);
+		} else if (strcmp(r->state, "pending") == 0 &&
+		           r->launched_at > now - GB_VISIBILITY_GRACE_S) {
+			/* eventual consistency: give it time */
+		} else if (r->provider_id) {
+			gb_store_inst_set_state(e->o.store, r->id, "terminated",
+			                        "vanished", now);
+			gb_engine__event(e, r->pool, r->provider_id, "vanished",
+			                 "%s is no longer known to %s; counted as "
+			                 "gone", r->name, r->cloud);
+		}
+	}
+	for (size_t k = 0; k < ng; k++)
+		if (g[k].rc != 0) {
+			rc = -1;
+			gb_engine__event(e, pool, NULL, "error",
+			                 "describe in %s/%s failed (%s%s%s): %s",
+			                 g[k].cloud, g[k].region,
+			                 gb_err_class_name(g[k].err.cls),
+			                 g[k].err.code[0] ? " " : "", g[k].err.code,
+			                 g[k].err.message);
+		}
+	groups_free(g, ng);
+	return rc;
+}
+
+int gb_engine_refresh(gb_engine *e, const char *pool)
+{
+	gb_inst_row *rows;
+	size_t n;
+	int rc;
+	if (gb_store_inst_list(e->o.store, pool, 1, &rows, &n) != 0)
+		return -1;
+	rc = n ? gb_engine__refresh_rows(e, pool, rows, n) : 0;
+	gb_inst_list_free(rows, n);
+	return rc;
+}
+
+int gb_engine_wait(gb_engine *e, const char *pool, int64_t timeout_s,
+                   char *err, size_t cap)
+{
+	int64_t deadline = gb_mono_ms() + timeout_s * 1000;
+	for (;;) {
+		gb_pool_row row;
+		gb_inst_row *rows;
+		size_t n, running = 0;
+		int rc = gb_store_pool_get(e->o.store, pool, &row);
+		if (rc != 0) {
+			snprintf(err, cap, rc == 1 ? "no pool named %s" : "%s",
+			         rc == 1 ? pool : gb_store_errmsg(e->o.store));
+			return -1;
+		}
+		gb_engine_refresh(e, pool);
+		if (gb_store_inst_list(e->o.store, pool, 1, &rows, &n) != 0) {
+			gb_pool_row_free(&row);
+			snprintf(err, cap, "%s", gb_store_errmsg(e->o.store));
+			return -1;
+		}
+		for (size_t i = 0; i < n; i++) {
+			if (strcmp(rows[i].state, "running") == 0)
+				running++;
+			else if (strcmp(rows[i].state, "failed") == 0) {
+				snprintf(err, cap, "instance %s failed: %s", rows[i].name,
+				         rows[i].state_reason ? rows[i].state_reason
+				                              : "no reason given");
+				gb_inst_list_free(rows, n);
+				gb_pool_row_free(&row);
+				return -1;
+			}
+		}
+		gb_inst_list_free(rows, n);
+		if ((int)running >= row.desired) {
+			gb_pool_row_free(&row);
+			return 1;
+		}
+		gb_pool_row_free(&row);
+		if ((timeout_s > 0 && gb_mono_ms() > deadline) ||
+		    (e->o.stop && *e->o.stop)) {
+			snprintf(err, cap, "%zu of the pool's instances running when "
+			         "the wait ended", running);
+			return 0;
+		}
+		gb_sleep_ms(e->poll_ms);
+	}
+}
+
+static int token_matches(const char *tag, const char *token)
+{
+	size_t n = strlen(token);
+	return tag && strncmp(tag, token, n) == 0 &&
+	       (tag[n] == '\0' || tag[n] == '-');
+}
+
+/* Adopt the instances a create intent made (or find none), then close it. */
+static void recover_create(gb_engine *e, const gb_intent_row *in)
+{
+	gb_drv *drv = gb_engine__drv(e, in->cloud);
+	gb_describe_req req;
+	gb_seen_list seen = {0};
+	gb_error err;
+	gb_pool_row pool;
+	int adopted = 0, active;
+	int64_t now = gb_now_ms() / 1000;
+	int idx = in->first_index;
+	if (!drv) {
+		gb_engine__event(e, in->pool, NULL, "error",
+		                 "cannot resolve create intent %lld: driver %s not "
+		                 "ready; will retry on the next start",
+		                 (long long)in->id, in->cloud);
+		return;
+	}
+	memset(&req, 0, sizeof(req));
+	memset(&err, 0, sizeof(err));
+	req.region = in->region;
+	req.pool = in->pool;
+	req.broker_id = e->broker_id;
+	req.include_terminated = 0;
+	if (drv->d->describe(drv->ctx, &req, gb_engine__collect, &seen, &err) != 0) {
+		gb_engine__event(e, in->pool, NULL, "error",
+		                 "cannot resolve create intent %lld: %s; will retry",
+		                 (long long)in->id, err.message);
+		gb_seen_list_free(&seen);
+		return;
+	}
+	active = gb_store_pool_get(e->o.store, in->pool, &pool) == 0 &&
+	         strcmp(pool.state, "active") == 0;
+	if (gb_store_pool_get(e->o.store, in->pool, &pool) == 0)
+		gb_pool_row_free(&pool);
+	for (size_t i = 0; i < seen.n; i++) {
+		gb_seen *s = &seen.v[i];
+		gb_inst_row r, old;
+		char name[160];
+		if (!token_matches(s->token, in->token))
+			continue;
+		if (gb_store_inst_find(e->o.store, in->cloud, s->id, &old) == 0) {
+			gb_inst_row_free(&old);
+			continue; /* already recorded */
+		}
+		snprintf(name, sizeof(name), "%s-%d", in->pool, idx);
+		memset(&r, 0, sizeof(r));
+		r.pool = in->pool;
+		r.cloud = in->cloud;
+		r.region = s->region && *s->region ? s->region : in->region;
+		r.zone = s->zone && *s->zone ? s->zone : in->zone;
+		r.instance_type = in->instance_type;
+		r.capacity = in->capacity;
+		r.provider_id = s->id;
+		r.name = s->name && *s->name ? s->name : name;
+		r.token = s->token;
+		r.state = (char *)gb_engine__state_str(s->state);
+		r.private_ip = s->private_ip;
+		r.public_ip = s->public_ip;
+		r.gpu_model = in->gpu_model;
+		r.gpu_count = in->gpu_count;
+		r.price_per_hour = in->price_per_hour;
+		r.launched_at = s->created_at > 0 ? s->created_at : in->created_at;
+		r.last_seen_at = now;
+		r.intent_id = in->id;
+		r.name_index = idx++;
+		if (gb_store_inst_put(e->o.store, &r) == 0) {
+			adopted++;
+			gb_engine__event(e, in->pool, s->id, "recovered",
+			                 "adopted %s from an interrupted create%s",
+			                 r.name, active ? "" : " (pool no longer "
+			                                       "active: it will be "
+			                                       "terminated)");
+		}
+	}
+	gb_store_intent_close(e->o.store, in->id, "done",
+	                      adopted ? NULL : "recovered: nothing was created");
+	if (!adopted)
+		gb_engine__event(e, in->pool, NULL, "recovered",
+		                 "interrupted create %lld made nothing; closed",
+		                 (long long)in->id);
+	gb_seen_list_free(&seen);
+}
+
+static void recover_terminate(gb_engine *e, const gb_intent_row *in)
+{
+	gb_drv *drv = gb_engine__drv(e, in->cloud);
+	json_t *d = in->detail ? json_loads(in->detail, 0, NULL) : NULL;
+	json_t *ids = json_object_get(d, "ids");
+	size_t n = json_array_size(ids);
+	gb_instance_ref *refs;
+	gb_error err;
+	if (!drv) {
+		json_decref(d);
+		return;
+	}
+	refs = gb_xcalloc(n ? n : 1, sizeof(*refs));
+	for (size_t i = 0; i < n; i++) {
+		gb_inst_row r;
+		refs[i].id = json_string_value(json_array_get(ids, i));
+		refs[i].region = in->region;
+		refs[i].zone = "";
+		if (gb_store_inst_find(e->o.store, in->cloud, refs[i].id, &r) == 0) {
+			/* zone is needed by some clouds (GCE) */
+			refs[i].zone = gb_catalog_intern(e->o.cat, r.zone ? r.zone : "");
+			gb_inst_row_free(&r);
+		}
+	}
+	memset(&err, 0, sizeof(err));
+	if (n == 0 || drv->d->terminate(drv->ctx, refs, n, &err) == 0)
+		gb_store_intent_close(e->o.store, in->id, "done", NULL);
+	free(refs);
+	json_decref(d);
+}
+
+int gb_engine_recover(gb_engine *e)
+{
+	gb_intent_row *v;
+	size_t n;
+	if (gb_store_intent_list_open(e->o.store, &v, &n) != 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(v[i].kind, "create") == 0)
+			recover_create(e, &v[i]);
+		else
+			recover_terminate(e, &v[i]);
+	}
+	gb_intent_list_free(v, n);
+	return (int)n;
+}
+
+/* ---- garbage collection ---- */
+
+typedef struct known {
+	gb_strv ids;     /* "cloud\x1fid" */
+	gb_strv tokens;  /* open intents */
+} known;
+
+static int load_known(gb_engine *e, known *k)
+{
+	gb_intent_row *in;
+	gb_inst_row *rows;
+	size_t nin, nrows;
+	memset(k, 0, sizeof(*k));
+	/* one read transaction: a consistent snapshot, so an instance being
+	 * recorded right now is either in the intents or in the rows */
+	if (gb_store_begin(e->o.store) != 0)
+		return -1;
+	if (gb_store_intent_list_open(e->o.store, &in, &nin) != 0) {
+		gb_store_rollback(e->o.store);
+		return -1;
+	}
+	if (gb_store_inst_list(e->o.store, NULL, 0, &rows, &nrows) != 0) {
+		gb_intent_list_free(in, nin);
+		gb_store_rollback(e->o.store);
+		return -1;
+	}
+	gb_store_commit(e->o.store);
+	for (size_t i = 0; i < nin; i++)
+		if (strcmp(in[i].kind, "create") == 0)
+			gb_strv_push(&k->tokens, in[i].token);
+	for (size_t i = 0; i < nrows; i++)
+		if (rows[i].provider_id)
+			gb_strv_push_take(&k->ids, gb_xasprintf("%s\x1f%s", rows[i].cloud,
+			                                        rows[i].provider_id));
+	gb_intent_list_free(in, nin);
+	gb_inst_list_free(rows, nrows);
+	return 0;
+}
+
+int gb_engine_gc(gb_engine *e, int adopt, json_t **report)
+{
+	dgroup *g = NULL;
+	size_t ng = 0, ncat = gb_catalog_count(e->o.cat);
+	known k;
+	json_t *rep = json_array();
+	int64_t now = gb_now_ms() / 1000;
+
+	*report = rep;
+	/* every (driver, region) the catalog or the store mentions */
+	for (size_t i = 0; i < ncat; i++) {
+		const gb_coffer *o = gb_catalog_at(e->o.cat, i);
+		size_t j;
+		for (j = 0; j < ng; j++)
+			if (strcmp(g[j].cloud, o->cloud) == 0 &&
+			    strcmp(g[j].region, o->region) == 0)
+				break;
+		if (j < ng)
+			continue;
+		g = gb_xrealloc(g, (ng + 1) * sizeof(*g));
+		memset(&g[ng], 0, sizeof(*g));
+		g[ng].e = e;
+		g[ng].cloud = gb_xstrdup(o->cloud);
+		g[ng].region = gb_xstrdup(o->region);
+		g[ng].drv = gb_engine__drv(e, o->cloud);
+		ng++;
+	}
+	gb_parallel_for(ng, e->workers, run_dgroup, g);
+	if (load_known(e, &k) != 0) {
+		groups_free(g, ng);
+		return -1;
+	}
+	for (size_t j = 0; j < ng; j++) {
+		for (size_t i = 0; g[j].rc == 0 && i < g[j].seen.n; i++) {
+			gb_seen *s = &g[j].seen.v[i];
+			char *key;
+			int skip = 0;
+			gb_pool_row pool;
+			const char *action;
+			if (s->state == GB_INST_TERMINATED)
+				continue;
+			key = gb_xasprintf("%s\x1f%s", g[j].cloud, s->id);
+			skip = gb_strv_contains(&k.ids, key);
+			free(key);
+			for (size_t t = 0; !skip && t < k.tokens.n; t++)
+				skip = token_matches(s->token, k.tokens.v[t]);
+			if (skip)
+				continue;
+			if (adopt && s->pool &&
+			    gb_store_pool_get(e->o.store, s->pool, &pool) == 0) {
+				int active = strcmp(pool.state, "active") == 0;
+				gb_pool_row_free(&pool);
+				if (active) {
+					gb_inst_row r;
+					int maxi = -1;
+					char name[160];
+					double price = 0;
+					for (size_t c = 0; c < ncat; c++) {
+						const gb_coffer *o = gb_catalog_at(e->o.cat, c);
+						if (strcmp(o->cloud, g[j].cloud) == 0 &&
+						    strcmp(o->region, g[j].region) == 0 &&
+						    s->instance_type &&
+						    strcmp(o->instance_type, s->instance_type) == 0 &&
+						    o->capacity == s->capacity) {
+							price = o->price;
+							break;
+						}
+					}
+					gb_store_inst_max_index(e->o.store, s->pool, &maxi);
+					snprintf(name, sizeof(name), "%s-%d", s->pool, maxi + 1);
+					memset(&r, 0, sizeof(r));
+					r.pool = s->pool;
+					r.cloud = g[j].cloud;
+					r.region = g[j].region;
+					r.zone = s->zone;
+					r.instance_type = s->instance_type ? s->instance_type : (char *)"unknown";
+					r.capacity = (char *)gb_capacity_name(s->capacity);
+					r.provider_id = s->id;
+					r.name = s->name && *s->name ? s->name : name;
+					r.token = s->token;
+					r.state = (char *)gb_engine__state_str(s->state);
+					r.private_ip = s->private_ip;
+					r.public_ip = s->public_ip;
+					r.price_per_hour = price;
+					r.launched_at = s->created_at > 0 ? s->created_at : now;
+					r.last_seen_at = now;
+					r.name_index = maxi + 1;
+					if (gb_store_inst_put(e->o.store, &r) == 0) {
+						gb_engine__stat(e, &e->stats.gc_adopted, 1);
+						gb_engine__event(e, s->pool, s->id, "adopted",
+						                 "adopted orphan %s in %s/%s",
+						                 s->id, g[j].cloud, g[j].region);
+						json_array_append_new(rep, json_pack(
+							"{s:s, s:s, s:s, s:s?, s:s}", "cloud", g[j].cloud,
+							"region", g[j].region, "id", s->id, "pool",
+							s->pool, "action", "adopted"));
+						continue;
+					}
+				}
+			}
+			{
+				gb_instance_ref ref;
+				gb_error err;
+				memset(&err, 0, sizeof(err));
+				ref.id = s->id;
+				ref.region = g[j].region;
+				ref.zone = s->zone ? s->zone : "";
+				action = g[j].drv->d->terminate(g[j].drv->ctx, &ref, 1, &err) == 0
+				                 ? "terminated"
+				                 : "terminate-failed";
+				if (strcmp(action, "terminated") == 0)
+					gb_engine__stat(e, &e->stats.gc_terminated, 1);
+				gb_engine__event(e, s->pool, s->id, "gc",
+				                 "orphan %s in %s/%s (pool tag %s) carries "
+				                 "this broker's id but is unknown to the "
+				                 "store: %s%s%s", s->id, g[j].cloud,
+				                 g[j].region, s->pool ? s->pool : "none",
+				                 action, err.message[0] ? ": " : "",
+				                 err.message);
+				json_array_append_new(rep, json_pack(
+					"{s:s, s:s, s:s, s:s?, s:s}", "cloud", g[j].cloud,
+					"region", g[j].region, "id", s->id, "pool", s->pool,
+					"action", action));
+			}
+		}
+	}
+	gb_strv_free(&k.ids);
+	gb_strv_free(&k.tokens);
+	groups_free(g, ng);
+	return 0;
+}

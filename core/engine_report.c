@@ -1,0 +1,289 @@
+/* engine_report.c -- pools as JSON, cost reports, team quota checks. */
+#include "engine_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static json_t *inst_json(const gb_inst_row *r, int64_t now)
+{
+	int64_t end = r->terminated_at ? r->terminated_at : now;
+	double hours = r->launched_at && end > r->launched_at
+	                       ? (double)(end - r->launched_at) / 3600.0
+	                       : 0;
+	json_t *j = json_object();
+	json_object_set_new(j, "name", json_string(r->name ? r->name : ""));
+	json_object_set_new(j, "id", r->provider_id ? json_string(r->provider_id)
+	                                            : json_null());
+	json_object_set_new(j, "cloud", json_string(r->cloud));
+	json_object_set_new(j, "region", json_string(r->region));
+	json_object_set_new(j, "zone", json_string(r->zone ? r->zone : ""));
+	json_object_set_new(j, "instance_type", json_string(r->instance_type));
+	json_object_set_new(j, "capacity", json_string(r->capacity));
+	json_object_set_new(j, "state", json_string(r->state));
+	if (r->state_reason)
+		json_object_set_new(j, "state_reason", json_string(r->state_reason));
+	json_object_set_new(j, "private_ip", r->private_ip
+	                                             ? json_string(r->private_ip)
+	                                             : json_null());
+	json_object_set_new(j, "public_ip", r->public_ip ? json_string(r->public_ip)
+	                                                 : json_null());
+	json_object_set_new(j, "gpu_model", json_string(r->gpu_model ? r->gpu_model : ""));
+	json_object_set_new(j, "gpu_count", json_integer(r->gpu_count));
+	json_object_set_new(j, "price_per_hour", json_real(r->price_per_hour));
+	json_object_set_new(j, "launched_at", json_integer(r->launched_at));
+	json_object_set_new(j, "cost", json_real(hours * r->price_per_hour));
+	return j;
+}
+
+static json_t *pool_json(gb_engine *e, const gb_pool_row *p)
+{
+	gb_inst_row *rows = NULL;
+	size_t n = 0;
+	int64_t now = gb_now_ms() / 1000;
+	int running = 0, pending = 0, other = 0;
+	double per_hour = 0;
+	json_t *j = json_object(), *insts = json_array(), *clouds = json_array();
+	gb_pool_spec spec;
+	char err[256];
+	int have_spec = gb_engine__spec(p, &spec, err, sizeof(err)) == 0;
+
+	gb_store_inst_list(e->o.store, p->name, 1, &rows, &n);
+	for (size_t i = 0; i < n; i++) {
+		int seen = 0;
+		size_t k;
+		json_t *c;
+		if (strcmp(rows[i].state, "running") == 0)
+			running++;
+		else if (strcmp(rows[i].state, "pending") == 0)
+			pending++;
+		else
+			other++;
+		if (strcmp(rows[i].state, "preempted") != 0 || !rows[i].terminated_at)
+			per_hour += rows[i].price_per_hour;
+		json_array_append_new(insts, inst_json(&rows[i], now));
+		json_array_foreach(clouds, k, c)
+			seen |= strcmp(json_string_value(c), rows[i].cloud) == 0;
+		if (!seen)
+			json_array_append_new(clouds, json_string(rows[i].cloud));
+	}
+	json_object_set_new(j, "name", json_string(p->name));
+	json_object_set_new(j, "team", json_string(p->team));
+	json_object_set_new(j, "purpose", json_string(have_spec
+	                                                      ? gb_purpose_name(spec.purpose)
+	                                                      : "unknown"));
+	json_object_set_new(j, "state", json_string(p->state));
+	if (p->destroy_reason)
+		json_object_set_new(j, "reason", json_string(p->destroy_reason));
+	json_object_set_new(j, "desired", json_integer(p->desired));
+	json_object_set_new(j, "running", json_integer(running));
+	json_object_set_new(j, "pending", json_integer(pending));
+	json_object_set_new(j, "other", json_integer(other));
+	json_object_set_new(j, "clouds", clouds);
+	json_object_set_new(j, "price_per_hour", json_real(per_hour));
+	json_object_set_new(j, "created_at", json_integer(p->created_at));
+	json_object_set_new(j, "age_s", json_integer(now - p->created_at));
+	if (p->ttl_s)
+		json_object_set_new(j, "ttl_left_s",
+		                    json_integer(p->created_at + p->ttl_s - now));
+	else
+		json_object_set_new(j, "ttl_left_s", json_null());
+	json_object_set_new(j, "idle_timeout_s", json_integer(p->idle_timeout_s));
+	json_object_set_new(j, "last_heartbeat_at",
+	                    json_integer(p->last_heartbeat_at));
+	json_object_set_new(j, "instances", insts);
+	if (have_spec)
+		gb_pool_spec_free(&spec);
+	gb_inst_list_free(rows, n);
+	return j;
+}
+
+json_t *gb_engine_pool_json(gb_engine *e, const char *pool)
+{
+	gb_pool_row p;
+	json_t *j;
+	if (gb_store_pool_get(e->o.store, pool, &p) != 0)
+		return NULL;
+	j = pool_json(e, &p);
+	gb_pool_row_free(&p);
+	return j;
+}
+
+json_t *gb_engine_pools_json(gb_engine *e, const char *team)
+{
+	gb_pool_row *v;
+	size_t n;
+	json_t *a = json_array();
+	if (gb_store_pool_list(e->o.store, team, 0, &v, &n) != 0)
+		return a;
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(a, pool_json(e, &v[i]));
+	gb_pool_list_free(v, n);
+	return a;
+}
+
+/* Label value of a pool from its stored spec JSON. */
+static const char *label_of(json_t *specs, const char *pool, const char *key)
+{
+	json_t *spec = json_object_get(specs, pool);
+	json_t *labels = json_object_get(spec, "labels");
+	const char *v = json_string_value(json_object_get(labels, key));
+	return v ? v : "(none)";
+}
+
+json_t *gb_engine_cost(gb_engine *e, const char *by, int64_t since_s)
+{
+	gb_inst_row *rows = NULL;
+	gb_pool_row *pools = NULL;
+	size_t n = 0, np = 0;
+	int64_t now = gb_now_ms() / 1000;
+	json_t *groups = json_object(), *specs = json_object(), *out, *arr;
+	json_t *teams = json_object();
+	double total = 0;
+	const char *k;
+	json_t *g;
+
+	gb_store_pool_list(e->o.store, NULL, 1, &pools, &np);
+	for (size_t i = 0; i < np; i++) {
+		json_t *s = json_loads(pools[i].spec_json, 0, NULL);
+		if (s)
+			json_object_set_new(specs, pools[i].name, s);
+		json_object_set_new(teams, pools[i].name, json_string(pools[i].team));
+	}
+	gb_store_inst_list(e->o.store, NULL, 0, &rows, &n);
+	for (size_t i = 0; i < n; i++) {
+		const gb_inst_row *r = &rows[i];
+		int64_t start = r->launched_at, end = r->terminated_at ? r->terminated_at
+		                                                       : now;
+		double hours, cost;
+		const char *key;
+		if (since_s > start)
+			start = since_s;
+		if (!start || end <= start)
+			continue;
+		hours = (double)(end - start) / 3600.0;
+		cost = hours * r->price_per_hour;
+		if (!by || strcmp(by, "pool") == 0)
+			key = r->pool;
+		else if (strcmp(by, "team") == 0)
+			key = json_string_value(json_object_get(teams, r->pool));
+		else if (strcmp(by, "cloud") == 0)
+			key = r->cloud;
+		else if (strncmp(by, "label:", 6) == 0)
+			key = label_of(specs, r->pool, by + 6);
+		else
+			key = r->pool;
+		if (!key)
+			key = "(unknown)";
+		g = json_object_get(groups, key);
+		if (!g) {
+			g = json_pack("{s:s, s:f, s:f, s:i}", "key", key, "cost", 0.0,
+			              "hours", 0.0, "instances", 0);
+			json_object_set_new(groups, key, g);
+		}
+		json_object_set_new(g, "cost", json_real(json_real_value(json_object_get(g, "cost")) + cost));
+		json_object_set_new(g, "hours", json_real(json_real_value(json_object_get(g, "hours")) + hours));
+		json_object_set_new(g, "instances", json_integer(json_integer_value(json_object_get(g, "instances")) + 1));
+		total += cost;
+	}
+	arr = json_array();
+	json_object_foreach(groups, k, g)
+		json_array_append(arr, g);
+	out = json_pack("{s:f, s:s, s:s, s:I, s:o}", "total", total, "currency",
+	                "USD", "by", by ? by : "pool", "since", (json_int_t)since_s,
+	                "groups", arr);
+	json_decref(groups);
+	json_decref(specs);
+	json_decref(teams);
+	gb_inst_list_free(rows, n);
+	gb_pool_list_free(pools, np);
+	return out;
+}
+
+static int64_t month_start(int64_t now)
+{
+	time_t t = (time_t)now;
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	tm.tm_mday = 1;
+	tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
+	return (int64_t)timegm(&tm);
+}
+
+int gb_engine__check_team(gb_engine *e, const gb_pool_spec *spec, int desired,
+                          double pool_price, char *msg, size_t cap);
+
+/* Refuses, before any cloud call, what the team's quota or budget does
+ * not allow: GPUs, $/h across the team's pools, and the monthly budget
+ * (spent this month + this pool's price for its TTL or the rest of the
+ * month). */
+int gb_engine__check_team(gb_engine *e, const gb_pool_spec *spec, int desired,
+                          double pool_price, char *msg, size_t cap)
+{
+	const gb_team_cfg *t = gb_config_team(e->o.cfg, spec->team);
+	gb_pool_row *pools;
+	size_t np;
+	int gpus = desired * spec->gpu_count;
+	double per_hour = pool_price;
+	int64_t now = gb_now_ms() / 1000;
+	if (!t)
+		return 0;
+	if (gb_store_pool_list(e->o.store, spec->team, 0, &pools, &np) != 0)
+		return 0;
+	for (size_t i = 0; i < np; i++) {
+		gb_inst_row *rows;
+		size_t n;
+		if (strcmp(pools[i].name, spec->name) == 0 ||
+		    strcmp(pools[i].state, "active") != 0)
+			continue;
+		if (gb_store_inst_list(e->o.store, pools[i].name, 1, &rows, &n) == 0) {
+			for (size_t k = 0; k < n; k++) {
+				gpus += rows[k].gpu_count;
+				per_hour += rows[k].price_per_hour;
+			}
+			gb_inst_list_free(rows, n);
+		}
+	}
+	gb_pool_list_free(pools, np);
+	if (t->max_gpus > 0 && gpus > t->max_gpus) {
+		snprintf(msg, cap,
+		         "pool %s would bring team %s to %d GPUs, over its quota "
+		         "of %d (teams[].max_gpus in the broker config): shrink "
+		         "the pool or raise the quota", spec->name, t->name, gpus,
+		         t->max_gpus);
+		return -1;
+	}
+	if (t->max_price_per_hour > 0 && per_hour > t->max_price_per_hour) {
+		snprintf(msg, cap,
+		         "pool %s would bring team %s to $%.2f/h, over its limit "
+		         "of $%.2f/h (teams[].max_price_per_hour)", spec->name,
+		         t->name, per_hour, t->max_price_per_hour);
+		return -1;
+	}
+	if (t->monthly_budget > 0 && pool_price > 0) {
+		json_t *c = gb_engine_cost(e, "team", month_start(now));
+		double spent = 0, hours, projected;
+		size_t i;
+		json_t *g;
+		json_array_foreach(json_object_get(c, "groups"), i, g)
+			if (strcmp(json_string_value(json_object_get(g, "key")),
+			           t->name) == 0)
+				spent = json_real_value(json_object_get(g, "cost"));
+		json_decref(c);
+		hours = spec->ttl_s ? (double)spec->ttl_s / 3600.0
+		                    : (double)(month_start(month_start(now) + 32 * 86400) - now) / 3600.0;
+		projected = spent + pool_price * hours;
+		if (projected > t->monthly_budget) {
+			snprintf(msg, cap,
+			         "pool %s ($%.2f/h for %.1f h%s) would bring team %s "
+			         "to $%.2f this month, over its budget of $%.2f "
+			         "(spent so far: $%.2f); set a shorter lifecycle.ttl "
+			         "or raise teams[].monthly_budget", spec->name,
+			         pool_price, hours, spec->ttl_s ? "" : ", no TTL: rest "
+			                                             "of the month",
+			         t->name, projected, t->monthly_budget, spent);
+			return -1;
+		}
+	}
+	return 0;
+}

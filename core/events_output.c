@@ -1,0 +1,98 @@
+/* events_output.c -- events, cost and gc output. */
+#include "events_output.h"
+
+#include <string.h>
+
+#include "output.h"
+#include "store.h"
+
+json_t *gb_events_json(const void *rowsv, size_t n)
+{
+	const gb_event_row *rows = rowsv;
+	json_t *a = json_array();
+	for (size_t i = 0; i < n; i++) {
+		json_t *e = json_object();
+		char ts[32];
+		json_object_set_new(e, "id", json_integer(rows[i].id));
+		json_object_set_new(e, "time_ms", json_integer(rows[i].time_ms));
+		json_object_set_new(e, "time",
+		                    json_string(gb_format_time(rows[i].time_ms / 1000,
+		                                               ts, sizeof(ts))));
+		json_object_set_new(e, "pool", rows[i].pool ? json_string(rows[i].pool)
+		                                            : json_null());
+		json_object_set_new(e, "instance", rows[i].instance
+		                                           ? json_string(rows[i].instance)
+		                                           : json_null());
+		json_object_set_new(e, "kind", json_string(rows[i].kind));
+		json_object_set_new(e, "message", json_string(rows[i].message));
+		json_array_append_new(a, e);
+	}
+	return a;
+}
+
+void gb_print_events(const gb_cli *cli, json_t *events, int follow)
+{
+	size_t i;
+	json_t *e;
+	if (cli->out == GB_OUT_JSON && follow) {
+		json_array_foreach(events, i, e) {
+			char *s = json_dumps(e, JSON_COMPACT);
+			if (s)
+				puts(s);
+			free(s);
+		}
+		fflush(stdout);
+		return;
+	}
+	if (cli->out != GB_OUT_TABLE) {
+		gb_out_render(cli, stdout, events, NULL, NULL);
+		return;
+	}
+	json_array_foreach(events, i, e) {
+		const char *pool = json_string_value(json_object_get(e, "pool"));
+		printf("%s  %-20s %-11s %s\n",
+		       json_string_value(json_object_get(e, "time")),
+		       pool ? pool : "-",
+		       json_string_value(json_object_get(e, "kind")),
+		       json_string_value(json_object_get(e, "message")));
+	}
+	fflush(stdout);
+}
+
+void gb_print_cost(const gb_cli *cli, json_t *cost)
+{
+	static const gb_column cols[] = {
+		{"group", "key", 0},
+		{"instances", "instances", 1},
+		{"hours", "hours", 1},
+		{"cost usd", "cost", 1},
+		{NULL, NULL, 0},
+	};
+	if (cli->out != GB_OUT_TABLE) {
+		gb_out_render(cli, stdout, cost, NULL, NULL);
+		return;
+	}
+	gb_out_table(stdout, json_object_get(cost, "groups"), cols);
+	printf("TOTAL  $%.2f (%s)\n",
+	       json_real_value(json_object_get(cost, "total")),
+	       json_string_value(json_object_get(cost, "by")));
+}
+
+void gb_print_gc(const gb_cli *cli, json_t *orphans)
+{
+	static const gb_column cols[] = {
+		{"cloud", "cloud", 0}, {"region", "region", 0}, {"id", "id", 0},
+		{"pool tag", "pool", 0}, {"action", "action", 0}, {NULL, NULL, 0},
+	};
+	if (cli->out != GB_OUT_TABLE) {
+		gb_out_render(cli, stdout, orphans, NULL, NULL);
+		return;
+	}
+	if (!json_array_size(orphans)) {
+		if (!cli->quiet)
+			printf("no orphans: every instance tagged with this broker's "
+			       "id is known to the store\n");
+		return;
+	}
+	gb_out_table(stdout, orphans, cols);
+}

@@ -1,0 +1,18 @@
+/* events_output.h -- printing events, cost reports and gc results, the
+ * same in local and --server mode. */
+#ifndef GB_EVENTS_OUTPUT_H
+#define GB_EVENTS_OUTPUT_H
+
+#include <jansson.h>
+
+#include "cli.h"
+
+/* events: array of {id, time_ms, pool, instance, kind, message}.  In
+ * follow mode JSON output is one object per line. */
+void gb_print_events(const gb_cli *cli, json_t *events, int follow);
+void gb_print_cost(const gb_cli *cli, json_t *cost);
+void gb_print_gc(const gb_cli *cli, json_t *orphans);
+/* events rows -> JSON array (new reference). */
+json_t *gb_events_json(const void *rows, size_t n);
+
+#endif

@@ -1,0 +1,111 @@
+/* pool_output.c -- printing pools and plans of change. */
+#include "pool_output.h"
+
+#include <string.h>
+
+#include "output.h"
+
+void gb_print_diff(FILE *f, json_t *diff)
+{
+	size_t i, nc = 0, nd = 0, nr = 0, nk;
+	json_t *it;
+	const char *pool = json_string_value(json_object_get(diff, "pool"));
+	fprintf(f, "Pool %s:\n", pool ? pool : "?");
+	json_array_foreach(json_object_get(diff, "create"), i, it) {
+		json_int_t n = json_integer_value(json_object_get(it, "count"));
+		const char *zone = json_string_value(json_object_get(it, "zone"));
+		fprintf(f, "  + create  %lld x %s (%s %s%s%s, %s, $%.2f/h each)\n",
+		        (long long)n,
+		        json_string_value(json_object_get(it, "instance_type")),
+		        json_string_value(json_object_get(it, "cloud")),
+		        json_string_value(json_object_get(it, "region")),
+		        zone && *zone ? "/" : "", zone ? zone : "",
+		        json_string_value(json_object_get(it, "capacity")),
+		        json_real_value(json_object_get(it, "price_per_hour")));
+		nc += (size_t)n;
+	}
+	json_array_foreach(json_object_get(diff, "replace"), i, it) {
+		fprintf(f, "  ~ replace %s (%s)\n",
+		        json_string_value(json_object_get(it, "name")),
+		        json_string_value(json_object_get(it, "reason")));
+		nr++;
+	}
+	json_array_foreach(json_object_get(diff, "destroy"), i, it) {
+		fprintf(f, "  - destroy %s (%s)\n",
+		        json_string_value(json_object_get(it, "name")),
+		        json_string_value(json_object_get(it, "reason")));
+		nd++;
+	}
+	nk = json_array_size(json_object_get(diff, "keep"));
+	if (nk)
+		fprintf(f, "  = keep    %zu instances\n", nk);
+	if (json_object_get(diff, "error"))
+		fprintf(f, "  ! %s\n",
+		        json_string_value(json_object_get(diff, "error")));
+	fprintf(f, "Plan: %zu to create, %zu to replace, %zu to destroy; "
+	           "$%.2f/h -> $%.2f/h (first-choice placement; failover may "
+	           "differ)\n",
+	        nc, nr, nd,
+	        json_real_value(json_object_get(diff, "price_per_hour_before")),
+	        json_real_value(json_object_get(diff, "price_per_hour_after")));
+}
+
+void gb_print_pools(const gb_cli *cli, json_t *pools, int instances)
+{
+	static const gb_column pcols[] = {
+		{"pool", "name", 0},          {"team", "team", 0},
+		{"purpose", "purpose", 0},    {"state", "state", 0},
+		{"desired", "desired", 1},    {"running", "running", 1},
+		{"clouds", "clouds", 0},      {"$/h", "price_per_hour", 1},
+		{"age", "age", 0},            {"ttl left", "ttl_left", 0},
+		{NULL, NULL, 0},
+	};
+	static const gb_column icols[] = {
+		{"instance", "name", 0},      {"id", "id", 0},
+		{"cloud", "cloud", 0},        {"zone", "where", 0},
+		{"type", "instance_type", 0}, {"capacity", "capacity", 0},
+		{"state", "state", 0},        {"private ip", "private_ip", 0},
+		{"public ip", "public_ip", 0}, {"$/h", "price_per_hour", 1},
+		{NULL, NULL, 0},
+	};
+	size_t i;
+	json_t *p;
+	if (cli->out != GB_OUT_TABLE) {
+		gb_out_render(cli, stdout, pools, NULL, NULL);
+		return;
+	}
+	if (!json_array_size(pools))
+		return;
+	json_array_foreach(pools, i, p) {
+		char buf[32];
+		json_t *ttl = json_object_get(p, "ttl_left_s");
+		json_object_set_new(p, "age",
+		                    json_string(gb_format_duration(
+		                            json_integer_value(json_object_get(p, "age_s")),
+		                            buf, sizeof(buf))));
+		if (json_is_integer(ttl))
+			json_object_set_new(p, "ttl_left",
+			                    json_string(json_integer_value(ttl) > 0
+			                                        ? gb_format_duration(json_integer_value(ttl),
+			                                                             buf, sizeof(buf))
+			                                        : "expired"));
+	}
+	gb_out_table(stdout, pools, pcols);
+	if (!instances)
+		return;
+	json_array_foreach(pools, i, p) {
+		json_t *insts = json_object_get(p, "instances");
+		size_t k;
+		json_t *in;
+		if (!json_array_size(insts))
+			continue;
+		json_array_foreach(insts, k, in) {
+			const char *z = json_string_value(json_object_get(in, "zone"));
+			json_object_set_new(in, "where",
+			                    json_string(z && *z ? z
+			                                        : json_string_value(json_object_get(in, "region"))));
+		}
+		printf("\n%s:\n", json_string_value(json_object_get(p, "name")));
+		gb_out_table(stdout, insts, icols);
+	}
+}
