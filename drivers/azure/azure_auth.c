@@ -1,0 +1,161 @@
+/* azure_auth.c -- Microsoft identity platform client-credentials flow:
+ * POST {authority}/{tenant}/oauth2/v2.0/token with client_id,
+ * client_secret, scope=https://management.azure.com/.default and
+ * grant_type=client_credentials; the answer carries access_token and
+ * expires_in.  The secret is read from its source for each request and
+ * wiped afterwards; it never appears in a log line or an error. */
+#include <openssl/crypto.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "azure.h"
+#include "drvc_bearer.h"
+#include "drvc_enc.h"
+#include "drvc_http.h"
+#include "drvc_json.h"
+#include "drvc_mem.h"
+#include "drvc_util.h"
+
+typedef struct tok_ud {
+	azure_ctx *c;
+	const char *secret;
+} tok_ud;
+
+int azure_parse_token(const char *body, size_t len, char **token,
+                      int64_t *expires_in_s, gb_error *err)
+{
+	json_t *root = drvc_json_buf(body, len, AZURE_MAX_SMALL,
+	                             "Azure token response", err);
+	const char *tok, *type;
+	int64_t exp = 0;
+	*token = NULL;
+	*expires_in_s = 0;
+	if (!root)
+		return -1;
+	tok = drvc_jstr(root, "access_token");
+	type = drvc_jstr(root, "token_type");
+	if (!tok || !*tok || strchr(tok, '\r') || strchr(tok, '\n') ||
+	    (type && strcasecmp(type, "Bearer") != 0)) {
+		drvc_err(err, GB_ERR_INVALID, 0, "MalformedTokenResponse",
+		         "Azure token response has no usable bearer access_token");
+		json_decref(root);
+		return -1;
+	}
+	if (drvc_jint(json_object_get(root, "expires_in"), &exp) != 0)
+		exp = 0;
+	*token = drvc_xstrdup(tok);
+	*expires_in_s = exp;
+	json_decref(root);
+	return 0;
+}
+
+static gb_err_class token_classify(void *ud, const gb_http_resp *r,
+                                   gb_error *err, int *auth_expired)
+{
+	tok_ud *t = ud;
+	json_t *root;
+	char code[96] = "", desc[400] = "";
+	gb_err_class cls;
+	*auth_expired = 0;
+	if (r->status >= 200 && r->status < 300)
+		return GB_ERR_NONE;
+	root = json_loadb(r->body ? r->body : "", r->body ? r->body_len : 0, 0,
+	                  NULL);
+	if (json_is_object(root)) {
+		drvc_clean_text(code, sizeof(code), drvc_jstr(root, "error"), 90);
+		drvc_clean_text(desc, sizeof(desc),
+		                drvc_jstr(root, "error_description"), 300);
+	}
+	json_decref(root);
+	if (r->status == 429)
+		cls = GB_ERR_THROTTLED;
+	else if (r->status >= 500)
+		cls = GB_ERR_TRANSIENT;
+	else if (r->status == 400 || r->status == 401 || r->status == 403)
+		cls = GB_ERR_AUTH;
+	else
+		cls = GB_ERR_INVALID;
+	drvc_err(err, cls, (int)r->status, code[0] ? code : "TokenRequestFailed",
+	         "Azure token request (tenant %s, client %s) at %s: HTTP %ld%s%s%s",
+	         t->c->tenant, t->c->client_id, t->c->authority, r->status,
+	         code[0] ? " " : "", code, desc[0] ? ": " : "");
+	if (desc[0]) {
+		size_t n = strlen(err->message);
+		snprintf(err->message + n, sizeof(err->message) - n, "%s", desc);
+	}
+	drvc_scrub(err->message, sizeof(err->message), t->secret);
+	if (cls == GB_ERR_THROTTLED || cls == GB_ERR_TRANSIENT)
+		err->retry_after_ms =
+			drvc_retry_after_ms(r, t->c->host->now_ms(t->c->host->ctx));
+	return cls;
+}
+
+int azure_fetch_token(void *ud, char **token, int64_t *expires_in_s,
+                      gb_error *err)
+{
+	azure_ctx *c = ud;
+	const gb_host *h = c->host;
+	char secret[4096];
+	drvc_buf form = DRVC_BUF_INIT;
+	char *url, *tenant_enc, *body;
+	const char *hdrs[] = {
+		"Content-Type: application/x-www-form-urlencoded",
+		"Accept: application/json",
+	};
+	gb_http_req req;
+	gb_http_resp resp;
+	tok_ud t = {c, secret};
+	drvc_call call;
+	int rc;
+
+	*token = NULL;
+	if (c->auth_problem) {
+		drvc_err(err, GB_ERR_AUTH, 0, "CredentialsMissing", "%s",
+		         c->auth_problem);
+		return -1;
+	}
+	if (h->secret(h->ctx, c->secret_source, secret, sizeof(secret)) <= 0) {
+		drvc_err(err, GB_ERR_AUTH, 0, "CredentialsMissing",
+		         "Azure client secret not found at source %.200s "
+		         "(option credentials.client_secret)", c->secret_source);
+		return -1;
+	}
+	drvc_buf_adds(&form, "grant_type=client_credentials&client_id=");
+	drvc_pct_encode(&form, c->client_id, strlen(c->client_id), 0);
+	drvc_buf_adds(&form, "&client_secret=");
+	drvc_pct_encode(&form, secret, strlen(secret), 0);
+	drvc_buf_adds(&form, "&scope=");
+	drvc_pct_encode(&form, AZURE_SCOPE, strlen(AZURE_SCOPE), 0);
+	body = drvc_buf_take(&form);
+	if (!body)
+		abort();
+	tenant_enc = drvc_pct_encode_str(c->tenant);
+	url = drvc_xasprintf("%s/%s/oauth2/v2.0/token", c->authority,
+	                     tenant_enc);
+	free(tenant_enc);
+
+	memset(&req, 0, sizeof(req));
+	req.method = "POST";
+	req.url = url;
+	req.headers = hdrs;
+	req.nheaders = 2;
+	req.body = body;
+	req.body_len = strlen(body);
+	req.rate_class = "aad-token";
+	memset(&call, 0, sizeof(call));
+	call.host = h;
+	call.classify = token_classify;
+	call.classify_ud = &t;
+	rc = drvc_call_http(&call, &req, &resp, err);
+	if (rc == 0)
+		rc = azure_parse_token(resp.body, resp.body_len, token,
+		                       expires_in_s, err);
+	h->http_free(h->ctx, &resp);
+	drvc_scrub(err->message, sizeof(err->message), secret);
+	OPENSSL_cleanse(body, strlen(body));
+	free(body);
+	OPENSSL_cleanse(secret, sizeof(secret));
+	free(url);
+	return rc;
+}

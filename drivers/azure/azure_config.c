@@ -1,0 +1,163 @@
+/* azure_config.c -- the Azure driver's settings: broker-config options
+ * first, then the environment, then defaults (see README.md). */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "azure.h"
+#include "drvc_mem.h"
+#include "drvc_util.h"
+
+static const char *opt(const gb_host *h, const char *key)
+{
+	const char *v = h->option ? h->option(h->ctx, key) : NULL;
+	return v && *v ? v : NULL;
+}
+
+/* option, else environment variable, else def; malloc'd or NULL. */
+static char *setting(const gb_host *h, const char *key, const char *env,
+                     const char *def)
+{
+	const char *v = opt(h, key);
+	if (!v && env) {
+		v = getenv(env);
+		if (v && !*v)
+			v = NULL;
+	}
+	if (!v)
+		v = def;
+	return drvc_xstrdup(v);
+}
+
+static void strip_slash(char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	while (n > 0 && s[n - 1] == '/')
+		s[--n] = '\0';
+}
+
+static int64_t num_opt(const gb_host *h, const char *key, int64_t def,
+                       int64_t lo, int64_t hi)
+{
+	const char *v = opt(h, key);
+	char *end;
+	long long x;
+	if (!v)
+		return def;
+	x = strtoll(v, &end, 10);
+	if (*end || x < lo || x > hi)
+		return def;
+	return (int64_t)x;
+}
+
+int azure_config_load(azure_ctx *c, gb_error *err)
+{
+	const gb_host *h = c->host;
+	char probe[4096];
+	const char *pip;
+	char miss[512] = "";
+
+	(void)err;
+	c->arm = setting(h, "arm_endpoint", "AZURE_ARM_ENDPOINT",
+	                 AZURE_DEFAULT_ARM);
+	c->authority = setting(h, "authority_host", "AZURE_AUTHORITY_HOST",
+	                       AZURE_DEFAULT_AUTHORITY);
+	c->prices = setting(h, "prices_endpoint", "AZURE_PRICES_ENDPOINT",
+	                    AZURE_DEFAULT_PRICES);
+	strip_slash(c->arm);
+	strip_slash(c->authority);
+	c->tenant = setting(h, "tenant_id", "AZURE_TENANT_ID", NULL);
+	c->client_id = setting(h, "client_id", "AZURE_CLIENT_ID", NULL);
+	c->secret_source = setting(h, "credentials.client_secret", NULL,
+	                           AZURE_DEFAULT_SECRET_SOURCE);
+	c->subscription = setting(h, "subscription_id",
+	                          "AZURE_SUBSCRIPTION_ID", NULL);
+	c->rg = setting(h, "resource_group", "AZURE_RESOURCE_GROUP", NULL);
+	c->subnet = setting(h, "subnet_id", "AZURE_SUBNET_ID", NULL);
+	c->image = setting(h, "image", NULL, NULL);
+	c->security_type = setting(h, "security_type", NULL, NULL);
+	c->os_disk_type = setting(h, "os_disk_type", NULL, "StandardSSD_LRS");
+	c->os_disk_gb = (int)num_opt(h, "os_disk_gb", 0, 1, 4095);
+	pip = opt(h, "public_ip");
+	c->public_ip = pip && (strcasecmp(pip, "true") == 0 ||
+	                       strcmp(pip, "1") == 0 ||
+	                       strcasecmp(pip, "yes") == 0);
+	c->create_timeout_ms =
+		num_opt(h, "create_timeout_s", 900, 1, 86400) * 1000;
+	c->poll_interval_ms = num_opt(h, "poll_interval_ms", 5000, 1, 600000);
+
+	/* Credentials: all three must be there; say which are not. */
+	if (!c->tenant)
+		strcat(miss, "tenant id (option tenant_id, env AZURE_TENANT_ID); ");
+	if (!c->client_id)
+		strcat(miss, "client id (option client_id, env AZURE_CLIENT_ID); ");
+	if (h->secret(h->ctx, c->secret_source, probe, sizeof(probe)) <= 0) {
+		size_t n = strlen(miss);
+		snprintf(miss + n, sizeof(miss) - n,
+		         "client secret (source %.100s%s); ", c->secret_source,
+		         strcmp(c->secret_source, AZURE_DEFAULT_SECRET_SOURCE) == 0
+		                 ? ", set option credentials.client_secret to "
+		                   "use another source"
+		                 : ", option credentials.client_secret");
+	}
+	memset(probe, 0, sizeof(probe));
+	if (miss[0]) {
+		miss[strlen(miss) - 2] = '\0';
+		c->auth_problem = drvc_xasprintf(
+			"Azure credentials missing: %s. The driver uses a service "
+			"principal (client-credentials flow); see the Azure section "
+			"of drivers/azure/README.md", miss);
+	}
+	return 0;
+}
+
+void azure_config_free(azure_ctx *c)
+{
+	free(c->arm);
+	free(c->authority);
+	free(c->prices);
+	free(c->tenant);
+	free(c->client_id);
+	free(c->secret_source);
+	free(c->subscription);
+	free(c->rg);
+	free(c->subnet);
+	free(c->image);
+	free(c->security_type);
+	free(c->os_disk_type);
+	free(c->auth_problem);
+}
+
+int azure_require(azure_ctx *c, int need_rg, gb_error *err)
+{
+	if (c->auth_problem) {
+		drvc_err(err, GB_ERR_AUTH, 0, "CredentialsMissing", "%s",
+		         c->auth_problem);
+		return -1;
+	}
+	if (!c->subscription) {
+		drvc_err(err, GB_ERR_INVALID, 0, "SubscriptionMissing",
+		         "Azure subscription not set: set option subscription_id "
+		         "or env AZURE_SUBSCRIPTION_ID");
+		return -1;
+	}
+	if (need_rg && !c->rg) {
+		drvc_err(err, GB_ERR_INVALID, 0, "ResourceGroupMissing",
+		         "Azure resource group not set: set option "
+		         "resource_group or env AZURE_RESOURCE_GROUP (the group "
+		         "must exist; the broker creates its VMs in it)");
+		return -1;
+	}
+	return 0;
+}
+
+const char *azure_image_for(azure_ctx *c, const char *region)
+{
+	char key[160];
+	const char *v;
+	snprintf(key, sizeof(key), "image.%s", region ? region : "");
+	v = opt(c->host, key);
+	if (v)
+		return v;
+	return c->image ? c->image : AZURE_DEFAULT_IMAGE;
+}

@@ -1,0 +1,218 @@
+/* azure_create.c -- create req->count VMs, all or nothing.
+ *
+ * ARM has no batch create for plain VMs: one PUT per VM, deterministic
+ * names "<prefix>-<index>", the same body on every retry (so ARM answers
+ * 200, not 409), the idempotency token in tag gpubroker-token.  A name
+ * already taken by a VM without our token is a CONFLICT.  Then every
+ * operation is polled to the end; if any VM fails (or ends
+ * provisioningState Failed) every VM of this request is deleted and the
+ * failure's class (CAPACITY for allocation failures) is returned. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "azure.h"
+#include "drvc_http.h"
+#include "drvc_json.h"
+#include "drvc_mem.h"
+#include "drvc_util.h"
+
+#define AZURE_MAX_COUNT 1000
+
+static int req_ok(const gb_create_req *r, gb_error *err)
+{
+	const char *missing = !r->region || !*r->region ? "region"
+	                      : !r->instance_type || !*r->instance_type
+	                              ? "instance_type"
+	                      : !r->token || !*r->token ? "token"
+	                      : !r->name_prefix || !*r->name_prefix
+	                              ? "name_prefix"
+	                      : !r->pool || !*r->pool ? "pool"
+	                      : !r->broker_id || !*r->broker_id ? "broker_id"
+	                                                        : NULL;
+	if (missing) {
+		drvc_err(err, GB_ERR_INVALID, 0, "InvalidRequest",
+		         "Azure create: %s is required", missing);
+		return -1;
+	}
+	if (r->count < 1 || r->count > AZURE_MAX_COUNT) {
+		drvc_err(err, GB_ERR_INVALID, 0, "InvalidRequest",
+		         "Azure create: count %u is outside 1..%d", r->count,
+		         AZURE_MAX_COUNT);
+		return -1;
+	}
+	return 0;
+}
+
+/* Deletes every touched VM; notes the outcome in err->message. */
+static void cleanup(azure_ctx *c, char **names, const int *touched, size_t n,
+                    gb_error *err)
+{
+	size_t deleted = 0, failed = 0;
+	char first[200] = "";
+	for (size_t i = 0; i < n; i++) {
+		gb_error e;
+		if (!touched[i])
+			continue;
+		if (azure_delete_vm(c, names[i], &e) == 0) {
+			deleted++;
+		} else {
+			if (!failed++)
+				snprintf(first, sizeof(first), "%.64s: %.120s", names[i],
+				         e.message);
+			if (c->host->log)
+				c->host->log(c->host->ctx, GB_LOG_ERROR,
+				             "azure: cleanup of VM %s failed: %s",
+				             names[i], e.message);
+		}
+	}
+	if (deleted || failed) {
+		size_t m = strlen(err->message);
+		if (failed)
+			snprintf(err->message + m, sizeof(err->message) - m,
+			         " [cleanup: %zu VM(s) deleted, %zu failed: %s]",
+			         deleted, failed, first);
+		else
+			snprintf(err->message + m, sizeof(err->message) - m,
+			         " [cleanup: deleted the %zu VM(s) of this request]",
+			         deleted);
+	}
+}
+
+/* A failed operation with no telling code is an allocation failure. */
+static void op_class(gb_error *e)
+{
+	if (e->cls == GB_ERR_TRANSIENT ||
+	    (e->cls == GB_ERR_INVALID && strncasecmp(e->code, "Invalid", 7) &&
+	     !strcasestr(e->code, "NotFound")))
+		e->cls = GB_ERR_CAPACITY;
+}
+
+int azure_create(void *ctx, const gb_create_req *req, gb_instance_cb emit,
+                 void *ud, gb_error *err)
+{
+	azure_ctx *c = ctx;
+	const gb_host *h = c->host;
+	azure_vm_params p;
+	size_t n, i;
+	char **names = NULL;
+	int *touched = NULL;
+	azure_op *ops = NULL;
+	azure_vm *vms = NULL;
+	int64_t deadline;
+	int rc = -1;
+
+	if (req_ok(req, err) != 0 || azure_require(c, 1, err) != 0)
+		return -1;
+	memset(&p, 0, sizeof(p));
+	p.subnet = c->subnet;
+	p.image = req->image && *req->image ? req->image
+	                                    : azure_image_for(c, req->region);
+	p.security_type = c->security_type;
+	p.os_disk_type = c->os_disk_type;
+	p.os_disk_gb = c->os_disk_gb;
+	p.public_ip = c->public_ip;
+
+	n = req->count;
+	names = drvc_xcalloc(n, sizeof(char *));
+	touched = drvc_xcalloc(n, sizeof(int));
+	ops = drvc_xcalloc(n, sizeof(azure_op));
+	vms = drvc_xcalloc(n, sizeof(azure_vm));
+	for (i = 0; i < n; i++) {
+		names[i] = drvc_xasprintf("%s-%u", req->name_prefix,
+		                          req->first_index + (unsigned)i);
+		ops[i].name = names[i];
+		if (azure_vm_name_ok(names[i], err) != 0)
+			goto out;
+	}
+	deadline = h->mono_ms(h->ctx) + c->create_timeout_ms;
+
+	for (i = 0; i < n; i++) {
+		gb_http_resp resp;
+		azure_vm old;
+		char what[160], *url, *body;
+		int r;
+
+		body = azure_vm_body(req, names[i], &p, err);
+		if (!body)
+			goto fail;
+		/* A name held by someone else must not be overwritten. */
+		r = azure_get_vm(c, names[i], &old, err);
+		if (r < 0) {
+			free(body);
+			goto fail;
+		}
+		if (r == 1) {
+			const char *tok = azure_vm_tag(&old, GB_TAG_TOKEN);
+			int ours = tok && strcmp(tok, req->token) == 0;
+			azure_vm_free(&old);
+			if (!ours) {
+				drvc_err(err, GB_ERR_CONFLICT, 409, "VMNameTaken",
+				         "Azure VM %s already exists in resource group "
+				         "%s and does not carry gpubroker-token %s",
+				         names[i], c->rg, req->token);
+				free(body);
+				goto fail;
+			}
+		}
+		touched[i] = 1;
+		url = azure_vm_url(c, names[i], NULL);
+		snprintf(what, sizeof(what), "PUT VM %s", names[i]);
+		r = azure_arm(c, "PUT", url, body, "arm-write", what, &resp, err);
+		free(url);
+		free(body);
+		if (r == 0)
+			ops[i].url = azure_op_url(c, &resp, &ops[i].location);
+		h->http_free(h->ctx, &resp);
+		if (r != 0)
+			goto fail;
+	}
+
+	if (azure_lro_wait(c, ops, n, deadline, err) != 0)
+		goto fail;
+	for (i = 0; i < n; i++) {
+		if (ops[i].failed) {
+			*err = ops[i].err;
+			op_class(err);
+			goto fail;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		int r = azure_get_vm(c, names[i], &vms[i], err);
+		if (r < 0)
+			goto fail;
+		if (r == 0) {
+			drvc_err(err, GB_ERR_TRANSIENT, 404, "VMNotFound",
+			         "Azure VM %s is gone right after its create "
+			         "operation succeeded", names[i]);
+			goto fail;
+		}
+		if (strcasecmp(vms[i].prov_state, "Failed") == 0) {
+			drvc_err(err, GB_ERR_CAPACITY, 0, "VMProvisioningFailed",
+			         "Azure VM %s (%s in %s) ended provisioningState "
+			         "Failed", names[i], req->instance_type, req->region);
+			goto fail;
+		}
+	}
+	for (i = 0; i < n; i++)
+		if (azure_emit_vm(c, &vms[i], emit, ud))
+			break;
+	rc = 0;
+	goto out;
+fail:
+	if (err->cls == GB_ERR_NONE)
+		err->cls = GB_ERR_INTERNAL;
+	cleanup(c, names, touched, n, err);
+out:
+	for (i = 0; i < n; i++) {
+		free(names[i]);
+		free(ops[i].url);
+		azure_vm_free(&vms[i]);
+	}
+	free(names);
+	free(touched);
+	free(ops);
+	free(vms);
+	return rc;
+}

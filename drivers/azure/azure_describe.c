@@ -1,0 +1,374 @@
+/* azure_describe.c -- describe by VM name (GET ...?$expand=instanceView)
+ * or by tags: list the resource group's VMs with $expand=instanceView,
+ * following nextLink, and keep those whose gpubroker tags match.
+ * Addresses come from the VM's NIC (and its public IP when option
+ * public_ip is on), fetched once per running VM and cached. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "azure.h"
+#include "drvc_http.h"
+#include "drvc_json.h"
+#include "drvc_mem.h"
+#include "drvc_util.h"
+
+/* ---------------------------------------------------------------- pages */
+
+int azure_parse_vm_page(const char *body, size_t len,
+                        int (*fn)(void *ud, azure_vm *vm), void *ud,
+                        char **next, gb_error *err)
+{
+	json_t *root = drvc_json_buf(body, len, DRVC_MAX_BODY,
+	                             "Azure VM list page", err);
+	const json_t *value, *v;
+	const char *nl;
+	size_t i;
+	int rc = 0;
+
+	*next = NULL;
+	if (!root)
+		return -1;
+	value = json_object_get(root, "value");
+	if (!json_is_array(value)) {
+		drvc_err(err, GB_ERR_INVALID, 0, "MalformedResponse",
+		         "Azure VM list page has no \"value\" array");
+		json_decref(root);
+		return -1;
+	}
+	json_array_foreach(value, i, v) {
+		azure_vm vm;
+		int stop = 0;
+		if (azure_vm_parse(v, &vm) == 0)
+			stop = fn(ud, &vm);
+		azure_vm_free(&vm);
+		if (stop) {
+			rc = 1;
+			break;
+		}
+	}
+	nl = drvc_jstr(root, "nextLink");
+	if (rc == 0 && nl && *nl)
+		*next = drvc_xstrdup(nl);
+	json_decref(root);
+	return rc;
+}
+
+/* ---------------------------------------------------------- addresses */
+
+static int cache_get(azure_ctx *c, const char *key, char **priv, char **pub)
+{
+	int found = 0;
+	pthread_mutex_lock(&c->addr_mu);
+	for (size_t i = 0; i < c->naddrs; i++) {
+		if (strcmp(c->addrs[i].key, key) == 0) {
+			*priv = drvc_xstrdup(c->addrs[i].priv);
+			*pub = drvc_xstrdup(c->addrs[i].pub);
+			found = 1;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&c->addr_mu);
+	return found;
+}
+
+static void cache_put(azure_ctx *c, const char *key, const char *priv,
+                      const char *pub)
+{
+	pthread_mutex_lock(&c->addr_mu);
+	if (c->naddrs == AZURE_ADDR_CACHE) {
+		free(c->addrs[0].key);
+		free(c->addrs[0].priv);
+		free(c->addrs[0].pub);
+		memmove(c->addrs, c->addrs + 1,
+		        (c->naddrs - 1) * sizeof(*c->addrs));
+		c->naddrs--;
+	}
+	c->addrs = drvc_xrealloc(c->addrs, (c->naddrs + 1) * sizeof(*c->addrs));
+	c->addrs[c->naddrs].key = drvc_xstrdup(key);
+	c->addrs[c->naddrs].priv = drvc_xstrdup(priv);
+	c->addrs[c->naddrs].pub = drvc_xstrdup(pub);
+	c->naddrs++;
+	pthread_mutex_unlock(&c->addr_mu);
+}
+
+void azure_addr_cache_free(azure_ctx *c)
+{
+	for (size_t i = 0; i < c->naddrs; i++) {
+		free(c->addrs[i].key);
+		free(c->addrs[i].priv);
+		free(c->addrs[i].pub);
+	}
+	free(c->addrs);
+	c->addrs = NULL;
+	c->naddrs = 0;
+}
+
+static int resource_id_ok(const char *id)
+{
+	if (strncasecmp(id, "/subscriptions/", 15) != 0 || strstr(id, ".."))
+		return 0;
+	for (const char *p = id; *p; p++)
+		if ((unsigned char)*p <= ' ' || *p == '?' || *p == '#' ||
+		    *p == '%' || (unsigned char)*p >= 0x7f)
+			return 0;
+	return 1;
+}
+
+/* GET a network resource; returns the parsed object or NULL. */
+static json_t *get_network(azure_ctx *c, const char *id, const char *what)
+{
+	const gb_host *h = c->host;
+	gb_http_resp resp;
+	gb_error err;
+	json_t *root = NULL;
+	char *url;
+	if (!resource_id_ok(id))
+		return NULL;
+	url = drvc_xasprintf("%s%s?api-version=%s", c->arm, id,
+	                     AZURE_API_NETWORK);
+	if (azure_arm(c, "GET", url, NULL, "arm-read", what, &resp, &err) == 0)
+		root = drvc_json_body(&resp, AZURE_MAX_SMALL, what, &err);
+	if (!root && h->log)
+		h->log(h->ctx, GB_LOG_WARN, "azure: %s: %s", what, err.message);
+	h->http_free(h->ctx, &resp);
+	free(url);
+	return root;
+}
+
+static void fetch_addrs(azure_ctx *c, const azure_vm *vm, char **priv,
+                        char **pub)
+{
+	const char *key = vm->vm_id[0] ? vm->vm_id : vm->name;
+	char what[160], *pub_id = NULL;
+	json_t *nic;
+	*priv = *pub = NULL;
+	if (cache_get(c, key, priv, pub) || !vm->nic_id[0])
+		return;
+	snprintf(what, sizeof(what), "NIC of VM %s", vm->name);
+	nic = get_network(c, vm->nic_id, what);
+	if (!nic)
+		return;
+	azure_parse_nic(nic, priv, &pub_id);
+	json_decref(nic);
+	if (c->public_ip && pub_id) {
+		json_t *pip;
+		snprintf(what, sizeof(what), "public IP of VM %s", vm->name);
+		pip = get_network(c, pub_id, what);
+		*pub = drvc_xstrdup(drvc_jpath_str(pip, "properties.ipAddress"));
+		json_decref(pip);
+	}
+	free(pub_id);
+	/* Cache only complete answers: a public IP may still be allocating. */
+	if (*priv && (!c->public_ip || *pub))
+		cache_put(c, key, *priv, *pub);
+}
+
+int azure_emit_vm(azure_ctx *c, azure_vm *vm, gb_instance_cb emit, void *ud)
+{
+	gb_instance inst;
+	const char *reason;
+	char *priv = NULL, *pub = NULL;
+	int rc;
+
+	memset(&inst, 0, sizeof(inst));
+	inst.state = azure_vm_state(vm, &reason);
+	if (inst.state == GB_INST_RUNNING)
+		fetch_addrs(c, vm, &priv, &pub);
+	inst.id = vm->name;
+	inst.name = vm->name;
+	inst.region = vm->location;
+	inst.zone = vm->zone;
+	inst.instance_type = vm->size;
+	inst.capacity = strcasecmp(vm->priority, "Spot") == 0
+	                        ? GB_CAPACITY_SPOT
+	                        : GB_CAPACITY_ON_DEMAND;
+	inst.state_reason = reason;
+	inst.private_ip = priv;
+	inst.public_ip = pub;
+	inst.tags = vm->tags;
+	inst.ntags = vm->ntags;
+	inst.created_at = vm->created_at;
+	rc = emit(ud, &inst);
+	free(priv);
+	free(pub);
+	return rc;
+}
+
+/* ------------------------------------------------------------ describe */
+
+typedef struct collect {
+	const gb_describe_req *req;
+	azure_vm *vms;
+	size_t n;
+} collect;
+
+static int tag_is(const azure_vm *vm, const char *key, const char *want)
+{
+	const char *v;
+	if (!want || !*want)
+		return 1;
+	v = azure_vm_tag(vm, key);
+	return v && strcmp(v, want) == 0;
+}
+
+static int collect_fn(void *ud, azure_vm *vm)
+{
+	collect *col = ud;
+	const gb_describe_req *r = col->req;
+	if (!azure_vm_tag(vm, GB_TAG_POOL) && !azure_vm_tag(vm, GB_TAG_BROKER))
+		return 0;
+	if (!tag_is(vm, GB_TAG_POOL, r->pool) ||
+	    !tag_is(vm, GB_TAG_BROKER, r->broker_id) ||
+	    !tag_is(vm, GB_TAG_TOKEN, r->token))
+		return 0;
+	if (r->region && *r->region && vm->location[0] &&
+	    strcasecmp(vm->location, r->region) != 0)
+		return 0;
+	col->vms = drvc_xrealloc(col->vms, (col->n + 1) * sizeof(azure_vm));
+	col->vms[col->n++] = *vm;
+	memset(vm, 0, sizeof(*vm)); /* moved */
+	return 0;
+}
+
+/* GET one VM with its instance view.  Returns 1 found, 0 not found, -1
+ * error. */
+int azure_get_vm(azure_ctx *c, const char *name, azure_vm *vm,
+                 gb_error *err)
+{
+	const gb_host *h = c->host;
+	gb_http_resp resp;
+	char what[160];
+	char *url;
+	json_t *root = NULL;
+	int rc;
+
+	memset(vm, 0, sizeof(*vm));
+	if (azure_vm_name_ok(name, err) != 0)
+		return -1;
+	url = azure_vm_url(c, name, "$expand=instanceView");
+	snprintf(what, sizeof(what), "GET VM %s", name);
+	rc = azure_arm(c, "GET", url, NULL, "arm-read", what, &resp, err);
+	free(url);
+	if (rc != 0) {
+		h->http_free(h->ctx, &resp);
+		if (err->cls == GB_ERR_NOT_FOUND)
+			return 0;
+		return -1;
+	}
+	root = drvc_json_body(&resp, AZURE_MAX_VM, what, err);
+	h->http_free(h->ctx, &resp);
+	if (!root)
+		return -1;
+	if (azure_vm_parse(root, vm) != 0) {
+		json_decref(root);
+		azure_vm_free(vm);
+		drvc_err(err, GB_ERR_INVALID, 0, "MalformedResponse",
+		         "Azure %s: the answer is not a VM (no name)", what);
+		return -1;
+	}
+	json_decref(root);
+	return 1;
+}
+
+static int list_rg(azure_ctx *c, collect *col, gb_error *err)
+{
+	const gb_host *h = c->host;
+	char what[200];
+	char *url = azure_vm_url(c, NULL, "$expand=instanceView");
+	int pages = 0, rc = 0;
+
+	snprintf(what, sizeof(what), "list VMs in resource group %s", c->rg);
+	while (url) {
+		gb_http_resp resp;
+		char *next = NULL;
+		if (++pages > AZURE_MAX_PAGES) {
+			drvc_err(err, GB_ERR_INTERNAL, 0, "TooManyPages",
+			         "Azure %s: more than %d pages", what,
+			         AZURE_MAX_PAGES);
+			rc = -1;
+			break;
+		}
+		rc = azure_arm(c, "GET", url, NULL, "arm-read", what, &resp, err);
+		if (rc == 0)
+			rc = drvc_json_ctype_ok(&resp, what, err);
+		if (rc == 0)
+			rc = azure_parse_vm_page(resp.body, resp.body_len,
+			                         collect_fn, col, &next, err);
+		h->http_free(h->ctx, &resp);
+		free(url);
+		url = NULL;
+		if (rc < 0)
+			break;
+		if (next && !drvc_same_origin(next, c->arm)) {
+			drvc_err(err, GB_ERR_INVALID, 0, "UntrustedNextLink",
+			         "Azure %s: nextLink points off the ARM endpoint's "
+			         "origin; refusing to send credentials there", what);
+			free(next);
+			rc = -1;
+			break;
+		}
+		url = next;
+	}
+	free(url);
+	return rc < 0 ? -1 : 0;
+}
+
+int azure_describe(void *ctx, const gb_describe_req *req,
+                   gb_instance_cb emit, void *ud, gb_error *err)
+{
+	azure_ctx *c = ctx;
+	collect col = {req, NULL, 0};
+	int rc = 0;
+
+	if (azure_require(c, 1, err) != 0)
+		return -1;
+	if (req->nids) {
+		for (size_t i = 0; i < req->nids; i++) {
+			azure_vm vm;
+			int r = azure_get_vm(c, req->ids[i], &vm, err);
+			if (r < 0) {
+				rc = -1;
+				break;
+			}
+			if (r == 0)
+				continue;
+			col.vms = drvc_xrealloc(col.vms,
+			                        (col.n + 1) * sizeof(azure_vm));
+			col.vms[col.n++] = vm;
+		}
+	} else if ((!req->pool || !*req->pool) &&
+	           (!req->broker_id || !*req->broker_id)) {
+		drvc_err(err, GB_ERR_INVALID, 0, "DescribeFilterMissing",
+		         "Azure describe needs ids, a pool or a broker id");
+		return -1;
+	} else {
+		rc = list_rg(c, &col, err);
+	}
+	/* A list that came without instance views: fetch them one by one. */
+	for (size_t i = 0; rc == 0 && !req->nids && i < col.n; i++) {
+		if (!col.vms[i].has_view) {
+			azure_vm full;
+			int r = azure_get_vm(c, col.vms[i].name, &full, err);
+			if (r < 0) {
+				rc = -1;
+				break;
+			}
+			if (r == 0) {
+				azure_vm_free(&col.vms[i]);
+				continue;
+			}
+			azure_vm_free(&col.vms[i]);
+			col.vms[i] = full;
+		}
+	}
+	for (size_t i = 0; rc == 0 && i < col.n; i++)
+		if (col.vms[i].name && col.vms[i].name[0] &&
+		    azure_emit_vm(c, &col.vms[i], emit, ud))
+			break;
+	for (size_t i = 0; i < col.n; i++)
+		azure_vm_free(&col.vms[i]);
+	free(col.vms);
+	return rc;
+}

@@ -1,0 +1,85 @@
+/* azure_driver.c -- the Azure driver's descriptor, init/fini and the
+ * catalog (list_offers).  gb_driver_entry lives in azure_entry.c so that
+ * test programs linking every driver archive pull in only the driver
+ * they use. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "azure.h"
+#include "drvc_catalog.h"
+#include "drvc_mem.h"
+#include "drvc_util.h"
+
+static int azure_init(const gb_host *host, void **out, gb_error *err)
+{
+	azure_ctx *c;
+	if (!host || host->abi_major != GB_DRIVER_ABI_MAJOR || !host->http ||
+	    !host->http_free || !host->now_ms || !host->mono_ms ||
+	    !host->sleep_ms || !host->secret) {
+		drvc_err(err, GB_ERR_INTERNAL, 0, "HostTooOld",
+		         "azure driver: the host table lacks required methods");
+		return -1;
+	}
+	c = drvc_xcalloc(1, sizeof(*c));
+	c->host = host;
+	drvc_token_init(&c->tok);
+	pthread_mutex_init(&c->addr_mu, NULL);
+	if (azure_config_load(c, err) != 0) {
+		azure_config_free(c);
+		drvc_token_fini(&c->tok);
+		pthread_mutex_destroy(&c->addr_mu);
+		free(c);
+		return -1;
+	}
+	if (c->auth_problem && host->log)
+		host->log(host->ctx, GB_LOG_INFO, "azure: %s (offers still work)",
+		          c->auth_problem);
+	*out = c;
+	return 0;
+}
+
+static void azure_fini(void *ctx)
+{
+	azure_ctx *c = ctx;
+	if (!c)
+		return;
+	azure_config_free(c);
+	azure_addr_cache_free(c);
+	drvc_token_fini(&c->tok);
+	pthread_mutex_destroy(&c->addr_mu);
+	free(c);
+}
+
+static int azure_list_offers(void *ctx, gb_offer_cb emit, void *ud,
+                             gb_error *err)
+{
+	azure_ctx *c = ctx;
+	char path[4096];
+	if (!drvc_catalog_path(c->host, "azure", path, sizeof(path))) {
+		drvc_err(err, GB_ERR_NOT_FOUND, 0, "CatalogMissing",
+		         "azure: no offers file: set driver option catalog or "
+		         "data_dir");
+		return -1;
+	}
+	return drvc_catalog_emit(path, NULL, emit, ud, err);
+}
+
+const gb_driver azure_driver_desc = {
+	.abi_major = GB_DRIVER_ABI_MAJOR,
+	.abi_minor = GB_DRIVER_ABI_MINOR,
+	.struct_size = sizeof(gb_driver),
+	.name = "azure",
+	.version = "1.0.0",
+	.description = "Microsoft Azure (ARM Compute): VMs by PUT with Spot "
+	               "priority, service-principal auth, Retail Prices",
+	.caps = GB_DRV_CAP_SPOT | GB_DRV_CAP_PRICE_REFRESH | GB_DRV_CAP_ZONES,
+	.init = azure_init,
+	.fini = azure_fini,
+	.list_offers = azure_list_offers,
+	.create = azure_create,
+	.describe = azure_describe,
+	.terminate = azure_terminate,
+	.refresh_prices = azure_refresh_prices,
+	.quota = NULL,
+	.command = NULL,
+};

@@ -1,0 +1,329 @@
+/* azure_prices.c -- refresh_prices from the public Retail Prices API:
+ * GET {prices}?api-version=2023-01-01-preview&$filter=serviceName eq
+ * 'Virtual Machines' and armRegionName eq '<r>' and priceType eq
+ * 'Consumption' and (armSkuName eq '<t1>' or ...), following
+ * NextPageLink.  Windows rows (productName) and Low Priority rows are
+ * skipped; rows whose skuName/meterName ends in " Spot" are spot prices.
+ * Offers are emitted for the types of the shipped catalog, with the
+ * catalog's shape (GPUs, vCPUs, RAM, zones) and the fresh prices. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "azure.h"
+#include "drvc_bearer.h"
+#include "drvc_catalog.h"
+#include "drvc_enc.h"
+#include "drvc_http.h"
+#include "drvc_json.h"
+#include "drvc_mem.h"
+#include "drvc_util.h"
+
+#define TYPES_PER_QUERY 15
+
+/* ------------------------------------------------------------- parsing */
+
+static int ends_with(const char *s, const char *suf)
+{
+	size_t a = s ? strlen(s) : 0, b = strlen(suf);
+	return a >= b && strcasecmp(s + a - b, suf) == 0;
+}
+
+int azure_parse_price_page(const char *body, size_t len,
+                           void (*fn)(void *ud, const azure_price_row *row),
+                           void *ud, char **next, gb_error *err)
+{
+	json_t *root = drvc_json_buf(body, len, DRVC_MAX_BODY,
+	                             "Azure Retail Prices page", err);
+	const json_t *items, *it;
+	const char *nl;
+	size_t i;
+
+	*next = NULL;
+	if (!root)
+		return -1;
+	items = json_object_get(root, "Items");
+	if (!json_is_array(items)) {
+		drvc_err(err, GB_ERR_INVALID, 0, "MalformedResponse",
+		         "Azure Retail Prices page has no \"Items\" array");
+		json_decref(root);
+		return -1;
+	}
+	json_array_foreach(items, i, it) {
+		azure_price_row row;
+		const char *type = drvc_jstr(it, "type");
+		const char *product = drvc_jstr(it, "productName");
+		const char *skuname = drvc_jstr(it, "skuName");
+		const char *meter = drvc_jstr(it, "meterName");
+		const char *cur = drvc_jstr(it, "currencyCode");
+		const char *unit = drvc_jstr(it, "unitOfMeasure");
+		memset(&row, 0, sizeof(row));
+		row.sku = drvc_jstr(it, "armSkuName");
+		row.region = drvc_jstr(it, "armRegionName");
+		row.start = drvc_jstr(it, "effectiveStartDate");
+		if (!row.sku || !row.region ||
+		    drvc_jnum(json_object_get(it, "retailPrice"), &row.price) ||
+		    row.price <= 0 || row.price > 1e6)
+			continue;
+		if (type && strcasecmp(type, "Consumption") != 0)
+			continue;
+		if (cur && strcasecmp(cur, "USD") != 0)
+			continue;
+		if (unit && strcasecmp(unit, "1 Hour") != 0)
+			continue;
+		if (product && strcasestr(product, "Windows"))
+			continue;
+		if ((skuname && strcasestr(skuname, "Low Priority")) ||
+		    (meter && strcasestr(meter, "Low Priority")))
+			continue;
+		row.spot = ends_with(skuname, " Spot") || ends_with(meter, " Spot");
+		fn(ud, &row);
+	}
+	nl = drvc_jstr(root, "NextPageLink");
+	if (nl && *nl)
+		*next = drvc_xstrdup(nl);
+	json_decref(root);
+	return 0;
+}
+
+/* ---------------------------------------------------- catalog shapes */
+
+typedef struct shape {
+	char *type, *region, *gpu;
+	int gpus, gpu_mem, vcpus;
+	double ram;
+	char **zones;
+	size_t nzones;
+	double od, spot;       /* refreshed; 0 = none found */
+	char od_start[40], spot_start[40];
+} shape;
+
+typedef struct shapes {
+	shape *v;
+	size_t n;
+} shapes;
+
+static shape *find_shape(shapes *s, const char *type, const char *region)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (strcmp(s->v[i].type, type) == 0 &&
+		    strcasecmp(s->v[i].region, region) == 0)
+			return &s->v[i];
+	return NULL;
+}
+
+static int add_offer(void *ud, const gb_offer *o)
+{
+	shapes *s = ud;
+	shape *sh = find_shape(s, o->instance_type, o->region);
+	if (!sh) {
+		s->v = drvc_xrealloc(s->v, (s->n + 1) * sizeof(shape));
+		sh = &s->v[s->n++];
+		memset(sh, 0, sizeof(*sh));
+		sh->type = drvc_xstrdup(o->instance_type);
+		sh->region = drvc_xstrdup(o->region);
+		sh->gpu = drvc_xstrdup(o->gpu_model);
+		sh->gpus = o->gpu_count;
+		sh->gpu_mem = o->gpu_memory_gb;
+		sh->vcpus = o->vcpus;
+		sh->ram = o->ram_gb;
+	}
+	for (size_t z = 0; z < sh->nzones; z++)
+		if (strcmp(sh->zones[z], o->zone) == 0)
+			return 0;
+	sh->zones = drvc_xrealloc(sh->zones, (sh->nzones + 1) * sizeof(char *));
+	sh->zones[sh->nzones++] = drvc_xstrdup(o->zone);
+	return 0;
+}
+
+static void free_shapes(shapes *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->v[i].type);
+		free(s->v[i].region);
+		free(s->v[i].gpu);
+		for (size_t z = 0; z < s->v[i].nzones; z++)
+			free(s->v[i].zones[z]);
+		free(s->v[i].zones);
+	}
+	free(s->v);
+}
+
+static void take_row(void *ud, const azure_price_row *row)
+{
+	shapes *s = ud;
+	shape *sh = find_shape(s, row->sku, row->region);
+	const char *start = row->start ? row->start : "";
+	double *price;
+	char *best;
+	if (!sh)
+		return;
+	price = row->spot ? &sh->spot : &sh->od;
+	best = row->spot ? sh->spot_start : sh->od_start;
+	/* The newest effectiveStartDate wins (ISO dates sort as text). */
+	if (*price > 0 && strcmp(start, best) < 0)
+		return;
+	*price = row->price;
+	snprintf(best, 40, "%s", start);
+}
+
+/* ---------------------------------------------------------- fetching */
+
+static int fetch_region(azure_ctx *c, shapes *s, const char *region,
+                        gb_error *err)
+{
+	const gb_host *h = c->host;
+	size_t idx = 0;
+	for (;;) {
+		drvc_buf f = DRVC_BUF_INIT;
+		char *filter, *enc, *url, what[160];
+		size_t k = 0;
+		int pages = 0;
+		/* The next chunk of this region's types. */
+		drvc_buf_addf(&f, "serviceName eq 'Virtual Machines' and "
+		                  "armRegionName eq '%s' and priceType eq "
+		                  "'Consumption' and (", region);
+		for (; idx < s->n && k < TYPES_PER_QUERY; idx++) {
+			if (strcasecmp(s->v[idx].region, region) != 0 ||
+			    strchr(s->v[idx].type, '\''))
+				continue;
+			drvc_buf_addf(&f, "%sarmSkuName eq '%s'", k ? " or " : "",
+			              s->v[idx].type);
+			k++;
+		}
+		drvc_buf_adds(&f, ")");
+		filter = drvc_buf_take(&f);
+		if (!filter)
+			abort();
+		if (k == 0) {
+			free(filter);
+			return 0;
+		}
+		enc = drvc_pct_encode_str(filter);
+		url = drvc_xasprintf("%s?api-version=%s&currencyCode=USD&$filter=%s",
+		                     c->prices, AZURE_API_PRICES, enc);
+		free(enc);
+		free(filter);
+		snprintf(what, sizeof(what), "Retail Prices for %s", region);
+		while (url) {
+			gb_http_resp resp;
+			gb_http_req req;
+			drvc_call call;
+			azure_what w = {c, what};
+			const char *hdrs[] = {"Accept: application/json"};
+			char *next = NULL;
+			int rc;
+			if (++pages > AZURE_MAX_PAGES) {
+				drvc_err(err, GB_ERR_INTERNAL, 0, "TooManyPages",
+				         "Azure %s: more than %d pages", what,
+				         AZURE_MAX_PAGES);
+				free(url);
+				return -1;
+			}
+			memset(&req, 0, sizeof(req));
+			req.method = "GET";
+			req.url = url;
+			req.headers = hdrs;
+			req.nheaders = 1;
+			req.rate_class = "retail-prices";
+			memset(&call, 0, sizeof(call));
+			call.host = h;
+			call.classify = azure_classify;
+			call.classify_ud = &w;
+			rc = drvc_call_http(&call, &req, &resp, err);
+			if (rc == 0)
+				rc = drvc_json_ctype_ok(&resp, what, err);
+			if (rc == 0)
+				rc = azure_parse_price_page(resp.body, resp.body_len,
+				                            take_row, s, &next, err);
+			h->http_free(h->ctx, &resp);
+			free(url);
+			url = NULL;
+			if (rc != 0) {
+				free(next);
+				return -1;
+			}
+			if (next && strncasecmp(next, "https://", 8) != 0 &&
+			    !drvc_same_origin(next, c->prices)) {
+				drvc_err(err, GB_ERR_INVALID, 0, "UntrustedNextLink",
+				         "Azure %s: NextPageLink is neither https nor on "
+				         "the prices endpoint", what);
+				free(next);
+				return -1;
+			}
+			url = next;
+		}
+	}
+}
+
+int azure_refresh_prices(void *ctx, const char *region, gb_offer_cb emit,
+                         void *ud, gb_error *err)
+{
+	azure_ctx *c = ctx;
+	const gb_host *h = c->host;
+	char path[4096], source[600];
+	shapes s = {NULL, 0};
+	int64_t now = h->now_ms(h->ctx) / 1000;
+	int rc = 0;
+
+	if (!drvc_catalog_path(h, "azure", path, sizeof(path))) {
+		drvc_err(err, GB_ERR_NOT_FOUND, 0, "CatalogMissing",
+		         "Azure refresh_prices needs the shipped catalog for the "
+		         "VM shapes: set option catalog or data_dir");
+		return -1;
+	}
+	if (drvc_catalog_emit(path, region, add_offer, &s, err) != 0) {
+		free_shapes(&s);
+		return -1;
+	}
+	snprintf(source, sizeof(source), "azure-retail-prices %s", c->prices);
+	/* One round of queries per region (types in chunks). */
+	for (size_t i = 0; i < s.n && rc == 0; i++) {
+		int seen = 0;
+		for (size_t j = 0; j < i; j++)
+			if (strcasecmp(s.v[j].region, s.v[i].region) == 0)
+				seen = 1;
+		if (!seen)
+			rc = fetch_region(c, &s, s.v[i].region, err);
+	}
+	for (size_t i = 0; i < s.n && rc == 0; i++) {
+		shape *sh = &s.v[i];
+		gb_offer o;
+		int stop = 0;
+		if (sh->od <= 0 && sh->spot <= 0) {
+			if (h->log)
+				h->log(h->ctx, GB_LOG_WARN,
+				       "azure: no retail price for %s in %s", sh->type,
+				       sh->region);
+			continue;
+		}
+		memset(&o, 0, sizeof(o));
+		o.region = sh->region;
+		o.instance_type = sh->type;
+		o.gpu_model = sh->gpu;
+		o.gpu_count = sh->gpus;
+		o.gpu_memory_gb = sh->gpu_mem;
+		o.vcpus = sh->vcpus;
+		o.ram_gb = sh->ram;
+		o.source = source;
+		o.fetched_at = now;
+		for (size_t z = 0; z < sh->nzones && !stop; z++) {
+			o.zone = sh->zones[z];
+			if (sh->od > 0) {
+				o.capacity = GB_CAPACITY_ON_DEMAND;
+				o.price_per_hour = sh->od;
+				stop = emit(ud, &o);
+			}
+			if (!stop && sh->spot > 0) {
+				o.capacity = GB_CAPACITY_SPOT;
+				o.price_per_hour = sh->spot;
+				stop = emit(ud, &o);
+			}
+		}
+		if (stop)
+			break;
+	}
+	free_shapes(&s);
+	return rc;
+}

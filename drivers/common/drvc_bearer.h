@@ -1,0 +1,47 @@
+/*
+ * drvc_bearer.h -- one HTTP exchange through host->http with an OAuth
+ * bearer token: the token is taken from a drvc_token cache (fetched when
+ * needed) *before* host->http is called, and the sign callback only adds
+ * "Authorization: Bearer <token>" to each attempt -- so no HTTP exchange
+ * ever runs inside another one's sign callback (the host holds a transfer
+ * slot while it signs).  A 401 that the driver's classifier recognises as
+ * an expired or revoked token invalidates the cached token and the
+ * exchange is repeated once with a fresh token.  Tokens never reach
+ * err->message.
+ *
+ * Usage: fill a drvc_call on the stack, fill a gb_http_req (method, url,
+ * headers, body, rate_class, ...; leave classify/sign NULL), call
+ * drvc_call_http, then host->http_free(resp) whatever the result.
+ */
+#ifndef DRVC_BEARER_H
+#define DRVC_BEARER_H
+
+#include "drvc_token.h"
+#include "gpubroker/driver.h"
+
+/* The driver's classifier: the class of a completed exchange (GB_ERR_NONE
+ * for success), err filled otherwise.  Sets *auth_expired when the answer
+ * says the bearer token is expired or invalid (a refresh may help). */
+typedef gb_err_class (*drvc_classify_fn)(void *ud, const gb_http_resp *r,
+                                         gb_error *err, int *auth_expired);
+
+typedef struct drvc_call {
+	const gb_host *host;
+	drvc_token *tok;            /* NULL: no Authorization header */
+	int64_t margin_s;           /* refresh this long before expiry */
+	drvc_token_fetch_fn fetch;
+	void *fetch_ud;
+	drvc_classify_fn classify;
+	void *classify_ud;
+	/* private */
+	char *token;
+	char *auth_line;
+	int expired_seen;
+} drvc_call;
+
+/* Performs req (its classify/sign fields are overwritten).  Returns 0 on
+ * success, -1 with err otherwise; resp is filled either way. */
+int drvc_call_http(drvc_call *c, gb_http_req *req, gb_http_resp *resp,
+                   gb_error *err);
+
+#endif

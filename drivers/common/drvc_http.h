@@ -1,0 +1,61 @@
+/*
+ * drvc_http.h -- helpers around the host's HTTP exchange shared by the
+ * cloud drivers: header lookup, Retry-After, bounded and typed JSON body
+ * parsing, same-origin checks before sending credentials to a URL the
+ * server handed us, and scrubbing secrets out of provider text.
+ */
+#ifndef DRVC_HTTP_H
+#define DRVC_HTTP_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpubroker/driver.h"
+
+/* The largest body any driver parser accepts (a list page). */
+#define DRVC_MAX_BODY ((size_t)32 << 20)
+/* Cap on server-suggested delays. */
+#define DRVC_MAX_RETRY_AFTER_MS ((int64_t)3600 * 1000)
+
+/* Value of the first header `name` (case-insensitive) in resp, copied
+ * into buf with surrounding blanks/CR removed.  Returns its length, or
+ * -1 when absent (buf then ""). */
+int drvc_header(const gb_http_resp *r, const char *name, char *buf,
+                size_t cap);
+
+/* Server-suggested delay in ms from Retry-After (delta-seconds or
+ * HTTP-date), retry-after-ms or x-ms-retry-after-ms; 0 when none or
+ * unparsable; capped at DRVC_MAX_RETRY_AFTER_MS. */
+int64_t drvc_retry_after_ms(const gb_http_resp *r, int64_t now_ms);
+
+/* Parse a response body as a JSON object.  Refuses (err filled, NULL
+ * returned) a body larger than max, a Content-Type that is present and not
+ * JSON (an HTML error page from a proxy, say), malformed or truncated JSON,
+ * and anything but an object.  `what` names the request in messages
+ * ("Azure token response").  Class INVALID, except TRANSIENT for an empty
+ * body.  Caller json_decref()s the result. */
+json_t *drvc_json_body(const gb_http_resp *r, size_t max, const char *what,
+                       gb_error *err);
+/* Only the Content-Type check of drvc_json_body: 0 when absent or JSON,
+ * else -1 with err. */
+int drvc_json_ctype_ok(const gb_http_resp *r, const char *what,
+                       gb_error *err);
+/* The same for a plain buffer (no content type). */
+json_t *drvc_json_buf(const char *body, size_t len, size_t max,
+                      const char *what, gb_error *err);
+
+/* 1 when a and b are absolute http(s) URLs with the same scheme, host and
+ * port (so a bearer token meant for a may be sent to b). */
+int drvc_same_origin(const char *a, const char *b);
+
+/* Copy at most maxlen bytes of untrusted provider text into dst (cap),
+ * replacing control characters and non-ASCII bytes with '?' so a message
+ * stays one printable line. */
+void drvc_clean_text(char *dst, size_t cap, const char *src, size_t maxlen);
+
+/* Replace every occurrence of secret (when non-empty) in the
+ * NUL-terminated buffer s with "[redacted]", truncating to cap. */
+void drvc_scrub(char *s, size_t cap, const char *secret);
+
+#endif

@@ -1,0 +1,34 @@
+/*
+ * drvc_json.h -- small jansson accessors shared by the drivers' response
+ * parsers.  They never trust the shape of what they read: a missing key or
+ * a value of the wrong type gives NULL / -1, never a crash.
+ *
+ * Ownership: json_t pointers returned are borrowed from the tree passed in.
+ */
+#ifndef DRVC_JSON_H
+#define DRVC_JSON_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* o[key] when o is an object and the value a string, else NULL. */
+const char *drvc_jstr(const json_t *o, const char *key);
+/* Follow a dotted path ("error.details") through objects; NULL if any step
+ * is missing or not an object. */
+json_t *drvc_jpath(const json_t *o, const char *path);
+/* String at a dotted path, or NULL. */
+const char *drvc_jpath_str(const json_t *o, const char *path);
+/* A JSON integer, a real with no fraction, or a string of decimal digits
+ * (GCE sends int64 as strings) -> *out.  Returns 0, or -1. */
+int drvc_jint(const json_t *v, int64_t *out);
+/* A JSON number or a numeric string -> *out.  Returns 0, or -1. */
+int drvc_jnum(const json_t *v, double *out);
+
+/* RFC 3339 time ("2024-05-01T10:20:30.123-07:00", "...Z") -> unix
+ * seconds, or -1 when malformed. */
+int64_t drvc_rfc3339(const char *s);
+/* IMF-fixdate ("Sun, 06 Nov 1994 08:49:37 GMT") -> unix seconds, or -1. */
+int64_t drvc_http_date(const char *s);
+
+#endif

@@ -1,0 +1,79 @@
+/* drvc_token.c -- see drvc_token.h. */
+#include "drvc_token.h"
+
+#include <string.h>
+
+#include "drvc_mem.h"
+
+#define DEFAULT_LIFETIME_S 300
+
+void drvc_token_init(drvc_token *t)
+{
+	memset(t, 0, sizeof(*t));
+	pthread_mutex_init(&t->mu, NULL);
+}
+
+void drvc_token_fini(drvc_token *t)
+{
+	drvc_free_secret(t->value);
+	t->value = NULL;
+	pthread_mutex_destroy(&t->mu);
+}
+
+int drvc_token_get(drvc_token *t, const gb_host *host, int64_t margin_s,
+                   drvc_token_fetch_fn fetch, void *ud, char **out,
+                   gb_error *err)
+{
+	int64_t now, life_s, margin;
+	char *tok = NULL;
+	int rc = 0;
+
+	*out = NULL;
+	pthread_mutex_lock(&t->mu);
+	now = host->now_ms(host->ctx);
+	if (t->value && now < t->refresh_ms) {
+		*out = drvc_xstrdup(t->value);
+		pthread_mutex_unlock(&t->mu);
+		return 0;
+	}
+	/* Held across the fetch on purpose: concurrent callers wait for this
+	 * one token instead of each asking for their own. */
+	if (fetch(ud, &tok, &life_s, err) != 0) {
+		rc = -1;
+		goto out;
+	}
+	if (host->redact)
+		host->redact(host->ctx, tok);
+	if (life_s <= 0)
+		life_s = DEFAULT_LIFETIME_S;
+	margin = margin_s < life_s / 2 ? margin_s : life_s / 2;
+	now = host->now_ms(host->ctx);
+	drvc_free_secret(t->value);
+	t->value = tok;
+	t->expires_ms = now + life_s * 1000;
+	t->refresh_ms = t->expires_ms - margin * 1000;
+	t->fetches++;
+	*out = drvc_xstrdup(tok);
+out:
+	pthread_mutex_unlock(&t->mu);
+	return rc;
+}
+
+void drvc_token_invalidate(drvc_token *t, const char *used)
+{
+	pthread_mutex_lock(&t->mu);
+	if (t->value && used && strcmp(t->value, used) == 0) {
+		drvc_free_secret(t->value);
+		t->value = NULL;
+	}
+	pthread_mutex_unlock(&t->mu);
+}
+
+unsigned drvc_token_fetches(drvc_token *t)
+{
+	unsigned n;
+	pthread_mutex_lock(&t->mu);
+	n = t->fetches;
+	pthread_mutex_unlock(&t->mu);
+	return n;
+}

@@ -1,0 +1,50 @@
+/*
+ * drvc_token.h -- an OAuth access-token cache shared by the Azure and GCP
+ * drivers: one token per driver context, reused until `margin` seconds
+ * before it expires, refreshed by one thread at a time under a mutex
+ * (others wait and then reuse the fresh token), and invalidated after the
+ * server says it is expired.  Every token obtained is registered with
+ * host->redact.
+ */
+#ifndef DRVC_TOKEN_H
+#define DRVC_TOKEN_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "gpubroker/driver.h"
+
+typedef struct drvc_token {
+	pthread_mutex_t mu;
+	char *value;        /* current token, NULL when none */
+	int64_t expires_ms; /* host wall clock when it expires */
+	int64_t refresh_ms; /* host wall clock after which we fetch anew */
+	unsigned fetches;   /* tokens obtained so far (tests, metrics) */
+} drvc_token;
+
+/* Obtain a new token.  On success return 0 with *token (malloc'd; the
+ * cache takes it) and *expires_in_s (<= 0 when the server gave none).  On
+ * failure return -1 with err filled. */
+typedef int (*drvc_token_fetch_fn)(void *ud, char **token,
+                                   int64_t *expires_in_s, gb_error *err);
+
+void drvc_token_init(drvc_token *t);
+/* Wipes and frees the token. */
+void drvc_token_fini(drvc_token *t);
+
+/* A valid token into *out (malloc'd copy; free with drvc_free_secret).
+ * Fetches one when there is none or it is within margin_s of expiry (the
+ * margin shrinks to half the lifetime for short-lived tokens).  Returns 0,
+ * or -1 with err from fetch. */
+int drvc_token_get(drvc_token *t, const gb_host *host, int64_t margin_s,
+                   drvc_token_fetch_fn fetch, void *ud, char **out,
+                   gb_error *err);
+
+/* Forget the cached token if it is still `used` (another thread may have
+ * replaced it already). */
+void drvc_token_invalidate(drvc_token *t, const char *used);
+
+/* Number of tokens fetched so far. */
+unsigned drvc_token_fetches(drvc_token *t);
+
+#endif

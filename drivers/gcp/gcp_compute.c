@@ -1,0 +1,359 @@
+/* gcp_compute.c -- the instances.insert body, Instance parsing and the
+ * status mapping.  Builders and parsers are pure (no host calls): the
+ * unit tests check them byte for byte and the fuzz target feeds them
+ * garbage. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "drvc_enc.h"
+#include "drvc_http.h"
+#include "drvc_json.h"
+#include "drvc_mem.h"
+#include "drvc_util.h"
+#include "gcp.h"
+
+static int token_ok(const char *s, size_t n)
+{
+	if (n == 0 || n >= 64)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		char ch = s[i];
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+		      ch == '-'))
+			return 0;
+	}
+	return 1;
+}
+
+int gcp_parse_type(const char *s, gcp_type *t, gb_error *err)
+{
+	const char *slash = strchr(s, '/'), *colon;
+	size_t mlen = slash ? (size_t)(slash - s) : strlen(s);
+	memset(t, 0, sizeof(*t));
+	if (!token_ok(s, mlen))
+		goto bad;
+	memcpy(t->machine, s, mlen);
+	if (!slash)
+		return 0;
+	colon = strchr(slash + 1, ':');
+	if (!colon || !token_ok(slash + 1, (size_t)(colon - slash - 1)))
+		goto bad;
+	memcpy(t->accel, slash + 1, (size_t)(colon - slash - 1));
+	{
+		char *end;
+		long n = strtol(colon + 1, &end, 10);
+		if (*end || n < 1 || n > 16)
+			goto bad;
+		t->accel_count = (int)n;
+	}
+	if (strncmp(t->machine, "n1-", 3) != 0) {
+		drvc_err(err, GB_ERR_INVALID, 0, "InvalidMachineType",
+		         "GCE type '%.100s': attachable GPUs (guestAccelerators) "
+		         "exist only for N1 machine types; A2/A3/G2 come with "
+		         "their GPUs built in", s);
+		return -1;
+	}
+	return 0;
+bad:
+	drvc_err(err, GB_ERR_INVALID, 0, "InvalidMachineType",
+	         "GCE type '%.100s' is neither a machine type (a2-highgpu-1g) "
+	         "nor machine/accelerator:count (n1-standard-8/nvidia-tesla-t4:1)",
+	         s);
+	return -1;
+}
+
+static int is_cloud_init(const char *s)
+{
+	return strncmp(s, "#cloud-config", 13) == 0 ||
+	       strncmp(s, "#include", 8) == 0 ||
+	       strncmp(s, "#cloud-boothook", 15) == 0 ||
+	       strncasecmp(s, "Content-Type:", 13) == 0;
+}
+
+char *gcp_insert_body(const gb_create_req *req, const char *name,
+                      const char *zone, const gcp_params *p, gb_error *err)
+{
+	gcp_type t;
+	json_t *root, *labels, *items, *nic, *sched, *disk;
+	char k[64], v[64], *s, *mt, *dt;
+	size_t nlabels;
+
+	if (gcp_parse_type(req->instance_type, &t, err) != 0)
+		return NULL;
+	labels = json_object();
+	for (size_t i = 0; i < req->ntags; i++) {
+		if (!req->tags[i].key || !req->tags[i].value)
+			continue;
+		gcp_label_key(req->tags[i].key, k);
+		gcp_label_value(req->tags[i].value, v);
+		json_object_set_new(labels, k, json_string(v));
+	}
+	gcp_label_value(req->pool, v);
+	json_object_set_new(labels, GB_TAG_POOL, json_string(v));
+	gcp_label_value(req->broker_id, v);
+	json_object_set_new(labels, GB_TAG_BROKER, json_string(v));
+	gcp_label_value(req->token, v);
+	json_object_set_new(labels, GB_TAG_TOKEN, json_string(v));
+	if (req->team) {
+		gcp_label_value(req->team, v);
+		json_object_set_new(labels, GB_TAG_TEAM, json_string(v));
+	}
+	nlabels = json_object_size(labels);
+	if (nlabels > 64) {
+		drvc_err(err, GB_ERR_INVALID, 0, "TooManyLabels",
+		         "GCE allows 64 labels per instance; this one would carry "
+		         "%zu (4 gpubroker labels plus the spec's labels)", nlabels);
+		json_decref(labels);
+		return NULL;
+	}
+
+	items = json_array();
+	if (req->nssh_keys) {
+		drvc_buf b = DRVC_BUF_INIT;
+		char *keys;
+		for (size_t i = 0; i < req->nssh_keys; i++)
+			drvc_buf_addf(&b, "%s" GCP_SSH_USER ":%s", i ? "\n" : "",
+			              req->ssh_keys[i]);
+		keys = drvc_buf_take(&b);
+		if (!keys)
+			abort();
+		json_array_append_new(items, json_pack("{s:s,s:s}", "key",
+		                                       "ssh-keys", "value", keys));
+		free(keys);
+	}
+	if (req->user_data && *req->user_data)
+		json_array_append_new(
+			items, json_pack("{s:s,s:s}", "key",
+			                 is_cloud_init(req->user_data)
+			                         ? "user-data"
+			                         : "startup-script",
+			                 "value", req->user_data));
+
+	nic = json_pack("{s:s}", "network", p->network);
+	if (p->subnetwork && *p->subnetwork)
+		json_object_set_new(nic, "subnetwork", json_string(p->subnetwork));
+	if (p->public_ip)
+		json_object_set_new(nic, "accessConfigs",
+		                    json_pack("[{s:s,s:s}]", "name", "External NAT",
+		                              "type", "ONE_TO_ONE_NAT"));
+
+	if (req->capacity == GB_CAPACITY_SPOT)
+		sched = json_pack("{s:b,s:s,s:s,s:s}", "automaticRestart", 0,
+		                  "instanceTerminationAction", "STOP",
+		                  "onHostMaintenance", "TERMINATE",
+		                  "provisioningModel", "SPOT");
+	else
+		sched = json_pack("{s:b,s:s,s:s}", "automaticRestart", 1,
+		                  "onHostMaintenance", "TERMINATE",
+		                  "provisioningModel", "STANDARD");
+
+	dt = drvc_xasprintf("zones/%s/diskTypes/%s", zone, p->disk_type);
+	s = drvc_xasprintf("%d", p->disk_gb);
+	disk = json_pack("{s:b,s:b,s:{s:s,s:s,s:s}}", "autoDelete", 1, "boot", 1,
+	                 "initializeParams", "diskSizeGb", s, "diskType", dt,
+	                 "sourceImage", p->image);
+	free(s);
+	free(dt);
+
+	mt = drvc_xasprintf("zones/%s/machineTypes/%s", zone, t.machine);
+	root = json_pack("{s:s,s:s,s:[o],s:[o],s:o,s:o,s:{s:o}}", "name", name,
+	                 "machineType", mt, "disks", disk, "networkInterfaces",
+	                 nic, "scheduling", sched, "labels", labels, "metadata",
+	                 "items", items);
+	free(mt);
+	if (!root) {
+		drvc_err(err, GB_ERR_INTERNAL, 0, "BodyBuildFailed",
+		         "GCE insert body for %s could not be built", name);
+		return NULL;
+	}
+	if (t.accel[0]) {
+		char *at = drvc_xasprintf("zones/%s/acceleratorTypes/%s", zone,
+		                          t.accel);
+		json_object_set_new(root, "guestAccelerators",
+		                    json_pack("[{s:s,s:i}]", "acceleratorType", at,
+		                              "acceleratorCount", t.accel_count));
+		free(at);
+	}
+	s = json_dumps(root, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(root);
+	if (!s)
+		abort();
+	return s;
+}
+
+/* The last path segment of a URL or partial URL. */
+static const char *last_seg(const char *s)
+{
+	const char *p = s ? strrchr(s, '/') : NULL;
+	return p ? p + 1 : s;
+}
+
+int gcp_inst_parse(const json_t *o, gcp_inst *inst)
+{
+	const char *name = drvc_jstr(o, "name");
+	const json_t *acc = json_array_get(json_object_get(o, "guestAccelerators"), 0);
+	const json_t *nic = json_array_get(json_object_get(o, "networkInterfaces"), 0);
+	const json_t *ac = json_array_get(json_object_get(nic, "accessConfigs"), 0);
+	const json_t *labels = json_object_get(o, "labels");
+	const json_t *sched = json_object_get(o, "scheduling");
+	const char *mt = last_seg(drvc_jstr(o, "machineType"));
+	const char *model = drvc_jstr(sched, "provisioningModel");
+	const char *k;
+	json_t *v;
+	int64_t cnt = 0;
+
+	memset(inst, 0, sizeof(*inst));
+	inst->name = drvc_xstrdup(name ? name : "");
+	inst->zone = drvc_xstrdup(last_seg(drvc_jstr(o, "zone")));
+	if (!inst->zone)
+		inst->zone = drvc_xstrdup("");
+	if (json_is_object(acc) &&
+	    drvc_jint(json_object_get(acc, "acceleratorCount"), &cnt) == 0 &&
+	    drvc_jstr(acc, "acceleratorType"))
+		inst->type = drvc_xasprintf(
+			"%s/%s:%lld", mt ? mt : "",
+			last_seg(drvc_jstr(acc, "acceleratorType")), (long long)cnt);
+	else
+		inst->type = drvc_xstrdup(mt ? mt : "");
+	inst->status = drvc_xstrdup(drvc_jstr(o, "status") ? drvc_jstr(o, "status")
+	                                                    : "");
+	inst->spot = (model && strcasecmp(model, "SPOT") == 0) ||
+	             json_is_true(json_object_get(sched, "preemptible"));
+	inst->network_ip = drvc_xstrdup(drvc_jstr(nic, "networkIP"));
+	inst->nat_ip = drvc_xstrdup(drvc_jstr(ac, "natIP"));
+	inst->created_at = drvc_rfc3339(drvc_jstr(o, "creationTimestamp"));
+	if (inst->created_at < 0)
+		inst->created_at = 0;
+	if (json_is_object(labels)) {
+		inst->labels = drvc_xcalloc(json_object_size(labels) + 1,
+		                            sizeof(gb_kv));
+		json_object_foreach((json_t *)labels, k, v) {
+			if (!json_is_string(v))
+				continue;
+			inst->labels[inst->nlabels].key = drvc_xstrdup(k);
+			inst->labels[inst->nlabels].value =
+				drvc_xstrdup(json_string_value(v));
+			inst->nlabels++;
+		}
+	}
+	return name && *name ? 0 : -1;
+}
+
+void gcp_inst_free(gcp_inst *inst)
+{
+	free(inst->name);
+	free(inst->zone);
+	free(inst->type);
+	free(inst->status);
+	free(inst->network_ip);
+	free(inst->nat_ip);
+	for (size_t i = 0; i < inst->nlabels; i++) {
+		free((char *)inst->labels[i].key);
+		free((char *)inst->labels[i].value);
+	}
+	free(inst->labels);
+	memset(inst, 0, sizeof(*inst));
+}
+
+const char *gcp_inst_label(const gcp_inst *inst, const char *key)
+{
+	for (size_t i = 0; i < inst->nlabels; i++)
+		if (strcmp(inst->labels[i].key, key) == 0)
+			return inst->labels[i].value;
+	return NULL;
+}
+
+gb_instance_state gcp_inst_state(const gcp_inst *inst, const char **reason)
+{
+	const char *s = inst->status;
+	*reason = NULL;
+	if (!strcmp(s, "PROVISIONING") || !strcmp(s, "STAGING") ||
+	    !strcmp(s, "REPAIRING") || !strcmp(s, "PENDING"))
+		return GB_INST_PENDING;
+	if (!strcmp(s, "RUNNING"))
+		return GB_INST_RUNNING;
+	if (!strcmp(s, "STOPPING") || !strcmp(s, "SUSPENDING"))
+		return GB_INST_STOPPING;
+	if (!strcmp(s, "TERMINATED") || !strcmp(s, "STOPPED")) {
+		/* The broker deletes, never stops: a stopped Spot VM was
+		 * preempted (instanceTerminationAction STOP). */
+		if (inst->spot) {
+			*reason = "compute.instances.preempted";
+			return GB_INST_PREEMPTED;
+		}
+		*reason = "GCE.Terminated";
+		return GB_INST_FAILED;
+	}
+	if (!strcmp(s, "SUSPENDED")) {
+		*reason = "GCE.Suspended";
+		return GB_INST_FAILED;
+	}
+	return GB_INST_UNKNOWN;
+}
+
+int gcp_emit_inst(gcp_ctx *c, const gcp_inst *inst, gb_instance_cb emit,
+                  void *ud)
+{
+	gb_instance g;
+	char region[64];
+	const char *dash = strrchr(inst->zone, '-');
+	size_t n = dash ? (size_t)(dash - inst->zone) : strlen(inst->zone);
+	(void)c;
+	if (n >= sizeof(region))
+		n = sizeof(region) - 1;
+	memcpy(region, inst->zone, n);
+	region[n] = '\0';
+	memset(&g, 0, sizeof(g));
+	g.id = inst->name;
+	g.name = inst->name;
+	g.region = region;
+	g.zone = inst->zone;
+	g.instance_type = inst->type;
+	g.capacity = inst->spot ? GB_CAPACITY_SPOT : GB_CAPACITY_ON_DEMAND;
+	g.state = gcp_inst_state(inst, &g.state_reason);
+	g.private_ip = inst->network_ip;
+	g.public_ip = inst->nat_ip;
+	g.tags = inst->labels;
+	g.ntags = inst->nlabels;
+	g.created_at = inst->created_at;
+	return emit(ud, &g);
+}
+
+int gcp_get_inst(gcp_ctx *c, const char *zone, const char *name,
+                 gcp_inst *inst, gb_error *err)
+{
+	const gb_host *h = c->host;
+	gb_http_resp resp;
+	char what[200], *rest, *url;
+	json_t *root;
+	int rc;
+
+	memset(inst, 0, sizeof(*inst));
+	if (!token_ok(name, strlen(name)) || !token_ok(zone, strlen(zone)))
+		return 0; /* not a GCE name: no such instance */
+	rest = drvc_xasprintf("instances/%s", name);
+	url = gcp_zone_url(c, zone, rest);
+	free(rest);
+	snprintf(what, sizeof(what), "GET instance %.63s in %.63s", name, zone);
+	rc = gcp_api(c, "GET", url, NULL, "gce-read", what, &resp, err);
+	free(url);
+	if (rc != 0) {
+		h->http_free(h->ctx, &resp);
+		return err->cls == GB_ERR_NOT_FOUND ? 0 : -1;
+	}
+	root = drvc_json_body(&resp, GCP_MAX_SMALL, what, err);
+	h->http_free(h->ctx, &resp);
+	if (!root)
+		return -1;
+	if (gcp_inst_parse(root, inst) != 0) {
+		gcp_inst_free(inst);
+		json_decref(root);
+		drvc_err(err, GB_ERR_INVALID, 0, "MalformedResponse",
+		         "GCP %s: the answer is not an Instance (no name)", what);
+		return -1;
+	}
+	json_decref(root);
+	return 1;
+}

@@ -1,0 +1,255 @@
+/* gcp_describe.c -- describe by name (GET in the remembered zone, else an
+ * aggregatedList filtered by name) or by labels: GET
+ * projects/{p}/aggregated/instances?filter=labels.gpubroker-pool = "x" AND
+ * ...&maxResults=500, following nextPageToken; items is a map
+ * "zones/<z>" -> {instances: [...]} or {warning: NO_RESULTS_ON_PAGE}. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "drvc_enc.h"
+#include "drvc_http.h"
+#include "drvc_json.h"
+#include "drvc_mem.h"
+#include "drvc_util.h"
+#include "gcp.h"
+
+int gcp_parse_agg_page(const char *body, size_t len,
+                       int (*fn)(void *ud, gcp_inst *inst), void *ud,
+                       char **next, gb_error *err)
+{
+	json_t *root = drvc_json_buf(body, len, DRVC_MAX_BODY,
+	                             "GCE aggregated instance list", err);
+	const json_t *items, *scope, *insts, *v;
+	const char *key, *tok;
+	size_t i;
+	int rc = 0;
+
+	*next = NULL;
+	if (!root)
+		return -1;
+	items = json_object_get(root, "items");
+	if (items && !json_is_object(items)) {
+		drvc_err(err, GB_ERR_INVALID, 0, "MalformedResponse",
+		         "GCE aggregated instance list: \"items\" is not a map");
+		json_decref(root);
+		return -1;
+	}
+	json_object_foreach((json_t *)items, key, scope) {
+		insts = json_object_get(scope, "instances");
+		if (!json_is_array(insts))
+			continue; /* {warning: NO_RESULTS_ON_PAGE} and the like */
+		json_array_foreach(insts, i, v) {
+			gcp_inst inst;
+			int stop = 0;
+			if (gcp_inst_parse(v, &inst) == 0) {
+				if (!inst.zone[0] && strncmp(key, "zones/", 6) == 0) {
+					free(inst.zone);
+					inst.zone = drvc_xstrdup(key + 6);
+				}
+				stop = fn(ud, &inst);
+			}
+			gcp_inst_free(&inst);
+			if (stop) {
+				rc = 1;
+				goto out;
+			}
+		}
+	}
+	tok = drvc_jstr(root, "nextPageToken");
+	if (tok && *tok)
+		*next = drvc_xstrdup(tok);
+out:
+	json_decref(root);
+	return rc;
+}
+
+int gcp_agg_list(gcp_ctx *c, const char *filter,
+                 int (*fn)(void *ud, gcp_inst *inst), void *ud,
+                 gb_error *err)
+{
+	const gb_host *h = c->host;
+	char *token = NULL, *fenc = drvc_pct_encode_str(filter);
+	char *penc = drvc_pct_encode_str(c->project);
+	char what[] = "aggregated instance list";
+	int pages = 0, rc = 0;
+
+	for (;;) {
+		gb_http_resp resp;
+		char *url, *next = NULL;
+		if (++pages > GCP_MAX_PAGES) {
+			drvc_err(err, GB_ERR_INTERNAL, 0, "TooManyPages",
+			         "GCP %s: more than %d pages", what, GCP_MAX_PAGES);
+			rc = -1;
+			break;
+		}
+		if (token) {
+			char *tenc = drvc_pct_encode_str(token);
+			url = drvc_xasprintf("%sprojects/%s/aggregated/instances?"
+			                     "filter=%s&maxResults=500&pageToken=%s",
+			                     c->compute, penc, fenc, tenc);
+			free(tenc);
+		} else {
+			url = drvc_xasprintf("%sprojects/%s/aggregated/instances?"
+			                     "filter=%s&maxResults=500",
+			                     c->compute, penc, fenc);
+		}
+		rc = gcp_api(c, "GET", url, NULL, "gce-list", what, &resp, err);
+		free(url);
+		if (rc == 0)
+			rc = drvc_json_ctype_ok(&resp, "GCP aggregated instance list",
+			                        err);
+		if (rc == 0)
+			rc = gcp_parse_agg_page(resp.body, resp.body_len, fn, ud,
+			                        &next, err);
+		h->http_free(h->ctx, &resp);
+		free(token);
+		token = next;
+		if (rc != 0 || !token)
+			break;
+	}
+	free(token);
+	free(fenc);
+	free(penc);
+	return rc < 0 ? -1 : 0;
+}
+
+typedef struct collect {
+	gcp_ctx *c;
+	const gb_describe_req *req;
+	const char *want_name;   /* by-name lookups */
+	char pool[64], broker[64], token[64];
+	gcp_inst *v;
+	size_t n;
+} collect;
+
+static int label_is(const gcp_inst *inst, const char *key, const char *want)
+{
+	const char *v;
+	if (!want || !*want)
+		return 1;
+	v = gcp_inst_label(inst, key);
+	return v && strcmp(v, want) == 0;
+}
+
+static int collect_fn(void *ud, gcp_inst *inst)
+{
+	collect *col = ud;
+	if (col->want_name) {
+		if (strcmp(inst->name, col->want_name) != 0)
+			return 0;
+	} else if (!label_is(inst, GB_TAG_POOL, col->pool) ||
+	           !label_is(inst, GB_TAG_BROKER, col->broker) ||
+	           !label_is(inst, GB_TAG_TOKEN, col->token) ||
+	           !gcp_zone_in_region(inst->zone, col->req->region)) {
+		return 0;
+	}
+	col->v = drvc_xrealloc(col->v, (col->n + 1) * sizeof(gcp_inst));
+	col->v[col->n++] = *inst;
+	memset(inst, 0, sizeof(*inst)); /* moved */
+	return 0;
+}
+
+static int name_ok(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > 63)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') ||
+		      s[i] == '-'))
+			return 0;
+	return 1;
+}
+
+/* Finds one instance by name: in the remembered zone, else by listing. */
+static int by_name(gcp_ctx *c, collect *col, const char *name, gb_error *err)
+{
+	char *zone = gcp_zone_lookup(c, name);
+	if (!name_ok(name)) {
+		free(zone);
+		return 0;
+	}
+	if (zone) {
+		gcp_inst inst;
+		int r = gcp_get_inst(c, zone, name, &inst, err);
+		free(zone);
+		if (r < 0)
+			return -1;
+		if (r == 1)
+			collect_fn(col, &inst);
+		else
+			gcp_zone_forget(c, name);
+		gcp_inst_free(&inst);
+		return 0;
+	} else {
+		char *filter = drvc_xasprintf("name = \"%s\"", name);
+		int r;
+		col->want_name = name;
+		r = gcp_agg_list(c, filter, collect_fn, col, err);
+		col->want_name = NULL;
+		free(filter);
+		return r;
+	}
+}
+
+int gcp_describe(void *ctx, const gb_describe_req *req, gb_instance_cb emit,
+                 void *ud, gb_error *err)
+{
+	gcp_ctx *c = ctx;
+	collect col;
+	int rc = 0;
+
+	if (gcp_require(c, err) != 0)
+		return -1;
+	memset(&col, 0, sizeof(col));
+	col.c = c;
+	col.req = req;
+	if (req->pool && *req->pool)
+		gcp_label_value(req->pool, col.pool);
+	if (req->broker_id && *req->broker_id)
+		gcp_label_value(req->broker_id, col.broker);
+	if (req->token && *req->token)
+		gcp_label_value(req->token, col.token);
+
+	if (req->nids) {
+		for (size_t i = 0; i < req->nids && rc == 0; i++)
+			if (req->ids[i])
+				rc = by_name(c, &col, req->ids[i], err);
+	} else if (!col.pool[0] && !col.broker[0]) {
+		drvc_err(err, GB_ERR_INVALID, 0, "DescribeFilterMissing",
+		         "GCP describe needs ids, a pool or a broker id");
+		return -1;
+	} else {
+		drvc_buf f = DRVC_BUF_INIT;
+		char *filter;
+		const char *and = "";
+		if (col.pool[0]) {
+			drvc_buf_addf(&f, "labels.%s = \"%s\"", GB_TAG_POOL, col.pool);
+			and = " AND ";
+		}
+		if (col.broker[0]) {
+			drvc_buf_addf(&f, "%slabels.%s = \"%s\"", and, GB_TAG_BROKER,
+			              col.broker);
+			and = " AND ";
+		}
+		if (col.token[0])
+			drvc_buf_addf(&f, "%slabels.%s = \"%s\"", and, GB_TAG_TOKEN,
+			              col.token);
+		filter = drvc_buf_take(&f);
+		if (!filter)
+			abort();
+		rc = gcp_agg_list(c, filter, collect_fn, &col, err);
+		free(filter);
+	}
+	for (size_t i = 0; rc == 0 && i < col.n; i++) {
+		gcp_zone_remember(c, col.v[i].name, col.v[i].zone);
+		if (gcp_emit_inst(c, &col.v[i], emit, ud))
+			break;
+	}
+	for (size_t i = 0; i < col.n; i++)
+		gcp_inst_free(&col.v[i]);
+	free(col.v);
+	return rc;
+}

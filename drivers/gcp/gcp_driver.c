@@ -1,0 +1,85 @@
+/* gcp_driver.c -- the GCP driver's descriptor, init/fini and the catalog
+ * (list_offers).  gb_driver_entry lives in gcp_entry.c so that test
+ * programs linking every driver archive pull in only the driver they
+ * use. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "drvc_catalog.h"
+#include "drvc_mem.h"
+#include "drvc_util.h"
+#include "gcp.h"
+
+static int gcp_init(const gb_host *host, void **out, gb_error *err)
+{
+	gcp_ctx *c;
+	if (!host || host->abi_major != GB_DRIVER_ABI_MAJOR || !host->http ||
+	    !host->http_free || !host->now_ms || !host->mono_ms ||
+	    !host->sleep_ms || !host->secret) {
+		drvc_err(err, GB_ERR_INTERNAL, 0, "HostTooOld",
+		         "gcp driver: the host table lacks required methods");
+		return -1;
+	}
+	c = drvc_xcalloc(1, sizeof(*c));
+	c->host = host;
+	drvc_token_init(&c->tok);
+	pthread_mutex_init(&c->zone_mu, NULL);
+	if (gcp_config_load(c, err) != 0) {
+		gcp_config_free(c);
+		drvc_token_fini(&c->tok);
+		pthread_mutex_destroy(&c->zone_mu);
+		free(c);
+		return -1;
+	}
+	if (c->auth_problem && host->log)
+		host->log(host->ctx, GB_LOG_INFO, "gcp: %s (offers still work)",
+		          c->auth_problem);
+	*out = c;
+	return 0;
+}
+
+static void gcp_fini(void *ctx)
+{
+	gcp_ctx *c = ctx;
+	if (!c)
+		return;
+	gcp_config_free(c);
+	gcp_zone_free(c);
+	drvc_token_fini(&c->tok);
+	pthread_mutex_destroy(&c->zone_mu);
+	free(c);
+}
+
+static int gcp_list_offers(void *ctx, gb_offer_cb emit, void *ud,
+                           gb_error *err)
+{
+	gcp_ctx *c = ctx;
+	char path[4096];
+	if (!drvc_catalog_path(c->host, "gcp", path, sizeof(path))) {
+		drvc_err(err, GB_ERR_NOT_FOUND, 0, "CatalogMissing",
+		         "gcp: no offers file: set driver option catalog or "
+		         "data_dir");
+		return -1;
+	}
+	return drvc_catalog_emit(path, NULL, emit, ud, err);
+}
+
+const gb_driver gcp_driver_desc = {
+	.abi_major = GB_DRIVER_ABI_MAJOR,
+	.abi_minor = GB_DRIVER_ABI_MINOR,
+	.struct_size = sizeof(gb_driver),
+	.name = "gcp",
+	.version = "1.0.0",
+	.description = "Google Compute Engine: instances with requestId, Spot "
+	               "provisioning, service-account JWT auth, Billing Catalog",
+	.caps = GB_DRV_CAP_SPOT | GB_DRV_CAP_PRICE_REFRESH | GB_DRV_CAP_ZONES,
+	.init = gcp_init,
+	.fini = gcp_fini,
+	.list_offers = gcp_list_offers,
+	.create = gcp_create,
+	.describe = gcp_describe,
+	.terminate = gcp_terminate,
+	.refresh_prices = gcp_refresh_prices,
+	.quota = NULL,
+	.command = NULL,
+};
