@@ -112,7 +112,19 @@ FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 
 PROBE_SRC := drivers/onprem/probe/gpuprobe.cu
+PROBE_SRCS := $(PROBE_SRC) $(filter-out $(PROBE_SRC),$(wildcard drivers/onprem/probe/*.cu)) \
+              $(wildcard drivers/onprem/probe/*.cpp)
 PROBE_BIN := $(BUILD)/bin/gpuprobe
+# SASS for T4 (sm_75), A100 (sm_80), A10/A10G/A40 (sm_86), L4/L40S (sm_89),
+# H100/H200 (sm_90), plus compute_90 PTX that the driver JIT-compiles on
+# newer GPUs (Blackwell).  Every toolkit from CUDA 11.8 to 13.x accepts this
+# list; override with `make PROBE_GENCODE=...`.
+PROBE_GENCODE ?= -gencode arch=compute_75,code=sm_75 \
+                 -gencode arch=compute_80,code=sm_80 \
+                 -gencode arch=compute_86,code=sm_86 \
+                 -gencode arch=compute_89,code=sm_89 \
+                 -gencode arch=compute_90,code=sm_90 \
+                 -gencode arch=compute_90,code=compute_90
 
 SHARE := $(BUILD)/share/gpubroker
 DATA_SRCS := $(wildcard drivers/*/data/*)
@@ -201,10 +213,11 @@ else
 	@echo "probe: nvcc not found (PATH or /usr/local/cuda/bin); skipping the CUDA probe"
 endif
 
-$(PROBE_BIN): $(PROBE_SRC) $(wildcard drivers/onprem/probe/*.h)
+$(PROBE_BIN): $(PROBE_SRCS) $(wildcard drivers/onprem/probe/*.h)
 	@mkdir -p $(@D)
 	$(call say,NVCC,$<)
-	$(Q)$(NVCC) -O2 -std=c++17 -o $@ $(PROBE_SRC) -ldl
+	$(Q)$(NVCC) -O2 -std=c++17 $(PROBE_GENCODE) -Xcompiler -Wall,-Wextra \
+	    -o $@ $(PROBE_SRCS) -ldl
 
 # ---------------------------------------------------------------- tests
 TEST_LINK = $(TESTLIB_OBJS) $(DRV_LIBS_A) $(DRVC_LIB) $(CORE_LIB) $(CMOCKA_LIBS) $(CORE_LIBS)
