@@ -93,6 +93,8 @@ GB_DECLARE_CMD(status);
 GB_DECLARE_CMD(events);
 GB_DECLARE_CMD(cost);
 GB_DECLARE_CMD(gc);
+GB_DECLARE_CMD(serve);
+GB_DECLARE_CMD(audit);
 GB_DECLARE_CMD(validate);
 GB_DECLARE_CMD(policy);
 

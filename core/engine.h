@@ -99,6 +99,18 @@ int gb_engine_apply(gb_engine *e, const gb_pool_spec *spec,
 /* Converge a stored pool (replace preempted/failed instances, create
  * missing, destroy extra) -- the reconciler's step. */
 int gb_engine_converge(gb_engine *e, const char *pool, gb_engine_result *res);
+/* The same without the pool's own describe first (the caller has just
+ * refreshed every pool with gb_engine_refresh(e, NULL)). */
+int gb_engine_converge_fresh(gb_engine *e, const char *pool,
+                             gb_engine_result *res);
+/* The first half of apply, for the daemon: quota/budget checks, store the
+ * spec and the decision record, no cloud calls.  The caller converges
+ * later (asynchronously). */
+int gb_engine_submit(gb_engine *e, const gb_pool_spec *spec,
+                     gb_engine_result *res);
+/* The first half of scale: validate and store the new size. */
+int gb_engine_set_desired(gb_engine *e, const char *pool, int n,
+                          gb_engine_result *res);
 /* Change the desired size (min..max of the spec when given). */
 int gb_engine_scale(gb_engine *e, const char *pool, int n,
                     gb_engine_result *res);
@@ -107,6 +119,14 @@ int gb_engine_scale(gb_engine *e, const char *pool, int n,
  * recorded ("user", "ttl", "idle"). */
 int gb_engine_destroy(gb_engine *e, const char *pool, const char *reason,
                       gb_engine_result *res);
+
+/* One non-blocking step of destroy for the daemon: mark the pool
+ * destroying (with reason) if it is active, (re)send termination for live
+ * instances not yet asked (or asked over a minute ago), and mark it
+ * destroyed once every instance is confirmed gone.  1 = destroyed now,
+ * 0 = still in progress, -1 = error (res->message). */
+int gb_engine_destroy_step(gb_engine *e, const char *pool, const char *reason,
+                           gb_engine_result *res);
 
 /* Ask the drivers about live instances (of one pool, or all when NULL)
  * and update their states; one describe per driver and region. */

@@ -154,7 +154,8 @@ static void classified_free(classified *c)
 
 /* Converge with the pool lock held and the spec loaded. */
 static int converge_locked(gb_engine *e, const gb_pool_row *row,
-                           const gb_pool_spec *spec, gb_engine_result *res)
+                           const gb_pool_spec *spec, int refresh,
+                           gb_engine_result *res)
 {
 	gb_inst_row *rows = NULL;
 	size_t n = 0;
@@ -168,7 +169,7 @@ static int converge_locked(gb_engine *e, const gb_pool_row *row,
 		         gb_store_errmsg(e->o.store));
 		return -1;
 	}
-	if (n) {
+	if (n && refresh) {
 		gb_engine__refresh_rows(e, row->name, rows, n);
 		gb_inst_list_free(rows, n);
 		if (gb_store_inst_list(e->o.store, row->name, 1, &rows, &n) != 0) {
@@ -250,7 +251,8 @@ static int converge_locked(gb_engine *e, const gb_pool_row *row,
 	return rc;
 }
 
-int gb_engine_converge(gb_engine *e, const char *pool, gb_engine_result *res)
+static int converge(gb_engine *e, const char *pool, int refresh,
+                    gb_engine_result *res)
 {
 	gb_pool_row row;
 	gb_pool_spec spec;
@@ -276,12 +278,23 @@ int gb_engine_converge(gb_engine *e, const char *pool, gb_engine_result *res)
 		gb_engine__unlock_pool(e, pool);
 		return -1;
 	}
-	rc = converge_locked(e, &row, &spec, res);
+	rc = converge_locked(e, &row, &spec, refresh, res);
 	gb_pool_spec_free(&spec);
 	gb_pool_row_free(&row);
 	gb_engine__unlock_pool(e, pool);
 	res->pool = gb_engine_pool_json(e, pool);
 	return rc;
+}
+
+int gb_engine_converge(gb_engine *e, const char *pool, gb_engine_result *res)
+{
+	return converge(e, pool, 1, res);
+}
+
+int gb_engine_converge_fresh(gb_engine *e, const char *pool,
+                             gb_engine_result *res)
+{
+	return converge(e, pool, 0, res);
 }
 
 /* Price of the best candidate for the pool (for budgets); -1 if none. */
@@ -300,22 +313,22 @@ static double best_price(gb_engine *e, const gb_pool_spec *spec)
 	return p;
 }
 
-int gb_engine_apply(gb_engine *e, const gb_pool_spec *spec,
-                    gb_engine_result *res)
+/* Store the spec (quota-checked) and the decision record.  Called with
+ * the pool lock held; fills *row with the stored pool. */
+static int submit_locked(gb_engine *e, const gb_pool_spec *spec,
+                         gb_pool_row *row, gb_engine_result *res)
 {
-	gb_pool_row row, old;
+	gb_pool_row old;
 	char *json;
 	int rc, existed;
 	double price;
 	int64_t now = gb_now_ms() / 1000;
 
-	memset(res, 0, sizeof(*res));
 	price = best_price(e, spec);
 	if (gb_engine__check_team(e, spec, spec->count,
 	                          price > 0 ? price * spec->count : 0,
 	                          res->message, sizeof(res->message)) != 0)
 		return -1;
-	gb_engine__lock_pool(e, spec->name);
 	existed = gb_store_pool_get(e->o.store, spec->name, &old) == 0;
 	if (existed && strcmp(old.team, spec->team) != 0 &&
 	    strcmp(old.state, "destroyed") != 0) {
@@ -324,29 +337,28 @@ int gb_engine_apply(gb_engine *e, const gb_pool_spec *spec,
 		         "global: pick another name or destroy it first",
 		         spec->name, old.team);
 		gb_pool_row_free(&old);
-		gb_engine__unlock_pool(e, spec->name);
 		return -1;
 	}
 	json = gb_pool_spec_to_json(spec);
-	memset(&row, 0, sizeof(row));
-	row.name = spec->name;
-	row.team = spec->team;
-	row.spec_json = json;
-	row.spec_hash = spec->source_hash ? spec->source_hash : (char *)"";
-	row.state = (char *)"active";
-	row.desired = spec->count;
-	row.created_at = now;
-	row.updated_at = now;
-	row.ttl_s = spec->ttl_s;
-	row.idle_timeout_s = spec->idle_timeout_s;
-	rc = gb_store_pool_put(e->o.store, &row);
+	memset(row, 0, sizeof(*row));
+	row->name = spec->name;
+	row->team = spec->team;
+	row->spec_json = json;
+	row->spec_hash = spec->source_hash ? spec->source_hash : (char *)"";
+	row->state = (char *)"active";
+	row->desired = spec->count;
+	row->created_at = now;
+	row->updated_at = now;
+	row->ttl_s = spec->ttl_s;
+	row->idle_timeout_s = spec->idle_timeout_s;
+	rc = gb_store_pool_put(e->o.store, row);
 	free(json);
+	memset(row, 0, sizeof(*row));
 	if (rc != 0) {
 		snprintf(res->message, sizeof(res->message), "%s",
 		         gb_store_errmsg(e->o.store));
 		if (existed)
 			gb_pool_row_free(&old);
-		gb_engine__unlock_pool(e, spec->name);
 		return -1;
 	}
 	if (!existed || strcmp(old.state, "destroyed") == 0)
@@ -362,10 +374,9 @@ int gb_engine_apply(gb_engine *e, const gb_pool_spec *spec,
 		                 spec->count);
 	if (existed)
 		gb_pool_row_free(&old);
-	if (gb_store_pool_get(e->o.store, spec->name, &row) != 0) {
+	if (gb_store_pool_get(e->o.store, spec->name, row) != 0) {
 		snprintf(res->message, sizeof(res->message), "%s",
 		         gb_store_errmsg(e->o.store));
-		gb_engine__unlock_pool(e, spec->name);
 		return -1;
 	}
 	/* the decision record */
@@ -381,10 +392,109 @@ int gb_engine_apply(gb_engine *e, const gb_pool_spec *spec,
 			gb_policy_set_free(ps);
 		}
 	}
-	rc = converge_locked(e, &row, spec, res);
-	gb_pool_row_free(&row);
+	return 0;
+}
+
+int gb_engine_submit(gb_engine *e, const gb_pool_spec *spec,
+                     gb_engine_result *res)
+{
+	gb_pool_row row;
+	int rc;
+	memset(res, 0, sizeof(*res));
+	gb_engine__lock_pool(e, spec->name);
+	rc = submit_locked(e, spec, &row, res);
+	if (rc == 0)
+		gb_pool_row_free(&row);
+	gb_engine__unlock_pool(e, spec->name);
+	res->ok = rc == 0;
+	res->pool = gb_engine_pool_json(e, spec->name);
+	return rc;
+}
+
+int gb_engine_apply(gb_engine *e, const gb_pool_spec *spec,
+                    gb_engine_result *res)
+{
+	gb_pool_row row;
+	int rc;
+	memset(res, 0, sizeof(*res));
+	gb_engine__lock_pool(e, spec->name);
+	rc = submit_locked(e, spec, &row, res);
+	if (rc == 0) {
+		rc = converge_locked(e, &row, spec, 1, res);
+		gb_pool_row_free(&row);
+	}
 	gb_engine__unlock_pool(e, spec->name);
 	res->pool = gb_engine_pool_json(e, spec->name);
+	return rc;
+}
+
+/* Validates n against the spec and quotas and stores it; with the pool
+ * lock held.  Fills *row and *spec for the caller (freed by it on success). */
+static int set_desired_locked(gb_engine *e, const char *pool, int n,
+                              gb_pool_row *row, gb_pool_spec *spec,
+                              gb_engine_result *res)
+{
+	int rc = gb_store_pool_get(e->o.store, pool, row);
+	if (rc != 0 || strcmp(row->state, "active") != 0) {
+		snprintf(res->message, sizeof(res->message),
+		         rc <= 1 ? "no active pool named %s" : "%s",
+		         rc <= 1 ? pool : gb_store_errmsg(e->o.store));
+		if (rc == 0)
+			gb_pool_row_free(row);
+		return -1;
+	}
+	if (gb_engine__spec(row, spec, res->message, sizeof(res->message)) != 0) {
+		gb_pool_row_free(row);
+		return -1;
+	}
+	if (spec->max > spec->min && (n < spec->min || n > spec->max)) {
+		snprintf(res->message, sizeof(res->message),
+		         "pool %s can be scaled between its min %d and max %d "
+		         "(spec), not to %d", pool, spec->min, spec->max, n);
+		goto fail;
+	}
+	if (n < 0 || n > GB_POOL_MAX_INSTANCES) {
+		snprintf(res->message, sizeof(res->message),
+		         "scale to %d: expected 0 to %d instances", n,
+		         GB_POOL_MAX_INSTANCES);
+		goto fail;
+	}
+	if (n > row->desired &&
+	    gb_engine__check_team(e, spec, n, 0, res->message,
+	                          sizeof(res->message)) != 0)
+		goto fail;
+	if (gb_store_pool_set_desired(e->o.store, pool, n) != 0) {
+		snprintf(res->message, sizeof(res->message), "%s",
+		         gb_store_errmsg(e->o.store));
+		goto fail;
+	}
+	gb_engine__event(e, pool, NULL, "scaled", "desired %d -> %d",
+	                 row->desired, n);
+	gb_pool_row_free(row);
+	gb_store_pool_get(e->o.store, pool, row);
+	return 0;
+fail:
+	gb_pool_spec_free(spec);
+	gb_pool_row_free(row);
+	return -1;
+}
+
+int gb_engine_set_desired(gb_engine *e, const char *pool, int n,
+                          gb_engine_result *res)
+{
+	gb_pool_row row;
+	gb_pool_spec spec;
+	int rc;
+	memset(res, 0, sizeof(*res));
+	gb_engine__lock_pool(e, pool);
+	rc = set_desired_locked(e, pool, n, &row, &spec, res);
+	if (rc == 0) {
+		gb_pool_spec_free(&spec);
+		gb_pool_row_free(&row);
+	}
+	gb_engine__unlock_pool(e, pool);
+	res->ok = rc == 0;
+	res->pool = gb_engine_pool_json(e, pool);
 	return rc;
 }
 
@@ -396,55 +506,15 @@ int gb_engine_scale(gb_engine *e, const char *pool, int n,
 	int rc;
 	memset(res, 0, sizeof(*res));
 	gb_engine__lock_pool(e, pool);
-	rc = gb_store_pool_get(e->o.store, pool, &row);
-	if (rc != 0 || strcmp(row.state, "active") != 0) {
-		snprintf(res->message, sizeof(res->message),
-		         rc == 1 || rc == 0 ? "no active pool named %s" : "%s",
-		         rc <= 1 ? pool : gb_store_errmsg(e->o.store));
-		if (rc == 0)
-			gb_pool_row_free(&row);
-		gb_engine__unlock_pool(e, pool);
-		return -1;
+	rc = set_desired_locked(e, pool, n, &row, &spec, res);
+	if (rc == 0) {
+		rc = converge_locked(e, &row, &spec, 1, res);
+		gb_pool_spec_free(&spec);
+		gb_pool_row_free(&row);
 	}
-	if (gb_engine__spec(&row, &spec, res->message, sizeof(res->message)) != 0)
-		goto fail;
-	if (spec.max > spec.min && (n < spec.min || n > spec.max)) {
-		snprintf(res->message, sizeof(res->message),
-		         "pool %s can be scaled between its min %d and max %d "
-		         "(spec), not to %d", pool, spec.min, spec.max, n);
-		goto fail_spec;
-	}
-	if (n < 0 || n > GB_POOL_MAX_INSTANCES) {
-		snprintf(res->message, sizeof(res->message),
-		         "scale to %d: expected 0 to %d instances", n,
-		         GB_POOL_MAX_INSTANCES);
-		goto fail_spec;
-	}
-	if (n > row.desired &&
-	    gb_engine__check_team(e, &spec, n, 0, res->message,
-	                          sizeof(res->message)) != 0)
-		goto fail_spec;
-	if (gb_store_pool_set_desired(e->o.store, pool, n) != 0) {
-		snprintf(res->message, sizeof(res->message), "%s",
-		         gb_store_errmsg(e->o.store));
-		goto fail_spec;
-	}
-	gb_engine__event(e, pool, NULL, "scaled", "desired %d -> %d",
-	                 row.desired, n);
-	gb_pool_row_free(&row);
-	gb_store_pool_get(e->o.store, pool, &row);
-	rc = converge_locked(e, &row, &spec, res);
-	gb_pool_spec_free(&spec);
-	gb_pool_row_free(&row);
 	gb_engine__unlock_pool(e, pool);
 	res->pool = gb_engine_pool_json(e, pool);
 	return rc;
-fail_spec:
-	gb_pool_spec_free(&spec);
-fail:
-	gb_pool_row_free(&row);
-	gb_engine__unlock_pool(e, pool);
-	return -1;
 }
 
 json_t *gb_engine_diff(gb_engine *e, const gb_pool_spec *spec, char *err,

@@ -213,3 +213,70 @@ int gb_engine_destroy(gb_engine *e, const char *pool, const char *reason,
 	res->pool = gb_engine_pool_json(e, pool);
 	return rc;
 }
+
+int gb_engine_destroy_step(gb_engine *e, const char *pool, const char *reason,
+                           gb_engine_result *res)
+{
+	gb_pool_row row;
+	gb_inst_row *rows = NULL, **todo;
+	size_t n = 0, nt = 0;
+	int64_t now = gb_now_ms() / 1000;
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	gb_engine__lock_pool(e, pool);
+	rc = gb_store_pool_get(e->o.store, pool, &row);
+	if (rc != 0) {
+		snprintf(res->message, sizeof(res->message),
+		         rc == 1 ? "no pool named %s" : "%s",
+		         rc == 1 ? pool : gb_store_errmsg(e->o.store));
+		gb_engine__unlock_pool(e, pool);
+		return -1;
+	}
+	if (strcmp(row.state, "destroyed") == 0) {
+		gb_pool_row_free(&row);
+		gb_engine__unlock_pool(e, pool);
+		res->ok = 1;
+		return 1;
+	}
+	if (strcmp(row.state, "active") == 0) {
+		gb_store_pool_set_state(e->o.store, pool, "destroying", reason);
+		gb_engine__event(e, pool, NULL, "destroying", "destroying pool (%s)",
+		                 reason);
+	}
+	gb_pool_row_free(&row);
+	if (gb_store_inst_list(e->o.store, pool, 1, &rows, &n) != 0) {
+		snprintf(res->message, sizeof(res->message), "%s",
+		         gb_store_errmsg(e->o.store));
+		gb_engine__unlock_pool(e, pool);
+		return -1;
+	}
+	if (n) {
+		gb_engine__refresh_rows(e, pool, rows, n);
+		gb_inst_list_free(rows, n);
+		gb_store_inst_list(e->o.store, pool, 1, &rows, &n);
+	}
+	if (n == 0) {
+		free(rows);
+		gb_store_pool_set_state(e->o.store, pool, "destroyed", reason);
+		gb_engine__event(e, pool, NULL, "destroyed",
+		                 "pool destroyed; every instance confirmed "
+		                 "terminated by its cloud");
+		gb_engine__unlock_pool(e, pool);
+		res->ok = 1;
+		return 1;
+	}
+	todo = gb_xcalloc(n, sizeof(*todo));
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(rows[i].state, "terminating") != 0 ||
+		    rows[i].terminate_requested_at < now - 60)
+			todo[nt++] = &rows[i];
+	if (nt) {
+		gb_engine__terminate_rows(e, todo, nt, reason);
+		res->destroyed += (int)nt;
+	}
+	free(todo);
+	gb_inst_list_free(rows, n);
+	gb_engine__unlock_pool(e, pool);
+	return 0;
+}

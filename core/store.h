@@ -107,6 +107,9 @@ int gb_store_inst_put(gb_store *s, gb_inst_row *r);
 int gb_store_inst_get(gb_store *s, int64_t id, gb_inst_row *out);
 int gb_store_inst_find(gb_store *s, const char *cloud,
                        const char *provider_id, gb_inst_row *out);
+/* A live instance by provider id or name (any cloud): 0, 1 = none. */
+int gb_store_inst_lookup(gb_store *s, const char *id_or_name,
+                         gb_inst_row *out);
 /* pool NULL = every pool; live_only = not terminated. */
 int gb_store_inst_list(gb_store *s, const char *pool, int live_only,
                        gb_inst_row **out, size_t *n);

@@ -205,6 +205,16 @@ int gb_store_inst_find(gb_store *s, const char *cloud,
 	return get_one(s, sql, 0, cloud, provider_id, out);
 }
 
+int gb_store_inst_lookup(gb_store *s, const char *id_or_name,
+                         gb_inst_row *out)
+{
+	static const char sql[] = "SELECT " INST_COLS " FROM instances"
+	                          " WHERE (provider_id = ?1 OR name = ?2)"
+	                          " AND state != 'terminated' ORDER BY id DESC"
+	                          " LIMIT 1";
+	return get_one(s, sql, 0, id_or_name, id_or_name, out);
+}
+
 int gb_store_inst_list(gb_store *s, const char *pool, int live_only,
                        gb_inst_row **out, size_t *n)
 {

@@ -1,0 +1,495 @@
+/* api.c -- libmicrohttpd plumbing: bodies, auth, routing, errors, audit. */
+#include "api.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "log.h"
+
+void gb_api_error(gb_api_req *r, unsigned status, const char *code,
+                  const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+	va_start(ap, fmt);
+	msg = gb_xvasprintf(fmt, ap);
+	va_end(ap);
+	json_decref(r->resp);
+	r->resp = json_pack("{s:{s:s, s:s}}", "error", "code", code, "message",
+	                    msg);
+	r->status = status;
+	snprintf(r->detail, sizeof(r->detail), "%s", msg);
+	free(msg);
+}
+
+/* Nesting depth of a JSON text without parsing it (strings skipped). */
+static int json_depth(const char *s, size_t n)
+{
+	int depth = 0, max = 0, in_str = 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (in_str) {
+			if (c == '\\')
+				i++;
+			else if (c == '"')
+				in_str = 0;
+			continue;
+		}
+		if (c == '"')
+			in_str = 1;
+		else if (c == '{' || c == '[') {
+			if (++depth > max)
+				max = depth;
+		} else if (c == '}' || c == ']')
+			depth--;
+	}
+	return max;
+}
+
+json_t *gb_api_body_json(gb_api_req *r)
+{
+	json_error_t je;
+	json_t *j;
+	if (!r->body.len) {
+		gb_api_error(r, 400, "EmptyBody",
+		             "this request needs a JSON body");
+		return NULL;
+	}
+	if (json_depth(r->body.data, r->body.len) > GB_API_MAX_DEPTH) {
+		gb_api_error(r, 400, "TooDeep",
+		             "JSON nested deeper than %d levels", GB_API_MAX_DEPTH);
+		return NULL;
+	}
+	j = json_loadb(r->body.data, r->body.len, JSON_REJECT_DUPLICATES, &je);
+	if (!j) {
+		gb_api_error(r, 400, "InvalidJSON",
+		             "body is not valid JSON: line %d column %d: %s",
+		             je.line, je.column, je.text);
+		return NULL;
+	}
+	if (!json_is_object(j)) {
+		json_decref(j);
+		gb_api_error(r, 400, "InvalidJSON",
+		             "body must be a JSON object");
+		return NULL;
+	}
+	return j;
+}
+
+const char *gb_api_query(gb_api_req *r, const char *key)
+{
+	return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
+}
+
+int gb_api_is_admin(gb_api_req *r)
+{
+	if (r->role == GB_ROLE_ADMIN)
+		return 1;
+	gb_api_error(r, 403, "Forbidden",
+	             "this needs an admin token; token '%s' is %s",
+	             r->actor, gb_role_name(r->role));
+	return 0;
+}
+
+int gb_api_can_write(gb_api_req *r)
+{
+	if (r->role != GB_ROLE_VIEWER)
+		return 1;
+	gb_api_error(r, 403, "Forbidden",
+	             "token '%s' is a viewer and cannot change anything; use "
+	             "an operator or admin token", r->actor);
+	return 0;
+}
+
+int gb_api_sees_team(gb_api_req *r, const char *team)
+{
+	return r->role == GB_ROLE_ADMIN || !r->team ||
+	       (team && strcmp(team, r->team) == 0);
+}
+
+int gb_api_pool_visible(gb_api_req *r, const char *pool)
+{
+	gb_pool_row row;
+	int rc = gb_store_pool_get(r->d->store, pool, &row);
+	int ok = rc == 0 && gb_api_sees_team(r, row.team);
+	if (rc == 0)
+		gb_pool_row_free(&row);
+	if (!ok) {
+		if (rc < 0)
+			gb_api_error(r, 500, "StoreError", "%s",
+			             gb_store_errmsg(r->d->store));
+		else
+			gb_api_error(r, 404, "NotFound", "no pool named %s", pool);
+		return 0;
+	}
+	return 1;
+}
+
+/* Authenticates; 0 on success, else the error response is set. */
+static int authenticate(gb_api_req *r)
+{
+	const char *h = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
+	                                            "Authorization");
+	const gb_config *cfg = r->d->cfg;
+	char hex[65];
+	const gb_token_cfg *hit = NULL;
+	if (!cfg->ntokens) {
+		/* no tokens configured: loopback-only daemon (enforced at
+		 * start), everyone is admin */
+		r->actor = "anonymous";
+		r->role = GB_ROLE_ADMIN;
+		r->team = NULL;
+		return 0;
+	}
+	if (!h || strncasecmp(h, "Bearer ", 7) != 0 || !h[7]) {
+		gb_api_error(r, 401, "Unauthenticated",
+		             "missing bearer token: send 'Authorization: Bearer "
+		             "<token>' (the CLI uses --token or GPUBROKER_TOKEN)");
+		return -1;
+	}
+	gb_sha256_hex(h + 7, strlen(h + 7), hex);
+	/* compare against every token (constant time per token) */
+	for (size_t i = 0; i < cfg->ntokens; i++)
+		if (gb_ct_streq(hex, cfg->tokens[i].sha256) && !hit)
+			hit = &cfg->tokens[i];
+	if (!hit) {
+		gb_api_error(r, 401, "Unauthenticated",
+		             "the bearer token is not valid for this broker");
+		return -1;
+	}
+	r->actor = hit->name;
+	r->role = hit->role;
+	r->team = hit->team;
+	return 0;
+}
+
+static void audit(gb_api_req *r)
+{
+	gb_audit_row a;
+	char result[16];
+	memset(&a, 0, sizeof(a));
+	snprintf(result, sizeof(result), "%u", r->status);
+	a.actor = (char *)(r->actor ? r->actor : "unauthenticated");
+	a.role = (char *)(r->actor ? gb_role_name(r->role) : "-");
+	a.team = (char *)r->team;
+	a.action = (char *)r->action;
+	a.target = r->target;
+	a.result = result;
+	a.detail = r->detail[0] ? r->detail : NULL;
+	if (gb_store_audit(r->d->store, &a) != 0)
+		gb_log(GB_LOG_ERROR, "api", "cannot write audit row: %s",
+		       gb_store_errmsg(r->d->store));
+}
+
+/* Splits "/v1/pools/NAME/scale" into parts; returns the count. */
+static int split_path(const char *path, char parts[5][160])
+{
+	int n = 0;
+	const char *p = path;
+	while (*p == '/')
+		p++;
+	while (*p && n < 5) {
+		const char *e = strchr(p, '/');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		if (len >= 160)
+			len = 159;
+		memcpy(parts[n], p, len);
+		parts[n][len] = '\0';
+		n++;
+		if (!e)
+			break;
+		p = e + 1;
+		if (!*p)
+			break;
+	}
+	return *p && n == 5 ? 6 : n;
+}
+
+static int is_mutation(const char *m)
+{
+	return strcmp(m, "GET") != 0 && strcmp(m, "HEAD") != 0;
+}
+
+/* /v1/<collection>[/<name>[/<tail>]].  action: NULL = GETs (not
+ * audited), "" = a POST not worth auditing (plan, diff, heartbeat).
+ * writes: viewers are refused. */
+static const struct route {
+	const char *method;
+	const char *collection;
+	int has_name;
+	const char *tail;
+	const char *action;
+	int writes;
+	void (*fn0)(gb_api_req *r);
+	void (*fn1)(gb_api_req *r, const char *name);
+} routes[] = {
+	{"GET", "pools", 0, NULL, NULL, 0, gb_api_pools_list, NULL},
+	{"GET", "pools", 1, NULL, NULL, 0, NULL, gb_api_pool_get},
+	{"PUT", "pools", 1, NULL, "apply", 1, NULL, gb_api_pool_put},
+	{"DELETE", "pools", 1, NULL, "destroy", 1, NULL, gb_api_pool_delete},
+	{"POST", "pools", 1, "scale", "scale", 1, NULL, gb_api_pool_scale},
+	{"POST", "pools", 1, "diff", "", 0, NULL, gb_api_pool_diff},
+	{"GET", "pools", 1, "instances", NULL, 0, NULL, gb_api_pool_instances},
+	{"POST", "instances", 1, "heartbeat", "", 1, NULL, gb_api_heartbeat},
+	{"POST", "plan", 0, NULL, "", 0, gb_api_plan, NULL},
+	{"GET", "offers", 0, NULL, NULL, 0, gb_api_offers, NULL},
+	{"GET", "events", 0, NULL, NULL, 0, gb_api_events, NULL},
+	{"GET", "cost", 0, NULL, NULL, 0, gb_api_cost, NULL},
+	{"GET", "drivers", 0, NULL, NULL, 0, gb_api_drivers, NULL},
+	{"GET", "audit", 0, NULL, NULL, 0, gb_api_audit, NULL},
+	{"POST", "gc", 0, NULL, "gc", 1, gb_api_gc, NULL},
+	{"POST", "reconcile", 0, NULL, "reconcile", 1, gb_api_reconcile, NULL},
+};
+
+static void route(gb_api_req *r)
+{
+	char parts[5][160];
+	int n = split_path(r->path, parts);
+	const char *m = r->method;
+
+	if (n == 1 && strcmp(parts[0], "healthz") == 0) {
+		r->resp = json_pack("{s:s}", "status", "ok");
+		r->status = 200;
+		return;
+	}
+	if (n == 1 && strcmp(parts[0], "readyz") == 0) {
+		r->status = r->d->ready ? 200 : 503;
+		r->resp = json_pack("{s:s}", "status", r->d->ready ? "ready"
+		                                                 : "starting");
+		return;
+	}
+	if (authenticate(r) != 0)
+		return;
+	if (n == 1 && strcmp(parts[0], "metrics") == 0 && strcmp(m, "GET") == 0) {
+		r->text = gb_metrics_render(r->d);
+		r->content_type = "text/plain; version=0.0.4";
+		r->status = 200;
+		return;
+	}
+	if (n < 2 || n > 4 || strcmp(parts[0], "v1") != 0)
+		goto notfound;
+	{
+		int path_matched = 0;
+		for (size_t i = 0; i < GB_ARRAY_LEN(routes); i++) {
+			const struct route *rt = &routes[i];
+			int want = 2 + rt->has_name + (rt->tail ? 1 : 0);
+			if (n != want || strcmp(parts[1], rt->collection) != 0 ||
+			    (rt->tail && strcmp(parts[3], rt->tail) != 0))
+				continue;
+			path_matched = 1;
+			if (strcmp(m, rt->method) != 0)
+				continue;
+			if (rt->writes && !gb_api_can_write(r))
+				return;
+			if (rt->has_name)
+				snprintf(r->target, sizeof(r->target), "%s", parts[2]);
+			if (rt->action)
+				r->action = *rt->action ? rt->action : NULL;
+			if (rt->has_name)
+				rt->fn1(r, parts[2]);
+			else
+				rt->fn0(r);
+			return;
+		}
+		if (path_matched) {
+			gb_api_error(r, 405, "MethodNotAllowed",
+			             "%s is not allowed on %s", m, r->path);
+			return;
+		}
+	}
+notfound:
+	gb_api_error(r, 404, "NotFound",
+	             "no endpoint %s %s (see README, 'HTTP API')", m, r->path);
+}
+
+static enum MHD_Result send_response(gb_api_req *r)
+{
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+	char *body;
+	size_t len;
+	if (r->text) {
+		body = r->text;
+		r->text = NULL;
+	} else {
+		body = r->resp ? json_dumps(r->resp, JSON_COMPACT) : gb_xstrdup("{}");
+		if (!body)
+			body = gb_xstrdup("{}");
+		r->content_type = "application/json";
+	}
+	len = strlen(body);
+	resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	MHD_add_response_header(resp, "Content-Type", r->content_type);
+	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	ret = MHD_queue_response(r->conn, r->status ? r->status : 500, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+static enum MHD_Result handler(void *cls, struct MHD_Connection *conn,
+                               const char *url, const char *method,
+                               const char *version, const char *upload,
+                               size_t *upload_size, void **con_cls)
+{
+	gb_daemon *d = cls;
+	gb_api_req *r = *con_cls;
+	enum MHD_Result ret;
+	(void)version;
+	if (!r) {
+		r = gb_xcalloc(1, sizeof(*r));
+		r->d = d;
+		r->conn = conn;
+		r->method = method;
+		r->path = url;
+		r->t0_ns = gb_mono_ns();
+		/* attempted mutations are audited even when refused */
+		if (is_mutation(method)) {
+			r->action = method;
+			snprintf(r->target, sizeof(r->target), "%s", url);
+		}
+		*con_cls = r;
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		if (r->body.len + *upload_size > GB_API_MAX_BODY)
+			r->too_big = 1;
+		else
+			gb_buf_append(&r->body, upload, *upload_size);
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	if (r->too_big) {
+		gb_api_error(r, 413, "TooLarge",
+		             "request body larger than %u bytes", GB_API_MAX_BODY);
+	} else {
+		pthread_rwlock_rdlock(&d->cfg_lock);
+		route(r);
+		pthread_rwlock_unlock(&d->cfg_lock);
+	}
+	if (r->action && is_mutation(method))
+		audit(r);
+	ret = send_response(r);
+	gb_metrics_api(d, (double)(gb_mono_ns() - r->t0_ns) / 1e9, r->status);
+	return ret;
+}
+
+static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                      enum MHD_RequestTerminationCode toe)
+{
+	gb_api_req *r = *con_cls;
+	(void)cls;
+	(void)conn;
+	(void)toe;
+	if (!r)
+		return;
+	json_decref(r->resp);
+	free(r->text);
+	gb_buf_free(&r->body);
+	free(r);
+	*con_cls = NULL;
+}
+
+static int parse_listen(const char *listen, struct sockaddr_in *sa, char *err,
+                        size_t cap)
+{
+	char host[256];
+	const char *colon = listen ? strrchr(listen, ':') : NULL;
+	int64_t port;
+	memset(sa, 0, sizeof(*sa));
+	sa->sin_family = AF_INET;
+	if (!listen || !colon) {
+		snprintf(err, cap, "listen address \"%s\" must be HOST:PORT",
+		         listen ? listen : "");
+		return -1;
+	}
+	snprintf(host, sizeof(host), "%.*s", (int)(colon - listen), listen);
+	if (gb_parse_int64(colon + 1, &port) != 0 || port < 0 || port > 65535) {
+		snprintf(err, cap, "listen address %s: bad port", listen);
+		return -1;
+	}
+	if (!*host || strcmp(host, "localhost") == 0)
+		snprintf(host, sizeof(host), "127.0.0.1");
+	if (inet_pton(AF_INET, host, &sa->sin_addr) != 1) {
+		snprintf(err, cap, "listen address %s: %s is not an IPv4 address",
+		         listen, host);
+		return -1;
+	}
+	sa->sin_port = htons((uint16_t)port);
+	return 0;
+}
+
+int gb_api_start(gb_daemon *d, char *err, size_t cap)
+{
+	struct sockaddr_in sa;
+	unsigned flags = MHD_USE_THREAD_PER_CONNECTION |
+	                 MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC;
+	char *cert = NULL, *key = NULL;
+	size_t len;
+	const union MHD_DaemonInfo *info;
+	if (parse_listen(d->cfg->listen ? d->cfg->listen : "127.0.0.1:7878", &sa,
+	                 err, cap) != 0)
+		return -1;
+	if (d->cfg->tls_cert && d->cfg->tls_key) {
+		if (gb_read_file(d->cfg->tls_cert, 1 << 20, &cert, &len) != 0 ||
+		    gb_read_file(d->cfg->tls_key, 1 << 20, &key, &len) != 0) {
+			snprintf(err, cap, "cannot read tls.cert %s or tls.key %s",
+			         d->cfg->tls_cert, d->cfg->tls_key);
+			free(cert);
+			return -1;
+		}
+		flags |= MHD_USE_TLS;
+		d->tls = 1;
+	}
+	if (d->tls)
+		d->mhd = MHD_start_daemon(flags, 0, NULL, NULL, handler, d,
+		                          MHD_OPTION_SOCK_ADDR, &sa,
+		                          MHD_OPTION_NOTIFY_COMPLETED, completed, d,
+		                          MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
+		                          MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+		                          (size_t)(64 * 1024),
+		                          MHD_OPTION_HTTPS_MEM_CERT, cert,
+		                          MHD_OPTION_HTTPS_MEM_KEY, key,
+		                          MHD_OPTION_END);
+	else
+		d->mhd = MHD_start_daemon(flags, 0, NULL, NULL, handler, d,
+		                          MHD_OPTION_SOCK_ADDR, &sa,
+		                          MHD_OPTION_NOTIFY_COMPLETED, completed, d,
+		                          MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
+		                          MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+		                          (size_t)(64 * 1024), MHD_OPTION_END);
+	if (key)
+		memset(key, 0, strlen(key));
+	free(cert);
+	free(key);
+	if (!d->mhd) {
+		snprintf(err, cap, "cannot listen on %s (in use, or not an "
+		                   "address of this machine)",
+		         d->cfg->listen ? d->cfg->listen : "127.0.0.1:7878");
+		return -1;
+	}
+	info = MHD_get_daemon_info(d->mhd, MHD_DAEMON_INFO_BIND_PORT);
+	d->port = info ? info->port : ntohs(sa.sin_port);
+	return 0;
+}
+
+void gb_api_quiesce(gb_daemon *d)
+{
+	if (d->mhd) {
+		MHD_socket s = MHD_quiesce_daemon(d->mhd);
+		if (s != MHD_INVALID_SOCKET)
+			close(s);
+	}
+}
+
+void gb_api_stop(gb_daemon *d)
+{
+	if (d->mhd)
+		MHD_stop_daemon(d->mhd);
+	d->mhd = NULL;
+}

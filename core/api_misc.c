@@ -1,0 +1,300 @@
+/* api_misc.c -- plan, offers, events, cost, drivers, audit, gc. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "api.h"
+#include "events_output.h"
+#include "plan.h"
+
+void gb_api_plan(gb_api_req *r)
+{
+	json_t *j = gb_api_body_json(r), *spec, *out;
+	gb_spec_set set;
+	gb_diags d = GB_DIAGS_INIT;
+	gb_spec_opts so;
+	char *text;
+	if (!j)
+		return;
+	spec = json_object_get(j, "pool") ? json_incref(j)
+	                                  : json_pack("{s:O}", "pool", j);
+	json_decref(j);
+	text = json_dumps(spec, JSON_COMPACT);
+	json_decref(spec);
+	memset(&so, 0, sizeof(so));
+	if (gb_spec_load_json("request", text, strlen(text), &so, &set, &d) != 0) {
+		json_t *details = json_array();
+		for (size_t i = 0; i < d.n; i++)
+			json_array_append_new(details, json_sprintf("%s: %s", d.v[i].path,
+			                                            d.v[i].msg));
+		gb_api_error(r, 400, "InvalidSpec", "the pool spec is invalid");
+		json_object_set_new(json_object_get(r->resp, "error"), "details",
+		                    details);
+		gb_diags_free(&d);
+		free(text);
+		return;
+	}
+	gb_diags_free(&d);
+	free(text);
+	out = json_array();
+	for (size_t i = 0; i < set.n; i++) {
+		gb_plan p;
+		gb_plan_opts po;
+		char err[1024];
+		int failed = 0;
+		gb_policy_set *ps = gb_plan_load_policies(r->d->cfg, &set.pools[i],
+		                                          NULL, &failed, err,
+		                                          sizeof(err));
+		if (failed) {
+			gb_api_error(r, 422, "PolicyError", "%s", err);
+			json_decref(out);
+			gb_spec_set_free(&set);
+			return;
+		}
+		memset(&po, 0, sizeof(po));
+		po.policies = ps;
+		po.team = gb_config_team(r->d->cfg, set.pools[i].team);
+		if (gb_plan_pool(&set.pools[i], r->d->rt.cat, &po, &p, err,
+		                 sizeof(err)) != 0) {
+			gb_api_error(r, 422, "PolicyError", "%s", err);
+			gb_plan_free(&p);
+			gb_policy_set_free(ps);
+			json_decref(out);
+			gb_spec_set_free(&set);
+			return;
+		}
+		json_array_append_new(out, gb_plan_to_json(&p, 20,
+		                                           gb_api_query(r, "explain") != NULL));
+		gb_plan_free(&p);
+		gb_policy_set_free(ps);
+	}
+	r->resp = json_pack("{s:o}", "plans", out);
+	r->status = 200;
+	gb_spec_set_free(&set);
+}
+
+void gb_api_offers(gb_api_req *r)
+{
+	const char *gpu = gb_api_query(r, "gpu"), *cloud = gb_api_query(r, "cloud");
+	const char *region = gb_api_query(r, "region");
+	const char *cap = gb_api_query(r, "capacity");
+	const char *canon = gpu ? gb_gpu_canonical(gpu) : NULL;
+	json_t *a = json_array();
+	size_t n = gb_catalog_count(r->d->rt.cat);
+	if (gpu && !canon) {
+		json_decref(a);
+		gb_api_error(r, 400, "BadQuery", "unknown GPU model %s", gpu);
+		return;
+	}
+	for (size_t i = 0; i < n && json_array_size(a) < 5000; i++) {
+		const gb_coffer *o = gb_catalog_at(r->d->rt.cat, i);
+		if ((canon && strcmp(o->gpu_model, canon) != 0) ||
+		    (cloud && strcmp(o->cloud, cloud) != 0) ||
+		    (region && !gb_glob(region, o->region)) ||
+		    (cap && strcmp(gb_capacity_name(o->capacity), cap) != 0))
+			continue;
+		json_array_append_new(a, json_pack(
+			"{s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:s, s:f, s:s, s:I}",
+			"cloud", o->cloud, "region", o->region, "zone", o->zone,
+			"instance_type", o->instance_type, "gpu", o->gpu_model,
+			"gpu_count", o->gpu_count, "gpu_memory_gb", o->gpu_memory_gb,
+			"capacity", gb_capacity_name(o->capacity), "price_per_hour",
+			o->price, "source", o->source, "fetched_at",
+			(json_int_t)o->fetched_at));
+	}
+	r->resp = json_pack("{s:o}", "offers", a);
+	r->status = 200;
+}
+
+/* Long-poll: with wait=N (seconds, <= 60), an empty answer waits for the
+ * next event. Non-admins see only their team's pools' events. */
+void gb_api_events(gb_api_req *r)
+{
+	const char *pool = gb_api_query(r, "pool");
+	const char *after_s = gb_api_query(r, "after");
+	const char *since_s = gb_api_query(r, "since_ms");
+	const char *wait_s = gb_api_query(r, "wait");
+	int64_t after = 0, since = 0, wait = 0;
+	int64_t deadline;
+	if ((after_s && gb_parse_int64(after_s, &after) != 0) ||
+	    (since_s && gb_parse_int64(since_s, &since) != 0) ||
+	    (wait_s && (gb_parse_int64(wait_s, &wait) != 0 || wait < 0 ||
+	                wait > 60))) {
+		gb_api_error(r, 400, "BadQuery",
+		             "after and since_ms are integers, wait is 0..60");
+		return;
+	}
+	if (pool && !gb_api_pool_visible(r, pool))
+		return;
+	deadline = gb_mono_ms() + wait * 1000;
+	for (;;) {
+		gb_event_row *rows;
+		size_t n;
+		json_t *a;
+		uint64_t gen;
+		pthread_mutex_lock(&r->d->mu);
+		gen = r->d->event_gen;
+		pthread_mutex_unlock(&r->d->mu);
+		if (gb_store_event_list(r->d->store, pool, after, since, 1000,
+		                        &rows, &n) != 0) {
+			gb_api_error(r, 500, "StoreError", "%s",
+			             gb_store_errmsg(r->d->store));
+			return;
+		}
+		if (r->role != GB_ROLE_ADMIN && r->team && !pool) {
+			/* keep only events of the caller's team's pools */
+			size_t w = 0;
+			for (size_t i = 0; i < n; i++) {
+				gb_pool_row p;
+				int keep = 0;
+				if (rows[i].pool &&
+				    gb_store_pool_get(r->d->store, rows[i].pool, &p) == 0) {
+					keep = strcmp(p.team, r->team) == 0;
+					gb_pool_row_free(&p);
+				}
+				if (keep)
+					rows[w++] = rows[i];
+				else {
+					free(rows[i].pool);
+					free(rows[i].instance);
+					free(rows[i].kind);
+					free(rows[i].message);
+				}
+			}
+			if (n && !w)
+				after = rows[n - 1].id; /* nothing visible: move on */
+			n = w;
+		}
+		if (n || gb_mono_ms() >= deadline || r->d->stop) {
+			a = gb_events_json(rows, n);
+			gb_event_list_free(rows, n);
+			r->resp = json_pack("{s:o}", "events", a);
+			r->status = 200;
+			return;
+		}
+		gb_event_list_free(rows, n);
+		pthread_mutex_lock(&r->d->mu);
+		if (r->d->event_gen == gen && !r->d->stop) {
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_sec += 1;
+			pthread_cond_timedwait(&r->d->event_cv, &r->d->mu, &ts);
+		}
+		pthread_mutex_unlock(&r->d->mu);
+	}
+}
+
+void gb_api_cost(gb_api_req *r)
+{
+	const char *by = gb_api_query(r, "by");
+	const char *since_s = gb_api_query(r, "since");
+	int64_t since = 0;
+	json_t *c;
+	if (since_s && gb_parse_int64(since_s, &since) != 0) {
+		gb_api_error(r, 400, "BadQuery", "since is unix seconds");
+		return;
+	}
+	if (by && strcmp(by, "team") && strcmp(by, "pool") && strcmp(by, "cloud") &&
+	    strncmp(by, "label:", 6) != 0) {
+		gb_api_error(r, 400, "BadQuery",
+		             "by must be team, pool, cloud or label:KEY");
+		return;
+	}
+	if (r->role != GB_ROLE_ADMIN && r->team && (!by || strcmp(by, "team") != 0)) {
+		/* operators and viewers see cost of their team only */
+		gb_api_error(r, 403, "Forbidden",
+		             "only admins can break cost down by %s; use by=team",
+		             by ? by : "pool");
+		return;
+	}
+	c = gb_engine_cost(r->d->eng, by, since);
+	if (r->role != GB_ROLE_ADMIN && r->team) {
+		json_t *groups = json_object_get(c, "groups"), *keep = json_array();
+		size_t i;
+		json_t *g;
+		double total = 0;
+		json_array_foreach(groups, i, g)
+			if (strcmp(json_string_value(json_object_get(g, "key")),
+			           r->team) == 0) {
+				json_array_append(keep, g);
+				total += json_real_value(json_object_get(g, "cost"));
+			}
+		json_object_set_new(c, "groups", keep);
+		json_object_set_new(c, "total", json_real(total));
+	}
+	r->resp = c;
+	r->status = 200;
+}
+
+void gb_api_drivers(gb_api_req *r)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < r->d->rt.drivers.n; i++) {
+		gb_drv *d = r->d->rt.drivers.v[i];
+		json_array_append_new(a, json_pack("{s:s, s:s?, s:b, s:s}", "name",
+		                                   d->name,
+		                                   "version", d->d ? d->d->version : NULL,
+		                                   "ready", d->ready, "status",
+		                                   d->status));
+	}
+	r->resp = json_pack("{s:o}", "drivers", a);
+	r->status = 200;
+}
+
+void gb_api_audit(gb_api_req *r)
+{
+	gb_audit_row *rows;
+	size_t n;
+	const char *after_s = gb_api_query(r, "after");
+	int64_t after = 0;
+	json_t *a;
+	if (!gb_api_is_admin(r))
+		return;
+	if (after_s && gb_parse_int64(after_s, &after) != 0) {
+		gb_api_error(r, 400, "BadQuery", "after is an integer");
+		return;
+	}
+	if (gb_store_audit_list(r->d->store, after, 1000, &rows, &n) != 0) {
+		gb_api_error(r, 500, "StoreError", "%s",
+		             gb_store_errmsg(r->d->store));
+		return;
+	}
+	a = json_array();
+	for (size_t i = 0; i < n; i++) {
+		char ts[32];
+		json_array_append_new(a, json_pack(
+			"{s:I, s:s, s:s, s:s?, s:s?, s:s, s:s?, s:s, s:s?}", "id",
+			(json_int_t)rows[i].id, "time",
+			gb_format_time(rows[i].time_ms / 1000, ts, sizeof(ts)), "actor",
+			rows[i].actor, "role", rows[i].role, "team", rows[i].team,
+			"action", rows[i].action, "target", rows[i].target, "result",
+			rows[i].result, "detail", rows[i].detail));
+	}
+	gb_audit_list_free(rows, n);
+	r->resp = json_pack("{s:o}", "audit", a);
+	r->status = 200;
+}
+
+void gb_api_gc(gb_api_req *r)
+{
+	json_t *rep = NULL;
+	if (!gb_api_is_admin(r))
+		return;
+	if (gb_engine_gc(r->d->eng, gb_api_query(r, "adopt") != NULL, &rep) != 0) {
+		json_decref(rep);
+		gb_api_error(r, 500, "GcFailed", "%s", gb_store_errmsg(r->d->store));
+		return;
+	}
+	r->resp = json_pack("{s:o}", "orphans", rep);
+	r->status = 200;
+	snprintf(r->detail, sizeof(r->detail), "%zu orphans",
+	         json_array_size(rep));
+}
+
+void gb_api_reconcile(gb_api_req *r)
+{
+	gb_daemon_kick(r->d);
+	r->resp = json_pack("{s:s}", "status", "reconcile requested");
+	r->status = 202;
+}

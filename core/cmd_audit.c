@@ -1,0 +1,72 @@
+/* cmd_audit.c -- `gpubroker audit`: who changed what, and how it went. */
+#include <string.h>
+
+#include "output.h"
+#include "remote.h"
+#include "store.h"
+
+static int run_audit(gb_cli *cli)
+{
+	static const gb_column cols[] = {
+		{"time", "time", 0},     {"actor", "actor", 0},
+		{"role", "role", 0},     {"team", "team", 0},
+		{"action", "action", 0}, {"target", "target", 0},
+		{"result", "result", 0}, {"detail", "detail", 0},
+		{NULL, NULL, 0},
+	};
+	json_t *rows;
+	if (cli->args.n)
+		return gb_cli_usage(cli, "unexpected argument \"%s\"",
+		                    cli->args.v[0]);
+	if (cli->server) {
+		json_t *res = NULL;
+		if (gb_remote_call(cli, "GET", "/v1/audit", NULL, NULL, &res) != 0)
+			return GB_EXIT_FAIL;
+		rows = json_incref(json_object_get(res, "audit"));
+		json_decref(res);
+	} else {
+		gb_store *st;
+		gb_audit_row *v;
+		size_t n;
+		char err[512];
+		if (gb_cli_config(cli))
+			return GB_EXIT_FAIL;
+		if (gb_store_open(cli->cfg.state_path, &st, err, sizeof(err)) != 0) {
+			gb_cli_err(cli, "%s", err);
+			return GB_EXIT_FAIL;
+		}
+		if (gb_store_audit_list(st, 0, 100000, &v, &n) != 0) {
+			gb_cli_err(cli, "%s", gb_store_errmsg(st));
+			gb_store_close(st);
+			return GB_EXIT_FAIL;
+		}
+		rows = json_array();
+		for (size_t i = 0; i < n; i++) {
+			char ts[32];
+			json_array_append_new(rows, json_pack(
+				"{s:I, s:s, s:s, s:s?, s:s?, s:s, s:s?, s:s, s:s?}", "id",
+				(json_int_t)v[i].id, "time",
+				gb_format_time(v[i].time_ms / 1000, ts, sizeof(ts)),
+				"actor", v[i].actor, "role", v[i].role, "team", v[i].team,
+				"action", v[i].action, "target", v[i].target, "result",
+				v[i].result, "detail", v[i].detail));
+		}
+		gb_audit_list_free(v, n);
+		gb_store_close(st);
+	}
+	if (!json_array_size(rows) && cli->out == GB_OUT_TABLE)
+		gb_cli_info(cli, "no audit rows (mutations through the daemon's "
+		                 "API are recorded here)");
+	else
+		gb_out_render(cli, stdout, rows, rows, cols);
+	json_decref(rows);
+	return GB_EXIT_OK;
+}
+
+const gb_cmd gb_cmd_audit = {
+	"audit", "show every mutation made through the daemon's API", "",
+	"One row per PUT/DELETE/POST that changes state (also refused ones):\n"
+	"time, actor (token name), role, team, action, target, result (HTTP\n"
+	"status) and detail.  Through --server this needs an admin token.",
+	NULL, run_audit,
+};

@@ -1,0 +1,341 @@
+/* daemon.c -- `gpubroker serve`: lifecycle, signals, jobs, reload. */
+#include "daemon.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+
+static void on_event(void *ud, const char *pool, const char *instance,
+                     const char *kind, const char *message)
+{
+	gb_daemon *d = ud;
+	(void)pool;
+	(void)instance;
+	(void)kind;
+	(void)message;
+	pthread_mutex_lock(&d->mu);
+	d->event_gen++;
+	pthread_cond_broadcast(&d->event_cv);
+	pthread_mutex_unlock(&d->mu);
+}
+
+void gb_daemon_enqueue(gb_daemon *d, int kind, const char *pool,
+                       const char *reason)
+{
+	gb_job *j;
+	pthread_mutex_lock(&d->mu);
+	/* coalesce: one pending job of a kind per pool is enough */
+	for (j = d->jobs; j; j = j->next)
+		if (j->kind == kind && strcmp(j->pool, pool) == 0) {
+			pthread_mutex_unlock(&d->mu);
+			return;
+		}
+	j = gb_xcalloc(1, sizeof(*j));
+	j->kind = kind;
+	j->pool = gb_xstrdup(pool);
+	j->reason = gb_xstrdup(reason ? reason : "user");
+	if (d->jobs_tail)
+		d->jobs_tail->next = j;
+	else
+		d->jobs = j;
+	d->jobs_tail = j;
+	pthread_cond_signal(&d->job_cv);
+	pthread_mutex_unlock(&d->mu);
+}
+
+void gb_daemon_kick(gb_daemon *d)
+{
+	pthread_mutex_lock(&d->mu);
+	d->kick = 1;
+	pthread_cond_signal(&d->recon_cv);
+	pthread_mutex_unlock(&d->mu);
+}
+
+static void *worker_main(void *arg)
+{
+	gb_daemon *d = arg;
+	for (;;) {
+		gb_job *j;
+		gb_engine_result res;
+		pthread_mutex_lock(&d->mu);
+		while (!d->jobs && !d->stop)
+			pthread_cond_wait(&d->job_cv, &d->mu);
+		if (d->stop) {
+			pthread_mutex_unlock(&d->mu);
+			break;
+		}
+		j = d->jobs;
+		d->jobs = j->next;
+		if (!d->jobs)
+			d->jobs_tail = NULL;
+		pthread_mutex_unlock(&d->mu);
+
+		pthread_rwlock_rdlock(&d->cfg_lock);
+		if (j->kind == GB_JOB_CONVERGE) {
+			if (gb_engine_converge(d->eng, j->pool, &res) != 0 &&
+			    res.message[0])
+				gb_log(GB_LOG_WARN, "daemon", "%s", res.message);
+		} else {
+			if (gb_engine_destroy_step(d->eng, j->pool, j->reason,
+			                           &res) == 0)
+				gb_daemon_kick(d); /* confirm on the next pass */
+		}
+		pthread_rwlock_unlock(&d->cfg_lock);
+		gb_engine_result_free(&res);
+		free(j->pool);
+		free(j->reason);
+		free(j);
+	}
+	return NULL;
+}
+
+static void *recon_main(void *arg)
+{
+	gb_daemon *d = arg;
+	while (!d->stop) {
+		struct timespec ts;
+		int64_t period;
+		pthread_rwlock_rdlock(&d->cfg_lock);
+		period = d->cfg->reconcile_period_s > 0 ? d->cfg->reconcile_period_s
+		                                        : 15;
+		gb_daemon_reconcile(d);
+		pthread_rwlock_unlock(&d->cfg_lock);
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += period;
+		pthread_mutex_lock(&d->mu);
+		while (!d->kick && !d->stop)
+			if (pthread_cond_timedwait(&d->recon_cv, &d->mu, &ts) ==
+			    ETIMEDOUT)
+				break;
+		d->kick = 0;
+		pthread_mutex_unlock(&d->mu);
+	}
+	return NULL;
+}
+
+/* SIGHUP: reload the config file.  Tokens, teams, org policies, policy
+ * path, reconcile period and log format take effect at once; drivers,
+ * listen address, TLS and the state path need a restart (said in the
+ * log when they differ). */
+static void reload(gb_daemon *d)
+{
+	gb_config nc;
+	gb_diags dg = GB_DIAGS_INIT;
+	if (!d->cli->config_path) {
+		gb_log(GB_LOG_INFO, "daemon", "SIGHUP: no config file; nothing "
+		                              "to reload (policies are read at "
+		                              "every plan)");
+		return;
+	}
+	if (gb_config_load(d->cli->config_path, &nc, &dg) != 0) {
+		char *m = gb_diags_str(&dg);
+		gb_log(GB_LOG_ERROR, "daemon", "SIGHUP: config %s has errors; "
+		       "keeping the running config:\n%s", d->cli->config_path, m);
+		free(m);
+		gb_diags_free(&dg);
+		return;
+	}
+	gb_diags_free(&dg);
+	pthread_rwlock_wrlock(&d->cfg_lock);
+	if (nc.ndrivers != d->cfg->ndrivers ||
+	    strcmp(nc.listen ? nc.listen : "", d->cfg->listen ? d->cfg->listen : "") != 0)
+		gb_log(GB_LOG_WARN, "daemon", "SIGHUP: driver or listen changes "
+		                              "need a restart to take effect");
+	/* keep what cannot change while running */
+	free(nc.state_path);
+	nc.state_path = gb_xstrdup(d->cfg->state_path);
+	{
+		gb_config old = *d->cfg;
+		gb_driver_cfg *keep_drivers = old.drivers;
+		size_t keep_n = old.ndrivers;
+		/* drivers stay loaded as they are: swap their configs back */
+		old.drivers = nc.drivers;
+		old.ndrivers = nc.ndrivers;
+		nc.drivers = keep_drivers;
+		nc.ndrivers = keep_n;
+		*d->cfg = nc;
+		gb_config_free(&old);
+	}
+	gb_log_set_json(d->cfg->log_json);
+	pthread_rwlock_unlock(&d->cfg_lock);
+	gb_log(GB_LOG_INFO, "daemon", "SIGHUP: reloaded %s", d->cli->config_path);
+	gb_daemon_kick(d);
+}
+
+static int listen_is_loopback(const char *listen)
+{
+	return !listen || strncmp(listen, "127.", 4) == 0 ||
+	       strncmp(listen, "localhost:", 10) == 0 ||
+	       strncmp(listen, "[::1]", 5) == 0 || listen[0] == ':';
+}
+
+static int run_serve(gb_cli *cli);
+
+static const char *s_listen;
+static int s_once;
+
+static const gb_flag *serve_flags(void)
+{
+	static const gb_flag f[] = {
+		{"listen", 0, "HOST:PORT", "override the config's listen address "
+		 "(port 0 = any free port)", &s_listen, NULL, NULL},
+		{"reconcile-once", 0, NULL, "run one reconcile pass and exit "
+		 "(for cron-style use and tests)", NULL, &s_once, NULL},
+		{NULL, 0, NULL, NULL, NULL, NULL, NULL},
+	};
+	return f;
+}
+
+static int run_serve(gb_cli *cli)
+{
+	gb_daemon d;
+	gb_engine_opts eo;
+	char err[1024];
+	sigset_t set;
+	int rc;
+
+	memset(&d, 0, sizeof(d));
+	if (cli->args.n)
+		return gb_cli_usage(cli, "unexpected argument \"%s\"",
+		                    cli->args.v[0]);
+	if ((rc = gb_cli_config(cli)))
+		return rc;
+	if (s_listen) {
+		free(cli->cfg.listen);
+		cli->cfg.listen = gb_xstrdup(s_listen);
+	}
+	if (!cli->cfg.ntokens && !listen_is_loopback(cli->cfg.listen)) {
+		gb_cli_err(cli, "refusing to listen on %s without API tokens: "
+		                "anyone who can reach it could create and destroy "
+		                "pools. Add tokens to the config (see README, "
+		                "'API tokens') or listen on 127.0.0.1.",
+		           cli->cfg.listen);
+		return GB_EXIT_FAIL;
+	}
+	gb_log_set_json(cli->cfg.log_json);
+	if (gb_log_get_level() < GB_LOG_INFO)
+		gb_log_set_level(GB_LOG_INFO);
+	d.cli = cli;
+	d.cfg = &cli->cfg;
+	pthread_rwlock_init(&d.cfg_lock, NULL);
+	pthread_mutex_init(&d.mu, NULL);
+	pthread_mutex_init(&d.mmu, NULL);
+	pthread_cond_init(&d.job_cv, NULL);
+	pthread_cond_init(&d.recon_cv, NULL);
+	pthread_cond_init(&d.event_cv, NULL);
+
+	/* Signals go to the main thread only (sigwait below). */
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	if ((rc = gb_runtime_open(cli, &d.rt, 1)) != 0)
+		return rc;
+	for (size_t i = 0; i < d.rt.problems.n; i++)
+		gb_log(GB_LOG_WARN, "daemon", "%s", d.rt.problems.v[i]);
+	if (gb_store_open(cli->cfg.state_path, &d.store, err, sizeof(err)) != 0) {
+		gb_cli_err(cli, "%s", err);
+		gb_runtime_free(&d.rt);
+		return GB_EXIT_FAIL;
+	}
+	memset(&eo, 0, sizeof(eo));
+	eo.cfg = d.cfg;
+	eo.store = d.store;
+	eo.drivers = &d.rt.drivers;
+	eo.cat = d.rt.cat;
+	eo.progress = on_event;
+	eo.progress_ud = &d;
+	eo.stop = &d.stop;
+	d.eng = gb_engine_new(&eo);
+	rc = gb_engine_recover(d.eng);
+	if (rc > 0)
+		gb_log(GB_LOG_INFO, "daemon", "resolved %d open intents", rc);
+
+	if (s_once) {
+		gb_daemon_reconcile(&d);
+		rc = GB_EXIT_OK;
+		goto out_engine;
+	}
+	if (gb_api_start(&d, err, sizeof(err)) != 0) {
+		gb_cli_err(cli, "%s", err);
+		rc = GB_EXIT_FAIL;
+		goto out_engine;
+	}
+	d.nworkers = 4;
+	d.workers = gb_xcalloc((size_t)d.nworkers, sizeof(pthread_t));
+	for (int i = 0; i < d.nworkers; i++)
+		pthread_create(&d.workers[i], NULL, worker_main, &d);
+	d.recon_started = pthread_create(&d.recon, NULL, recon_main, &d) == 0;
+	d.ready = 1;
+	/* first stdout line: where to reach us (tests read it) */
+	printf("{\"listen\": \"%s://127.0.0.1:%d\", \"pid\": %d}\n",
+	       d.tls ? "https" : "http", d.port, (int)getpid());
+	fflush(stdout);
+	gb_log(GB_LOG_INFO, "daemon", "serving on %s port %d (%s), state %s",
+	       cli->cfg.listen ? cli->cfg.listen : "127.0.0.1", d.port,
+	       d.tls ? "TLS" : "plain HTTP", cli->cfg.state_path);
+
+	for (;;) {
+		int sig = 0;
+		if (sigwait(&set, &sig) != 0)
+			continue;
+		if (sig == SIGHUP) {
+			reload(&d);
+			continue;
+		}
+		gb_log(GB_LOG_INFO, "daemon", "signal %d: shutting down", sig);
+		break;
+	}
+	/* stop accepting, finish in-flight work */
+	gb_api_quiesce(&d);
+	pthread_mutex_lock(&d.mu);
+	d.stop = 1;
+	pthread_cond_broadcast(&d.job_cv);
+	pthread_cond_broadcast(&d.recon_cv);
+	pthread_cond_broadcast(&d.event_cv);
+	pthread_mutex_unlock(&d.mu);
+	for (int i = 0; i < d.nworkers; i++)
+		pthread_join(d.workers[i], NULL);
+	if (d.recon_started)
+		pthread_join(d.recon, NULL);
+	gb_api_stop(&d);
+	free(d.workers);
+	while (d.jobs) {
+		gb_job *j = d.jobs;
+		d.jobs = j->next;
+		free(j->pool);
+		free(j->reason);
+		free(j);
+	}
+	gb_log(GB_LOG_INFO, "daemon", "stopped; the journal is consistent");
+	rc = GB_EXIT_OK;
+out_engine:
+	gb_engine_free(d.eng);
+	gb_store_close(d.store);
+	gb_runtime_free(&d.rt);
+	free(d.metrics_cache);
+	free(d.pools_cache);
+	pthread_rwlock_destroy(&d.cfg_lock);
+	return rc;
+}
+
+const gb_cmd gb_cmd_serve = {
+	"serve", "run the daemon: HTTP API, reconciler, TTL/idle teardown",
+	"[--listen HOST:PORT] [--reconcile-once]",
+	"Serves the JSON API on the config's listen address (127.0.0.1:7878\n"
+	"by default; TLS when tls.cert/tls.key are set), converges pools in\n"
+	"the background, and every daemon.reconcile_period (15s): describes\n"
+	"all live instances (one call per driver and region), replaces\n"
+	"preempted or failed ones, destroys pools past their TTL or idle past\n"
+	"idle_timeout, and garbage-collects orphans.  The first stdout line is\n"
+	"JSON with the URL.  SIGTERM stops cleanly; SIGHUP reloads the config.",
+	serve_flags, run_serve,
+};

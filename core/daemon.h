@@ -1,0 +1,96 @@
+/*
+ * daemon.h -- `gpubroker serve`: the HTTP API, the job workers that
+ * converge pools in the background, and the reconciler.
+ *
+ * Threads: the main thread waits for signals (SIGTERM/SIGINT stop,
+ * SIGHUP reloads the config: tokens, teams, org policies, period);
+ * libmicrohttpd serves requests (a thread per connection); job workers
+ * run converge/destroy steps queued by the API; one reconciler thread
+ * runs a pass every period or when kicked.
+ *
+ * Shutdown (SIGTERM): stop accepting connections, let in-flight requests
+ * and driver calls finish (every cloud mutation is journaled, so an
+ * interrupted operation is resolved at the next start), stop the workers
+ * and the reconciler, close the store.
+ */
+#ifndef GB_DAEMON_H
+#define GB_DAEMON_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <signal.h>
+
+#include "cli.h"
+#include "engine.h"
+#include "http.h"
+#include "runtime.h"
+#include "store.h"
+
+#define GB_API_LAT_BUCKETS 12
+
+typedef struct gb_job {
+	int kind;           /* GB_JOB_* */
+	char *pool;
+	char *reason;
+	struct gb_job *next;
+} gb_job;
+
+enum { GB_JOB_CONVERGE = 1, GB_JOB_DESTROY = 2 };
+
+typedef struct gb_daemon {
+	gb_cli *cli;
+	gb_config *cfg;           /* == &cli->cfg; swapped on reload */
+	pthread_rwlock_t cfg_lock;
+	gb_runtime rt;
+	gb_store *store;
+	gb_engine *eng;
+	struct MHD_Daemon *mhd;
+	int port;
+	int tls;
+	volatile sig_atomic_t stop;
+
+	pthread_mutex_t mu;       /* jobs, wakeups, event sequence */
+	pthread_cond_t job_cv;
+	pthread_cond_t recon_cv;
+	pthread_cond_t event_cv;
+	gb_job *jobs, *jobs_tail;
+	int kick;                 /* reconcile now */
+	uint64_t event_gen;       /* bumped on every engine event */
+	pthread_t *workers;
+	int nworkers;
+	pthread_t recon;
+	int recon_started;
+	int ready;                /* recovered and serving */
+
+	/* metrics */
+	pthread_mutex_t mmu;
+	uint64_t api_lat[GB_API_LAT_BUCKETS];
+	double api_lat_sum;
+	uint64_t api_count;
+	uint64_t api_by_class[6]; /* 1xx..5xx by first digit */
+	double recon_last_s, recon_sum_s;
+	uint64_t recon_count;
+	uint64_t ttl_destroys, idle_destroys;
+	char *metrics_cache;
+	int64_t metrics_at_ms;
+	uint64_t metrics_gen;
+	char *pools_cache;        /* JSON array of pool summaries */
+	uint64_t pools_gen;
+	int64_t pools_at_ms;
+} gb_daemon;
+
+/* daemon.c */
+void gb_daemon_enqueue(gb_daemon *d, int kind, const char *pool,
+                       const char *reason);
+void gb_daemon_kick(gb_daemon *d);
+/* reconcile.c: one pass; fills counts for metrics. */
+void gb_daemon_reconcile(gb_daemon *d);
+/* api.c */
+int gb_api_start(gb_daemon *d, char *err, size_t cap);
+void gb_api_quiesce(gb_daemon *d);
+void gb_api_stop(gb_daemon *d);
+/* metrics.c: the Prometheus text (new string, caller frees). */
+char *gb_metrics_render(gb_daemon *d);
+void gb_metrics_api(gb_daemon *d, double secs, unsigned status);
+
+#endif

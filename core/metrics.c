@@ -1,0 +1,228 @@
+/* metrics.c -- /metrics in the Prometheus text format. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+
+static const double api_bounds[GB_API_LAT_BUCKETS] = {
+	0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1,
+	INFINITY,
+};
+
+void gb_metrics_api(gb_daemon *d, double secs, unsigned status)
+{
+	pthread_mutex_lock(&d->mmu);
+	for (int i = 0; i < GB_API_LAT_BUCKETS; i++)
+		if (secs <= api_bounds[i])
+			d->api_lat[i]++;
+	d->api_lat_sum += secs;
+	d->api_count++;
+	if (status >= 100 && status < 600)
+		d->api_by_class[status / 100]++;
+	pthread_mutex_unlock(&d->mmu);
+}
+
+static void le(gb_buf *b, double v)
+{
+	if (isinf(v))
+		gb_buf_puts(b, "+Inf");
+	else
+		gb_buf_printf(b, "%g", v);
+}
+
+/* Label values are names we validated ([a-z0-9._-]); escape anyway. */
+static void lv(gb_buf *b, const char *s)
+{
+	for (; s && *s; s++) {
+		if (*s == '\\' || *s == '"')
+			gb_buf_putc(b, '\\');
+		if (*s == '\n') {
+			gb_buf_puts(b, "\\n");
+			continue;
+		}
+		gb_buf_putc(b, *s);
+	}
+}
+
+static char *render(gb_daemon *d)
+{
+	gb_buf b = GB_BUF_INIT;
+	gb_pool_row *pools;
+	gb_inst_row *rows;
+	size_t np = 0, n = 0;
+	gb_engine_stats st;
+	json_t *inst_counts = json_object(), *team_cost = json_object();
+	const char *k;
+	json_t *v;
+	int pools_by[3] = {0, 0, 0};
+
+	gb_store_pool_list(d->store, NULL, 0, &pools, &np);
+	for (size_t i = 0; i < np; i++)
+		pools_by[strcmp(pools[i].state, "active") == 0 ? 0 : 1]++;
+	gb_store_inst_list(d->store, NULL, 1, &rows, &n);
+	for (size_t i = 0; i < n; i++) {
+		char key[256];
+		json_int_t c;
+		const char *team = "unknown";
+		snprintf(key, sizeof(key), "%s\x1f%s", rows[i].state, rows[i].cloud);
+		c = json_integer_value(json_object_get(inst_counts, key));
+		json_object_set_new(inst_counts, key, json_integer(c + 1));
+		for (size_t p = 0; p < np; p++)
+			if (strcmp(pools[p].name, rows[i].pool) == 0)
+				team = pools[p].team;
+		if (strcmp(rows[i].state, "pending") == 0 ||
+		    strcmp(rows[i].state, "running") == 0 ||
+		    strcmp(rows[i].state, "terminating") == 0) {
+			double cur = json_real_value(json_object_get(team_cost, team));
+			json_object_set_new(team_cost, team,
+			                    json_real(cur + rows[i].price_per_hour));
+		}
+	}
+	gb_buf_puts(&b, "# HELP gpubroker_up The daemon is serving.\n"
+	                "# TYPE gpubroker_up gauge\ngpubroker_up 1\n");
+	gb_buf_printf(&b, "# HELP gpubroker_pools Pools by state.\n"
+	                  "# TYPE gpubroker_pools gauge\n"
+	                  "gpubroker_pools{state=\"active\"} %d\n"
+	                  "gpubroker_pools{state=\"destroying\"} %d\n",
+	              pools_by[0], pools_by[1]);
+	gb_buf_puts(&b, "# HELP gpubroker_instances Live instances by state "
+	                "and cloud.\n# TYPE gpubroker_instances gauge\n");
+	json_object_foreach(inst_counts, k, v) {
+		const char *sep = strchr(k, '\x1f');
+		gb_buf_puts(&b, "gpubroker_instances{state=\"");
+		gb_buf_append(&b, k, (size_t)(sep - k));
+		gb_buf_puts(&b, "\",cloud=\"");
+		lv(&b, sep + 1);
+		gb_buf_printf(&b, "\"} %lld\n", (long long)json_integer_value(v));
+	}
+	gb_buf_puts(&b, "# HELP gpubroker_cost_per_hour_usd What running "
+	                "instances cost per hour, by team.\n"
+	                "# TYPE gpubroker_cost_per_hour_usd gauge\n");
+	json_object_foreach(team_cost, k, v) {
+		gb_buf_puts(&b, "gpubroker_cost_per_hour_usd{team=\"");
+		lv(&b, k);
+		gb_buf_printf(&b, "\"} %.4f\n", json_real_value(v));
+	}
+	pthread_mutex_lock(&d->mmu);
+	gb_buf_puts(&b, "# HELP gpubroker_api_request_duration_seconds API "
+	                "latency.\n# TYPE gpubroker_api_request_duration_seconds "
+	                "histogram\n");
+	for (int i = 0; i < GB_API_LAT_BUCKETS; i++) {
+		gb_buf_puts(&b, "gpubroker_api_request_duration_seconds_bucket{le=\"");
+		le(&b, api_bounds[i]);
+		gb_buf_printf(&b, "\"} %llu\n", (unsigned long long)d->api_lat[i]);
+	}
+	gb_buf_printf(&b, "gpubroker_api_request_duration_seconds_sum %.6f\n"
+	                  "gpubroker_api_request_duration_seconds_count %llu\n",
+	              d->api_lat_sum, (unsigned long long)d->api_count);
+	gb_buf_puts(&b, "# HELP gpubroker_api_requests_total API requests by "
+	                "status class.\n# TYPE gpubroker_api_requests_total "
+	                "counter\n");
+	for (int c = 1; c <= 5; c++)
+		gb_buf_printf(&b, "gpubroker_api_requests_total{code=\"%dxx\"} %llu\n",
+		              c, (unsigned long long)d->api_by_class[c]);
+	gb_buf_printf(&b, "# HELP gpubroker_reconcile_duration_seconds "
+	                  "Reconcile passes.\n"
+	                  "# TYPE gpubroker_reconcile_duration_seconds summary\n"
+	                  "gpubroker_reconcile_duration_seconds_sum %.6f\n"
+	                  "gpubroker_reconcile_duration_seconds_count %llu\n"
+	                  "# HELP gpubroker_reconcile_last_duration_seconds The "
+	                  "last pass.\n"
+	                  "# TYPE gpubroker_reconcile_last_duration_seconds gauge\n"
+	                  "gpubroker_reconcile_last_duration_seconds %.6f\n",
+	              d->recon_sum_s, (unsigned long long)d->recon_count,
+	              d->recon_last_s);
+	gb_buf_printf(&b, "# HELP gpubroker_teardowns_total Pools destroyed "
+	                  "by the reconciler.\n"
+	                  "# TYPE gpubroker_teardowns_total counter\n"
+	                  "gpubroker_teardowns_total{reason=\"ttl\"} %llu\n"
+	                  "gpubroker_teardowns_total{reason=\"idle\"} %llu\n",
+	              (unsigned long long)d->ttl_destroys,
+	              (unsigned long long)d->idle_destroys);
+	pthread_mutex_unlock(&d->mmu);
+	gb_engine_stats_get(d->eng, &st);
+	gb_buf_printf(&b, "# HELP gpubroker_failovers_total Capacity/quota "
+	                  "failovers to the next candidate.\n"
+	                  "# TYPE gpubroker_failovers_total counter\n"
+	                  "gpubroker_failovers_total %llu\n"
+	                  "# HELP gpubroker_preemptions_total Spot instances "
+	                  "reclaimed.\n# TYPE gpubroker_preemptions_total counter\n"
+	                  "gpubroker_preemptions_total %llu\n"
+	                  "# HELP gpubroker_gc_total Leaked instances found by "
+	                  "gc.\n# TYPE gpubroker_gc_total counter\n"
+	                  "gpubroker_gc_total{action=\"terminated\"} %llu\n"
+	                  "gpubroker_gc_total{action=\"adopted\"} %llu\n",
+	              (unsigned long long)st.failovers,
+	              (unsigned long long)st.preemptions,
+	              (unsigned long long)st.gc_terminated,
+	              (unsigned long long)st.gc_adopted);
+	gb_buf_puts(&b, "# HELP gpubroker_driver_request_duration_seconds Driver "
+	                "HTTP calls.\n# TYPE gpubroker_driver_request_duration_"
+	                "seconds histogram\n");
+	for (size_t i = 0; i < d->rt.drivers.n; i++) {
+		gb_drv *drv = d->rt.drivers.v[i];
+		gb_http_metrics m;
+		if (!drv->http)
+			continue;
+		gb_http_metrics_get(drv->http, &m);
+		for (int j = 0; j < GB_HTTP_LAT_BUCKETS; j++) {
+			gb_buf_printf(&b, "gpubroker_driver_request_duration_seconds_"
+			                  "bucket{driver=\"%s\",le=\"", drv->name);
+			le(&b, gb_http_lat_bounds[j]);
+			gb_buf_printf(&b, "\"} %llu\n", (unsigned long long)m.lat_count[j]);
+		}
+		gb_buf_printf(&b, "gpubroker_driver_request_duration_seconds_sum"
+		                  "{driver=\"%s\"} %.6f\n"
+		                  "gpubroker_driver_request_duration_seconds_count"
+		                  "{driver=\"%s\"} %llu\n",
+		              drv->name, m.lat_sum_s, drv->name,
+		              (unsigned long long)m.requests);
+	}
+	gb_buf_puts(&b, "# HELP gpubroker_driver_calls_total Driver HTTP calls "
+	                "by outcome class (after retries).\n"
+	                "# TYPE gpubroker_driver_calls_total counter\n");
+	for (size_t i = 0; i < d->rt.drivers.n; i++) {
+		gb_drv *drv = d->rt.drivers.v[i];
+		gb_http_metrics m;
+		if (!drv->http)
+			continue;
+		gb_http_metrics_get(drv->http, &m);
+		for (int c = 0; c <= GB_ERR_INTERNAL; c++)
+			if (m.errors[c])
+				gb_buf_printf(&b, "gpubroker_driver_calls_total{driver="
+				                  "\"%s\",class=\"%s\"} %llu\n",
+				              drv->name,
+				              c ? gb_err_class_name((gb_err_class)c) : "ok",
+				              (unsigned long long)m.errors[c]);
+		gb_buf_printf(&b, "gpubroker_driver_retries_total{driver=\"%s\"} "
+		                  "%llu\n", drv->name,
+		              (unsigned long long)m.retries);
+	}
+	json_decref(inst_counts);
+	json_decref(team_cost);
+	gb_pool_list_free(pools, np);
+	gb_inst_list_free(rows, n);
+	return gb_buf_take(&b);
+}
+
+/* Rendering reads the store; under load serve a copy at most 1 s old. */
+char *gb_metrics_render(gb_daemon *d)
+{
+	char *out;
+	int64_t now = gb_mono_ms();
+	pthread_mutex_lock(&d->mmu);
+	if (d->metrics_cache && now - d->metrics_at_ms < 1000) {
+		out = gb_xstrdup(d->metrics_cache);
+		pthread_mutex_unlock(&d->mmu);
+		return out;
+	}
+	pthread_mutex_unlock(&d->mmu);
+	out = render(d);
+	pthread_mutex_lock(&d->mmu);
+	free(d->metrics_cache);
+	d->metrics_cache = gb_xstrdup(out);
+	d->metrics_at_ms = now;
+	pthread_mutex_unlock(&d->mmu);
+	return out;
+}

@@ -1,0 +1,104 @@
+/* reconcile.c -- one pass of the daemon's reconciler. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+#include "log.h"
+
+#define GB_GC_EVERY 4 /* passes */
+
+static int spec_min(gb_daemon *d, const gb_pool_row *p, int *min, int *max)
+{
+	json_t *s = json_loads(p->spec_json, 0, NULL);
+	(void)d;
+	if (!s)
+		return -1;
+	*min = (int)json_integer_value(json_object_get(s, "min"));
+	*max = (int)json_integer_value(json_object_get(s, "max"));
+	json_decref(s);
+	return 0;
+}
+
+void gb_daemon_reconcile(gb_daemon *d)
+{
+	static unsigned pass;
+	int64_t t0 = gb_mono_ns(), now = gb_now_ms() / 1000;
+	gb_pool_row *pools;
+	size_t np;
+	double secs;
+
+	/* one describe per driver and region for every live instance */
+	gb_engine_refresh(d->eng, NULL);
+	if (gb_store_pool_list(d->store, NULL, 0, &pools, &np) != 0) {
+		gb_log(GB_LOG_ERROR, "reconcile", "%s", gb_store_errmsg(d->store));
+		return;
+	}
+	for (size_t i = 0; i < np && !d->stop; i++) {
+		gb_pool_row *p = &pools[i];
+		gb_engine_result res;
+		memset(&res, 0, sizeof(res));
+		if (strcmp(p->state, "destroying") == 0) {
+			gb_engine_destroy_step(d->eng, p->name,
+			                       p->destroy_reason ? p->destroy_reason
+			                                         : "user", &res);
+		} else if (p->ttl_s > 0 && now >= p->created_at + p->ttl_s) {
+			gb_store_event(d->store, p->name, NULL, "ttl",
+			               "TTL of %llds reached (created %llds ago); "
+			               "destroying", (long long)p->ttl_s,
+			               (long long)(now - p->created_at));
+			pthread_mutex_lock(&d->mmu);
+			d->ttl_destroys++;
+			pthread_mutex_unlock(&d->mmu);
+			gb_engine_destroy_step(d->eng, p->name, "ttl", &res);
+		} else if (p->idle_timeout_s > 0 &&
+		           now - (p->last_gpu_use_at > p->created_at
+		                          ? p->last_gpu_use_at
+		                          : p->created_at) >= p->idle_timeout_s) {
+			int min = 0, max = 0;
+			spec_min(d, p, &min, &max);
+			if (max <= min || p->desired > min) {
+				pthread_mutex_lock(&d->mmu);
+				d->idle_destroys++;
+				pthread_mutex_unlock(&d->mmu);
+			}
+			if (max > min && p->desired > min) {
+				gb_store_event(d->store, p->name, NULL, "idle",
+				               "no GPU use for %llds (idle_timeout "
+				               "%llds); scaling to min %d",
+				               (long long)(now - (p->last_gpu_use_at > p->created_at
+				                                          ? p->last_gpu_use_at
+				                                          : p->created_at)),
+				               (long long)p->idle_timeout_s, min);
+				gb_engine_scale(d->eng, p->name, min, &res);
+			} else if (max <= min) {
+				gb_store_event(d->store, p->name, NULL, "idle",
+				               "no GPU use for %llds (idle_timeout "
+				               "%llds); destroying",
+				               (long long)(now - (p->last_gpu_use_at > p->created_at
+				                                          ? p->last_gpu_use_at
+				                                          : p->created_at)),
+				               (long long)p->idle_timeout_s);
+				gb_engine_destroy_step(d->eng, p->name, "idle", &res);
+			} else {
+				gb_engine_converge_fresh(d->eng, p->name, &res);
+			}
+		} else {
+			gb_engine_converge_fresh(d->eng, p->name, &res);
+		}
+		gb_engine_result_free(&res);
+	}
+	gb_pool_list_free(pools, np);
+	if (++pass % GB_GC_EVERY == 1 && !d->stop) {
+		json_t *rep = NULL;
+		if (gb_engine_gc(d->eng, 0, &rep) == 0 && json_array_size(rep))
+			gb_log(GB_LOG_WARN, "reconcile", "gc handled %zu orphans",
+			       json_array_size(rep));
+		json_decref(rep);
+	}
+	secs = (double)(gb_mono_ns() - t0) / 1e9;
+	pthread_mutex_lock(&d->mmu);
+	d->recon_last_s = secs;
+	d->recon_sum_s += secs;
+	d->recon_count++;
+	pthread_mutex_unlock(&d->mmu);
+}
