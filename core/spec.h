@@ -1,28 +1,62 @@
 /*
  * spec.h -- pool specs: what users write (YAML) as typed structs.
  *
- * Schema and defaults (see README "Pool spec"):
+ * A spec file holds one pool per YAML document ('---' between them; empty
+ * documents are skipped; a file without any pool is an error).  Each
+ * document is a mapping with the single key `pool`.  ${VAR} and
+ * ${VAR:-default} (default also when VAR is empty, as in sh) are expanded
+ * from the environment in every value; an unset VAR without a default is
+ * an error; $${ is a literal ${.  Limits: 1 MiB per file, nesting 32
+ * deep, no YAML aliases (*ref), UTF-8 only, no NUL bytes.
+ *
+ * Schema and defaults (the files in examples/ show each in use):
  *   pool:
- *     name        required; [a-z0-9-]{1,48}, starts with a letter
- *     team        default "default"
- *     labels      map string->string, default empty
+ *     name        required; 1..48 of [a-z0-9-], starts with a letter, does
+ *                 not end with '-' (checked after ${VAR} expansion);
+ *                 unique within a file
+ *     team        1..63 of [a-z0-9_.-] starting with a letter; default
+ *                 "default"
+ *     labels      map string->string, at most 32; keys like team names,
+ *                 "gpubroker-*" reserved; values <= 63 characters
  *     purpose     training | inference | dev          (default training)
- *     count       instances; or min/max (inference)  (default 1)
- *     gpu         {model: [..] (required), count: per instance (1..16,
- *                  default 1), memory_gb: minimum per GPU (default 0)}
- *     capacity    [spot, on-demand, reserved] order tried
- *                 (default: training [spot, on-demand]; inference
- *                  [on-demand]; dev [spot, on-demand])
- *     placement   {clouds (default all), regions globs (default ["*"]),
- *                  colocate zone|region|none (default: zone for training
- *                  with count>1, else none), data: {region},
- *                  compliance: [gdpr, hipaa, ...]}
- *     limits      {max_price_per_hour: USD for the whole pool, 0 = none}
- *     lifecycle   {ttl: duration (0 = none), idle_timeout: duration}
- *     policy      [name | path.lua]
- *     image       {aws: ami-.., gcp: .., azure: .., onprem: ..}
- *     ssh_keys    [public key text]
- *     user_data   cloud-init text
+ *     count       instances, 1..10000                 (default 1)
+ *     min, max    a range for scaling (inference, dev).  Rules:
+ *                   only count        -> min = max = count
+ *                   min/max, no count -> count = min (min defaults to 1,
+ *                                        max to min)
+ *                   count and max     -> min defaults to count (or max)
+ *                   count and min     -> max defaults to count
+ *                 min <= count <= max, else an error.  training pools are
+ *                 fixed: min/max (if given) must be equal.
+ *     gpu         {model: name or list (required; canonical names via
+ *                  gb_gpu_canonical, case-insensitive, with aliases such as
+ *                  a100-40gb, h100-80gb), count: per instance (1..16,
+ *                  default 1), memory_gb: minimum per GPU (0..1024,
+ *                  default 0; at least one listed model must have it)}
+ *     capacity    list of spot | on-demand | reserved, no repeats, the
+ *                 order to try (default: training and dev [spot,
+ *                 on-demand]; inference [on-demand])
+ *     placement   {clouds: subset of the known clouds (gb_spec_opts;
+ *                  default: empty = every loaded driver),
+ *                  regions: region ids or globs such as "eu-*" (default:
+ *                  empty = any; a glob matching no known region is not
+ *                  an error),
+ *                  colocate: zone | region | none (default zone for
+ *                  training with count > 1, else none),
+ *                  data: {region: a known region id}  (data locality),
+ *                  compliance: list of gdpr | hipaa | fedramp | pci}
+ *     limits      {max_price_per_hour: USD for the whole pool, > 0 and
+ *                  <= 1e6; leave out for no limit}
+ *     lifecycle   {ttl, idle_timeout: durations (90s, 30m, 6h, 2d, 1w,
+ *                  1h30m), > 0 when given; leave out for none}
+ *     policy      list of policy names ([a-z0-9_-], policies/NAME.lua) or
+ *                 paths ending in .lua, applied in order; kept as written
+ *                 (resolved at plan time)
+ *     image       {CLOUD: image id}; keys are known clouds
+ *     ssh_keys    list of OpenSSH public keys (ssh-ed25519, ssh-rsa,
+ *                 ecdsa-sha2-*, sk-*); private keys are refused
+ *     user_data   cloud-init text, at most 16 KiB
+ * A single string is accepted wherever a list is expected.
  */
 #ifndef GB_SPEC_H
 #define GB_SPEC_H
@@ -52,7 +86,7 @@ typedef struct gb_pool_spec {
 	char *team;
 	gb_kvs labels;
 	gb_purpose purpose;
-	int count;        /* desired instances (== min when min/max given) */
+	int count;        /* desired instances (min when not given) */
 	int min, max;     /* min <= count <= max; all equal for fixed pools */
 	gb_strv gpu_models;   /* canonical model names, e.g. H100, A100-80GB */
 	int gpu_count;        /* GPUs per instance */
@@ -99,7 +133,11 @@ int gb_spec_load_file(const char *path, const gb_spec_opts *opts,
 int gb_spec_load_buf(const char *name, const char *buf, size_t len,
                      const gb_spec_opts *opts, gb_spec_set *out,
                      gb_diags *d);
-/* Parse a JSON document with the same schema (as the API receives it). */
+/* Parse a JSON document with the same schema (as the API receives it):
+ * an object {"pool": {...}} or an array of them.  No ${VAR} expansion
+ * (API input must never read the daemon's environment); diagnostics carry
+ * key paths but line/col 0.  gb_pool_spec_to_json output loads back to an
+ * identical spec. */
 int gb_spec_load_json(const char *name, const char *json, size_t len,
                       const gb_spec_opts *opts, gb_spec_set *out,
                       gb_diags *d);
@@ -108,8 +146,10 @@ void gb_pool_spec_free(gb_pool_spec *p);
 /* Deep copy; caller frees with gb_pool_spec_free. */
 void gb_pool_spec_copy(gb_pool_spec *dst, const gb_pool_spec *src);
 
-/* The spec as a JSON string (canonical: same spec, same text); caller
- * frees.  Used for the store, the API and hashing. */
+/* The spec as a JSON string (canonical: same spec, same text; keys
+ * sorted, compact; {"pool": {...}} with every field that is set, ttl and
+ * idle_timeout in seconds; no provenance); caller frees.  Used for the
+ * store, the API and hashing (source_hash = sha256 of this text). */
 char *gb_pool_spec_to_json(const gb_pool_spec *p);
 
 const char *gb_purpose_name(gb_purpose p);
@@ -118,5 +158,13 @@ const char *gb_colocate_name(gb_colocate c);
 /* Canonical GPU model name for a user spelling ("h100" -> "H100",
  * "a100-80gb" -> "A100-80GB"); NULL when unknown.  Borrowed (static). */
 const char *gb_gpu_canonical(const char *s);
+/* Nominal memory per GPU in GB of a canonical model; 0 when unknown. */
+int gb_gpu_memory_gb(const char *canonical);
+/* Iterate the canonical names: i in [0, gb_gpu_model_count()). */
+size_t gb_gpu_model_count(void);
+const char *gb_gpu_model_at(size_t i);
+/* The canonical name nearest to an unknown spelling (for "did you
+ * mean"), or NULL.  Borrowed (static). */
+const char *gb_gpu_suggest(const char *s);
 
 #endif

@@ -39,6 +39,40 @@ size_t gb_levenshtein(const char *a, const char *b)
 	return res;
 }
 
+/* Edit distance where swapping two neighbours counts as one edit
+ * (optimal string alignment): "gpc" is one typo away from "gcp". */
+static size_t typo_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	size_t *d, res;
+	if (la > 64 || lb > 64)
+		return la > lb ? la : lb;
+	d = gb_xmalloc((la + 1) * (lb + 1) * sizeof(*d));
+#define D(i, j) d[(i) * (lb + 1) + (j)]
+	for (size_t i = 0; i <= la; i++)
+		D(i, 0) = i;
+	for (size_t j = 0; j <= lb; j++)
+		D(0, j) = j;
+	for (size_t i = 1; i <= la; i++) {
+		for (size_t j = 1; j <= lb; j++) {
+			size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+			size_t best = D(i - 1, j - 1) + cost;
+			if (D(i - 1, j) + 1 < best)
+				best = D(i - 1, j) + 1;
+			if (D(i, j - 1) + 1 < best)
+				best = D(i, j - 1) + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+			    a[i - 2] == b[j - 1] && D(i - 2, j - 2) + 1 < best)
+				best = D(i - 2, j - 2) + 1;
+			D(i, j) = best;
+		}
+	}
+	res = D(la, lb);
+#undef D
+	free(d);
+	return res;
+}
+
 const char *gb_nearest(const char *s, const char *const *candidates)
 {
 	const char *best = NULL;
@@ -46,7 +80,7 @@ const char *gb_nearest(const char *s, const char *const *candidates)
 	size_t len = strlen(s);
 	size_t limit = len <= 3 ? 1 : len <= 6 ? 2 : 3;
 	for (size_t i = 0; candidates[i]; i++) {
-		size_t d = gb_levenshtein(s, candidates[i]);
+		size_t d = typo_distance(s, candidates[i]);
 		if (d < bestd) {
 			bestd = d;
 			best = candidates[i];

@@ -41,6 +41,31 @@ static void lerr(loader *L, int line, int col, const char *fmt, ...)
 	L->errors++;
 }
 
+/* s for a message: at most 40 characters (then "..."), control
+ * characters shown as '?' so input cannot drive the terminal. */
+static const char *shown(const char *s, char *buf, size_t cap)
+{
+	size_t o = 0, chars = 0;
+	while (*s) {
+		unsigned char ch = (unsigned char)*s;
+		size_t len = ch < 0x80 ? 1 : ch >= 0xF0 ? 4 : ch >= 0xE0 ? 3 : 2;
+		if (++chars > 40 || o + len + 4 > cap) {
+			memcpy(buf + o, "...", 3);
+			o += 3;
+			break;
+		}
+		if (len == 1) {
+			buf[o++] = (ch < 0x20 || ch == 0x7f) ? '?' : (char)ch;
+			s++;
+			continue;
+		}
+		for (size_t k = 0; k < len && *s; k++)
+			buf[o++] = *s++;
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
 static void node_free(gb_ynode *n)
 {
 	if (!n)
@@ -132,7 +157,9 @@ static char *expand(loader *L, const char *s, size_t len, int line, int col)
 			}
 			name = gb_xstrndup(start, namelen);
 			val = env_lookup(L, name);
-			if (val)
+			/* as in sh: the default also replaces an empty
+			 * value */
+			if (val && (*val || !dflt))
 				gb_buf_puts(&b, val);
 			else if (dflt)
 				gb_buf_append(&b, dflt, dlen);
@@ -194,8 +221,29 @@ static void report_parser_error(loader *L, yaml_parser_t *p)
 {
 	int line = (int)p->problem_mark.line + 1;
 	int col = (int)p->problem_mark.column + 1;
-	size_t off = p->problem_mark.index;
 	const char *problem = p->problem ? p->problem : "malformed YAML";
+	size_t off = 0, ls;
+	/* libyaml's marks count characters; find the problem's line by
+	 * bytes, then a tab in its indentation or at the problem column */
+	for (size_t l = 0; l < p->problem_mark.line && off < L->len; off++)
+		if (L->buf[off] == '\n')
+			l++;
+	ls = off;
+	for (; off < L->len && (L->buf[off] == ' ' || L->buf[off] == '\t');
+	     off++) {
+		if (L->buf[off] == '\t') {
+			lerr(L, line, (int)(off - ls) + 1,
+			     "tab character: YAML indentation must use spaces, "
+			     "not tabs");
+			return;
+		}
+	}
+	off = ls;
+	for (size_t c = 0; c < p->problem_mark.column && off < L->len; off++)
+		if (((unsigned char)L->buf[off] & 0xC0) != 0x80)
+			c++;
+	while (off < L->len && ((unsigned char)L->buf[off] & 0xC0) == 0x80)
+		off++;
 	if (off < L->len && L->buf[off] == '\t') {
 		lerr(L, line, col,
 		     "tab character: YAML indentation must use spaces, not "
@@ -212,7 +260,80 @@ static void report_parser_error(loader *L, yaml_parser_t *p)
 typedef struct frame {
 	gb_ynode *node;
 	gb_ynode *pending_key; /* maps: key waiting for its value */
+	/* Maps with many keys: open-addressing index (slot = key index + 1)
+	 * so duplicate-key checks stay linear on hostile input. */
+	size_t *htab;
+	size_t hcap;
 } frame;
+
+#define HTAB_MIN_KEYS 16
+
+static size_t str_hash(const char *s)
+{
+	size_t h = 2166136261u;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+static void htab_insert(frame *f, size_t idx)
+{
+	size_t mask = f->hcap - 1;
+	size_t h = str_hash(f->node->keys[idx]->str) & mask;
+	while (f->htab[h])
+		h = (h + 1) & mask;
+	f->htab[h] = idx + 1;
+}
+
+static void htab_rebuild(frame *f)
+{
+	size_t cap = 64;
+	while (cap < f->node->n * 4)
+		cap *= 2;
+	free(f->htab);
+	f->htab = gb_xcalloc(cap, sizeof(*f->htab));
+	f->hcap = cap;
+	for (size_t i = 0; i < f->node->n; i++)
+		htab_insert(f, i);
+}
+
+/* The earlier key of f's mapping equal to key, or NULL. */
+static const gb_ynode *key_find(frame *f, const char *key)
+{
+	gb_ynode *m = f->node;
+	size_t mask, h;
+	if (m->n < HTAB_MIN_KEYS) {
+		for (size_t i = 0; i < m->n; i++)
+			if (strcmp(m->keys[i]->str, key) == 0)
+				return m->keys[i];
+		return NULL;
+	}
+	if (!f->htab)
+		htab_rebuild(f);
+	mask = f->hcap - 1;
+	for (h = str_hash(key) & mask; f->htab[h]; h = (h + 1) & mask)
+		if (strcmp(m->keys[f->htab[h] - 1]->str, key) == 0)
+			return m->keys[f->htab[h] - 1];
+	return NULL;
+}
+
+/* Keeps the index in step after a pair was appended to f's mapping. */
+static void key_added(frame *f)
+{
+	if (!f->htab)
+		return;
+	if (f->node->n * 2 >= f->hcap)
+		htab_rebuild(f);
+	else
+		htab_insert(f, f->node->n - 1);
+}
+
+static void frame_clear(frame *f)
+{
+	free(f->htab);
+	f->htab = NULL;
+	f->hcap = 0;
+}
 
 int gb_yaml_load(const char *file, const char *buf, size_t len,
                  const gb_yaml_opts *opts, gb_ydocs *out, gb_diags *d)
@@ -303,6 +424,11 @@ int gb_yaml_load(const char *file, const char *buf, size_t len,
 			root = NULL;
 			break;
 		case YAML_DOCUMENT_END_EVENT:
+			if (root && root->kind == GB_Y_SCALAR && root->is_null) {
+				/* "---" with nothing under it */
+				node_free(root);
+				root = NULL;
+			}
 			out->docs = gb_xrealloc(out->docs,
 			                        (out->n + 1) * sizeof(gb_ynode *));
 			out->docs[out->n++] = root;
@@ -334,6 +460,14 @@ int gb_yaml_load(const char *file, const char *buf, size_t len,
 			}
 			n->quoted = ev.data.scalar.style !=
 			            YAML_PLAIN_SCALAR_STYLE;
+			if (memchr(v, '\0', vl)) {
+				/* "\0" in a double-quoted string: C strings
+				 * would silently cut the value short. */
+				lerr(&L, line, col,
+				     "value contains a NUL character (\\0), "
+				     "which is not allowed");
+				n->invalid = 1;
+			}
 			if (!n->quoted &&
 			    (vl == 0 || strcmp(v, "~") == 0 ||
 			     strcmp(v, "null") == 0 || strcmp(v, "Null") == 0 ||
@@ -341,8 +475,10 @@ int gb_yaml_load(const char *file, const char *buf, size_t len,
 				n->is_null = 1;
 			if (L.o && L.o->expand_env && memchr(v, '$', vl)) {
 				n->str = expand(&L, v, vl, line, col);
-				if (!n->str)
+				if (!n->str) {
 					n->str = gb_xstrdup("");
+					n->invalid = 1;
+				}
 			} else {
 				n->str = gb_xstrndup(v, vl);
 			}
@@ -377,6 +513,7 @@ int gb_yaml_load(const char *file, const char *buf, size_t len,
 					node_free(f->pending_key);
 					f->pending_key = NULL;
 				}
+				frame_clear(f);
 				n = f->node; /* attach below as a finished node */
 				f->node = NULL;
 				goto attach;
@@ -388,6 +525,8 @@ int gb_yaml_load(const char *file, const char *buf, size_t len,
 		if (n && (n->kind == GB_Y_SEQ || n->kind == GB_Y_MAP)) {
 			stack[depth].node = n;
 			stack[depth].pending_key = NULL;
+			stack[depth].htab = NULL;
+			stack[depth].hcap = 0;
 			depth++;
 			n = NULL;
 		}
@@ -415,25 +554,25 @@ int gb_yaml_load(const char *file, const char *buf, size_t len,
 						n->str = gb_xstrdup("?");
 						n->line = line;
 						n->col = col;
+						n->invalid = 1;
 					} else {
-						for (size_t i = 0; i < parent->n;
-						     i++) {
-							if (strcmp(parent->keys[i]->str,
-							           n->str) == 0) {
-								lerr(&L, n->line, n->col,
-								     "duplicate key \"%s\" "
-								     "(first at line %d); "
-								     "remove one",
-								     n->str,
-								     parent->keys[i]->line);
-								break;
-							}
-						}
+						const gb_ynode *first =
+							key_find(f, n->str);
+						char t[80];
+						if (first)
+							lerr(&L, n->line, n->col,
+							     "duplicate key \"%s\" "
+							     "(first at line %d); "
+							     "remove one",
+							     shown(n->str, t,
+							           sizeof(t)),
+							     first->line);
 					}
 					f->pending_key = n;
 				} else {
 					child_add(parent, f->pending_key, n);
 					f->pending_key = NULL;
+					key_added(f);
 				}
 			}
 		}
@@ -444,6 +583,7 @@ int gb_yaml_load(const char *file, const char *buf, size_t len,
 		frame *f = &stack[--depth];
 		node_free(f->pending_key);
 		node_free(f->node);
+		frame_clear(f);
 	}
 	node_free(root);
 	free(stack);
@@ -493,6 +633,7 @@ static int looks_number(const char *s)
 
 const char *gb_ydescribe(const gb_ynode *n, char *buf, size_t cap)
 {
+	char t[80];
 	if (!n)
 		snprintf(buf, cap, "nothing");
 	else if (n->kind == GB_Y_MAP)
@@ -502,13 +643,13 @@ const char *gb_ydescribe(const gb_ynode *n, char *buf, size_t cap)
 	else if (n->is_null)
 		snprintf(buf, cap, "an empty value");
 	else if (!n->quoted && looks_number(n->str))
-		snprintf(buf, cap, "the number %.40s", n->str);
+		snprintf(buf, cap, "the number %s", shown(n->str, t, sizeof(t)));
 	else if (!n->quoted &&
 	         (strcmp(n->str, "true") == 0 || strcmp(n->str, "false") == 0))
 		snprintf(buf, cap, "the boolean %s", n->str);
 	else
-		snprintf(buf, cap, "the string \"%.40s%s\"", n->str,
-		         n->len > 40 ? "..." : "");
+		snprintf(buf, cap, "the string \"%s\"",
+		         shown(n->str, t, sizeof(t)));
 	return buf;
 }
 
@@ -542,6 +683,8 @@ int gb_ydec_map(gb_ydec *c, const gb_ynode *n, const char *path,
 {
 	char what[128];
 	int rc = 0;
+	if (n && n->invalid)
+		return -1;
 	if (!n || n->kind != GB_Y_MAP) {
 		gb_ydec_err(c, n, path, "expected a mapping (key: value), found %s",
 		            gb_ydescribe(n, what, sizeof(what)));
@@ -551,13 +694,18 @@ int gb_ydec_map(gb_ydec *c, const gb_ynode *n, const char *path,
 		return 0;
 	for (size_t i = 0; i < n->n; i++) {
 		const char *k = n->keys[i]->str;
+		char t[80];
 		int ok = 0;
+		if (n->keys[i]->invalid) {
+			rc = -1;
+			continue;
+		}
 		for (size_t j = 0; allowed[j]; j++)
 			if (strcmp(allowed[j], k) == 0)
 				ok = 1;
 		if (!ok) {
 			const char *near = gb_nearest(k, allowed);
-			char *kp = gb_ypath_key(path, k);
+			char *kp = gb_ypath_key(path, shown(k, t, sizeof(t)));
 			gb_buf list = GB_BUF_INIT;
 			for (size_t j = 0; allowed[j]; j++) {
 				if (j)
@@ -567,11 +715,11 @@ int gb_ydec_map(gb_ydec *c, const gb_ynode *n, const char *path,
 			if (near)
 				gb_ydec_err(c, n->keys[i], kp,
 				            "unknown key \"%s\"; did you mean "
-				            "\"%s\"?", k, near);
+				            "\"%s\"?", shown(k, t, sizeof(t)), near);
 			else
 				gb_ydec_err(c, n->keys[i], kp,
 				            "unknown key \"%s\"; valid keys here: %s",
-				            k, gb_buf_str(&list));
+				            shown(k, t, sizeof(t)), gb_buf_str(&list));
 			gb_buf_free(&list);
 			free(kp);
 			rc = -1;
@@ -583,6 +731,8 @@ int gb_ydec_map(gb_ydec *c, const gb_ynode *n, const char *path,
 int gb_ydec_str(gb_ydec *c, const gb_ynode *n, const char *path, char **out)
 {
 	char what[128];
+	if (n && n->invalid)
+		return -1;
 	if (!n || n->kind != GB_Y_SCALAR || n->is_null) {
 		gb_ydec_err(c, n, path, "expected a string, found %s",
 		            gb_ydescribe(n, what, sizeof(what)));
@@ -597,25 +747,28 @@ int gb_ydec_int(gb_ydec *c, const gb_ynode *n, const char *path,
 {
 	char what[128];
 	int64_t v;
+	if (n && n->invalid)
+		return -1;
 	if (!n || n->kind != GB_Y_SCALAR || n->is_null ||
 	    gb_parse_int64(n->str, &v) != 0) {
 		const char *hint = "";
-		if (n && n->kind == GB_Y_SCALAR && n->quoted &&
-		    gb_parse_int64(n->str, &v) == 0)
-			hint = " (remove the quotes)";
-		else if (n && n->kind == GB_Y_SCALAR && !n->is_null &&
-		         looks_number(n->str))
-			hint = " (a whole number is needed)";
-		else if (n && n->kind == GB_Y_SCALAR && !n->is_null) {
-			/* all digits but too big to parse */
-			size_t i = n->str[0] == '-' ? 1 : 0;
-			int digits = n->str[i] != '\0';
+		int digits = 0;
+		if (n && n->kind == GB_Y_SCALAR && !n->is_null) {
+			/* all digits (but perhaps too big to parse) */
+			size_t i = (n->str[0] == '-' || n->str[0] == '+');
+			digits = n->str[i] != '\0';
 			for (; n->str[i]; i++)
 				if (!isdigit((unsigned char)n->str[i]))
 					digits = 0;
-			if (digits)
-				hint = " (the number is too large)";
 		}
+		if (n && n->kind == GB_Y_SCALAR && n->quoted &&
+		    gb_parse_int64(n->str, &v) == 0)
+			hint = " (remove the quotes)";
+		else if (digits)
+			hint = " (the number is too large)";
+		else if (n && n->kind == GB_Y_SCALAR && !n->is_null &&
+		         !n->quoted && looks_number(n->str))
+			hint = " (a whole number is needed)";
 		gb_ydec_err(c, n, path,
 		            "expected an integer from %lld to %lld, found %s%s",
 		            (long long)min, (long long)max,
@@ -643,6 +796,8 @@ int gb_ydec_num(gb_ydec *c, const gb_ynode *n, const char *path,
 {
 	char what[128];
 	double v;
+	if (n && n->invalid)
+		return -1;
 	if (!n || n->kind != GB_Y_SCALAR || n->is_null || n->quoted ||
 	    gb_parse_double(n->str, &v) != 0 || !isfinite(v)) {
 		gb_ydec_err(c, n, path, "expected a number from %g to %g, found %s%s",
@@ -664,6 +819,8 @@ int gb_ydec_num(gb_ydec *c, const gb_ynode *n, const char *path,
 int gb_ydec_bool(gb_ydec *c, const gb_ynode *n, const char *path, int *out)
 {
 	char what[128];
+	if (n && n->invalid)
+		return -1;
 	if (n && n->kind == GB_Y_SCALAR && !n->quoted) {
 		if (strcmp(n->str, "true") == 0) {
 			*out = 1;
@@ -683,12 +840,30 @@ int gb_ydec_duration(gb_ydec *c, const gb_ynode *n, const char *path,
                      int64_t *out)
 {
 	char what[128];
+	if (n && n->invalid)
+		return -1;
 	if (!n || n->kind != GB_Y_SCALAR || n->is_null ||
 	    gb_parse_duration(n->str, out) != 0) {
+		const char *hint = "";
+		if (n && n->kind == GB_Y_SCALAR && !n->is_null) {
+			size_t l = strlen(n->str);
+			if (n->str[0] == '-')
+				hint = " (durations cannot be negative)";
+			else if (strchr(n->str, ' '))
+				hint = " (write it without spaces, e.g. 6h)";
+			else if (l > 1 && isdigit((unsigned char)n->str[0]) &&
+			         isdigit((unsigned char)n->str[l - 1]) &&
+			         strpbrk(n->str, "smhdw"))
+				hint = " (give every number a unit, e.g. "
+				       "1h30m)";
+			else if (strchr(n->str, '.'))
+				hint = " (use whole numbers, e.g. 90m "
+				       "instead of 1.5h)";
+		}
 		gb_ydec_err(c, n, path,
 		            "expected a duration such as 90s, 30m, 6h, 2d or "
-		            "1h30m (at most 100 years), found %s",
-		            gb_ydescribe(n, what, sizeof(what)));
+		            "1h30m (at most 100 years), found %s%s",
+		            gb_ydescribe(n, what, sizeof(what)), hint);
 		return -1;
 	}
 	return 0;
@@ -699,6 +874,8 @@ int gb_ydec_strlist(gb_ydec *c, const gb_ynode *n, const char *path,
 {
 	char what[128];
 	int rc = 0;
+	if (n && n->invalid)
+		return -1;
 	if (n && n->kind == GB_Y_SCALAR && !n->is_null) {
 		gb_strv_push(out, n->str);
 		return 0;
@@ -710,6 +887,10 @@ int gb_ydec_strlist(gb_ydec *c, const gb_ynode *n, const char *path,
 	}
 	for (size_t i = 0; i < n->n; i++) {
 		const gb_ynode *it = n->items[i];
+		if (it->invalid) {
+			rc = -1;
+			continue;
+		}
 		if (it->kind != GB_Y_SCALAR || it->is_null) {
 			char *ip = gb_ypath_idx(path, i);
 			gb_ydec_err(c, it, ip, "expected a string, found %s",
@@ -732,8 +913,14 @@ int gb_ydec_strmap(gb_ydec *c, const gb_ynode *n, const char *path,
 		return -1;
 	for (size_t i = 0; i < n->n; i++) {
 		const gb_ynode *v = n->items[i];
+		if (v->invalid || n->keys[i]->invalid) {
+			rc = -1;
+			continue;
+		}
 		if (v->kind != GB_Y_SCALAR || v->is_null) {
-			char *kp = gb_ypath_key(path, n->keys[i]->str);
+			char t[80];
+			char *kp = gb_ypath_key(path, shown(n->keys[i]->str, t,
+			                                    sizeof(t)));
 			gb_ydec_err(c, v, kp, "expected a string value, found %s",
 			            gb_ydescribe(v, what, sizeof(what)));
 			free(kp);
@@ -751,6 +938,8 @@ int gb_ydec_enum(gb_ydec *c, const gb_ynode *n, const char *path,
 	char what[128];
 	gb_buf list = GB_BUF_INIT;
 	const char *near = NULL;
+	if (n && n->invalid)
+		return -1;
 	if (n && n->kind == GB_Y_SCALAR && !n->is_null) {
 		for (int i = 0; values[i]; i++) {
 			if (strcmp(values[i], n->str) == 0) {

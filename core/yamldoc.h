@@ -25,6 +25,9 @@ struct gb_ynode {
 	size_t len;
 	int quoted;       /* written quoted or as a block scalar */
 	int is_null;      /* plain "", "~", "null" */
+	int invalid;      /* an error was already reported for this node
+	                     (e.g. an unset ${VAR}); decoders fail on it
+	                     silently so one mistake gives one message */
 	/* sequences: items[0..n); mappings: keys[i] -> items[i] */
 	size_t n;
 	gb_ynode **items;

@@ -1,0 +1,774 @@
+/* config.c -- the broker's own configuration file (see config.h for the
+ * schema): decoded with the same located errors as pool specs. */
+#include "config.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "yamldoc.h"
+
+#define CFG_MAX_BYTES (1u << 20)
+#define CFG_MAX_DEPTH 32
+#define NAME_MAX_LEN 63
+
+static const char *const top_keys[] = {
+	"broker_id", "state",  "policy_path", "org_policies", "drivers",
+	"listen",    "tls",    "tokens",      "teams",        "reservations",
+	"onprem",    "daemon", NULL};
+static const char *const driver_keys[] = {"name", "path", "options",
+                                          "credentials", NULL};
+static const char *const tls_keys[] = {"cert", "key", NULL};
+static const char *const token_keys[] = {"name", "sha256", "role", "team",
+                                         NULL};
+static const char *const team_keys[] = {"name", "max_gpus",
+                                        "max_price_per_hour",
+                                        "monthly_budget", NULL};
+static const char *const reservation_keys[] = {
+	"cloud", "region", "instance_type", "count", "price_per_hour", NULL};
+static const char *const onprem_keys[] = {"inventory", NULL};
+static const char *const daemon_keys[] = {"reconcile_period", "log_format",
+                                          "failover_cooldown", "workers",
+                                          NULL};
+static const char *const role_names[] = {"viewer", "operator", "admin", NULL};
+static const char *const log_formats[] = {"text", "json", NULL};
+static const char *const known_clouds[] = {"aws", "azure", "gcp", "onprem",
+                                           NULL};
+
+const char *gb_role_name(gb_role r)
+{
+	if ((unsigned)r < 3)
+		return role_names[r];
+	return "unknown";
+}
+
+/* ------------------------------------------------------------ defaults */
+
+void gb_config_defaults(gb_config *c)
+{
+	const char *xdg = getenv("XDG_STATE_HOME");
+	const char *home = getenv("HOME");
+	memset(c, 0, sizeof(*c));
+	c->broker_id = gb_xstrdup("gpubroker");
+	if (xdg && xdg[0] == '/')
+		c->state_path = gb_xasprintf("%s/gpubroker/state.db", xdg);
+	else if (home && home[0] == '/')
+		c->state_path =
+			gb_xasprintf("%s/.local/state/gpubroker/state.db", home);
+	else
+		c->state_path = gb_xstrdup("gpubroker-state.db");
+	c->listen = gb_xstrdup("127.0.0.1:7878");
+	c->reconcile_period_s = 15;
+	c->failover_cooldown_s = 180;
+	c->workers = 16;
+	c->log_json = 0;
+}
+
+void gb_config_free(gb_config *c)
+{
+	free(c->file);
+	free(c->broker_id);
+	free(c->state_path);
+	gb_strv_free(&c->policy_path);
+	gb_strv_free(&c->org_policies);
+	for (size_t i = 0; i < c->ndrivers; i++) {
+		free(c->drivers[i].name);
+		free(c->drivers[i].path);
+		gb_kvs_free(&c->drivers[i].options);
+	}
+	free(c->drivers);
+	free(c->listen);
+	free(c->tls_cert);
+	free(c->tls_key);
+	for (size_t i = 0; i < c->ntokens; i++) {
+		free(c->tokens[i].name);
+		free(c->tokens[i].team);
+	}
+	free(c->tokens);
+	for (size_t i = 0; i < c->nteams; i++)
+		free(c->teams[i].name);
+	free(c->teams);
+	for (size_t i = 0; i < c->nreservations; i++) {
+		free(c->reservations[i].cloud);
+		free(c->reservations[i].region);
+		free(c->reservations[i].instance_type);
+	}
+	free(c->reservations);
+	free(c->onprem_inventory);
+	memset(c, 0, sizeof(*c));
+}
+
+const gb_team_cfg *gb_config_team(const gb_config *c, const char *name)
+{
+	if (!name)
+		return NULL;
+	for (size_t i = 0; i < c->nteams; i++)
+		if (strcmp(c->teams[i].name, name) == 0)
+			return &c->teams[i];
+	return NULL;
+}
+
+/* ------------------------------------------------------------ helpers */
+
+#define ERR(c, n, path, ...) gb_ydec_err((c), (n), (path), __VA_ARGS__)
+
+static const char *shown(const char *s, char *buf, size_t cap)
+{
+	size_t o = 0;
+	for (; *s && o + 4 < cap; s++)
+		buf[o++] = ((unsigned char)*s < 0x20 || *s == 0x7f) ? '?' : *s;
+	if (*s) {
+		while (o > 0 && ((unsigned char)buf[o - 1] & 0xC0) == 0x80)
+			o--;
+		if (o > 0 && (unsigned char)buf[o - 1] >= 0xC0)
+			o--;
+		memcpy(buf + o, "...", 3);
+		o += 3;
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+/* 1..max of [a-z0-9] plus the characters in `extra`, starting with a
+ * letter. */
+static int valid_ident(const char *s, size_t max, const char *extra)
+{
+	size_t n = strlen(s);
+	if (n < 1 || n > max || !(s[0] >= 'a' && s[0] <= 'z'))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') ||
+		      (s[i] >= '0' && s[i] <= '9') || strchr(extra, s[i])))
+			return 0;
+	return 1;
+}
+
+static int valid_var_name(const char *s)
+{
+	if (!(isalpha((unsigned char)*s) || *s == '_'))
+		return 0;
+	for (; *s; s++)
+		if (!(isalnum((unsigned char)*s) || *s == '_'))
+			return 0;
+	return 1;
+}
+
+static int valid_policy_ref(const char *s)
+{
+	size_t n = strlen(s);
+	if (n >= 5 && n <= 4096 && strcmp(s + n - 4, ".lua") == 0)
+		return 1;
+	if (n < 1 || n > 64)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') ||
+		      (s[i] >= '0' && s[i] <= '9') || s[i] == '_' ||
+		      s[i] == '-'))
+			return 0;
+	return 1;
+}
+
+/* A non-empty string without control characters. */
+static int dec_text(gb_ydec *c, const gb_ynode *n, const char *path,
+                    const char *what, char **out)
+{
+	char *s;
+	if (gb_ydec_str(c, n, path, &s) != 0)
+		return -1;
+	for (const char *q = s; *q; q++) {
+		if ((unsigned char)*q < 0x20 || *q == 0x7f) {
+			ERR(c, n, path, "%s contains control characters", what);
+			free(s);
+			return -1;
+		}
+	}
+	if (!*s) {
+		ERR(c, n, path, "%s is empty", what);
+		free(s);
+		return -1;
+	}
+	*out = s;
+	return 0;
+}
+
+static void set_str(char **dst, char *s)
+{
+	free(*dst);
+	*dst = s;
+}
+
+/* The items of a list of mappings; NULL after an error. */
+static const gb_ynode *list_of_maps(gb_ydec *c, const gb_ynode *n,
+                                    const char *path, const char *what)
+{
+	char d[128];
+	if (n && n->invalid)
+		return NULL;
+	if (!n || n->kind != GB_Y_SEQ) {
+		ERR(c, n, path, "expected a list of %s (each starting with "
+		    "\"- \"), found %s", what, gb_ydescribe(n, d, sizeof(d)));
+		return NULL;
+	}
+	return n;
+}
+
+static void policy_list(gb_ydec *c, const gb_ynode *n, const char *path,
+                        gb_strv *out)
+{
+	gb_strv tmp = {NULL, 0};
+	char t[80];
+	if (gb_ydec_strlist(c, n, path, &tmp) != 0) {
+		gb_strv_free(&tmp);
+		return;
+	}
+	for (size_t i = 0; i < tmp.n; i++) {
+		const gb_ynode *it = n->kind == GB_Y_SEQ ? n->items[i] : n;
+		char *ip = n->kind == GB_Y_SEQ ? gb_ypath_idx(path, i)
+		                               : gb_xstrdup(path);
+		if (!valid_policy_ref(tmp.v[i]))
+			ERR(c, it, ip, "\"%s\" is neither a policy name "
+			    "(lowercase letters, digits, '_' and '-') nor a "
+			    "path to a .lua file", shown(tmp.v[i], t, sizeof(t)));
+		else if (gb_strv_contains(out, tmp.v[i]))
+			ERR(c, it, ip, "policy \"%s\" is listed twice",
+			    tmp.v[i]);
+		else
+			gb_strv_push(out, tmp.v[i]);
+		free(ip);
+	}
+	gb_strv_free(&tmp);
+}
+
+/* ------------------------------------------------------------ sections */
+
+static int valid_source(const char *s)
+{
+	if (strncmp(s, "env:", 4) == 0)
+		return valid_var_name(s + 4);
+	if (strncmp(s, "file:", 5) == 0)
+		return s[5] == '/' && s[6] != '\0';
+	return 0;
+}
+
+static int secret_looking_option(const char *k)
+{
+	return strstr(k, "secret") || strstr(k, "password") ||
+	       strstr(k, "private_key") || strstr(k, "passphrase");
+}
+
+static void dec_driver(gb_ydec *c, const gb_ynode *n, const char *path,
+                       gb_config *cfg)
+{
+	gb_driver_cfg dc;
+	const gb_ynode *v;
+	char kp[192], t[80];
+	memset(&dc, 0, sizeof(dc));
+	if (gb_ydec_map(c, n, path, driver_keys) != 0 &&
+	    (!n || n->kind != GB_Y_MAP))
+		return;
+	snprintf(kp, sizeof(kp), "%s.name", path);
+	if (!(v = gb_ymap_get(n, "name"))) {
+		ERR(c, n, kp, "required key \"name\" is missing (e.g. name: "
+		    "aws)");
+	} else if (gb_ydec_str(c, v, kp, &dc.name) == 0) {
+		if (!valid_ident(dc.name, 32, "_")) {
+			ERR(c, v, kp, "invalid driver name \"%s\": use 1 to 32 "
+			    "lowercase letters, digits and '_', starting with a "
+			    "letter", shown(dc.name, t, sizeof(t)));
+		} else {
+			for (size_t i = 0; i < cfg->ndrivers; i++)
+				if (strcmp(cfg->drivers[i].name, dc.name) == 0)
+					ERR(c, v, kp, "driver \"%s\" is listed "
+					    "twice; names must be unique",
+					    dc.name);
+		}
+	}
+	snprintf(kp, sizeof(kp), "%s.path", path);
+	if ((v = gb_ymap_get(n, "path")))
+		dec_text(c, v, kp, "the driver path", &dc.path);
+	snprintf(kp, sizeof(kp), "%s.options", path);
+	if ((v = gb_ymap_get(n, "options")) &&
+	    (gb_ydec_strmap(c, v, kp, &dc.options) == 0 ||
+	     v->kind == GB_Y_MAP)) {
+		for (size_t i = 0; i < v->n; i++) {
+			const char *k = v->keys[i]->str;
+			char okp[256];
+			snprintf(okp, sizeof(okp), "%s.%s", kp,
+			         shown(k, t, sizeof(t)));
+			if (strncmp(k, "credentials.", 12) == 0)
+				ERR(c, v->keys[i], okp, "credential sources go "
+				    "under \"credentials:\", not options");
+			else if (secret_looking_option(k))
+				ERR(c, v->keys[i], okp, "\"%s\" looks like a "
+				    "secret: secrets are never written in the "
+				    "config; put a source (env:VAR or "
+				    "file:/path) under \"credentials:\"",
+				    shown(k, t, sizeof(t)));
+		}
+	}
+	snprintf(kp, sizeof(kp), "%s.credentials", path);
+	if ((v = gb_ymap_get(n, "credentials")) &&
+	    gb_ydec_map(c, v, kp, NULL) == 0) {
+		for (size_t i = 0; i < v->n; i++) {
+			const gb_ynode *k = v->keys[i], *src = v->items[i];
+			char ckp[256], *okey;
+			char d[128];
+			snprintf(ckp, sizeof(ckp), "%s.%s", kp,
+			         shown(k->str, t, sizeof(t)));
+			if (k->invalid || src->invalid)
+				continue;
+			if (!valid_ident(k->str, 64, "_")) {
+				ERR(c, k, ckp, "invalid credential name \"%s\": "
+				    "use lowercase letters, digits and '_'",
+				    shown(k->str, t, sizeof(t)));
+				continue;
+			}
+			if (src->kind != GB_Y_SCALAR || src->is_null) {
+				ERR(c, src, ckp, "expected a credential source "
+				    "(env:VAR or file:/path), found %s",
+				    gb_ydescribe(src, d, sizeof(d)));
+				continue;
+			}
+			/* Never echo the value: it may be the secret. */
+			if (!valid_source(src->str)) {
+				ERR(c, src, ckp, "not a credential source: "
+				    "secrets are never written inline; write "
+				    "env:VARIABLE or file:/absolute/path (the "
+				    "value is not shown)");
+				continue;
+			}
+			okey = gb_xasprintf("credentials.%s", k->str);
+			gb_kvs_set(&dc.options, okey, src->str);
+			free(okey);
+		}
+	}
+	cfg->drivers = gb_xrealloc(cfg->drivers,
+	                           (cfg->ndrivers + 1) * sizeof(*cfg->drivers));
+	if (!dc.name)
+		dc.name = gb_xstrdup("");
+	cfg->drivers[cfg->ndrivers++] = dc;
+}
+
+static void dec_token(gb_ydec *c, const gb_ynode *n, const char *path,
+                      gb_config *cfg)
+{
+	gb_token_cfg tc;
+	const gb_ynode *v, *vname = NULL;
+	char kp[192], t[80];
+	int role = -1;
+	memset(&tc, 0, sizeof(tc));
+	if (gb_ydec_map(c, n, path, token_keys) != 0 &&
+	    (!n || n->kind != GB_Y_MAP))
+		return;
+	snprintf(kp, sizeof(kp), "%s.name", path);
+	if (!(vname = gb_ymap_get(n, "name"))) {
+		ERR(c, n, kp, "required key \"name\" is missing (who holds "
+		    "the token, e.g. name: ci)");
+	} else if (gb_ydec_str(c, vname, kp, &tc.name) == 0) {
+		if (!valid_ident(tc.name, NAME_MAX_LEN, "_.-"))
+			ERR(c, vname, kp, "invalid token name \"%s\": use "
+			    "lowercase letters, digits, '_', '.' and '-', "
+			    "starting with a letter",
+			    shown(tc.name, t, sizeof(t)));
+		for (size_t i = 0; i < cfg->ntokens; i++)
+			if (strcmp(cfg->tokens[i].name, tc.name) == 0)
+				ERR(c, vname, kp, "token name \"%s\" is used "
+				    "twice; names must be unique",
+				    shown(tc.name, t, sizeof(t)));
+	}
+	snprintf(kp, sizeof(kp), "%s.sha256", path);
+	if (!(v = gb_ymap_get(n, "sha256"))) {
+		ERR(c, n, kp, "required key \"sha256\" is missing: give the "
+		    "SHA-256 of the token (printf %%s TOKEN | sha256sum), "
+		    "never the token itself");
+	} else if (!v->invalid) {
+		int ok = v->kind == GB_Y_SCALAR && v->len == 64;
+		for (size_t i = 0; ok && i < 64; i++)
+			ok = (v->str[i] >= '0' && v->str[i] <= '9') ||
+			     (v->str[i] >= 'a' && v->str[i] <= 'f');
+		/* Never echo the value: it may be the token itself. */
+		if (!ok) {
+			ERR(c, v, kp, "expected the SHA-256 of the token as 64 "
+			    "lowercase hex characters (printf %%s TOKEN | "
+			    "sha256sum); the value is not shown");
+		} else {
+			memcpy(tc.sha256, v->str, 65);
+			for (size_t i = 0; i < cfg->ntokens; i++)
+				if (strcmp(cfg->tokens[i].sha256, tc.sha256) == 0)
+					ERR(c, v, kp, "the same token hash is "
+					    "given to \"%s\" already; every token "
+					    "must be different",
+					    cfg->tokens[i].name);
+		}
+	}
+	snprintf(kp, sizeof(kp), "%s.role", path);
+	if (!(v = gb_ymap_get(n, "role")))
+		ERR(c, n, kp, "required key \"role\" is missing (viewer, "
+		    "operator or admin)");
+	else if (gb_ydec_enum(c, v, kp, role_names, &role) == 0)
+		tc.role = (gb_role)role;
+	snprintf(kp, sizeof(kp), "%s.team", path);
+	if ((v = gb_ymap_get(n, "team"))) {
+		if (gb_ydec_str(c, v, kp, &tc.team) == 0 &&
+		    !valid_ident(tc.team, NAME_MAX_LEN, "_.-"))
+			ERR(c, v, kp, "invalid team name \"%s\": use lowercase "
+			    "letters, digits, '_', '.' and '-', starting with "
+			    "a letter", shown(tc.team, t, sizeof(t)));
+	} else if (role == GB_ROLE_VIEWER || role == GB_ROLE_OPERATOR) {
+		ERR(c, n, kp, "required key \"team\" is missing: %s tokens act "
+		    "for one team (only admin tokens may leave it out)",
+		    role_names[role]);
+	}
+	cfg->tokens = gb_xrealloc(cfg->tokens,
+	                          (cfg->ntokens + 1) * sizeof(*cfg->tokens));
+	if (!tc.name)
+		tc.name = gb_xstrdup("");
+	cfg->tokens[cfg->ntokens++] = tc;
+}
+
+static void dec_team(gb_ydec *c, const gb_ynode *n, const char *path,
+                     gb_config *cfg)
+{
+	gb_team_cfg tm;
+	const gb_ynode *v;
+	char kp[192], t[80];
+	int64_t x;
+	memset(&tm, 0, sizeof(tm));
+	if (gb_ydec_map(c, n, path, team_keys) != 0 &&
+	    (!n || n->kind != GB_Y_MAP))
+		return;
+	snprintf(kp, sizeof(kp), "%s.name", path);
+	if (!(v = gb_ymap_get(n, "name"))) {
+		ERR(c, n, kp, "required key \"name\" is missing");
+	} else if (gb_ydec_str(c, v, kp, &tm.name) == 0) {
+		if (!valid_ident(tm.name, NAME_MAX_LEN, "_.-"))
+			ERR(c, v, kp, "invalid team name \"%s\": use 1 to %d "
+			    "lowercase letters, digits, '_', '.' and '-', "
+			    "starting with a letter",
+			    shown(tm.name, t, sizeof(t)), NAME_MAX_LEN);
+		for (size_t i = 0; i < cfg->nteams; i++)
+			if (strcmp(cfg->teams[i].name, tm.name) == 0)
+				ERR(c, v, kp, "team \"%s\" is listed twice; "
+				    "names must be unique",
+				    shown(tm.name, t, sizeof(t)));
+	}
+	snprintf(kp, sizeof(kp), "%s.max_gpus", path);
+	if ((v = gb_ymap_get(n, "max_gpus")) &&
+	    gb_ydec_int(c, v, kp, 0, 1000000, &x) == 0)
+		tm.max_gpus = (int)x;
+	snprintf(kp, sizeof(kp), "%s.max_price_per_hour", path);
+	if ((v = gb_ymap_get(n, "max_price_per_hour")))
+		gb_ydec_num(c, v, kp, 0, 1e7, &tm.max_price_per_hour);
+	snprintf(kp, sizeof(kp), "%s.monthly_budget", path);
+	if ((v = gb_ymap_get(n, "monthly_budget")))
+		gb_ydec_num(c, v, kp, 0, 1e10, &tm.monthly_budget);
+	cfg->teams = gb_xrealloc(cfg->teams,
+	                         (cfg->nteams + 1) * sizeof(*cfg->teams));
+	if (!tm.name)
+		tm.name = gb_xstrdup("");
+	cfg->teams[cfg->nteams++] = tm;
+}
+
+static void dec_reservation(gb_ydec *c, const gb_ynode *n, const char *path,
+                            gb_config *cfg)
+{
+	gb_reservation_cfg r;
+	const gb_ynode *v;
+	char kp[192];
+	int64_t x;
+	int ci;
+	memset(&r, 0, sizeof(r));
+	if (gb_ydec_map(c, n, path, reservation_keys) != 0 &&
+	    (!n || n->kind != GB_Y_MAP))
+		return;
+	snprintf(kp, sizeof(kp), "%s.cloud", path);
+	if (!(v = gb_ymap_get(n, "cloud")))
+		ERR(c, n, kp, "required key \"cloud\" is missing");
+	else if (gb_ydec_enum(c, v, kp, known_clouds, &ci) == 0)
+		r.cloud = gb_xstrdup(known_clouds[ci]);
+	snprintf(kp, sizeof(kp), "%s.region", path);
+	if (!(v = gb_ymap_get(n, "region")))
+		ERR(c, n, kp, "required key \"region\" is missing");
+	else
+		dec_text(c, v, kp, "the region", &r.region);
+	snprintf(kp, sizeof(kp), "%s.instance_type", path);
+	if (!(v = gb_ymap_get(n, "instance_type")))
+		ERR(c, n, kp, "required key \"instance_type\" is missing");
+	else
+		dec_text(c, v, kp, "the instance type", &r.instance_type);
+	snprintf(kp, sizeof(kp), "%s.count", path);
+	if (!(v = gb_ymap_get(n, "count")))
+		ERR(c, n, kp, "required key \"count\" is missing");
+	else if (gb_ydec_int(c, v, kp, 1, 10000, &x) == 0)
+		r.count = (int)x;
+	snprintf(kp, sizeof(kp), "%s.price_per_hour", path);
+	if ((v = gb_ymap_get(n, "price_per_hour")))
+		gb_ydec_num(c, v, kp, 0, 1e6, &r.price_per_hour);
+	cfg->reservations = gb_xrealloc(
+		cfg->reservations,
+		(cfg->nreservations + 1) * sizeof(*cfg->reservations));
+	cfg->reservations[cfg->nreservations++] = r;
+}
+
+/* "host:port", "[v6]:port", ":port" or a bare port -> normalised
+ * "host:port" (host defaults to 127.0.0.1); NULL after an error. */
+static char *parse_listen(gb_ydec *c, const gb_ynode *n)
+{
+	const char *s = n->str, *colon, *host, *port;
+	size_t hlen;
+	int64_t p;
+	char t[80];
+	int ok = 1;
+	if (s[0] == '[') {
+		const char *rb = strchr(s, ']');
+		if (!rb || rb[1] != ':')
+			goto bad;
+		host = s;
+		hlen = (size_t)(rb - s) + 1;
+		port = rb + 2;
+		for (const char *q = s + 1; q < rb; q++)
+			if (!isxdigit((unsigned char)*q) && *q != ':' &&
+			    *q != '.')
+				ok = 0;
+		if (hlen < 3)
+			ok = 0;
+	} else if ((colon = strrchr(s, ':'))) {
+		host = s;
+		hlen = (size_t)(colon - s);
+		port = colon + 1;
+		for (size_t i = 0; i < hlen; i++)
+			if (!isalnum((unsigned char)s[i]) && s[i] != '.' &&
+			    s[i] != '-')
+				ok = 0;
+	} else {
+		host = "127.0.0.1";
+		hlen = 9;
+		port = s;
+	}
+	if (!ok)
+		goto bad;
+	for (const char *q = port; *q; q++)
+		if (!isdigit((unsigned char)*q))
+			goto bad;
+	if (gb_parse_int64(port, &p) != 0)
+		goto bad;
+	if (p < 1 || p > 65535) {
+		ERR(c, n, "listen", "port %lld is out of range: use 1 to 65535",
+		    (long long)p);
+		return NULL;
+	}
+	if (hlen == 0) {
+		host = "127.0.0.1";
+		hlen = 9;
+	}
+	return gb_xasprintf("%.*s:%lld", (int)hlen, host, (long long)p);
+bad:
+	ERR(c, n, "listen", "expected host:port such as 127.0.0.1:7878, "
+	    "[::1]:7878 or :7878, found \"%s\"", shown(s, t, sizeof(t)));
+	return NULL;
+}
+
+static void dec_daemon(gb_ydec *c, const gb_ynode *n, gb_config *cfg)
+{
+	const gb_ynode *v;
+	int64_t x;
+	int i;
+	if (gb_ydec_map(c, n, "daemon", daemon_keys) != 0 &&
+	    (!n || n->kind != GB_Y_MAP))
+		return;
+	if ((v = gb_ymap_get(n, "reconcile_period")) &&
+	    gb_ydec_duration(c, v, "daemon.reconcile_period", &x) == 0) {
+		if (x < 1)
+			ERR(c, v, "daemon.reconcile_period", "must be at least "
+			    "1s");
+		else
+			cfg->reconcile_period_s = x;
+	}
+	if ((v = gb_ymap_get(n, "failover_cooldown")) &&
+	    gb_ydec_duration(c, v, "daemon.failover_cooldown", &x) == 0)
+		cfg->failover_cooldown_s = x;
+	if ((v = gb_ymap_get(n, "log_format")) &&
+	    gb_ydec_enum(c, v, "daemon.log_format", log_formats, &i) == 0)
+		cfg->log_json = i == 1;
+	if ((v = gb_ymap_get(n, "workers")) &&
+	    gb_ydec_int(c, v, "daemon.workers", 1, 256, &x) == 0)
+		cfg->workers = (int)x;
+}
+
+static void dec_config(gb_ydec *c, const gb_ynode *root, gb_config *cfg)
+{
+	const gb_ynode *v;
+	char *s, t[80], ip[64];
+	if (gb_ydec_map(c, root, "", top_keys) != 0 &&
+	    root->kind != GB_Y_MAP)
+		return;
+	if ((v = gb_ymap_get(root, "broker_id")) &&
+	    gb_ydec_str(c, v, "broker_id", &s) == 0) {
+		if (!valid_ident(s, 32, "-") || s[strlen(s) - 1] == '-') {
+			ERR(c, v, "broker_id", "invalid broker id \"%s\": use 1 "
+			    "to 32 lowercase letters, digits and '-', starting "
+			    "with a letter (it tags every instance)",
+			    shown(s, t, sizeof(t)));
+			free(s);
+		} else {
+			set_str(&cfg->broker_id, s);
+		}
+	}
+	if ((v = gb_ymap_get(root, "state")) &&
+	    dec_text(c, v, "state", "the state path", &s) == 0)
+		set_str(&cfg->state_path, s);
+	if ((v = gb_ymap_get(root, "policy_path"))) {
+		gb_strv tmp = {NULL, 0};
+		if (gb_ydec_strlist(c, v, "policy_path", &tmp) == 0) {
+			gb_strv_free(&cfg->policy_path);
+			cfg->policy_path = tmp;
+		} else {
+			gb_strv_free(&tmp);
+		}
+	}
+	if ((v = gb_ymap_get(root, "org_policies")))
+		policy_list(c, v, "org_policies", &cfg->org_policies);
+	if ((v = gb_ymap_get(root, "drivers")) &&
+	    list_of_maps(c, v, "drivers", "drivers"))
+		for (size_t i = 0; i < v->n; i++) {
+			snprintf(ip, sizeof(ip), "drivers[%zu]", i);
+			dec_driver(c, v->items[i], ip, cfg);
+		}
+	if ((v = gb_ymap_get(root, "listen")) && !v->invalid) {
+		char d[128];
+		if (v->kind != GB_Y_SCALAR || v->is_null) {
+			ERR(c, v, "listen", "expected host:port, found %s",
+			    gb_ydescribe(v, d, sizeof(d)));
+		} else if ((s = parse_listen(c, v))) {
+			set_str(&cfg->listen, s);
+		}
+	}
+	if ((v = gb_ymap_get(root, "tls")) &&
+	    (gb_ydec_map(c, v, "tls", tls_keys) == 0 || v->kind == GB_Y_MAP)) {
+		const gb_ynode *cert = gb_ymap_get(v, "cert");
+		const gb_ynode *key = gb_ymap_get(v, "key");
+		if (!cert || !key)
+			ERR(c, v, cert ? "tls.key" : "tls.cert", "TLS needs both "
+			    "cert and key (PEM file paths)");
+		if (cert)
+			dec_text(c, cert, "tls.cert", "the certificate path",
+			         &cfg->tls_cert);
+		if (key)
+			dec_text(c, key, "tls.key", "the key path",
+			         &cfg->tls_key);
+	}
+	if ((v = gb_ymap_get(root, "tokens")) &&
+	    list_of_maps(c, v, "tokens", "tokens"))
+		for (size_t i = 0; i < v->n; i++) {
+			snprintf(ip, sizeof(ip), "tokens[%zu]", i);
+			dec_token(c, v->items[i], ip, cfg);
+		}
+	if ((v = gb_ymap_get(root, "teams")) &&
+	    list_of_maps(c, v, "teams", "teams"))
+		for (size_t i = 0; i < v->n; i++) {
+			snprintf(ip, sizeof(ip), "teams[%zu]", i);
+			dec_team(c, v->items[i], ip, cfg);
+		}
+	if ((v = gb_ymap_get(root, "reservations")) &&
+	    list_of_maps(c, v, "reservations", "reservations"))
+		for (size_t i = 0; i < v->n; i++) {
+			snprintf(ip, sizeof(ip), "reservations[%zu]", i);
+			dec_reservation(c, v->items[i], ip, cfg);
+		}
+	if ((v = gb_ymap_get(root, "onprem")) &&
+	    (gb_ydec_map(c, v, "onprem", onprem_keys) == 0 ||
+	     v->kind == GB_Y_MAP)) {
+		const gb_ynode *inv = gb_ymap_get(v, "inventory");
+		if (!inv)
+			ERR(c, v, "onprem.inventory", "required key "
+			    "\"inventory\" is missing (path of the nodes file)");
+		else if (dec_text(c, inv, "onprem.inventory",
+		                  "the inventory path", &s) == 0)
+			set_str(&cfg->onprem_inventory, s);
+	}
+	if ((v = gb_ymap_get(root, "daemon")))
+		dec_daemon(c, v, cfg);
+}
+
+/* ------------------------------------------------------------ loading */
+
+static void sort_diags(gb_diags *d, size_t from)
+{
+	for (size_t i = from + 1; i < d->n; i++) {
+		gb_diag g = d->v[i];
+		size_t j = i;
+		while (j > from && (d->v[j - 1].line > g.line ||
+		                    (d->v[j - 1].line == g.line &&
+		                     d->v[j - 1].col > g.col))) {
+			d->v[j] = d->v[j - 1];
+			j--;
+		}
+		d->v[j] = g;
+	}
+}
+
+static int finish(const char *name, gb_ydocs *docs, gb_config *out,
+                  gb_diags *d, size_t d0, size_t s0)
+{
+	gb_ydec c = {name, d};
+	const gb_ynode *root = NULL;
+	char what[128];
+	size_t nroots = 0;
+	gb_config_defaults(out);
+	out->file = gb_xstrdup(name);
+	for (size_t i = 0; i < docs->n; i++) {
+		if (!docs->docs[i])
+			continue;
+		if (++nroots == 1)
+			root = docs->docs[i];
+		else
+			ERR(&c, docs->docs[i], "", "a broker config is a single "
+			    "document; remove this one or the \"---\" before it");
+	}
+	if (root && root->kind != GB_Y_MAP)
+		ERR(&c, root, "", "expected the broker config (a mapping such "
+		    "as \"listen: 127.0.0.1:7878\"), found %s",
+		    gb_ydescribe(root, what, sizeof(what)));
+	else if (root)
+		dec_config(&c, root, out);
+	gb_ydocs_free(docs);
+	sort_diags(d, s0);
+	if (d->n + d->dropped != d0) {
+		gb_config_free(out);
+		return -1;
+	}
+	return 0;
+}
+
+static void cfg_yaml_opts(gb_yaml_opts *yo)
+{
+	memset(yo, 0, sizeof(*yo));
+	yo->max_bytes = CFG_MAX_BYTES;
+	yo->max_depth = CFG_MAX_DEPTH;
+	yo->expand_env = 1;
+}
+
+int gb_config_load_buf(const char *name, const char *buf, size_t len,
+                       gb_config *out, gb_diags *d)
+{
+	gb_yaml_opts yo;
+	gb_ydocs docs;
+	size_t d0 = d->n + d->dropped, s0 = d->n;
+	cfg_yaml_opts(&yo);
+	gb_yaml_load(name, buf, len, &yo, &docs, d);
+	return finish(name, &docs, out, d, d0, s0);
+}
+
+int gb_config_load(const char *path, gb_config *out, gb_diags *d)
+{
+	gb_yaml_opts yo;
+	gb_ydocs docs;
+	size_t d0 = d->n + d->dropped, s0 = d->n;
+	if (!path) {
+		gb_config_defaults(out);
+		return 0;
+	}
+	cfg_yaml_opts(&yo);
+	gb_yaml_load_file(path, &yo, &docs, d);
+	return finish(path, &docs, out, d, d0, s0);
+}

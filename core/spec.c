@@ -1,0 +1,1355 @@
+/* spec.c -- pool specs: YAML (or JSON from the API) to gb_pool_spec, with
+ * every problem of a file reported, located and explained. */
+#include "spec.h"
+
+#include <ctype.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "regions.h"
+#include "yamldoc.h"
+
+#define SPEC_MAX_BYTES (1u << 20)
+#define SPEC_MAX_DEPTH 32
+#define SPEC_MAX_NODES 100000
+#define SPEC_MAX_POOLS 1000
+#define NAME_MAX_LEN 48
+#define LABEL_MAX_LEN 63
+#define MAX_LABELS 32
+#define MAX_GPUS_PER_INSTANCE 16
+#define MAX_GPU_MEMORY_GB 1024
+#define MAX_PRICE_PER_HOUR 1e6
+#define USER_DATA_MAX (16u << 10)
+#define MAX_CHOICES 64
+
+static const char *const default_clouds[] = {"aws", "azure", "gcp", "onprem",
+                                             NULL};
+
+static const char *const pool_keys[] = {
+	"name",     "team",      "labels",    "purpose", "count",
+	"min",      "max",       "gpu",       "capacity", "placement",
+	"limits",   "lifecycle", "policy",    "image",   "ssh_keys",
+	"user_data", NULL};
+static const char *const gpu_keys[] = {"model", "count", "memory_gb", NULL};
+static const char *const placement_keys[] = {"clouds", "regions", "colocate",
+                                             "data", "compliance", NULL};
+static const char *const data_keys[] = {"region", NULL};
+static const char *const limits_keys[] = {"max_price_per_hour", NULL};
+static const char *const lifecycle_keys[] = {"ttl", "idle_timeout", NULL};
+
+/* Index order matches gb_purpose / gb_colocate / gb_capacity. */
+static const char *const purpose_names[] = {"training", "inference", "dev",
+                                            NULL};
+static const char *const colocate_names[] = {"none", "region", "zone", NULL};
+static const char *const capacity_names[] = {"on-demand", "spot", "reserved",
+                                             NULL};
+static const char *const compliance_names[] = {"gdpr", "hipaa", "fedramp",
+                                               "pci", NULL};
+
+static const char *const ssh_key_prefixes[] = {
+	"ssh-ed25519 ", "ssh-rsa ", "ssh-dss ", "ecdsa-sha2-", "sk-", NULL};
+
+const char *gb_purpose_name(gb_purpose p)
+{
+	if ((unsigned)p < 3)
+		return purpose_names[p];
+	return "unknown";
+}
+
+const char *gb_colocate_name(gb_colocate c)
+{
+	if ((unsigned)c < 3)
+		return colocate_names[c];
+	return "unknown";
+}
+
+/* ------------------------------------------------------------ helpers */
+
+typedef struct sdec {
+	gb_ydec y;
+	const char *const *clouds;
+} sdec;
+
+#define ERR(c, n, path, ...) gb_ydec_err(&(c)->y, (n), (path), __VA_ARGS__)
+
+/* "parent.key" into buf (truncated when absurdly long). */
+static const char *kpath(char *buf, size_t cap, const char *parent,
+                         const char *key)
+{
+	snprintf(buf, cap, "%s.%s", parent, key);
+	return buf;
+}
+
+static const char *ipath(char *buf, size_t cap, const char *parent,
+                         size_t i)
+{
+	snprintf(buf, cap, "%s[%zu]", parent, i);
+	return buf;
+}
+
+/* "a, b, c or d" of a NULL-terminated list; caller frees. */
+static char *join_or(const char *const *v)
+{
+	gb_buf b = GB_BUF_INIT;
+	for (size_t i = 0; v[i]; i++) {
+		if (i)
+			gb_buf_puts(&b, v[i + 1] ? ", " : " or ");
+		gb_buf_puts(&b, v[i]);
+	}
+	return gb_buf_take(&b);
+}
+
+/* Printable, bounded copy of user text for messages. */
+static const char *shown(const char *s, char *buf, size_t cap)
+{
+	size_t o = 0;
+	for (; *s && o + 4 < cap; s++)
+		buf[o++] = ((unsigned char)*s < 0x20 || *s == 0x7f) ? '?' : *s;
+	if (*s) {
+		while (o > 0 && ((unsigned char)buf[o - 1] & 0xC0) == 0x80)
+			o--; /* do not cut a UTF-8 sequence */
+		if (o > 0 && (unsigned char)buf[o - 1] >= 0xC0)
+			o--;
+		memcpy(buf + o, "...", 3);
+		o += 3;
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+static void lower_copy(const char *s, char *buf, size_t cap)
+{
+	size_t o = 0;
+	for (; *s && o + 1 < cap; s++)
+		buf[o++] = (char)tolower((unsigned char)*s);
+	buf[o] = '\0';
+}
+
+/* Collects the scalar items of a list, or a single scalar as a list of
+ * one, with each item's path.  Reports non-scalars.  Returns -1 when
+ * n itself is not a list/scalar or is empty (after an error).  `what`
+ * is plural ("GPU models"); `required` keys have no default. */
+typedef struct item {
+	const gb_ynode *n;
+	char path[160];
+} item;
+
+static int list_items(sdec *c, const gb_ynode *n, const char *path,
+                      const char *what, int required, item **out,
+                      size_t *nout)
+{
+	char d[128];
+	*out = NULL;
+	*nout = 0;
+	if (n && n->invalid)
+		return -1;
+	if (n && n->kind == GB_Y_SCALAR && !n->is_null) {
+		*out = gb_xcalloc(1, sizeof(item));
+		(*out)[0].n = n;
+		snprintf((*out)[0].path, sizeof((*out)[0].path), "%s", path);
+		*nout = 1;
+		return 0;
+	}
+	if (!n || n->kind != GB_Y_SEQ) {
+		ERR(c, n, path, "expected a list of %s, found %s", what,
+		    gb_ydescribe(n, d, sizeof(d)));
+		return -1;
+	}
+	if (n->n == 0) {
+		ERR(c, n, path, "the list of %s is empty: give at least one%s",
+		    what, required ? "" : ", or leave the key out for the "
+		    "default");
+		return -1;
+	}
+	*out = gb_xcalloc(n->n, sizeof(item));
+	for (size_t i = 0; i < n->n; i++) {
+		const gb_ynode *it = n->items[i];
+		char ip[160];
+		ipath(ip, sizeof(ip), path, i);
+		if (it->invalid)
+			continue;
+		if (it->kind != GB_Y_SCALAR || it->is_null) {
+			ERR(c, it, ip, "expected a string, found %s",
+			    gb_ydescribe(it, d, sizeof(d)));
+			continue;
+		}
+		(*out)[*nout].n = it;
+		snprintf((*out)[*nout].path, sizeof((*out)[*nout].path), "%s",
+		         ip);
+		(*nout)++;
+	}
+	return 0;
+}
+
+/* One of `values` (case-insensitive); *idx is its index.  `what` names
+ * the kind of value in messages ("cloud"). */
+static int choice(sdec *c, const gb_ynode *n, const char *path,
+                  const char *what, const char *const *values, int *idx)
+{
+	char low[64], t[80];
+	const char *near;
+	char *list;
+	if (strlen(n->str) < sizeof(low)) {
+		for (int i = 0; values[i]; i++) {
+			if (strcasecmp(values[i], n->str) == 0) {
+				*idx = i;
+				return 0;
+			}
+		}
+	}
+	lower_copy(n->str, low, sizeof(low));
+	near = gb_nearest(low, values);
+	list = join_or(values);
+	if (near)
+		ERR(c, n, path, "unknown %s \"%s\"; did you mean \"%s\"? "
+		    "(expected %s)", what, shown(n->str, t, sizeof(t)), near,
+		    list);
+	else
+		ERR(c, n, path, "unknown %s \"%s\"; expected %s", what,
+		    shown(n->str, t, sizeof(t)), list);
+	free(list);
+	return -1;
+}
+
+/* A list of distinct choices; indexes into out (at most MAX_CHOICES).
+ * Returns 0 when every item was valid. */
+static int choice_list(sdec *c, const gb_ynode *n, const char *path,
+                       const char *what, const char *plural,
+                       const char *const *values, int *out, size_t *nout)
+{
+	item *items;
+	size_t ni;
+	int rc = 0;
+	*nout = 0;
+	if (list_items(c, n, path, plural, 0, &items, &ni) != 0)
+		return -1;
+	if (n->kind == GB_Y_SEQ && ni != n->n)
+		rc = -1;
+	for (size_t i = 0; i < ni; i++) {
+		int idx, dup = 0;
+		if (choice(c, items[i].n, items[i].path, what, values, &idx)) {
+			rc = -1;
+			continue;
+		}
+		for (size_t k = 0; k < *nout; k++)
+			if (out[k] == idx)
+				dup = 1;
+		if (dup) {
+			ERR(c, items[i].n, items[i].path,
+			    "\"%s\" is listed twice; remove one", values[idx]);
+			rc = -1;
+			continue;
+		}
+		if (*nout < MAX_CHOICES)
+			out[(*nout)++] = idx;
+	}
+	free(items);
+	return rc;
+}
+
+static int is_lower_alnum(char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');
+}
+
+/* Pool names become part of cloud resource names and GCP labels. */
+static int valid_pool_name(const char *s)
+{
+	size_t n = strlen(s);
+	if (n < 1 || n > NAME_MAX_LEN || !(s[0] >= 'a' && s[0] <= 'z') ||
+	    s[n - 1] == '-')
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!is_lower_alnum(s[i]) && s[i] != '-')
+			return 0;
+	return 1;
+}
+
+/* A valid name close to s ("Train_1" -> "train-1"), or "" when none. */
+static void suggest_name(const char *s, char *out, size_t cap)
+{
+	size_t o = 0;
+	for (; *s && o + 1 < cap && o < NAME_MAX_LEN; s++) {
+		char ch = (char)tolower((unsigned char)*s);
+		if (ch == '_' || ch == '.' || ch == ' ')
+			ch = '-';
+		if (!is_lower_alnum(ch) && ch != '-')
+			continue;
+		if (o == 0 && !(ch >= 'a' && ch <= 'z'))
+			continue;
+		if (ch == '-' && o > 0 && out[o - 1] == '-')
+			continue;
+		out[o++] = ch;
+	}
+	while (o > 0 && out[o - 1] == '-')
+		o--;
+	out[o] = '\0';
+}
+
+/* Label keys and team names: 1..63 of [a-z0-9_.-], starting with a
+ * letter (every cloud accepts these as tag/label keys). */
+static int valid_label_key(const char *s)
+{
+	size_t n = strlen(s);
+	if (n < 1 || n > LABEL_MAX_LEN || !(s[0] >= 'a' && s[0] <= 'z'))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!is_lower_alnum(s[i]) && s[i] != '_' && s[i] != '.' &&
+		    s[i] != '-')
+			return 0;
+	return 1;
+}
+
+static int has_control(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return 1;
+	return 0;
+}
+
+/* ------------------------------------------------------------ fields */
+
+static void dec_name(sdec *c, const gb_ynode *n, const char *path,
+                     gb_pool_spec *p)
+{
+	char t[80], sug[NAME_MAX_LEN + 1];
+	char *s;
+	if (gb_ydec_str(&c->y, n, path, &s) != 0)
+		return;
+	if (valid_pool_name(s)) {
+		p->name = s;
+		return;
+	}
+	suggest_name(s, sug, sizeof(sug));
+	if (!*s)
+		ERR(c, n, path, "the name is empty: use 1 to %d lowercase "
+		    "letters, digits and '-'", NAME_MAX_LEN);
+	else if (strlen(s) > NAME_MAX_LEN)
+		ERR(c, n, path, "the name \"%s\" is %zu characters long; the "
+		    "limit is %d (it becomes part of cloud resource names)",
+		    shown(s, t, sizeof(t)), strlen(s), NAME_MAX_LEN);
+	else if (*sug && valid_pool_name(sug))
+		ERR(c, n, path, "invalid name \"%s\": use lowercase letters, "
+		    "digits and '-', starting with a letter and not ending "
+		    "with '-' (it becomes part of cloud resource names); "
+		    "did you mean \"%s\"?", shown(s, t, sizeof(t)), sug);
+	else
+		ERR(c, n, path, "invalid name \"%s\": use lowercase letters, "
+		    "digits and '-', starting with a letter and not ending "
+		    "with '-' (it becomes part of cloud resource names)",
+		    shown(s, t, sizeof(t)));
+	free(s);
+}
+
+static void dec_team(sdec *c, const gb_ynode *n, const char *path,
+                     gb_pool_spec *p)
+{
+	char t[80];
+	char *s;
+	if (gb_ydec_str(&c->y, n, path, &s) != 0)
+		return;
+	if (!valid_label_key(s)) {
+		ERR(c, n, path, "invalid team \"%s\": use 1 to %d lowercase "
+		    "letters, digits, '_', '.' and '-', starting with a letter",
+		    shown(s, t, sizeof(t)), LABEL_MAX_LEN);
+		free(s);
+		return;
+	}
+	free(p->team);
+	p->team = s;
+}
+
+static void dec_labels(sdec *c, const gb_ynode *n, const char *path,
+                       gb_pool_spec *p)
+{
+	char t[80], kp[160];
+	if (gb_ydec_strmap(&c->y, n, path, &p->labels) != 0 &&
+	    (!n || n->kind != GB_Y_MAP))
+		return;
+	if (n->n > MAX_LABELS)
+		ERR(c, n, path, "%zu labels; at most %d are allowed", n->n,
+		    MAX_LABELS);
+	for (size_t i = 0; i < n->n; i++) {
+		const gb_ynode *k = n->keys[i], *v = n->items[i];
+		if (k->invalid)
+			continue;
+		kpath(kp, sizeof(kp), path, shown(k->str, t, sizeof(t)));
+		if (strncmp(k->str, "gpubroker-", 10) == 0)
+			ERR(c, k, kp, "label keys starting with \"gpubroker-\" are "
+			    "reserved for the broker's own tags; choose another "
+			    "key");
+		else if (!valid_label_key(k->str))
+			ERR(c, k, kp, "invalid label key \"%s\": use 1 to %d "
+			    "lowercase letters, digits, '_', '.' and '-', "
+			    "starting with a letter (every cloud must accept it)",
+			    shown(k->str, t, sizeof(t)), LABEL_MAX_LEN);
+		if (v->kind == GB_Y_SCALAR && !v->invalid && !v->is_null) {
+			size_t chars = 0;
+			for (const char *q = v->str; *q; q++)
+				if (((unsigned char)*q & 0xC0) != 0x80)
+					chars++;
+			if (chars > LABEL_MAX_LEN)
+				ERR(c, v, kp, "label value is %zu characters "
+				    "long; the limit is %d", chars,
+				    LABEL_MAX_LEN);
+			else if (has_control(v->str))
+				ERR(c, v, kp, "label value contains control "
+				    "characters");
+		}
+	}
+}
+
+static void dec_count(sdec *c, const gb_ynode *pool, gb_pool_spec *p)
+{
+	const gb_ynode *nc = gb_ymap_get(pool, "count");
+	const gb_ynode *nmin = gb_ymap_get(pool, "min");
+	const gb_ynode *nmax = gb_ymap_get(pool, "max");
+	int64_t count = 1, mn = 0, mx = 0;
+	int okc = 1, okmin = 1, okmax = 1;
+	if (nc)
+		okc = gb_ydec_int(&c->y, nc, "pool.count", 1,
+		                  GB_POOL_MAX_INSTANCES, &count) == 0;
+	if (nmin)
+		okmin = gb_ydec_int(&c->y, nmin, "pool.min", 1,
+		                    GB_POOL_MAX_INSTANCES, &mn) == 0;
+	if (nmax)
+		okmax = gb_ydec_int(&c->y, nmax, "pool.max", 1,
+		                    GB_POOL_MAX_INSTANCES, &mx) == 0;
+	if (!okc || !okmin || !okmax) {
+		p->count = p->min = p->max = 1;
+		return;
+	}
+	if (!nmin && !nmax) {
+		p->count = p->min = p->max = (int)count;
+		return;
+	}
+	if (!nmin)
+		mn = nc ? (count < mx ? count : mx) : 1;
+	if (!nmax)
+		mx = nc && count > mn ? count : mn;
+	if (!nc)
+		count = mn;
+	p->count = (int)count;
+	p->min = (int)mn;
+	p->max = (int)mx;
+	if (mn > mx) {
+		ERR(c, nmax ? nmax : nmin, nmax ? "pool.max" : "pool.min",
+		    "max (%lld) is less than min (%lld)", (long long)mx,
+		    (long long)mn);
+		return;
+	}
+	if (nc && (count < mn || count > mx))
+		ERR(c, nc, "pool.count", "count %lld is outside min..max "
+		    "(%lld..%lld)", (long long)count, (long long)mn,
+		    (long long)mx);
+}
+
+static void dec_gpu(sdec *c, const gb_ynode *n, gb_pool_spec *p)
+{
+	const gb_ynode *m, *v;
+	item *items;
+	size_t ni;
+	int64_t x;
+	if (gb_ydec_map(&c->y, n, "pool.gpu", gpu_keys) != 0 &&
+	    (!n || n->kind != GB_Y_MAP))
+		return;
+	if ((v = gb_ymap_get(n, "count")) &&
+	    gb_ydec_int(&c->y, v, "pool.gpu.count", 1, MAX_GPUS_PER_INSTANCE,
+	                &x) == 0)
+		p->gpu_count = (int)x;
+	if ((v = gb_ymap_get(n, "memory_gb")) &&
+	    gb_ydec_int(&c->y, v, "pool.gpu.memory_gb", 0, MAX_GPU_MEMORY_GB,
+	                &x) == 0)
+		p->gpu_memory_gb = (int)x;
+	m = gb_ymap_get(n, "model");
+	if (!m) {
+		ERR(c, n, "pool.gpu.model", "required key \"model\" is missing "
+		    "(e.g. model: H100, or model: [H100, A100-80GB])");
+		return;
+	}
+	if (list_items(c, m, "pool.gpu.model", "GPU models", 1, &items, &ni))
+		return;
+	for (size_t i = 0; i < ni; i++) {
+		const char *canon = gb_gpu_canonical(items[i].n->str);
+		char t[80];
+		if (!canon) {
+			const char *near = gb_gpu_suggest(items[i].n->str);
+			if (near)
+				ERR(c, items[i].n, items[i].path,
+				    "unknown GPU model \"%s\"; did you mean "
+				    "\"%s\"?", shown(items[i].n->str, t,
+				                     sizeof(t)), near);
+			else
+				ERR(c, items[i].n, items[i].path,
+				    "unknown GPU model \"%s\"; known models: "
+				    "B200, H200, H100, A100-80GB, A100, L40S, "
+				    "L40, L4, A10G, A10, T4, V100, V100-32GB, "
+				    "RTX-A6000, MI300X, MI250X",
+				    shown(items[i].n->str, t, sizeof(t)));
+			continue;
+		}
+		if (gb_strv_contains(&p->gpu_models, canon)) {
+			ERR(c, items[i].n, items[i].path, "GPU model %s is "
+			    "listed twice; remove one", canon);
+			continue;
+		}
+		gb_strv_push(&p->gpu_models, canon);
+	}
+	free(items);
+	/* A minimum memory no listed model has can never be satisfied. */
+	if (p->gpu_memory_gb > 0 && p->gpu_models.n > 0 &&
+	    (v = gb_ymap_get(n, "memory_gb"))) {
+		int best = 0;
+		const char *bestm = NULL;
+		for (size_t i = 0; i < p->gpu_models.n; i++) {
+			int mem = gb_gpu_memory_gb(p->gpu_models.v[i]);
+			if (mem > best) {
+				best = mem;
+				bestm = p->gpu_models.v[i];
+			}
+		}
+		if (bestm && best < p->gpu_memory_gb)
+			ERR(c, v, "pool.gpu.memory_gb", "no listed GPU model has "
+			    "%d GB (the largest, %s, has %d GB); lower "
+			    "memory_gb or list a larger model", p->gpu_memory_gb,
+			    bestm, best);
+	}
+}
+
+static void dec_capacity(sdec *c, const gb_ynode *n, gb_pool_spec *p)
+{
+	int idx[MAX_CHOICES];
+	size_t k;
+	if (choice_list(c, n, "pool.capacity", "capacity", "capacity kinds",
+	                capacity_names, idx, &k) != 0)
+		return;
+	p->ncapacity = 0;
+	for (size_t i = 0; i < k && i < GB_MAX_CAPACITY_KINDS; i++)
+		p->capacity[p->ncapacity++] = (gb_capacity)idx[i];
+}
+
+static void default_capacity(gb_pool_spec *p)
+{
+	p->ncapacity = 0;
+	if (p->purpose == GB_PURPOSE_INFERENCE) {
+		p->capacity[p->ncapacity++] = GB_CAPACITY_ON_DEMAND;
+	} else {
+		p->capacity[p->ncapacity++] = GB_CAPACITY_SPOT;
+		p->capacity[p->ncapacity++] = GB_CAPACITY_ON_DEMAND;
+	}
+}
+
+static int region_glob_char(char ch)
+{
+	return isalnum((unsigned char)ch) || strchr("-_.*?[]!", ch);
+}
+
+static void dec_data(sdec *c, const gb_ynode *n, gb_pool_spec *p)
+{
+	const gb_ynode *r;
+	char *s;
+	char t[80];
+	if (gb_ydec_map(&c->y, n, "pool.placement.data", data_keys) != 0 &&
+	    (!n || n->kind != GB_Y_MAP))
+		return;
+	r = gb_ymap_get(n, "region");
+	if (!r) {
+		ERR(c, n, "pool.placement.data.region", "required key "
+		    "\"region\" is missing (where the data lives, e.g. "
+		    "region: eu-west-1)");
+		return;
+	}
+	if (gb_ydec_str(&c->y, r, "pool.placement.data.region", &s) != 0)
+		return;
+	if (!gb_region_find(NULL, s)) {
+		size_t nr = gb_region_count();
+		const char **names = gb_xcalloc(nr + 1, sizeof(char *));
+		const char *near;
+		char low[64];
+		for (size_t i = 0; i < nr; i++)
+			names[i] = gb_region_at(i)->name;
+		lower_copy(s, low, sizeof(low));
+		near = gb_nearest(low, names);
+		if (near)
+			ERR(c, r, "pool.placement.data.region", "unknown region "
+			    "\"%s\"; did you mean \"%s\"?",
+			    shown(s, t, sizeof(t)), near);
+		else
+			ERR(c, r, "pool.placement.data.region", "unknown region "
+			    "\"%s\": give a provider region id such as "
+			    "eu-west-1, westeurope or europe-west4",
+			    shown(s, t, sizeof(t)));
+		free(names);
+		free(s);
+		return;
+	}
+	p->data_region = s;
+}
+
+static void dec_placement(sdec *c, const gb_ynode *n, gb_pool_spec *p,
+                          int *colocate_set)
+{
+	const gb_ynode *v;
+	int idx[MAX_CHOICES];
+	size_t k;
+	if (gb_ydec_map(&c->y, n, "pool.placement", placement_keys) != 0 &&
+	    (!n || n->kind != GB_Y_MAP))
+		return;
+	if ((v = gb_ymap_get(n, "clouds")) &&
+	    choice_list(c, v, "pool.placement.clouds", "cloud", "clouds",
+	                c->clouds, idx, &k) == 0)
+		for (size_t i = 0; i < k; i++)
+			gb_strv_push(&p->clouds, c->clouds[idx[i]]);
+	if ((v = gb_ymap_get(n, "regions"))) {
+		item *items;
+		size_t ni;
+		if (list_items(c, v, "pool.placement.regions",
+		               "region names or globs", 0, &items, &ni) == 0) {
+			for (size_t i = 0; i < ni; i++) {
+				const char *s = items[i].n->str;
+				int ok = *s && strlen(s) <= 64;
+				char t[80];
+				for (const char *q = s; ok && *q; q++)
+					ok = region_glob_char(*q);
+				if (!ok) {
+					ERR(c, items[i].n, items[i].path,
+					    "invalid region glob \"%s\": use a "
+					    "region id or a pattern such as "
+					    "\"eu-*\" (letters, digits, - _ . "
+					    "* ? [ ])", shown(s, t, sizeof(t)));
+					continue;
+				}
+				if (!gb_strv_contains(&p->regions, s))
+					gb_strv_push(&p->regions, s);
+			}
+			free(items);
+		}
+	}
+	if ((v = gb_ymap_get(n, "colocate"))) {
+		int i;
+		if (gb_ydec_enum(&c->y, v, "pool.placement.colocate",
+		                 colocate_names, &i) == 0) {
+			p->colocate = (gb_colocate)i;
+			*colocate_set = 1;
+		}
+	}
+	if ((v = gb_ymap_get(n, "data")))
+		dec_data(c, v, p);
+	if ((v = gb_ymap_get(n, "compliance")) &&
+	    choice_list(c, v, "pool.placement.compliance", "compliance tag",
+	                "compliance tags", compliance_names, idx, &k) == 0)
+		for (size_t i = 0; i < k; i++)
+			gb_strv_push(&p->compliance, compliance_names[idx[i]]);
+}
+
+static void dec_limits(sdec *c, const gb_ynode *n, gb_pool_spec *p)
+{
+	const gb_ynode *v;
+	double x;
+	if (gb_ydec_map(&c->y, n, "pool.limits", limits_keys) != 0 &&
+	    (!n || n->kind != GB_Y_MAP))
+		return;
+	if (!(v = gb_ymap_get(n, "max_price_per_hour")))
+		return;
+	if (gb_ydec_num(&c->y, v, "pool.limits.max_price_per_hour", 0,
+	                MAX_PRICE_PER_HOUR, &x) != 0)
+		return;
+	if (x <= 0) {
+		ERR(c, v, "pool.limits.max_price_per_hour", "must be more than "
+		    "0 (USD per hour for the whole pool); leave it out for no "
+		    "limit");
+		return;
+	}
+	p->max_price_per_hour = x;
+}
+
+static void dec_positive_duration(sdec *c, const gb_ynode *v,
+                                  const char *path, int64_t *out)
+{
+	int64_t x;
+	if (gb_ydec_duration(&c->y, v, path, &x) != 0)
+		return;
+	if (x <= 0) {
+		ERR(c, v, path, "must be longer than 0s; leave it out for none");
+		return;
+	}
+	*out = x;
+}
+
+static void dec_lifecycle(sdec *c, const gb_ynode *n, gb_pool_spec *p)
+{
+	const gb_ynode *v;
+	if (gb_ydec_map(&c->y, n, "pool.lifecycle", lifecycle_keys) != 0 &&
+	    (!n || n->kind != GB_Y_MAP))
+		return;
+	if ((v = gb_ymap_get(n, "ttl")))
+		dec_positive_duration(c, v, "pool.lifecycle.ttl", &p->ttl_s);
+	if ((v = gb_ymap_get(n, "idle_timeout")))
+		dec_positive_duration(c, v, "pool.lifecycle.idle_timeout",
+		                      &p->idle_timeout_s);
+}
+
+static int valid_policy_ref(const char *s)
+{
+	size_t n = strlen(s);
+	if (n >= 5 && n <= 4096 && strcmp(s + n - 4, ".lua") == 0)
+		return !has_control(s);
+	if (n < 1 || n > 64)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!is_lower_alnum(s[i]) && s[i] != '_' && s[i] != '-')
+			return 0;
+	return 1;
+}
+
+static void dec_policy(sdec *c, const gb_ynode *n, gb_pool_spec *p)
+{
+	item *items;
+	size_t ni;
+	if (list_items(c, n, "pool.policy", "policy names", 0, &items, &ni))
+		return;
+	for (size_t i = 0; i < ni; i++) {
+		const char *s = items[i].n->str;
+		char t[80];
+		if (!valid_policy_ref(s)) {
+			ERR(c, items[i].n, items[i].path, "\"%s\" is neither a "
+			    "policy name (lowercase letters, digits, '_' and "
+			    "'-', as in policies/NAME.lua) nor a path to a .lua "
+			    "file", shown(s, t, sizeof(t)));
+			continue;
+		}
+		if (gb_strv_contains(&p->policies, s)) {
+			ERR(c, items[i].n, items[i].path, "policy \"%s\" is "
+			    "listed twice; remove one", shown(s, t, sizeof(t)));
+			continue;
+		}
+		gb_strv_push(&p->policies, s);
+	}
+	free(items);
+}
+
+static void dec_image(sdec *c, const gb_ynode *n, gb_pool_spec *p)
+{
+	char kp[160], t[80];
+	if (gb_ydec_map(&c->y, n, "pool.image", c->clouds) != 0 &&
+	    (!n || n->kind != GB_Y_MAP))
+		return;
+	for (size_t i = 0; i < n->n; i++) {
+		const gb_ynode *k = n->keys[i], *v = n->items[i];
+		int known = 0;
+		char *s;
+		for (size_t j = 0; c->clouds[j]; j++)
+			if (strcmp(c->clouds[j], k->str) == 0)
+				known = 1;
+		if (!known || k->invalid)
+			continue; /* reported by gb_ydec_map */
+		kpath(kp, sizeof(kp), "pool.image", k->str);
+		if (gb_ydec_str(&c->y, v, kp, &s) != 0)
+			continue;
+		if (!*s || strlen(s) > 1024 || has_control(s))
+			ERR(c, v, kp, "invalid image \"%s\": give the image id or "
+			    "path for %s (at most 1024 characters)",
+			    shown(s, t, sizeof(t)), k->str);
+		else
+			gb_kvs_set(&p->images, k->str, s);
+		free(s);
+	}
+}
+
+static void dec_ssh_keys(sdec *c, const gb_ynode *n, gb_pool_spec *p)
+{
+	item *items;
+	size_t ni;
+	if (list_items(c, n, "pool.ssh_keys", "SSH public keys", 0, &items,
+	               &ni))
+		return;
+	for (size_t i = 0; i < ni; i++) {
+		const char *s = items[i].n->str;
+		const char *sp;
+		int prefix = 0;
+		/* Never echo the value: a pasted private key must not end up
+		 * in logs. */
+		if (strstr(s, "PRIVATE KEY")) {
+			ERR(c, items[i].n, items[i].path, "this is a PRIVATE key; "
+			    "give the public key (the .pub file, e.g. "
+			    "\"ssh-ed25519 AAAA... you@host\") and keep the "
+			    "private key secret");
+			continue;
+		}
+		for (size_t k = 0; ssh_key_prefixes[k]; k++)
+			if (strncmp(s, ssh_key_prefixes[k],
+			            strlen(ssh_key_prefixes[k])) == 0)
+				prefix = 1;
+		sp = strchr(s, ' ');
+		if (!prefix || !sp || sp[1] == '\0' || sp[1] == ' ' ||
+		    strchr(s, '\n') || strlen(s) > 16384) {
+			ERR(c, items[i].n, items[i].path, "not an OpenSSH public "
+			    "key: expected one line such as \"ssh-ed25519 "
+			    "AAAA... you@host\" (types ssh-ed25519, ssh-rsa, "
+			    "ecdsa-sha2-*, sk-*)");
+			continue;
+		}
+		gb_strv_push(&p->ssh_keys, s);
+	}
+	free(items);
+}
+
+static void dec_user_data(sdec *c, const gb_ynode *n, gb_pool_spec *p)
+{
+	char *s;
+	if (gb_ydec_str(&c->y, n, "pool.user_data", &s) != 0)
+		return;
+	if (strlen(s) > USER_DATA_MAX) {
+		ERR(c, n, "pool.user_data", "user_data is %zu bytes; the limit "
+		    "is %u (16 KiB): fetch larger scripts from the image or a "
+		    "URL", strlen(s), USER_DATA_MAX);
+		free(s);
+		return;
+	}
+	p->user_data = s;
+}
+
+/* Decodes one `pool:` mapping into p (which starts zeroed).  Errors go
+ * to c; p holds whatever was valid. */
+static void dec_pool(sdec *c, const gb_ynode *n, gb_pool_spec *p)
+{
+	const gb_ynode *v;
+	int colocate_set = 0;
+
+	p->team = gb_xstrdup("default");
+	p->purpose = GB_PURPOSE_TRAINING;
+	p->count = p->min = p->max = 1;
+	p->gpu_count = 1;
+	if (n && n->kind == GB_Y_SEQ) {
+		ERR(c, n, "pool", "expected a mapping (key: value), found a "
+		    "list: write one pool per document and separate pools "
+		    "with ---");
+		return;
+	}
+	if (gb_ydec_map(&c->y, n, "pool", pool_keys) != 0 &&
+	    (!n || n->kind != GB_Y_MAP))
+		return;
+
+	if ((v = gb_ymap_get(n, "name")))
+		dec_name(c, v, "pool.name", p);
+	else
+		ERR(c, n, "pool.name", "required key \"name\" is missing "
+		    "(e.g. name: train-llm)");
+	if ((v = gb_ymap_get(n, "team")))
+		dec_team(c, v, "pool.team", p);
+	if ((v = gb_ymap_get(n, "labels")))
+		dec_labels(c, v, "pool.labels", p);
+	if ((v = gb_ymap_get(n, "purpose"))) {
+		int i;
+		if (gb_ydec_enum(&c->y, v, "pool.purpose", purpose_names,
+		                 &i) == 0)
+			p->purpose = (gb_purpose)i;
+	}
+	dec_count(c, n, p);
+	if (p->purpose == GB_PURPOSE_TRAINING && p->min != p->max) {
+		v = gb_ymap_get(n, "max") ? gb_ymap_get(n, "max")
+		                          : gb_ymap_get(n, "min");
+		ERR(c, v, v == gb_ymap_get(n, "max") ? "pool.max" : "pool.min",
+		    "training pools have a fixed size: give count (or min "
+		    "equal to max); min/max ranges are for inference and dev "
+		    "pools");
+	}
+	if ((v = gb_ymap_get(n, "gpu")))
+		dec_gpu(c, v, p);
+	else
+		ERR(c, n, "pool.gpu", "required key \"gpu\" is missing (e.g. "
+		    "gpu: {model: H100, count: 8})");
+	if ((v = gb_ymap_get(n, "capacity")))
+		dec_capacity(c, v, p);
+	if (p->ncapacity == 0)
+		default_capacity(p);
+	if ((v = gb_ymap_get(n, "placement")))
+		dec_placement(c, v, p, &colocate_set);
+	if (!colocate_set)
+		p->colocate = p->purpose == GB_PURPOSE_TRAINING && p->count > 1
+		                      ? GB_COLOCATE_ZONE
+		                      : GB_COLOCATE_NONE;
+	if ((v = gb_ymap_get(n, "limits")))
+		dec_limits(c, v, p);
+	if ((v = gb_ymap_get(n, "lifecycle")))
+		dec_lifecycle(c, v, p);
+	if ((v = gb_ymap_get(n, "policy")))
+		dec_policy(c, v, p);
+	if ((v = gb_ymap_get(n, "image")))
+		dec_image(c, v, p);
+	if ((v = gb_ymap_get(n, "ssh_keys")))
+		dec_ssh_keys(c, v, p);
+	if ((v = gb_ymap_get(n, "user_data")))
+		dec_user_data(c, v, p);
+}
+
+/* ------------------------------------------------------------ files */
+
+static size_t diag_total(const gb_diags *d)
+{
+	return d->n + d->dropped;
+}
+
+/* Stable sort of d->v[from..n) by line then column, so a file's errors
+ * read top to bottom whichever stage found them. */
+static void sort_diags(gb_diags *d, size_t from)
+{
+	for (size_t i = from + 1; i < d->n; i++) {
+		gb_diag g = d->v[i];
+		size_t j = i;
+		while (j > from && (d->v[j - 1].line > g.line ||
+		                    (d->v[j - 1].line == g.line &&
+		                     d->v[j - 1].col > g.col))) {
+			d->v[j] = d->v[j - 1];
+			j--;
+		}
+		d->v[j] = g;
+	}
+}
+
+static void set_push(gb_spec_set *s, gb_pool_spec *p)
+{
+	s->pools = gb_xrealloc(s->pools, (s->n + 1) * sizeof(*s->pools));
+	s->pools[s->n++] = *p;
+	memset(p, 0, sizeof(*p));
+}
+
+static void finish_hash(gb_pool_spec *p)
+{
+	char *json = gb_pool_spec_to_json(p);
+	char hex[65];
+	gb_sha256_hex(json, strlen(json), hex);
+	free(p->source_hash);
+	p->source_hash = gb_xstrdup(hex);
+	free(json);
+}
+
+static int decode_docs(const char *name, const gb_ydocs *docs,
+                       const gb_spec_opts *opts, gb_spec_set *out,
+                       gb_diags *d, size_t d0)
+{
+	static const char *const root_keys[] = {"pool", NULL};
+	sdec c;
+	char what[128];
+	size_t npools = 0;
+
+	c.y.file = name;
+	c.y.d = d;
+	c.clouds = opts && opts->clouds ? opts->clouds : default_clouds;
+	for (size_t i = 0; i < docs->n; i++) {
+		const gb_ynode *root = docs->docs[i], *pn;
+		gb_pool_spec p;
+		if (!root)
+			continue; /* empty document between --- */
+		if (root->kind != GB_Y_MAP) {
+			ERR(&c, root, "", "expected a pool spec (a mapping with "
+			    "the key \"pool\"), found %s",
+			    gb_ydescribe(root, what, sizeof(what)));
+			continue;
+		}
+		pn = gb_ymap_get(root, "pool");
+		if (!pn) {
+			int looks_pool = 0, near = 0;
+			for (size_t k = 0; k < root->n; k++) {
+				for (size_t j = 0; pool_keys[j]; j++)
+					if (strcmp(pool_keys[j],
+					           root->keys[k]->str) == 0)
+						looks_pool = 1;
+				if (gb_nearest(root->keys[k]->str, root_keys))
+					near = 1;
+			}
+			if (looks_pool && !near) {
+				/* The settings without the `pool:` above
+				 * them: one message, not one per key. */
+				ERR(&c, root, "", "these look like pool settings "
+				    "but \"pool:\" is missing: write \"pool:\" "
+				    "and indent the settings under it");
+				continue;
+			}
+			gb_ydec_map(&c.y, root, "", root_keys);
+			if (!near)
+				ERR(&c, root, "pool", "required key \"pool\" is "
+				    "missing: a spec document starts with "
+				    "\"pool:\"");
+			continue;
+		}
+		gb_ydec_map(&c.y, root, "", root_keys);
+		if (++npools > SPEC_MAX_POOLS) {
+			ERR(&c, root, "pool", "more than %d pools in one file; "
+			    "split it", SPEC_MAX_POOLS);
+			break;
+		}
+		memset(&p, 0, sizeof(p));
+		dec_pool(&c, pn, &p);
+		for (size_t k = 0; k < root->n; k++)
+			if (root->items[k] == pn)
+				p.line = root->keys[k]->line;
+		p.file = gb_xstrdup(name);
+		/* duplicate names, located at the second */
+		if (p.name) {
+			const gb_ynode *nn = gb_ymap_get(pn, "name");
+			for (size_t k = 0; k < out->n; k++) {
+				if (out->pools[k].name &&
+				    strcmp(out->pools[k].name, p.name) == 0) {
+					ERR(&c, nn, "pool.name", "pool name \"%s\" "
+					    "is already used by the pool at line "
+					    "%d; names must be unique",
+					    p.name, out->pools[k].line);
+					break;
+				}
+			}
+		}
+		set_push(out, &p);
+	}
+	if (npools == 0 && diag_total(d) == d0)
+		gb_diag_add(d, name, 1, 1, "",
+		            "no pool in this file: a spec is a document "
+		            "starting with \"pool:\" (see examples/)");
+	if (diag_total(d) != d0) {
+		gb_spec_set_free(out);
+		return -1;
+	}
+	for (size_t i = 0; i < out->n; i++)
+		finish_hash(&out->pools[i]);
+	return 0;
+}
+
+static void yaml_opts(gb_yaml_opts *yo, const gb_spec_opts *opts)
+{
+	memset(yo, 0, sizeof(*yo));
+	yo->max_bytes = SPEC_MAX_BYTES;
+	yo->max_depth = SPEC_MAX_DEPTH;
+	yo->max_nodes = SPEC_MAX_NODES;
+	yo->expand_env = 1;
+	if (opts) {
+		yo->getenv_fn = opts->getenv_fn;
+		yo->getenv_ud = opts->getenv_ud;
+	}
+}
+
+int gb_spec_load_buf(const char *name, const char *buf, size_t len,
+                     const gb_spec_opts *opts, gb_spec_set *out,
+                     gb_diags *d)
+{
+	gb_yaml_opts yo;
+	gb_ydocs docs;
+	size_t d0 = diag_total(d), s0 = d->n;
+	int rc;
+	out->pools = NULL;
+	out->n = 0;
+	yaml_opts(&yo, opts);
+	gb_yaml_load(name, buf, len, &yo, &docs, d);
+	rc = decode_docs(name, &docs, opts, out, d, d0);
+	gb_ydocs_free(&docs);
+	sort_diags(d, s0);
+	return rc;
+}
+
+int gb_spec_load_file(const char *path, const gb_spec_opts *opts,
+                      gb_spec_set *out, gb_diags *d)
+{
+	gb_yaml_opts yo;
+	gb_ydocs docs;
+	size_t d0 = diag_total(d), s0 = d->n;
+	int rc;
+	out->pools = NULL;
+	out->n = 0;
+	yaml_opts(&yo, opts);
+	gb_yaml_load_file(path, &yo, &docs, d);
+	rc = decode_docs(path, &docs, opts, out, d, d0);
+	gb_ydocs_free(&docs);
+	sort_diags(d, s0);
+	return rc;
+}
+
+/* ------------------------------------------------------------ JSON */
+
+typedef struct jconv {
+	size_t nodes;
+	int too_deep, too_many;
+} jconv;
+
+static gb_ynode *jnode(gb_ykind kind)
+{
+	gb_ynode *n = gb_xcalloc(1, sizeof(*n));
+	n->kind = kind;
+	return n;
+}
+
+static gb_ynode *jscalar(const char *s, int quoted, int is_null)
+{
+	gb_ynode *n = jnode(GB_Y_SCALAR);
+	n->str = gb_xstrdup(s);
+	n->len = strlen(s);
+	n->quoted = quoted;
+	n->is_null = is_null;
+	return n;
+}
+
+/* The jansson value as a node tree (no positions, no ${VAR} expansion:
+ * API input must never read the daemon's environment). */
+static gb_ynode *json_to_node(jconv *jc, json_t *j, int depth)
+{
+	gb_ynode *n;
+	char num[64];
+	if (++jc->nodes > SPEC_MAX_NODES) {
+		jc->too_many = 1;
+		return jscalar("", 0, 1);
+	}
+	if (depth > SPEC_MAX_DEPTH &&
+	    (json_is_object(j) || json_is_array(j))) {
+		jc->too_deep = 1;
+		return jscalar("", 0, 1);
+	}
+	switch (json_typeof(j)) {
+	case JSON_OBJECT: {
+		const char *k;
+		json_t *v;
+		n = jnode(GB_Y_MAP);
+		n->items = gb_xcalloc(json_object_size(j) + 1,
+		                      sizeof(gb_ynode *));
+		n->keys = gb_xcalloc(json_object_size(j) + 1,
+		                     sizeof(gb_ynode *));
+		json_object_foreach(j, k, v) {
+			n->keys[n->n] = jscalar(k, 1, 0);
+			n->items[n->n] = json_to_node(jc, v, depth + 1);
+			n->n++;
+		}
+		return n;
+	}
+	case JSON_ARRAY: {
+		size_t i;
+		json_t *v;
+		n = jnode(GB_Y_SEQ);
+		n->items = gb_xcalloc(json_array_size(j) + 1,
+		                      sizeof(gb_ynode *));
+		json_array_foreach(j, i, v)
+			n->items[n->n++] = json_to_node(jc, v, depth + 1);
+		return n;
+	}
+	case JSON_STRING:
+		return jscalar(json_string_value(j), 1, 0);
+	case JSON_INTEGER:
+		snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT,
+		         json_integer_value(j));
+		return jscalar(num, 0, 0);
+	case JSON_REAL:
+		snprintf(num, sizeof(num), "%.17g", json_real_value(j));
+		return jscalar(num, 0, 0);
+	case JSON_TRUE:
+		return jscalar("true", 0, 0);
+	case JSON_FALSE:
+		return jscalar("false", 0, 0);
+	case JSON_NULL:
+	default:
+		return jscalar("", 0, 1);
+	}
+}
+
+int gb_spec_load_json(const char *name, const char *json, size_t len,
+                      const gb_spec_opts *opts, gb_spec_set *out,
+                      gb_diags *d)
+{
+	json_error_t err;
+	json_t *root;
+	gb_ydocs docs = {NULL, 0};
+	jconv jc = {0, 0, 0};
+	size_t d0 = diag_total(d), s0 = d->n;
+	int rc;
+	out->pools = NULL;
+	out->n = 0;
+	if (len > SPEC_MAX_BYTES) {
+		gb_diag_add(d, name, 0, 0, "", "the spec is %zu bytes, larger "
+		            "than the limit of %u bytes", len, SPEC_MAX_BYTES);
+		return -1;
+	}
+	root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &err);
+	if (!root) {
+		gb_diag_add(d, name, err.line > 0 ? err.line : 0,
+		            err.column > 0 ? err.column : 0, "",
+		            "invalid JSON: %s", err.text);
+		return -1;
+	}
+	if (json_is_array(root)) {
+		size_t i;
+		json_t *v;
+		docs.docs = gb_xcalloc(json_array_size(root) + 1,
+		                       sizeof(gb_ynode *));
+		json_array_foreach(root, i, v)
+			docs.docs[docs.n++] = json_to_node(&jc, v, 1);
+	} else {
+		docs.docs = gb_xcalloc(1, sizeof(gb_ynode *));
+		docs.docs[docs.n++] = json_to_node(&jc, root, 0);
+	}
+	json_decref(root);
+	if (jc.too_deep || jc.too_many) {
+		if (jc.too_deep)
+			gb_diag_add(d, name, 0, 0, "", "nesting deeper than %d "
+			            "levels; refusing to load it", SPEC_MAX_DEPTH);
+		if (jc.too_many)
+			gb_diag_add(d, name, 0, 0, "", "document has more than "
+			            "%d values; refusing to load it",
+			            SPEC_MAX_NODES);
+		gb_ydocs_free(&docs);
+		return -1;
+	}
+	rc = decode_docs(name, &docs, opts, out, d, d0);
+	gb_ydocs_free(&docs);
+	sort_diags(d, s0);
+	return rc;
+}
+
+/* ------------------------------------------------------------ output */
+
+static json_t *strv_json(const gb_strv *v)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < v->n; i++)
+		json_array_append_new(a, json_string(v->v[i]));
+	return a;
+}
+
+static json_t *kvs_json(const gb_kvs *kv)
+{
+	json_t *o = json_object();
+	for (size_t i = 0; i < kv->n; i++)
+		json_object_set_new(o, kv->keys[i], json_string(kv->vals[i]));
+	return o;
+}
+
+char *gb_pool_spec_to_json(const gb_pool_spec *p)
+{
+	json_t *o = json_object(), *gpu, *cap, *pl, *top;
+	char *s, *r;
+	json_object_set_new(o, "name", json_string(p->name ? p->name : ""));
+	json_object_set_new(o, "team", json_string(p->team ? p->team : ""));
+	json_object_set_new(o, "labels", kvs_json(&p->labels));
+	json_object_set_new(o, "purpose",
+	                    json_string(gb_purpose_name(p->purpose)));
+	json_object_set_new(o, "count", json_integer(p->count));
+	json_object_set_new(o, "min", json_integer(p->min));
+	json_object_set_new(o, "max", json_integer(p->max));
+	gpu = json_object();
+	json_object_set_new(gpu, "model", strv_json(&p->gpu_models));
+	json_object_set_new(gpu, "count", json_integer(p->gpu_count));
+	json_object_set_new(gpu, "memory_gb", json_integer(p->gpu_memory_gb));
+	json_object_set_new(o, "gpu", gpu);
+	cap = json_array();
+	for (int i = 0; i < p->ncapacity; i++)
+		json_array_append_new(cap,
+		                      json_string(gb_capacity_name(p->capacity[i])));
+	json_object_set_new(o, "capacity", cap);
+	pl = json_object();
+	if (p->clouds.n)
+		json_object_set_new(pl, "clouds", strv_json(&p->clouds));
+	if (p->regions.n)
+		json_object_set_new(pl, "regions", strv_json(&p->regions));
+	json_object_set_new(pl, "colocate",
+	                    json_string(gb_colocate_name(p->colocate)));
+	if (p->data_region)
+		json_object_set_new(pl, "data",
+		                    json_pack("{s:s}", "region", p->data_region));
+	if (p->compliance.n)
+		json_object_set_new(pl, "compliance", strv_json(&p->compliance));
+	json_object_set_new(o, "placement", pl);
+	if (p->max_price_per_hour > 0)
+		json_object_set_new(o, "limits",
+		                    json_pack("{s:f}", "max_price_per_hour",
+		                              p->max_price_per_hour));
+	if (p->ttl_s > 0 || p->idle_timeout_s > 0) {
+		json_t *lc = json_object();
+		if (p->ttl_s > 0)
+			json_object_set_new(lc, "ttl", json_integer(p->ttl_s));
+		if (p->idle_timeout_s > 0)
+			json_object_set_new(lc, "idle_timeout",
+			                    json_integer(p->idle_timeout_s));
+		json_object_set_new(o, "lifecycle", lc);
+	}
+	if (p->policies.n)
+		json_object_set_new(o, "policy", strv_json(&p->policies));
+	if (p->images.n)
+		json_object_set_new(o, "image", kvs_json(&p->images));
+	if (p->ssh_keys.n)
+		json_object_set_new(o, "ssh_keys", strv_json(&p->ssh_keys));
+	if (p->user_data)
+		json_object_set_new(o, "user_data", json_string(p->user_data));
+	top = json_object();
+	json_object_set_new(top, "pool", o);
+	s = json_dumps(top, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(top);
+	if (!s) {
+		fprintf(stderr, "gpubroker: out of memory encoding a pool\n");
+		abort();
+	}
+	r = gb_xstrdup(s);
+	free(s);
+	return r;
+}
+
+/* ------------------------------------------------------------ memory */
+
+static void strv_copy(gb_strv *dst, const gb_strv *src)
+{
+	memset(dst, 0, sizeof(*dst));
+	for (size_t i = 0; i < src->n; i++)
+		gb_strv_push(dst, src->v[i]);
+}
+
+static void kvs_copy(gb_kvs *dst, const gb_kvs *src)
+{
+	memset(dst, 0, sizeof(*dst));
+	for (size_t i = 0; i < src->n; i++)
+		gb_kvs_set(dst, src->keys[i], src->vals[i]);
+}
+
+void gb_pool_spec_copy(gb_pool_spec *dst, const gb_pool_spec *src)
+{
+	*dst = *src;
+	dst->name = gb_xstrdup(src->name);
+	dst->team = gb_xstrdup(src->team);
+	kvs_copy(&dst->labels, &src->labels);
+	strv_copy(&dst->gpu_models, &src->gpu_models);
+	strv_copy(&dst->clouds, &src->clouds);
+	strv_copy(&dst->regions, &src->regions);
+	dst->data_region = gb_xstrdup(src->data_region);
+	strv_copy(&dst->compliance, &src->compliance);
+	strv_copy(&dst->policies, &src->policies);
+	kvs_copy(&dst->images, &src->images);
+	strv_copy(&dst->ssh_keys, &src->ssh_keys);
+	dst->user_data = gb_xstrdup(src->user_data);
+	dst->file = gb_xstrdup(src->file);
+	dst->source_hash = gb_xstrdup(src->source_hash);
+}
+
+void gb_pool_spec_free(gb_pool_spec *p)
+{
+	if (!p)
+		return;
+	free(p->name);
+	free(p->team);
+	gb_kvs_free(&p->labels);
+	gb_strv_free(&p->gpu_models);
+	gb_strv_free(&p->clouds);
+	gb_strv_free(&p->regions);
+	free(p->data_region);
+	gb_strv_free(&p->compliance);
+	gb_strv_free(&p->policies);
+	gb_kvs_free(&p->images);
+	gb_strv_free(&p->ssh_keys);
+	free(p->user_data);
+	free(p->file);
+	free(p->source_hash);
+	memset(p, 0, sizeof(*p));
+}
+
+void gb_spec_set_free(gb_spec_set *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		gb_pool_spec_free(&s->pools[i]);
+	free(s->pools);
+	s->pools = NULL;
+	s->n = 0;
+}
