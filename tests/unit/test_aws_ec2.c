@@ -1977,6 +1977,54 @@ static void test_refresh_prices(void **state)
 	unlink(cat);
 }
 
+/* list_offers over the catalog shipped in drivers/aws/data */
+static int check_shipped(void *ud, const gb_offer *o)
+{
+	size_t *n = ud;
+	assert_non_null(o->region);
+	assert_non_null(o->zone);
+	assert_non_null(o->instance_type);
+	assert_non_null(o->gpu_model);
+	assert_true(o->gpu_count >= 1);
+	assert_true(o->price_per_hour > 0);
+	assert_true(o->capacity == GB_CAPACITY_ON_DEMAND ||
+	            o->capacity == GB_CAPACITY_SPOT);
+	++*n;
+	return 0;
+}
+
+static void test_shipped_catalog(void **state)
+{
+	const char *src = getenv("GB_SRC");
+	char path[1024];
+	env e;
+	gb_error err;
+	size_t n = 0;
+	(void)state;
+	snprintf(path, sizeof(path), "%s/drivers/aws/data/offers.json",
+	         src && *src ? src : ".");
+	if (access(path, R_OK) != 0) {
+		if (src && *src)
+			fail_msg("%s is missing", path);
+		return; /* run outside the tree without GB_SRC */
+	}
+	start(&e, 0);
+	fakehost_option(e.fh, "catalog", path);
+	memset(&err, 0, sizeof(err));
+	if (aws_driver.list_offers(e.ctx, check_shipped, &n, &err) != 0)
+		fail_msg("%s", err.message);
+	assert_true(n > 100);
+	stop(&e, &err);
+
+	/* without a catalog option or data_dir: NOT_FOUND, says what to set */
+	start(&e, 0);
+	assert_int_equal(aws_driver.list_offers(e.ctx, check_shipped, &n,
+	                                        &err), -1);
+	assert_int_equal(err.cls, GB_ERR_NOT_FOUND);
+	assert_non_null(strstr(err.message, "data_dir"));
+	stop(&e, &err);
+}
+
 /* ---------------------------------------------------------- small units */
 
 static void test_small_units(void **state)
@@ -2056,6 +2104,7 @@ int main(void)
 		cmocka_unit_test(test_endpoints),
 		cmocka_unit_test(test_no_secret_leaks),
 		cmocka_unit_test(test_refresh_prices),
+		cmocka_unit_test(test_shipped_catalog),
 		cmocka_unit_test(test_small_units),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
