@@ -21,7 +21,7 @@ typedef struct aws_creds {
 	int have;                 /* 1 when key id and secret were found */
 	char access_key[256];
 	char secret_key[256];
-	char session_token[4096]; /* "" when none */
+	char session_token[8192]; /* "" when none */
 	char source[512];         /* where they came from (no secrets) */
 	char tried[768];          /* when !have: what was tried, and how to
 	                             fix it */

@@ -175,6 +175,13 @@ static int aws_create(void *ctx, const gb_create_req *req,
 		         "and a count of 1..10000 are required");
 		return -1;
 	}
+	if (req->capacity != GB_CAPACITY_ON_DEMAND &&
+	    req->capacity != GB_CAPACITY_SPOT) {
+		drvc_err(err, GB_ERR_INVALID, 0, "UnsupportedCapacity",
+		         "aws create: only on-demand and spot capacity are "
+		         "supported (capacity reservations and blocks are not)");
+		return -1;
+	}
 	if (!valid_token(req->token)) {
 		drvc_err(err, GB_ERR_INVALID, 0, "InvalidClientToken",
 		         "aws create: the idempotency token must be 1..64 "

@@ -925,6 +925,10 @@ static void test_create_validation(void **state)
 	assert_int_equal(aws_driver.create(e.ctx, &r, collect, &g, &err), -1);
 	assert_int_equal(err.cls, GB_ERR_INVALID);
 	r.count = 1;
+	r.capacity = GB_CAPACITY_RESERVED;
+	assert_int_equal(aws_driver.create(e.ctx, &r, collect, &g, &err), -1);
+	assert_int_equal(err.cls, GB_ERR_INVALID);
+	r.capacity = GB_CAPACITY_SPOT;
 	r.region = "us-east-1/../x";
 	assert_int_equal(aws_driver.create(e.ctx, &r, collect, &g, &err), -1);
 	assert_int_equal(err.cls, GB_ERR_INVALID);
