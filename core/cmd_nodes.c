@@ -1,0 +1,213 @@
+/* cmd_nodes.c -- `gpubroker nodes [probe [NODE...] | sites]`: the on-prem
+ * nodes of the inventory with their health, GPUs, measured figures and
+ * leases, through the on-prem driver's `command` method. */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output.h"
+#include "log.h"
+#include "runtime.h"
+
+/* The driver named "onprem", else the first driver that probes nodes. */
+static gb_drv *find_onprem(const gb_runtime *rt)
+{
+	gb_drv *d = gb_drivers_find(&rt->drivers, "onprem");
+	if (d)
+		return d;
+	for (size_t i = 0; i < rt->drivers.n; i++)
+		if (rt->drivers.v[i]->d &&
+		    (rt->drivers.v[i]->d->caps & GB_DRV_CAP_PROBE))
+			return rt->drivers.v[i];
+	return NULL;
+}
+
+static void collect(void *ud, const char *json)
+{
+	gb_buf *b = ud;
+	gb_buf_puts(b, json);
+}
+
+static const char *age_text(json_t *v, char *buf, size_t cap)
+{
+	char d[32];
+	if (!json_is_integer(v))
+		return "never";
+	snprintf(buf, cap, "%s ago",
+	         gb_format_duration(json_integer_value(v), d, sizeof(d)));
+	return buf;
+}
+
+/* One table row per node (the JSON keeps everything). */
+static json_t *node_rows(json_t *nodes, gb_strv *notes)
+{
+	json_t *rows = json_array();
+	size_t i;
+	json_t *n;
+	json_array_foreach(nodes, i, n) {
+		json_t *r = json_object(), *h = json_object_get(n, "health");
+		json_t *f = json_object_get(n, "figures");
+		json_t *lease = json_object_get(n, "lease");
+		json_t *mig = json_object_get(n, "mig");
+		const char *name = json_string_value(json_object_get(n, "name"));
+		const char *reason = json_string_value(json_object_get(n, "reason"));
+		const char *status = json_string_value(json_object_get(n, "status"));
+		char buf[128], age[48];
+		json_object_set_new(r, "node", json_string(name ? name : "?"));
+		json_object_set(r, "site", json_object_get(n, "site"));
+		json_object_set(r, "shape", json_object_get(n, "shape"));
+		json_object_set(r, "gpus", json_object_get(n, "gpus"));
+		if (json_is_object(h)) {
+			const char *st = json_string_value(json_object_get(h, "state"));
+			snprintf(buf, sizeof(buf), "%s%s", st ? st : "?",
+			         json_is_true(json_object_get(h, "stale"))
+			                 ? " (stale)" : "");
+			json_object_set_new(r, "health", json_string(buf));
+			json_object_set_new(r, "probed",
+			                    json_string(age_text(json_object_get(h,
+			                                                         "age_s"),
+			                                         age, sizeof(age))));
+		} else {
+			json_object_set_new(r, "health", json_string("unprobed"));
+			json_object_set_new(r, "probed", json_string("never"));
+		}
+		if (json_is_object(f)) {
+			json_object_set(r, "d2d", json_object_get(f, "d2d_gbps"));
+			json_object_set(r, "fp32", json_object_get(f, "fp32_tflops"));
+			json_object_set(r, "bf16", json_object_get(f, "bf16_tflops"));
+		}
+		if (json_is_object(lease)) {
+			json_object_set(r, "lease", json_object_get(lease, "pool"));
+		} else if (json_is_object(mig) &&
+		           json_array_size(json_object_get(mig, "slices"))) {
+			snprintf(buf, sizeof(buf), "%zu MIG slice%s",
+			         json_array_size(json_object_get(mig, "slices")),
+			         json_array_size(json_object_get(mig, "slices")) == 1
+			                 ? "" : "s");
+			json_object_set_new(r, "lease", json_string(buf));
+		}
+		if (reason && status && strcmp(status, "free") != 0)
+			gb_strv_push_take(notes, gb_xasprintf("%s: %s", name ? name
+			                                                      : "?",
+			                                      reason));
+		json_array_append_new(rows, r);
+	}
+	return rows;
+}
+
+static int run_nodes(gb_cli *cli)
+{
+	static const gb_column node_cols[] = {
+		{"node", "node", 0},          {"site", "site", 0},
+		{"shape", "shape", 0},        {"gpus", "gpus", 1},
+		{"health", "health", 0},      {"d2d gb/s", "d2d", 1},
+		{"fp32 tflop/s", "fp32", 1},  {"bf16 tflop/s", "bf16", 1},
+		{"lease", "lease", 0},        {"probed", "probed", 0},
+		{NULL, NULL, 0},
+	};
+	static const gb_column site_cols[] = {
+		{"site", "name", 0},         {"country", "country", 0},
+		{"jurisdiction", "jurisdiction", 0},
+		{"lat", "lat", 1},           {"lon", "lon", 1},
+		{"tags", "tags", 0},         {"gco2/kwh", "carbon_g_per_kwh", 1},
+		{NULL, NULL, 0},
+	};
+	gb_runtime rt;
+	gb_drv *drv;
+	const char *verb = "nodes";
+	const char *const *argv = NULL;
+	int argc = 0, rc;
+	gb_buf out = GB_BUF_INIT;
+	gb_error e;
+	json_t *doc;
+	json_error_t je;
+
+	if (cli->args.n) {
+		if (!strcmp(cli->args.v[0], "probe")) {
+			verb = "probe";
+		} else if (!strcmp(cli->args.v[0], "sites")) {
+			verb = "sites";
+			if (cli->args.n > 1)
+				return gb_cli_usage(cli, "'nodes sites' takes no "
+				                         "arguments");
+		} else {
+			return gb_cli_usage(cli, "unknown subcommand \"%s\" "
+			                         "(probe, sites)",
+			                    cli->args.v[0]);
+		}
+		argv = (const char *const *)cli->args.v + 1;
+		argc = (int)cli->args.n - 1;
+	}
+	if ((rc = gb_runtime_open(cli, &rt, 0)) != 0)
+		return rc;
+	drv = find_onprem(&rt);
+	if (!drv) {
+		gb_cli_err(cli, "no on-prem driver is configured: add '- name: "
+		                "onprem' to drivers and 'onprem: {inventory: "
+		                "PATH}' to the broker config");
+		gb_runtime_free(&rt);
+		return GB_EXIT_FAIL;
+	}
+	if (!drv->ready) {
+		gb_cli_err(cli, "the on-prem driver is not ready: %s", drv->status);
+		gb_runtime_free(&rt);
+		return GB_EXIT_FAIL;
+	}
+	if (!GB_DRV_HAS(drv, command)) {
+		gb_cli_err(cli, "driver %s (%s) has no command method (it needs "
+		                "driver ABI 1.1 or later)", drv->name, drv->path);
+		gb_runtime_free(&rt);
+		return GB_EXIT_FAIL;
+	}
+	if (!strcmp(verb, "probe"))
+		gb_cli_info(cli, "probing %s ...",
+		            argc ? "the named nodes" : "every node");
+	memset(&e, 0, sizeof(e));
+	if (drv->d->command(drv->ctx, verb, argc, argv, collect, &out, &e) != 0) {
+		char *msg = gb_redact(e.message);
+		gb_cli_err(cli, "%s", msg);
+		free(msg);
+		gb_buf_free(&out);
+		gb_runtime_free(&rt);
+		return GB_EXIT_FAIL;
+	}
+	doc = json_loads(gb_buf_str(&out), 0, &je);
+	gb_buf_free(&out);
+	if (!doc) {
+		gb_cli_err(cli, "driver %s answered with malformed JSON: %s",
+		           drv->name, je.text);
+		gb_runtime_free(&rt);
+		return GB_EXIT_FAIL;
+	}
+	if (!strcmp(verb, "sites")) {
+		gb_out_render(cli, stdout, doc, doc, site_cols);
+	} else if (cli->out != GB_OUT_TABLE) {
+		gb_out_render(cli, stdout, doc, doc, node_cols);
+	} else {
+		gb_strv notes = {0};
+		json_t *rows = node_rows(doc, &notes);
+		if (json_array_size(rows) == 0)
+			gb_cli_info(cli, "the inventory has no nodes");
+		else
+			gb_out_table(stdout, rows, node_cols);
+		for (size_t i = 0; i < notes.n; i++)
+			gb_cli_info(cli, "%s", notes.v[i]);
+		gb_strv_free(&notes);
+		json_decref(rows);
+	}
+	json_decref(doc);
+	gb_runtime_free(&rt);
+	return GB_EXIT_OK;
+}
+
+const gb_cmd gb_cmd_nodes = {
+	"nodes", "on-prem nodes: health, GPUs, measured figures, leases",
+	"[probe [NODE...] | sites]",
+	"Lists the nodes of the on-prem inventory (broker config: onprem:\n"
+	"{inventory: PATH}) with their health, GPUs, the bandwidth and TFLOP/s\n"
+	"the probe measured, their lease and the age of the last probe.\n"
+	"'nodes probe [NODE...]' copies gpuprobe to the nodes when needed,\n"
+	"runs it and stores the results; unreachable or unhealthy nodes are\n"
+	"not offered.  'nodes sites' lists the inventory's sites.",
+	NULL, run_nodes,
+};
