@@ -65,12 +65,13 @@ static void derive_token(gb_engine *e, const char *pool, int64_t generation,
 
 /* Records what the drivers reported and closes the intent, atomically. */
 static int record(gb_engine *e, const gb_pool_spec *spec, const gb_coffer *o,
-                  int64_t intent_id, cjob *jobs, size_t njobs, int first_index,
+                  int64_t intent_id, int64_t call_ms, cjob *jobs,
+                  size_t njobs, int first_index,
                   int ok, const char *error, gb_inst_row ***rows_out,
                   size_t *nrows_out)
 {
 	gb_store *s = e->o.store;
-	int64_t now = gb_now_ms() / 1000;
+	int64_t now = gb_now_ms();
 	int idx = first_index;
 	gb_inst_row **rows = NULL;
 	size_t nrows = 0;
@@ -100,9 +101,10 @@ static int record(gb_engine *e, const gb_pool_spec *spec, const gb_coffer *o,
 			r->gpu_model = gb_xstrdup(o->gpu_model);
 			r->gpu_count = o->gpu_count;
 			r->price_per_hour = o->price;
-			r->launched_at = sn->created_at > 0 ? sn->created_at : now;
-			r->running_at = sn->state == GB_INST_RUNNING ? now : 0;
-			r->last_seen_at = now;
+			/* billing starts when the create was issued */
+			r->launched_ms = call_ms;
+			r->running_ms = sn->state == GB_INST_RUNNING ? now : 0;
+			r->last_seen_ms = now;
 			r->intent_id = intent_id;
 			r->name_index = my_index;
 			if (gb_store_inst_put(s, r) != 0) {
@@ -160,6 +162,7 @@ static void try_candidate(gb_engine *e, const gb_pool_spec *spec,
 	gb_inst_row **rows = NULL;
 	size_t nrows = 0;
 	const char *image;
+	int64_t call_ms;
 
 	memset(a, 0, sizeof(*a));
 	if (!drv) {
@@ -241,6 +244,7 @@ static void try_candidate(gb_engine *e, const gb_pool_spec *spec,
 		jb->req.max_price = 0;
 	}
 	gb_engine__stat(e, &e->stats.creates, njobs);
+	call_ms = gb_now_ms();
 	gb_parallel_for(njobs, e->workers, run_cjob, jobs);
 
 	/* 3. what happened */
@@ -252,7 +256,7 @@ static void try_candidate(gb_engine *e, const gb_pool_spec *spec,
 			a->failed = 1;
 		}
 	}
-	if (record(e, spec, o, in.id, jobs, njobs, first, ok,
+	if (record(e, spec, o, in.id, call_ms, jobs, njobs, first, ok,
 	           ok ? NULL : a->err.message, &rows, &nrows) != 0) {
 		/* The cloud made instances we could not record: the intent
 		 * stays open, so recovery (next start) or gc adopts or

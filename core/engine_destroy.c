@@ -38,7 +38,7 @@ int gb_engine__terminate_rows(gb_engine *e, gb_inst_row **rows, size_t n,
 {
 	tgroup *groups = NULL;
 	size_t ng = 0;
-	int64_t now = gb_now_ms() / 1000;
+	int64_t now = gb_now_ms();
 	int rc = 0;
 
 	for (size_t i = 0; i < n; i++) {
@@ -113,8 +113,8 @@ int gb_engine__terminate_rows(gb_engine *e, gb_inst_row **rows, size_t n,
 		for (size_t i = 0; i < g->n; i++) {
 			free(g->rows[i]->state);
 			g->rows[i]->state = gb_xstrdup("terminating");
-			if (!g->rows[i]->terminate_requested_at)
-				g->rows[i]->terminate_requested_at = now;
+			if (!g->rows[i]->terminate_requested_ms)
+				g->rows[i]->terminate_requested_ms = now;
 			if (g->rc == 0)
 				gb_engine__event(e, g->rows[i]->pool,
 				                 g->rows[i]->provider_id, "terminating",
@@ -163,7 +163,7 @@ int gb_engine_destroy(gb_engine *e, const char *pool, const char *reason,
 	for (;;) {
 		gb_inst_row *rows = NULL, **todo;
 		size_t n = 0, nt = 0;
-		int64_t now = gb_now_ms() / 1000;
+		int64_t now = gb_now_ms();
 		if (gb_store_inst_list(e->o.store, pool, 1, &rows, &n) != 0) {
 			snprintf(res->message, sizeof(res->message), "%s",
 			         gb_store_errmsg(e->o.store));
@@ -188,7 +188,7 @@ int gb_engine_destroy(gb_engine *e, const char *pool, const char *reason,
 		todo = gb_xcalloc(n, sizeof(*todo));
 		for (size_t i = 0; i < n; i++)
 			if (strcmp(rows[i].state, "terminating") != 0 ||
-			    rows[i].terminate_requested_at < now - 60)
+			    rows[i].terminate_requested_ms < now - 60000)
 				todo[nt++] = &rows[i];
 		if (nt) {
 			gb_engine__terminate_rows(e, todo, nt, reason);
@@ -220,7 +220,7 @@ int gb_engine_destroy_step(gb_engine *e, const char *pool, const char *reason,
 	gb_pool_row row;
 	gb_inst_row *rows = NULL, **todo;
 	size_t n = 0, nt = 0;
-	int64_t now = gb_now_ms() / 1000;
+	int64_t now = gb_now_ms();
 	int rc;
 
 	memset(res, 0, sizeof(*res));
@@ -269,7 +269,7 @@ int gb_engine_destroy_step(gb_engine *e, const char *pool, const char *reason,
 	todo = gb_xcalloc(n, sizeof(*todo));
 	for (size_t i = 0; i < n; i++)
 		if (strcmp(rows[i].state, "terminating") != 0 ||
-		    rows[i].terminate_requested_at < now - 60)
+		    rows[i].terminate_requested_ms < now - 60000)
 			todo[nt++] = &rows[i];
 	if (nt) {
 		gb_engine__terminate_rows(e, todo, nt, reason);

@@ -101,7 +101,7 @@ static void apply_seen(gb_engine *e, gb_inst_row *r, const gb_seen *s,
 	upd.state_reason = r->state_reason;
 	upd.private_ip = s->private_ip;
 	upd.public_ip = s->public_ip;
-	upd.last_seen_at = now;
+	upd.last_seen_ms = now;
 	gb_store_inst_put(e->o.store, &upd);
 
 	if (terminating) {
@@ -145,7 +145,7 @@ int gb_engine__refresh_rows(gb_engine *e, const char *pool, gb_inst_row *rows,
 {
 	size_t ng;
 	dgroup *g = group_rows(e, pool, rows, n, &ng);
-	int64_t now = gb_now_ms() / 1000;
+	int64_t now = gb_now_ms();
 	int rc = 0;
 	gb_parallel_for(ng, e->workers, run_dgroup, g);
 	for (size_t i = 0; i < n; i++) {
@@ -171,7 +171,7 @@ int gb_engine__refresh_rows(gb_engine *e, const char *pool, gb_inst_row *rows,
 			                 "%s terminated (gone from %s)", r->name,
 			                 r->cloud);
 		} else if (strcmp(r->state, "pending") == 0 &&
-		           r->launched_at > now - GB_VISIBILITY_GRACE_S) {
+		           r->launched_ms > now - GB_VISIBILITY_GRACE_S * 1000) {
 			/* eventual consistency: give it time */
 		} else if (r->provider_id) {
 			gb_store_inst_set_state(e->o.store, r->id, "terminated",
@@ -271,7 +271,7 @@ static void recover_create(gb_engine *e, const gb_intent_row *in)
 	gb_error err;
 	gb_pool_row pool;
 	int adopted = 0, active;
-	int64_t now = gb_now_ms() / 1000;
+	int64_t now = gb_now_ms();
 	int idx = in->first_index;
 	if (!drv) {
 		gb_engine__event(e, in->pool, NULL, "error",
@@ -324,8 +324,9 @@ static void recover_create(gb_engine *e, const gb_intent_row *in)
 		r.gpu_model = in->gpu_model;
 		r.gpu_count = in->gpu_count;
 		r.price_per_hour = in->price_per_hour;
-		r.launched_at = s->created_at > 0 ? s->created_at : in->created_at;
-		r.last_seen_at = now;
+		r.launched_ms = (s->created_at > 0 ? s->created_at : in->created_at) *
+		                1000;
+		r.last_seen_ms = now;
 		r.intent_id = in->id;
 		r.name_index = idx++;
 		if (gb_store_inst_put(e->o.store, &r) == 0) {
@@ -438,7 +439,7 @@ int gb_engine_gc(gb_engine *e, int adopt, json_t **report)
 	size_t ng = 0, ncat = gb_catalog_count(e->o.cat);
 	known k;
 	json_t *rep = json_array();
-	int64_t now = gb_now_ms() / 1000;
+	int64_t now = gb_now_ms();
 
 	*report = rep;
 	/* every (driver, region) the catalog or the store mentions */
@@ -516,8 +517,10 @@ int gb_engine_gc(gb_engine *e, int adopt, json_t **report)
 					r.private_ip = s->private_ip;
 					r.public_ip = s->public_ip;
 					r.price_per_hour = price;
-					r.launched_at = s->created_at > 0 ? s->created_at : now;
-					r.last_seen_at = now;
+					r.launched_ms = s->created_at > 0
+					                        ? s->created_at * 1000
+					                        : now;
+					r.last_seen_ms = now;
 					r.name_index = maxi + 1;
 					if (gb_store_inst_put(e->o.store, &r) == 0) {
 						gb_engine__stat(e, &e->stats.gc_adopted, 1);

@@ -5,11 +5,11 @@
 #include <string.h>
 #include <time.h>
 
-static json_t *inst_json(const gb_inst_row *r, int64_t now)
+static json_t *inst_json(const gb_inst_row *r, int64_t now_ms)
 {
-	int64_t end = r->terminated_at ? r->terminated_at : now;
-	double hours = r->launched_at && end > r->launched_at
-	                       ? (double)(end - r->launched_at) / 3600.0
+	int64_t end = r->terminated_ms ? r->terminated_ms : now_ms;
+	double hours = r->launched_ms && end > r->launched_ms
+	                       ? (double)(end - r->launched_ms) / 3600000.0
 	                       : 0;
 	json_t *j = json_object();
 	json_object_set_new(j, "name", json_string(r->name ? r->name : ""));
@@ -31,7 +31,10 @@ static json_t *inst_json(const gb_inst_row *r, int64_t now)
 	json_object_set_new(j, "gpu_model", json_string(r->gpu_model ? r->gpu_model : ""));
 	json_object_set_new(j, "gpu_count", json_integer(r->gpu_count));
 	json_object_set_new(j, "price_per_hour", json_real(r->price_per_hour));
-	json_object_set_new(j, "launched_at", json_integer(r->launched_at));
+	json_object_set_new(j, "launched_at", json_integer(r->launched_ms / 1000));
+	if (r->terminated_ms)
+		json_object_set_new(j, "terminated_at",
+		                    json_integer(r->terminated_ms / 1000));
 	json_object_set_new(j, "cost", json_real(hours * r->price_per_hour));
 	return j;
 }
@@ -59,9 +62,9 @@ static json_t *pool_json(gb_engine *e, const gb_pool_row *p)
 			pending++;
 		else
 			other++;
-		if (strcmp(rows[i].state, "preempted") != 0 || !rows[i].terminated_at)
+		if (strcmp(rows[i].state, "preempted") != 0 || !rows[i].terminated_ms)
 			per_hour += rows[i].price_per_hour;
-		json_array_append_new(insts, inst_json(&rows[i], now));
+		json_array_append_new(insts, inst_json(&rows[i], now * 1000));
 		json_array_foreach(clouds, k, c)
 			seen |= strcmp(json_string_value(c), rows[i].cloud) == 0;
 		if (!seen)
@@ -153,15 +156,17 @@ json_t *gb_engine_cost(gb_engine *e, const char *by, int64_t since_s)
 	gb_store_inst_list(e->o.store, NULL, 0, &rows, &n);
 	for (size_t i = 0; i < n; i++) {
 		const gb_inst_row *r = &rows[i];
-		int64_t start = r->launched_at, end = r->terminated_at ? r->terminated_at
-		                                                       : now;
+		int64_t start = r->launched_ms, end = r->terminated_ms ? r->terminated_ms
+		                                                       : now * 1000;
 		double hours, cost;
 		const char *key;
-		if (since_s > start)
-			start = since_s;
-		if (!start || end <= start)
+		if (!start)
 			continue;
-		hours = (double)(end - start) / 3600.0;
+		if (since_s * 1000 > start)
+			start = since_s * 1000;
+		if (end <= start)
+			continue;
+		hours = (double)(end - start) / 3600000.0;
 		cost = hours * r->price_per_hour;
 		if (!by || strcmp(by, "pool") == 0)
 			key = r->pool;

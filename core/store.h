@@ -89,11 +89,15 @@ typedef struct gb_inst_row {
 	char *gpu_model;
 	int gpu_count;
 	double price_per_hour;  /* price at launch (spot price for spot) */
-	int64_t launched_at;    /* unix s: billing starts */
-	int64_t running_at;
-	int64_t terminate_requested_at;
-	int64_t terminated_at;  /* set only when the cloud confirmed */
-	int64_t last_seen_at;
+	/* times in unix milliseconds; 0 = not (yet) */
+	int64_t launched_ms;    /* billing starts: when the create was issued */
+	int64_t running_ms;
+	int64_t terminate_requested_ms;
+	int64_t terminated_ms;  /* billing ends: set only once the cloud
+	                           confirmed termination (then it is the
+	                           termination request time, when clouds stop
+	                           billing) or a preemption was seen */
+	int64_t last_seen_ms;
 	int64_t last_heartbeat_at;
 	double last_gpu_util;
 	int64_t intent_id;
@@ -114,6 +118,7 @@ int gb_store_inst_lookup(gb_store *s, const char *id_or_name,
 int gb_store_inst_list(gb_store *s, const char *pool, int live_only,
                        gb_inst_row **out, size_t *n);
 void gb_inst_list_free(gb_inst_row *v, size_t n);
+/* at: unix ms of the observation. */
 int gb_store_inst_set_state(gb_store *s, int64_t id, const char *state,
                             const char *reason, int64_t at);
 int gb_store_inst_heartbeat(gb_store *s, int64_t id, int64_t at,

@@ -7,8 +7,8 @@
 #define INST_COLS                                                           \
 	"id, pool, cloud, region, zone, instance_type, capacity, provider_id," \
 	" name, token, state, state_reason, private_ip, public_ip, gpu_model," \
-	" gpu_count, price_per_hour, launched_at, running_at,"                 \
-	" terminate_requested_at, terminated_at, last_seen_at,"                \
+	" gpu_count, price_per_hour, launched_ms, running_ms,"                 \
+	" terminate_requested_ms, terminated_ms, last_seen_ms,"                \
 	" last_heartbeat_at, last_gpu_util, intent_id, name_index"
 
 void gb_inst_row_free(gb_inst_row *r)
@@ -58,11 +58,11 @@ static void read_inst(sqlite3_stmt *st, gb_inst_row *r)
 	r->gpu_model = gb_store__col_str(st, 14);
 	r->gpu_count = sqlite3_column_int(st, 15);
 	r->price_per_hour = sqlite3_column_double(st, 16);
-	r->launched_at = sqlite3_column_int64(st, 17);
-	r->running_at = sqlite3_column_int64(st, 18);
-	r->terminate_requested_at = sqlite3_column_int64(st, 19);
-	r->terminated_at = sqlite3_column_int64(st, 20);
-	r->last_seen_at = sqlite3_column_int64(st, 21);
+	r->launched_ms = sqlite3_column_int64(st, 17);
+	r->running_ms = sqlite3_column_int64(st, 18);
+	r->terminate_requested_ms = sqlite3_column_int64(st, 19);
+	r->terminated_ms = sqlite3_column_int64(st, 20);
+	r->last_seen_ms = sqlite3_column_int64(st, 21);
 	r->last_heartbeat_at = sqlite3_column_int64(st, 22);
 	r->last_gpu_util = sqlite3_column_double(st, 23);
 	r->intent_id = sqlite3_column_int64(st, 24);
@@ -75,26 +75,26 @@ int gb_store_inst_put(gb_store *s, gb_inst_row *r)
 		"INSERT INTO instances (pool, cloud, region, zone, instance_type,"
 		" capacity, provider_id, name, token, state, state_reason,"
 		" private_ip, public_ip, gpu_model, gpu_count, price_per_hour,"
-		" launched_at, running_at, terminate_requested_at, terminated_at,"
-		" last_seen_at, intent_id, name_index) VALUES (?1, ?2, ?3, ?4, ?5,"
+		" launched_ms, running_ms, terminate_requested_ms, terminated_ms,"
+		" last_seen_ms, intent_id, name_index) VALUES (?1, ?2, ?3, ?4, ?5,"
 		" ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,"
 		" ?20, ?21, ?22, ?23)"
 		" ON CONFLICT(cloud, provider_id) DO UPDATE SET region = ?3,"
 		" zone = ?4, state = ?10, state_reason = ?11,"
 		" private_ip = COALESCE(?12, private_ip),"
 		" public_ip = COALESCE(?13, public_ip),"
-		" running_at = MAX(running_at, ?18),"
-		" terminate_requested_at = MAX(terminate_requested_at, ?19),"
-		" terminated_at = MAX(terminated_at, ?20),"
-		" last_seen_at = MAX(last_seen_at, ?21) RETURNING id";
+		" running_ms = MAX(running_ms, ?18),"
+		" terminate_requested_ms = MAX(terminate_requested_ms, ?19),"
+		" terminated_ms = MAX(terminated_ms, ?20),"
+		" last_seen_ms = MAX(last_seen_ms, ?21) RETURNING id";
 	static const char upd[] =
 		"UPDATE instances SET state = ?2, state_reason = ?3,"
 		" private_ip = COALESCE(?4, private_ip),"
 		" public_ip = COALESCE(?5, public_ip),"
-		" running_at = MAX(running_at, ?6),"
-		" terminate_requested_at = MAX(terminate_requested_at, ?7),"
-		" terminated_at = MAX(terminated_at, ?8),"
-		" last_seen_at = MAX(last_seen_at, ?9),"
+		" running_ms = MAX(running_ms, ?6),"
+		" terminate_requested_ms = MAX(terminate_requested_ms, ?7),"
+		" terminated_ms = MAX(terminated_ms, ?8),"
+		" last_seen_ms = MAX(last_seen_ms, ?9),"
 		" provider_id = COALESCE(?10, provider_id),"
 		" zone = COALESCE(NULLIF(?11, ''), zone) WHERE id = ?1";
 	sqlite3_stmt *st;
@@ -110,10 +110,10 @@ int gb_store_inst_put(gb_store *s, gb_inst_row *r)
 		gb_store__bind_str(st, 3, r->state_reason);
 		gb_store__bind_str(st, 4, r->private_ip);
 		gb_store__bind_str(st, 5, r->public_ip);
-		sqlite3_bind_int64(st, 6, r->running_at);
-		sqlite3_bind_int64(st, 7, r->terminate_requested_at);
-		sqlite3_bind_int64(st, 8, r->terminated_at);
-		sqlite3_bind_int64(st, 9, r->last_seen_at);
+		sqlite3_bind_int64(st, 6, r->running_ms);
+		sqlite3_bind_int64(st, 7, r->terminate_requested_ms);
+		sqlite3_bind_int64(st, 8, r->terminated_ms);
+		sqlite3_bind_int64(st, 9, r->last_seen_ms);
 		gb_store__bind_str(st, 10, r->provider_id);
 		gb_store__bind_str(st, 11, r->zone);
 		rc = gb_store__exec_stmt(s, st, "update instance");
@@ -140,11 +140,11 @@ int gb_store_inst_put(gb_store *s, gb_inst_row *r)
 	gb_store__bind_str(st, 14, r->gpu_model);
 	sqlite3_bind_int(st, 15, r->gpu_count);
 	sqlite3_bind_double(st, 16, r->price_per_hour);
-	sqlite3_bind_int64(st, 17, r->launched_at);
-	sqlite3_bind_int64(st, 18, r->running_at);
-	sqlite3_bind_int64(st, 19, r->terminate_requested_at);
-	sqlite3_bind_int64(st, 20, r->terminated_at);
-	sqlite3_bind_int64(st, 21, r->last_seen_at);
+	sqlite3_bind_int64(st, 17, r->launched_ms);
+	sqlite3_bind_int64(st, 18, r->running_ms);
+	sqlite3_bind_int64(st, 19, r->terminate_requested_ms);
+	sqlite3_bind_int64(st, 20, r->terminated_ms);
+	sqlite3_bind_int64(st, 21, r->last_seen_ms);
 	if (r->intent_id > 0)
 		sqlite3_bind_int64(st, 22, r->intent_id);
 	else
@@ -257,12 +257,15 @@ int gb_store_inst_set_state(gb_store *s, int64_t id, const char *state,
 {
 	static const char sql[] =
 		"UPDATE instances SET state = ?2, state_reason = COALESCE(?3,"
-		" state_reason), running_at = CASE WHEN ?2 = 'running' AND"
-		" running_at = 0 THEN ?4 ELSE running_at END,"
-		" terminate_requested_at = CASE WHEN ?2 = 'terminating' AND"
-		" terminate_requested_at = 0 THEN ?4 ELSE terminate_requested_at END,"
-		" terminated_at = CASE WHEN ?2 = 'terminated' AND terminated_at = 0"
-		" THEN ?4 ELSE terminated_at END WHERE id = ?1";
+		" state_reason), running_ms = CASE WHEN ?2 = 'running' AND"
+		" running_ms = 0 THEN ?4 ELSE running_ms END,"
+		" terminate_requested_ms = CASE WHEN ?2 = 'terminating' AND"
+		" terminate_requested_ms = 0 THEN ?4 ELSE terminate_requested_ms END,"
+		" terminated_ms = CASE WHEN terminated_ms != 0 THEN terminated_ms"
+		"   WHEN ?2 = 'terminated' AND terminate_requested_ms > 0"
+		"     THEN terminate_requested_ms"
+		"   WHEN ?2 IN ('terminated', 'preempted') THEN ?4"
+		"   ELSE 0 END WHERE id = ?1";
 	sqlite3_stmt *st;
 	int rc;
 	gb_store__lock(s);

@@ -43,6 +43,7 @@ TIMEOUT=${GB_TEST_TIMEOUT:-600}
 run_one() { # name command...
 	name=$1
 	shift
+	mkdir -p "$(dirname "$logs/$name.log")"
 	start=$(date +%s)
 	if timeout -k 10 "$TIMEOUT" "$@" >"$logs/$name.log" 2>&1; then
 		pass=$((pass + 1))

@@ -135,7 +135,7 @@ static void test_instances_upsert_by_provider_id(void **state)
 	r.provider_id = (char *)"i-1";
 	r.state = (char *)"pending";
 	r.price_per_hour = 30.5;
-	r.launched_at = 1000;
+	r.launched_ms = 1000;
 	r.name_index = 4;
 	assert_int_equal(gb_store_inst_put(s, &r), 0);
 	assert_true(r.id > 0);
@@ -143,19 +143,19 @@ static void test_instances_upsert_by_provider_id(void **state)
 	r.id = 0;
 	r.state = (char *)"running";
 	r.private_ip = (char *)"10.0.0.1";
-	r.running_at = 1010;
+	r.running_ms = 1010;
 	assert_int_equal(gb_store_inst_put(s, &r), 0);
 	assert_int_equal(gb_store_inst_list(s, "p1", 1, &list, &n), 0);
 	assert_int_equal(n, 1);
 	assert_string_equal(list[0].state, "running");
 	assert_string_equal(list[0].private_ip, "10.0.0.1");
-	assert_int_equal(list[0].running_at, 1010);
+	assert_int_equal(list[0].running_ms, 1010);
 	gb_inst_list_free(list, n);
 	assert_int_equal(gb_store_inst_set_state(s, r.id, "terminated",
 	                                         "user", 2000), 0);
 	assert_int_equal(gb_store_inst_find(s, "aws", "i-1", &g), 0);
 	assert_string_equal(g.state, "terminated");
-	assert_int_equal(g.terminated_at, 2000);
+	assert_int_equal(g.terminated_ms, 2000);
 	gb_inst_row_free(&g);
 	assert_int_equal(gb_store_inst_list(s, "p1", 1, &list, &n), 0);
 	assert_int_equal(n, 0);
