@@ -330,8 +330,9 @@ const gb_cmd gb_cmd_validate = {
 	"has the key \"pool\" is a pool spec; one with broker keys (listen,\n"
 	"drivers, tokens, ...) is a broker config; an on-prem inventory\n"
 	"(nodes:, sites:) is reported as skipped: the onprem driver checks\n"
-	"it when it loads.  With -c CONFIG, spec\n"
-	"clouds are checked against the config's drivers.\n"
+	"it when it loads.  With -c CONFIG, the clouds a spec names are\n"
+	"checked against the config's drivers.  Files may also be given\n"
+	"without -f.\n"
 	"Exit status: 0 all valid, 1 any invalid, 2 usage.",
 	validate_flags,
 	run_validate,
