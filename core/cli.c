@@ -358,6 +358,29 @@ int gb_cli_main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "--version") == 0)
 		argv[1] = (char *)"version";
+	/* Common flags may come before the command ("gpubroker -c F status"):
+	 * move them after it. */
+	if (argv[1][0] == '-' && argc > 2) {
+		int i = 1;
+		while (i < argc && argv[i][0] == '-' && strcmp(argv[i], "--")) {
+			int takes = 0;
+			const char *a = argv[i];
+			for (size_t k = 0; k < GB_ARRAY_LEN(common_flags); k++) {
+				int hit = a[1] == '-'
+				                  ? strcmp(a + 2, common_flags[k].name) == 0
+				                  : a[1] == common_flags[k].shortname &&
+				                            a[2] == '\0';
+				if (hit)
+					takes = common_flags[k].arg != NULL;
+			}
+			i += takes ? 2 : 1;
+		}
+		if (i < argc && argv[i][0] != '-') {
+			char *cmdname = argv[i];
+			memmove(&argv[2], &argv[1], (size_t)(i - 1) * sizeof(char *));
+			argv[1] = cmdname;
+		}
+	}
 	cmd = gb_cli_find(argv[1]);
 	if (!cmd) {
 		const char *names[64];

@@ -552,9 +552,10 @@ static char *parse_listen(gb_ydec *c, const gb_ynode *n)
 			goto bad;
 	if (gb_parse_int64(port, &p) != 0)
 		goto bad;
-	if (p < 1 || p > 65535) {
-		ERR(c, n, "listen", "port %lld is out of range: use 1 to 65535",
-		    (long long)p);
+	if (p < 0 || p > 65535) {
+		ERR(c, n, "listen",
+		    "port %lld is out of range: use 1 to 65535 (or 0 for any "
+		    "free port)", (long long)p);
 		return NULL;
 	}
 	if (hlen == 0) {

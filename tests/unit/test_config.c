@@ -267,8 +267,8 @@ static const bad_case bad_cases[] = {
 	 "invalid broker id \"Acme_ML\""},
 	{"broker_id_long", "broker_id: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n", 1, 12,
 	 "broker_id", "1 to 32 lowercase letters"},
-	{"listen_port_zero", "listen: 127.0.0.1:0\n", 1, 9, "listen",
-	 "port 0 is out of range"},
+	{"listen_port_65536", "listen: 127.0.0.1:65536\n", 1, 9, "listen",
+	 "port 65536 is out of range"},
 	{"listen_port_big", "listen: 127.0.0.1:70000\n", 1, 9, "listen",
 	 "port 70000 is out of range"},
 	{"listen_no_port", "listen: localhost\n", 1, 9, "listen",
@@ -402,7 +402,7 @@ static void test_secrets_not_echoed(void **state)
 
 static void test_all_errors_reported(void **state)
 {
-	const char *y = "listen: x:0\n"
+	const char *y = "listen: x:99999\n"
 	                "daemon: {workers: 0, log_format: xml}\n"
 	                "brokr_id: a\n";
 	gb_config c;
