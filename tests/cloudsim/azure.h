@@ -1,0 +1,63 @@
+/*
+ * azure.h -- internals of cloudsim's Azure listener: the login token
+ * endpoint (azure_login.c), ARM routing/auth/throttling (azure_api.c),
+ * virtual machines and their async operations (arm_vm.c), the VM/NIC/IP
+ * resource shapes (arm_render.c) and the Retail Prices API
+ * (azure_prices.c).
+ */
+#ifndef SIM_AZURE_H
+#define SIM_AZURE_H
+
+#include "sim.h"
+
+typedef struct az_ctx {
+	sim_req *req;
+	sim_resp *resp;
+	int64_t now;
+	char **segs;        /* decoded path segments */
+	size_t nseg;
+	const char *sub, *rg, *name, *loc;
+	const char *api;    /* api-version */
+	const char *op;
+} az_ctx;
+
+/* {"error":{"code","message"}} with status. */
+void az_error(az_ctx *c, int status, const char *code, const char *fmt, ...)
+	GB_PRINTF(4, 5);
+/* The same with a "target". */
+void az_error_target(az_ctx *c, int status, const char *code,
+                     const char *target, const char *fmt, ...)
+	GB_PRINTF(5, 6);
+
+/* Map key of a VM: "azure|sub|rg|name" (lowercase rg and name). */
+char *az_vm_key(const char *sub, const char *rg, const char *name);
+/* Resource ids. Caller frees. */
+char *az_vm_id(const sim_inst *in);
+char *az_nic_id(const sim_inst *in);
+char *az_pip_id(const sim_inst *in);
+/* Operation URLs (Azure-AsyncOperation / Location). Caller frees. */
+char *az_op_url(const az_ctx *c, const sim_op *op, int monitor);
+
+/* Resource JSON. */
+json_t *az_vm_json(const sim_inst *in, int64_t now, int expand);
+json_t *az_instance_view(const sim_inst *in, int64_t now);
+json_t *az_nic_json(const sim_inst *in, int64_t now);
+json_t *az_pip_json(const sim_inst *in, int64_t now);
+/* "eastus" from "East US" / "eastus"; writes into buf. */
+const char *az_norm_location(const char *s, char *buf, size_t cap);
+
+void az_login(az_ctx *c);
+void az_prices(az_ctx *c);
+void arm_vm_put(az_ctx *c);
+void arm_vm_get(az_ctx *c, int view_only);
+void arm_vm_delete(az_ctx *c);
+void arm_vm_list(az_ctx *c, int whole_subscription);
+void arm_op_get(az_ctx *c, const char *id);
+void arm_nic_get(az_ctx *c, const char *name);
+void arm_pip_get(az_ctx *c, const char *name);
+void arm_usages(az_ctx *c);
+
+/* 1 when the api-version is at least `min` ("2019-03-01"). */
+int az_api_at_least(const char *api, const char *min);
+
+#endif

@@ -1,0 +1,75 @@
+/*
+ * gce.h -- internals of cloudsim's GCP listener: the OAuth token endpoint
+ * (gcp_oauth.c), Compute Engine v1 routing/auth/rate limits (gce_api.c),
+ * instances (gce_instances.c), zone operations (gce_ops.c), list filters
+ * (gce_filter.c) and the Cloud Billing catalog (gcp_billing.c).
+ */
+#ifndef SIM_GCE_H
+#define SIM_GCE_H
+
+#include "sim.h"
+
+typedef struct gce_ctx {
+	sim_req *req;
+	sim_resp *resp;
+	int64_t now;
+	char **segs;        /* decoded path segments */
+	size_t nseg;
+	const char *project, *zone, *region, *name, *opname;
+	const char *op;
+} gce_ctx;
+
+/* Google API error: {"error":{"code","message","errors":[{message,
+ * domain,reason}]}}. */
+void gce_error(gce_ctx *c, int status, const char *reason,
+               const char *domain, const char *fmt, ...) GB_PRINTF(5, 6);
+
+/* base URL + "/compute/v1/projects/<p>" ...; caller frees. */
+char *gce_url(const char *fmt, ...) GB_PRINTF(1, 2);
+
+/* Instance map key "gcp|project|zone|name". Caller frees. */
+char *gce_key(const char *project, const char *zone, const char *name);
+
+json_t *gce_instance_json(const sim_inst *in, int64_t now);
+json_t *gce_op_json(const sim_op *op, int64_t now);
+/* New operation (name generated). */
+sim_op *gce_op_new(gce_ctx *c, const char *kind, const char *zone,
+                   const char *target, const char *target_id,
+                   int64_t done);
+
+/* Filters (AIP-160 subset): clauses ANDed. */
+typedef struct gce_clause {
+	char *field;  /* "labels.KEY", "name", "status", "zone", ... */
+	int op;       /* '=', '!', ':' */
+	char *value;
+} gce_clause;
+int gce_filter_parse(const char *s, gce_clause **out, size_t *n);
+void gce_filter_free(gce_clause *c, size_t n);
+/* get(field) returns the value (or NULL when absent). */
+typedef const char *(*gce_field_fn)(const void *obj, const char *field,
+                                    char *buf, size_t cap);
+int gce_filter_match(const gce_clause *c, size_t n, gce_field_fn get,
+                     const void *obj);
+
+/* Handlers (called with sim_g.mu held; zone_op_wait drops it while
+ * waiting). */
+void gcp_token(gce_ctx *c);
+void gce_insert(gce_ctx *c);
+void gce_get(gce_ctx *c);
+void gce_delete(gce_ctx *c);
+void gce_list(gce_ctx *c, int aggregated);
+void gce_op_get(gce_ctx *c);
+void gce_op_wait(gce_ctx *c);
+void gce_op_list(gce_ctx *c);
+void gce_region_get(gce_ctx *c);
+void gcp_billing_services(gce_ctx *c);
+void gcp_billing_skus(gce_ctx *c, const char *service);
+
+/* Accelerator type for a canonical GPU model ("H100" ->
+ * "nvidia-h100-80gb"). */
+const char *gce_accel_for(const char *gpu);
+/* Page tokens. */
+char *gce_token_make(const char *kind, const char *pos);
+char *gce_token_parse(const char *kind, const char *tok);
+
+#endif
