@@ -399,8 +399,10 @@ json_t *onprem_view_json(const onprem_ctx *c, const onprem_view *w)
 		status = "leased";
 	else if (w->leases.n)
 		status = "partly-leased";
-	else if (!w->usable && w->h.state == ONPREM_H_HEALTHY)
+	else if (!w->usable && w->h.state == ONPREM_H_HEALTHY && w->h.stale)
 		status = "stale";
+	else if (!w->usable && w->h.state == ONPREM_H_HEALTHY)
+		status = "unknown-gpus";
 	else if (!w->usable)
 		status = "unprobed";
 	else

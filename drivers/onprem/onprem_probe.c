@@ -77,7 +77,7 @@ static void evaluate(const onprem_ctx *c, const onprem_node *n,
 	const char *perr_s = json_string_value(json_object_get(doc, "error"));
 	int exit_code = json_is_integer(exit_j) ? (int)json_integer_value(exit_j)
 	                                        : -1;
-	int bad_gpu = 0;
+	int bad_gpu = 0, mixed = 0;
 	int64_t mem_min = -1;
 	h->probed_at = json_is_integer(json_object_get(doc, "probed_at"))
 	                       ? json_integer_value(json_object_get(doc, "probed_at"))
@@ -101,9 +101,11 @@ static void evaluate(const onprem_ctx *c, const onprem_node *n,
 			const char *mig = json_string_value(json_object_get(g, "mig_mode"));
 			int64_t mib = json_is_integer(mm) ? json_integer_value(mm) : 0;
 			const onprem_gpu_model *m = onprem_gpu_from_device(name, mib);
-			h->ngpus++;
-			if (m && !h->model)
+			if (h->ngpus == 0)
 				h->model = m;
+			else if (m != h->model)
+				mixed = 1; /* no single model to sell */
+			h->ngpus++;
 			if (mib > 0 && (mem_min < 0 || mib < mem_min))
 				mem_min = mib;
 			if (mig && !strcmp(mig, "enabled"))
@@ -134,6 +136,8 @@ static void evaluate(const onprem_ctx *c, const onprem_node *n,
 			}
 		}
 	}
+	if (mixed)
+		h->model = NULL;
 	if (mem_min > 0)
 		h->memory_gb = (int)((mem_min + 512) / 1024);
 	if (h->model && h->memory_gb <= 0)

@@ -932,6 +932,38 @@ static void test_offers_from_probes(void **state)
 	}
 	env_close(&E);
 
+	/* gpuprobe --self-test: an H100 and an unknown GPU: healthy, but
+	 * no single model to sell unless the inventory declares the GPUs */
+	env_open(&E,
+	         "sites:\n"
+	         "  - {name: s1, lat: 50, lon: 8, jurisdiction: EU, country: DE}\n"
+	         "nodes:\n"
+	         "  - {name: x1, site: s1, transport: local, "
+	         "price_per_gpu_hour: 1}\n"
+	         "  - {name: x2, site: s1, transport: local, "
+	         "price_per_gpu_hour: 1, gpus: {model: H100, count: 2}}\n",
+	         NULL);
+	put_probe(&E, "x1", "tests/data/onprem/probe-selftest.json", 0, 5);
+	put_probe(&E, "x2", "tests/data/onprem/probe-selftest.json", 0, 5);
+	list_offers(&E, &os);
+	assert_int_equal(os.n, 1);
+	o = find_offer(&os, "s1", "2xH100", GB_CAPACITY_ON_DEMAND);
+	assert_non_null(o);
+	assert_true(fabs(bnum(o, "bf16_tflops") - 720.9) < 1e-9);
+	offers_free(&os);
+	{
+		gb_error e;
+		json_t *nodes = command(&E, "nodes", 0, NULL, &e), *n;
+		n = node_of(nodes, "x1");
+		assert_string_equal(json_string_value(json_object_get(n, "reason")),
+		                    "the probe could not name the GPU model: "
+		                    "declare gpus in the inventory");
+		assert_string_equal(json_string_value(json_object_get(
+			json_object_get(n, "health"), "state")), "healthy");
+		json_decref(nodes);
+	}
+	env_close(&E);
+
 	/* require_probe: only fresh healthy reports count */
 	env_open(&E, offers_inv, "require_probe", "true", NULL);
 	put_probe(&E, "a1", "tests/data/onprem/probe-a100x4-healthy.json", 0, 60);
