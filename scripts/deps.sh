@@ -21,13 +21,18 @@ else
 	done
 fi
 # Tools the tests and benchmarks drive as real peers.
-for tool in curl:curl sshd:openssh-server ssh:openssh-client; do
+for tool in curl:curl sshd:openssh-server ssh:openssh-client jq:jq; do
 	cmd=${tool%%:*}
 	deb=${tool#*:}
 	if ! command -v "$cmd" >/dev/null 2>&1 && [ ! -x "/usr/sbin/$cmd" ]; then
 		missing="$missing $deb"
 	fi
 done
+# The official AWS SDK, driven against cloudsim by
+# tests/integration/cloudsim_ec2_boto3.sh (Debian's /usr/bin/python3).
+if ! /usr/bin/python3 -c 'import boto3' >/dev/null 2>&1; then
+	missing="$missing python3-boto3"
+fi
 [ -n "${GB_DEPS_EXTRA:-}" ] && missing="$missing $GB_DEPS_EXTRA"
 
 missing=$(echo $missing)
