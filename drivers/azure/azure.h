@@ -80,6 +80,9 @@ void azure_config_free(azure_ctx *c);
  * naming the options and variables that were tried.  need_rg: the call
  * needs the resource group too. */
 int azure_require(azure_ctx *c, int need_rg, gb_error *err);
+/* The subnet for a region: option "subnet_id.<region>", else subnet_id /
+ * AZURE_SUBNET_ID; NULL when none.  Borrowed. */
+const char *azure_subnet_for(azure_ctx *c, const char *region);
 /* The image for a region: option "image.<region>", option "image", the
  * default.  Borrowed. */
 const char *azure_image_for(azure_ctx *c, const char *region);

@@ -31,8 +31,15 @@ int azure_parse_token(const char *body, size_t len, char **token,
 	int64_t exp = 0;
 	*token = NULL;
 	*expires_in_s = 0;
-	if (!root)
+	if (!root) {
+		/* jansson's message quotes the text near the error: it could be
+		 * part of a token, so say less. */
+		if (strcmp(err->code, "MalformedResponse") == 0)
+			drvc_err(err, GB_ERR_INVALID, 0, "MalformedTokenResponse",
+			         "Azure token response is not valid JSON (%zu bytes)",
+			         len);
 		return -1;
+	}
 	tok = drvc_jstr(root, "access_token");
 	type = drvc_jstr(root, "token_type");
 	if (!tok || !*tok || strchr(tok, '\r') || strchr(tok, '\n') ||

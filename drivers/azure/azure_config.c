@@ -1,5 +1,6 @@
 /* azure_config.c -- the Azure driver's settings: broker-config options
  * first, then the environment, then defaults (see README.md). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -149,6 +150,15 @@ int azure_require(azure_ctx *c, int need_rg, gb_error *err)
 		return -1;
 	}
 	return 0;
+}
+
+const char *azure_subnet_for(azure_ctx *c, const char *region)
+{
+	char key[160];
+	const char *v;
+	snprintf(key, sizeof(key), "subnet_id.%s", region ? region : "");
+	v = opt(c->host, key);
+	return v ? v : c->subnet;
 }
 
 const char *azure_image_for(azure_ctx *c, const char *region)

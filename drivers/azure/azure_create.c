@@ -106,7 +106,7 @@ int azure_create(void *ctx, const gb_create_req *req, gb_instance_cb emit,
 	if (req_ok(req, err) != 0 || azure_require(c, 1, err) != 0)
 		return -1;
 	memset(&p, 0, sizeof(p));
-	p.subnet = c->subnet;
+	p.subnet = azure_subnet_for(c, req->region);
 	p.image = req->image && *req->image ? req->image
 	                                    : azure_image_for(c, req->region);
 	p.security_type = c->security_type;

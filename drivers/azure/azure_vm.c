@@ -119,6 +119,19 @@ char *azure_vm_body(const gb_create_req *req, const char *name,
 
 	if (azure_vm_name_ok(name, err) != 0)
 		return NULL;
+	if (!req->region || !*req->region || !req->instance_type ||
+	    !*req->instance_type || !p->image || !*p->image) {
+		drvc_err(err, GB_ERR_INVALID, 0, "InvalidRequest",
+		         "Azure VM %s: region, instance type and image are "
+		         "required", name);
+		return NULL;
+	}
+	for (size_t i = 0; req->ssh_keys && i < req->nssh_keys; i++)
+		if (!req->ssh_keys[i] || !*req->ssh_keys[i]) {
+			drvc_err(err, GB_ERR_INVALID, 0, "InvalidSshKey",
+			         "Azure VM %s: SSH key %zu is empty", name, i);
+			return NULL;
+		}
 	if (!req->ssh_keys || req->nssh_keys == 0) {
 		drvc_err(err, GB_ERR_INVALID, 0, "SshKeyRequired",
 		         "Azure Linux VMs are created with password login "
@@ -128,10 +141,12 @@ char *azure_vm_body(const gb_create_req *req, const char *name,
 	}
 	if (!p->subnet || !*p->subnet) {
 		drvc_err(err, GB_ERR_INVALID, 0, "SubnetMissing",
-		         "Azure subnet not set: set option subnet_id or env "
-		         "AZURE_SUBNET_ID to the resource id of a pre-created "
-		         "subnet (/subscriptions/<sub>/resourceGroups/<rg>/providers/"
-		         "Microsoft.Network/virtualNetworks/<vnet>/subnets/<subnet>)");
+		         "Azure subnet for %.60s not set: set option subnet_id "
+		         "(or subnet_id.%.60s, or env AZURE_SUBNET_ID) to the "
+		         "resource id of a pre-created subnet in that region "
+		         "(/subscriptions/<sub>/resourceGroups/<rg>/providers/"
+		         "Microsoft.Network/virtualNetworks/<vnet>/subnets/<subnet>)",
+		         req->region, req->region);
 		return NULL;
 	}
 	if (req->user_data && strlen(req->user_data) > 65535) {
@@ -234,6 +249,12 @@ char *azure_vm_body(const gb_create_req *req, const char *name,
 		                    json_pack("{s:s}", "securityType",
 		                              p->security_type));
 
+	if (!props) {
+		json_decref(tags);
+		drvc_err(err, GB_ERR_INTERNAL, 0, "BodyBuildFailed",
+		         "Azure VM %s: the PUT body could not be built", name);
+		return NULL;
+	}
 	root = json_pack("{s:s,s:o,s:o}", "location", req->region, "tags", tags,
 	                 "properties", props);
 	if (zone && *zone)

@@ -100,9 +100,12 @@ json_t *drvc_json_buf(const char *body, size_t len, size_t max,
 	}
 	root = json_loadb(body, len, 0, &je);
 	if (!root) {
+		char why[128];
+		/* jansson quotes input near the error: keep it printable */
+		drvc_clean_text(why, sizeof(why), je.text, sizeof(why) - 1);
 		drvc_err(err, GB_ERR_INVALID, 0, "MalformedResponse",
 		         "%s: not valid JSON at byte %d: %s", what, je.position,
-		         je.text);
+		         why);
 		return NULL;
 	}
 	if (!json_is_object(root)) {

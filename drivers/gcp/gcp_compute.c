@@ -80,6 +80,20 @@ char *gcp_insert_body(const gb_create_req *req, const char *name,
 	char k[64], v[64], *s, *mt, *dt;
 	size_t nlabels;
 
+	if (!req->instance_type || !p->image || !*p->image || !p->network ||
+	    !p->disk_type || !req->pool || !req->broker_id || !req->token) {
+		drvc_err(err, GB_ERR_INVALID, 0, "InvalidRequest",
+		         "GCE instance %s: type, image, network, pool, broker id "
+		         "and token are required", name);
+		return NULL;
+	}
+	for (size_t i = 0; req->ssh_keys && i < req->nssh_keys; i++)
+		if (!req->ssh_keys[i] || strchr(req->ssh_keys[i], '\n')) {
+			drvc_err(err, GB_ERR_INVALID, 0, "InvalidSshKey",
+			         "GCE instance %s: SSH key %zu is missing or spans "
+			         "several lines", name, i);
+			return NULL;
+		}
 	if (gcp_parse_type(req->instance_type, &t, err) != 0)
 		return NULL;
 	labels = json_object();
@@ -209,7 +223,9 @@ int gcp_inst_parse(const json_t *o, gcp_inst *inst)
 	inst->zone = drvc_xstrdup(last_seg(drvc_jstr(o, "zone")));
 	if (!inst->zone)
 		inst->zone = drvc_xstrdup("");
-	if (json_is_object(acc) &&
+	/* A2/A3/G2 list their built-in GPUs in guestAccelerators too; only
+	 * N1 carries them in its catalog type. */
+	if (mt && strncmp(mt, "n1-", 3) == 0 && json_is_object(acc) &&
 	    drvc_jint(json_object_get(acc, "acceleratorCount"), &cnt) == 0 &&
 	    drvc_jstr(acc, "acceleratorType"))
 		inst->type = drvc_xasprintf(

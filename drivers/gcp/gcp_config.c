@@ -64,11 +64,16 @@ static char *read_key(gcp_ctx *c, char **where)
 {
 	const gb_host *h = c->host;
 	const char *src = opt(h, "credentials.key_file");
+	const char *optname = "credentials.key_file";
 	char *buf = drvc_xmalloc(KEY_MAX), *path = NULL;
 	int n;
 
+	if (!src) {
+		src = opt(h, "credentials.service_account_json");
+		optname = "credentials.service_account_json";
+	}
 	if (src) {
-		*where = drvc_xasprintf("%s (option credentials.key_file)", src);
+		*where = drvc_xasprintf("%s (option %s)", src, optname);
 		if (strncmp(src, "file:", 5) != 0 && strncmp(src, "env:", 4) != 0)
 			path = drvc_xasprintf("file:%s", src);
 		n = h->secret(h->ctx, path ? path : src, buf, KEY_MAX);

@@ -588,7 +588,7 @@ static void test_put_body_exact(void **state)
 static void test_create_polls_and_emits(void **state)
 {
 	fakehost *fh = mk(1);
-	void *ctx = init(fh);
+	void *ctx;
 	gb_create_req r = base_req(1);
 	got g;
 	gb_error err;
@@ -596,6 +596,11 @@ static void test_create_polls_and_emits(void **state)
 	int64_t t0;
 	(void)state;
 
+	/* a per-region subnet wins over subnet_id */
+	fakehost_option(fh, "subnet_id.eastus",
+	                "/subscriptions/sub1/resourceGroups/net/providers/"
+	                "Microsoft.Network/virtualNetworks/v2/subnets/gpu-eastus");
+	ctx = init(fh);
 	token_route(TOK1, 3600, -1);
 	create_routes("pool-a-0", "op-0", "{\"status\":\"Succeeded\"}", 2);
 	memset(&g, 0, sizeof(g));
@@ -631,6 +636,8 @@ static void test_create_polls_and_emits(void **state)
 					"imageReference"),
 				"publisher")),
 			"microsoft-dsvm");
+		assert_non_null(strstr(put->body, "subnets/gpu-eastus\""));
+		assert_null(strstr(put->body, "subnets/default\""));
 		json_decref(j);
 	}
 	assert_int_equal(count_reqs(fh, "DELETE", "virtualMachines"), 0);

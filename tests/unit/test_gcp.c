@@ -979,6 +979,22 @@ static void test_describe_paging_and_states(void **state)
 	assert_int_equal(count_reqs(fh, "GET", "aggregated"), 3);
 	assert_int_equal(unmatched, 0);
 
+	/* A2 reports its built-in GPUs in guestAccelerators: the type stays
+	 * the machine type. */
+	{
+		gcp_inst in;
+		json_t *o = json_loads(
+			"{\"name\":\"a\",\"zone\":\"zones/us-central1-a\","
+			"\"machineType\":\"zones/us-central1-a/machineTypes/"
+			"a2-highgpu-1g\",\"guestAccelerators\":[{\"acceleratorType\":"
+			"\"nvidia-tesla-a100\",\"acceleratorCount\":1}]}",
+			0, NULL);
+		assert_int_equal(gcp_inst_parse(o, &in), 0);
+		assert_string_equal(in.type, "a2-highgpu-1g");
+		gcp_inst_free(&in);
+		json_decref(o);
+	}
+
 	/* Instances in other regions are not reported. */
 	routes_reset();
 	token_route(TOK1, 3600, -1);
@@ -1131,6 +1147,19 @@ static void test_missing_or_bad_credentials(void **state)
 	}
 	gcp_driver_desc.fini(ctx);
 	unsetenv("GOOGLE_APPLICATION_CREDENTIALS");
+
+	/* The config's other spelling, with an env: source naming a path. */
+	fakehost_option(fh, "credentials.service_account_json", "env:GCP_SA_PATH");
+	fakehost_secret(fh, "env:GCP_SA_PATH", "/keys/p.json");
+	fakehost_secret(fh, "file:/keys/p.json", key_json);
+	ctx = init(fh);
+	{
+		gb_instance_ref ref = {"vm-2", "us-central1", "us-central1-a"};
+		on("DELETE", "projects/proj-1/zones/us-central1-a/instances/vm-2?",
+		   -1, 200, "{}", NULL, NULL);
+		assert_int_equal(gcp_driver_desc.terminate(ctx, &ref, 1, &err), 0);
+	}
+	gcp_driver_desc.fini(ctx);
 
 	/* A key without private_key; a key whose private_key is no PEM. */
 	fakehost_option(fh, "credentials.key_file", "file:/keys/bad.json");
