@@ -87,7 +87,7 @@ grep -q "n2: GPUs unknown: declare gpus in the inventory or run 'gpubroker nodes
 	"$T/err" || fail "n2 note"
 # n1 is offered before its first probe (declared GPUs), n2 is not
 "$G" offers $C --cloud onprem >"$T/out" 2>&1 || fail "offers: $(cat "$T/out")"
-grep -Eq '^onprem +lab +0 +4xA100-80GB +A100-80GB +4 +80 +on-demand +6\.00 ' \
+grep -Eq '^onprem +lab .* 4xA100-80GB +A100-80GB +4 +80 +on-demand +6\.00 ' \
 	"$T/out" || fail "offer before probing: $(cat "$T/out")"
 
 echo "== nodes probe (recorded healthy report)"
