@@ -154,8 +154,10 @@ static int run_offers(gb_cli *cli)
 		json_object_set_new(r, "region", json_string(o->region));
 		if (o_zones)
 			json_object_set_new(r, "zones", json_string(*o->zone ? o->zone : "-"));
-		else
+		else if (rows[i].zones)
 			json_object_set_new(r, "zones", json_integer(rows[i].zones));
+		else
+			json_object_set_new(r, "zones", json_string("-"));
 		json_object_set_new(r, "instance_type", json_string(o->instance_type));
 		json_object_set_new(r, "gpu", json_string(o->gpu_model));
 		json_object_set_new(r, "gpu_count", json_integer(o->gpu_count));

@@ -620,7 +620,16 @@ static void dec_config(gb_ydec *c, const gb_ynode *root, gb_config *cfg)
 		set_str(&cfg->state_path, s);
 	if ((v = gb_ymap_get(root, "policy_path"))) {
 		gb_strv tmp = {NULL, 0};
-		if (gb_ydec_strlist(c, v, "policy_path", &tmp) == 0) {
+		int bad = gb_ydec_strlist(c, v, "policy_path", &tmp) != 0;
+		for (size_t i = 0; !bad && i < tmp.n; i++) {
+			if (!tmp.v[i][0]) {
+				gb_ydec_err(c, v, "policy_path",
+				            "an empty directory name (an unset "
+				            "${VAR}?): remove it or give a directory");
+				bad = 1;
+			}
+		}
+		if (!bad) {
 			gb_strv_free(&cfg->policy_path);
 			cfg->policy_path = tmp;
 		} else {

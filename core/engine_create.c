@@ -63,11 +63,24 @@ static void derive_token(gb_engine *e, const char *pool, int64_t generation,
 	snprintf(out, 48, "gb%.40s", hex);
 }
 
+/* Everything one journaled create needs; from an offer (new creates) or
+ * from an open intent (recovery replays it with the same token). */
+typedef struct create_desc {
+	const char *cloud, *region, *zone, *instance_type, *gpu_model;
+	gb_capacity capacity;
+	int gpu_count;
+	double price;
+	int count;
+	int first_index;
+	const char *token;
+	int64_t intent_id;
+} create_desc;
+
 /* Records what the drivers reported and closes the intent, atomically. */
-static int record(gb_engine *e, const gb_pool_spec *spec, const gb_coffer *o,
-                  int64_t intent_id, int64_t call_ms, cjob *jobs,
-                  size_t njobs, int first_index,
-                  int ok, const char *error, gb_inst_row ***rows_out,
+static int record(gb_engine *e, const gb_pool_spec *spec,
+                  const create_desc *o, int64_t intent_id, int64_t call_ms,
+                  cjob *jobs, size_t njobs, int first_index, int ok,
+                  const char *error, gb_inst_row ***rows_out,
                   size_t *nrows_out)
 {
 	gb_store *s = e->o.store;
@@ -143,21 +156,16 @@ static void free_rows(gb_inst_row **rows, size_t n)
 	free(rows);
 }
 
-/* Try to create `count` instances on one candidate.  all_or_nothing:
- * roll back partial success (terminate what was made).  Returns how many
- * were created and kept; a->err holds the reason when fewer. */
-static void try_candidate(gb_engine *e, const gb_pool_spec *spec,
-                          int64_t generation, const gb_coffer *o, int count,
-                          int all_or_nothing, attempt *a)
+/* Calls the driver for a journaled create (intent already committed),
+ * records the result and closes the intent.  all_or_nothing: roll back
+ * partial success (terminate what was made). */
+static void execute(gb_engine *e, const gb_pool_spec *spec,
+                    const create_desc *cd, int all_or_nothing, attempt *a)
 {
-	gb_drv *drv = gb_engine__drv(e, o->cloud);
-	gb_intent_row in;
-	int maxi = -1, first;
-	char token[48];
+	gb_drv *drv = gb_engine__drv(e, cd->cloud);
 	size_t njobs;
 	cjob *jobs;
 	gb_kv *tags;
-	const char **keys = NULL;
 	int ok = 1;
 	gb_inst_row **rows = NULL;
 	size_t nrows = 0;
@@ -168,73 +176,40 @@ static void try_candidate(gb_engine *e, const gb_pool_spec *spec,
 	if (!drv) {
 		gb_error_set(&a->err, GB_ERR_INTERNAL, 0, "DriverNotReady",
 		             "driver %s is not loaded or failed to initialise "
-		             "(see 'gpubroker drivers')", o->cloud);
+		             "(see 'gpubroker drivers')", cd->cloud);
 		a->failed = 1;
 		return;
 	}
-	if (gb_store_inst_max_index(e->o.store, spec->name, &maxi) != 0) {
-		gb_error_set(&a->err, GB_ERR_INTERNAL, 0, "Store", "%s",
-		             gb_store_errmsg(e->o.store));
-		a->failed = 1;
-		return;
-	}
-	first = maxi + 1;
-	derive_token(e, spec->name, generation, first, count, o, token);
-
-	/* 1. the journal */
-	memset(&in, 0, sizeof(in));
-	in.kind = (char *)"create";
-	in.pool = spec->name;
-	in.cloud = (char *)o->cloud;
-	in.region = (char *)o->region;
-	in.zone = (char *)o->zone;
-	in.instance_type = (char *)o->instance_type;
-	in.capacity = (char *)gb_capacity_name(o->capacity);
-	in.count = count;
-	in.token = token;
-	in.name_prefix = spec->name;
-	in.first_index = first;
-	in.price_per_hour = o->price;
-	in.gpu_model = (char *)o->gpu_model;
-	in.gpu_count = o->gpu_count;
-	if (gb_store_intent_open(e->o.store, &in) != 0) {
-		gb_error_set(&a->err, GB_ERR_INTERNAL, 0, "Store",
-		             "cannot journal the create, so nothing was asked of "
-		             "the cloud: %s", gb_store_errmsg(e->o.store));
-		a->failed = 1;
-		return;
-	}
-
-	/* 2. the calls: one batch where the driver can, else one per instance
-	 * in parallel. */
-	njobs = (drv->d->caps & GB_DRV_CAP_BATCH_CREATE) ? 1 : (size_t)count;
-	jobs = gb_xcalloc(njobs, sizeof(*jobs));
+	/* one batch where the driver can, else one per instance in parallel */
+	njobs = (drv->d->caps & GB_DRV_CAP_BATCH_CREATE) ? 1 : (size_t)cd->count;
+	jobs = gb_xcalloc(njobs ? njobs : 1, sizeof(*jobs));
 	tags = gb_xcalloc(spec->labels.n + 1, sizeof(*tags));
 	for (size_t i = 0; i < spec->labels.n; i++) {
 		tags[i].key = spec->labels.keys[i];
 		tags[i].value = spec->labels.vals[i];
 	}
-	image = gb_kvs_get(&spec->images, o->cloud);
-	(void)keys;
+	image = gb_kvs_get(&spec->images, cd->cloud);
 	for (size_t j = 0; j < njobs; j++) {
 		cjob *jb = &jobs[j];
 		jb->e = e;
 		jb->drv = drv;
-		if (njobs == 1)
-			snprintf(jb->token, sizeof(jb->token), "%s", token);
+		if (njobs == 1 && (drv->d->caps & GB_DRV_CAP_BATCH_CREATE))
+			snprintf(jb->token, sizeof(jb->token), "%s", cd->token);
 		else
-			snprintf(jb->token, sizeof(jb->token), "%s-%zu", token, j);
+			snprintf(jb->token, sizeof(jb->token), "%s-%zu", cd->token, j);
 		jb->req.pool = spec->name;
 		jb->req.broker_id = e->broker_id;
 		jb->req.team = spec->team;
-		jb->req.region = o->region;
-		jb->req.zone = o->zone;
-		jb->req.instance_type = o->instance_type;
-		jb->req.capacity = o->capacity;
-		jb->req.count = njobs == 1 ? (unsigned)count : 1;
+		jb->req.region = cd->region;
+		jb->req.zone = cd->zone;
+		jb->req.instance_type = cd->instance_type;
+		jb->req.capacity = cd->capacity;
+		jb->req.count = njobs == 1 && (drv->d->caps & GB_DRV_CAP_BATCH_CREATE)
+		                        ? (unsigned)cd->count
+		                        : 1;
 		jb->req.token = jb->token;
 		jb->req.name_prefix = spec->name;
-		jb->req.first_index = (unsigned)(first + (njobs == 1 ? 0 : (int)j));
+		jb->req.first_index = (unsigned)(cd->first_index + (int)j);
 		jb->req.image = image;
 		jb->req.tags = tags;
 		jb->req.ntags = spec->labels.n;
@@ -247,7 +222,6 @@ static void try_candidate(gb_engine *e, const gb_pool_spec *spec,
 	call_ms = gb_now_ms();
 	gb_parallel_for(njobs, e->workers, run_cjob, jobs);
 
-	/* 3. what happened */
 	for (size_t j = 0; j < njobs; j++) {
 		if (jobs[j].rc != 0) {
 			ok = 0;
@@ -256,11 +230,11 @@ static void try_candidate(gb_engine *e, const gb_pool_spec *spec,
 			a->failed = 1;
 		}
 	}
-	if (record(e, spec, o, in.id, call_ms, jobs, njobs, first, ok,
-	           ok ? NULL : a->err.message, &rows, &nrows) != 0) {
+	if (record(e, spec, cd, cd->intent_id, call_ms, jobs, njobs,
+	           cd->first_index, ok, ok ? NULL : a->err.message, &rows,
+	           &nrows) != 0) {
 		/* The cloud made instances we could not record: the intent
-		 * stays open, so recovery (next start) or gc adopts or
-		 * terminates them. */
+		 * stays open, so recovery (next start) replays it. */
 		gb_error_set(&a->err, GB_ERR_INTERNAL, 0, "Store",
 		             "instances were created but could not be recorded "
 		             "(%s); the open intent will be resolved on the next "
@@ -271,16 +245,16 @@ static void try_candidate(gb_engine *e, const gb_pool_spec *spec,
 	for (size_t i = 0; i < nrows; i++)
 		gb_engine__event(e, spec->name, rows[i]->provider_id, "created",
 		                 "created %s %s in %s%s%s (%s, $%.4f/h)",
-		                 rows[i]->name, o->instance_type, o->region,
-		                 *o->zone ? "/" : "", o->zone,
-		                 gb_capacity_name(o->capacity), o->price);
+		                 rows[i]->name, cd->instance_type, cd->region,
+		                 *cd->zone ? "/" : "", cd->zone,
+		                 gb_capacity_name(cd->capacity), cd->price);
 	a->created = (int)nrows;
 	if (!ok && all_or_nothing && nrows > 0) {
 		gb_engine__event(e, spec->name, NULL, "rollback",
 		                 "only %zu of %d instances could be created in "
 		                 "%s%s%s; releasing them to keep the pool in one "
-		                 "place", nrows, count, o->region,
-		                 *o->zone ? "/" : "", o->zone);
+		                 "place", nrows, cd->count, cd->region,
+		                 *cd->zone ? "/" : "", cd->zone);
 		gb_engine__terminate_rows(e, rows, nrows, "rollback");
 		a->created = 0;
 	}
@@ -290,6 +264,106 @@ out:
 		gb_seen_list_free(&jobs[j].out);
 	free(jobs);
 	free(tags);
+}
+
+/* Try to create `count` instances on one candidate: journal, then
+ * execute. */
+static void try_candidate(gb_engine *e, const gb_pool_spec *spec,
+                          int64_t generation, const gb_coffer *o, int count,
+                          int all_or_nothing, attempt *a)
+{
+	gb_intent_row in;
+	int maxi = -1;
+	char token[48];
+	create_desc cd;
+
+	memset(a, 0, sizeof(*a));
+	if (gb_store_inst_max_index(e->o.store, spec->name, &maxi) != 0) {
+		gb_error_set(&a->err, GB_ERR_INTERNAL, 0, "Store", "%s",
+		             gb_store_errmsg(e->o.store));
+		a->failed = 1;
+		return;
+	}
+	memset(&cd, 0, sizeof(cd));
+	cd.cloud = o->cloud;
+	cd.region = o->region;
+	cd.zone = o->zone;
+	cd.instance_type = o->instance_type;
+	cd.gpu_model = o->gpu_model;
+	cd.capacity = o->capacity;
+	cd.gpu_count = o->gpu_count;
+	cd.price = o->price;
+	cd.count = count;
+	cd.first_index = maxi + 1;
+	derive_token(e, spec->name, generation, cd.first_index, count, o, token);
+	cd.token = token;
+
+	/* the journal, committed before the cloud is asked anything */
+	memset(&in, 0, sizeof(in));
+	in.kind = (char *)"create";
+	in.pool = spec->name;
+	in.cloud = (char *)o->cloud;
+	in.region = (char *)o->region;
+	in.zone = (char *)o->zone;
+	in.instance_type = (char *)o->instance_type;
+	in.capacity = (char *)gb_capacity_name(o->capacity);
+	in.count = count;
+	in.token = token;
+	in.name_prefix = spec->name;
+	in.first_index = cd.first_index;
+	in.price_per_hour = o->price;
+	in.gpu_model = (char *)o->gpu_model;
+	in.gpu_count = o->gpu_count;
+	if (gb_store_intent_open(e->o.store, &in) != 0) {
+		gb_error_set(&a->err, GB_ERR_INTERNAL, 0, "Store",
+		             "cannot journal the create, so nothing was asked of "
+		             "the cloud: %s", gb_store_errmsg(e->o.store));
+		a->failed = 1;
+		return;
+	}
+	cd.intent_id = in.id;
+	execute(e, spec, &cd, all_or_nothing, a);
+}
+
+int gb_engine__replay_create(gb_engine *e, const gb_pool_spec *spec,
+                             const gb_intent_row *in, char *err, size_t cap);
+
+/* Recovery of an open create intent of an active pool: the same call
+ * again, with the same token.  Providers deduplicate (EC2 ClientToken,
+ * ARM PUT by name, GCE requestId), so this returns the instances the
+ * interrupted call made -- even ones describe cannot see yet -- and makes
+ * the rest.  0 when resolved. */
+int gb_engine__replay_create(gb_engine *e, const gb_pool_spec *spec,
+                             const gb_intent_row *in, char *err, size_t cap)
+{
+	create_desc cd;
+	attempt a;
+	memset(&cd, 0, sizeof(cd));
+	if (gb_capacity_parse(in->capacity, &cd.capacity) != 0) {
+		snprintf(err, cap, "intent %lld has an unknown capacity %s",
+		         (long long)in->id, in->capacity);
+		return -1;
+	}
+	cd.cloud = in->cloud;
+	cd.region = in->region;
+	cd.zone = in->zone ? in->zone : "";
+	cd.instance_type = in->instance_type;
+	cd.gpu_model = in->gpu_model;
+	cd.gpu_count = in->gpu_count;
+	cd.price = in->price_per_hour;
+	cd.count = in->count;
+	cd.first_index = in->first_index;
+	cd.token = in->token;
+	cd.intent_id = in->id;
+	execute(e, spec, &cd, spec->colocate != GB_COLOCATE_NONE, &a);
+	if (a.failed) {
+		snprintf(err, cap, "%s%s%s", a.err.code, a.err.code[0] ? ": " : "",
+		         a.err.message);
+		return a.err.cls == GB_ERR_INTERNAL && strcmp(a.err.code, "Store") == 0
+		               ? -1
+		               : 0; /* closed as failed: converge retries */
+	}
+	return 0;
 }
 
 static int unavailable_cb(void *ud, const gb_coffer *o, char *why, size_t cap)

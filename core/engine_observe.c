@@ -263,7 +263,46 @@ static int token_matches(const char *tag, const char *token)
 }
 
 /* Adopt the instances a create intent made (or find none), then close it. */
+int gb_engine__replay_create(gb_engine *e, const gb_pool_spec *spec,
+                             const gb_intent_row *in, char *err, size_t cap);
+static void recover_by_describe(gb_engine *e, const gb_intent_row *in);
+
+/* Adopt the instances an interrupted create made.  For an active pool
+ * the create is replayed with the same token (see engine_create.c);
+ * otherwise the instances carrying the token are adopted (so destroy
+ * terminates them) and the intent is closed. */
 static void recover_create(gb_engine *e, const gb_intent_row *in)
+{
+	gb_pool_row prow;
+	if (gb_store_pool_get(e->o.store, in->pool, &prow) == 0) {
+		int active = strcmp(prow.state, "active") == 0;
+		gb_pool_spec spec;
+		char err[1024];
+		if (active && gb_engine__spec(&prow, &spec, err, sizeof(err)) == 0) {
+			gb_engine__lock_pool(e, in->pool);
+			if (gb_engine__replay_create(e, &spec, in, err, sizeof(err)) == 0)
+				gb_engine__event(e, in->pool, NULL, "recovered",
+				                 "replayed interrupted create %lld "
+				                 "(token %s) in %s/%s%s%s", (long long)in->id,
+				                 in->token, in->cloud, in->region,
+				                 in->zone && *in->zone ? "/" : "",
+				                 in->zone ? in->zone : "");
+			else
+				gb_engine__event(e, in->pool, NULL, "error",
+				                 "cannot resolve create intent %lld: %s; "
+				                 "will retry on the next start",
+				                 (long long)in->id, err);
+			gb_engine__unlock_pool(e, in->pool);
+			gb_pool_spec_free(&spec);
+			gb_pool_row_free(&prow);
+			return;
+		}
+		gb_pool_row_free(&prow);
+	}
+	recover_by_describe(e, in);
+}
+
+static void recover_by_describe(gb_engine *e, const gb_intent_row *in)
 {
 	gb_drv *drv = gb_engine__drv(e, in->cloud);
 	gb_describe_req req;

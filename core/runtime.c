@@ -76,6 +76,68 @@ static void load_offers(gb_cli *cli, gb_runtime *rt)
 	gb_catalog_free(shipped);
 }
 
+static void sites_out(void *ud, const char *json)
+{
+	json_t **out = ud;
+	json_decref(*out);
+	*out = json_loads(json, 0, NULL);
+}
+
+/* Drivers that have sites of their own (on-prem) describe them through
+ * the optional command("sites"); they become regions (cloud = the
+ * driver's name) so policies see their country, jurisdiction and tags. */
+static void register_sites(gb_runtime *rt)
+{
+	for (size_t i = 0; i < rt->drivers.n; i++) {
+		gb_drv *d = rt->drivers.v[i];
+		json_t *sites = NULL, *s;
+		gb_error e;
+		size_t k;
+		if (!d->ready || !GB_DRV_HAS(d, command))
+			continue;
+		memset(&e, 0, sizeof(e));
+		if (d->d->command(d->ctx, "sites", 0, NULL, sites_out, &sites, &e) != 0) {
+			json_decref(sites);
+			continue; /* drivers without sites refuse the verb */
+		}
+		json_array_foreach(sites, k, s) {
+			gb_region_info ri;
+			gb_buf tags = GB_BUF_INIT;
+			size_t t;
+			json_t *tag;
+			memset(&ri, 0, sizeof(ri));
+			ri.cloud = d->name;
+			ri.name = json_string_value(json_object_get(s, "name"));
+			if (!ri.name)
+				continue;
+			ri.display = json_string_value(json_object_get(s, "display"));
+			ri.country = json_string_value(json_object_get(s, "country"));
+			ri.jurisdiction =
+				json_string_value(json_object_get(s, "jurisdiction"));
+			ri.lat = json_number_value(json_object_get(s, "lat"));
+			ri.lon = json_number_value(json_object_get(s, "lon"));
+			ri.carbon_g_per_kwh =
+				json_number_value(json_object_get(s, "carbon_g_per_kwh"));
+			json_array_foreach(json_object_get(s, "tags"), t, tag) {
+				if (!json_is_string(tag))
+					continue;
+				if (tags.len)
+					gb_buf_putc(&tags, ',');
+				gb_buf_puts(&tags, json_string_value(tag));
+				/* a site in the EU/EEA is GDPR territory like a
+				 * cloud region there; hipaa means eligible */
+				if (strcmp(json_string_value(tag), "hipaa") == 0)
+					gb_buf_puts(&tags, ",hipaa-eligible");
+			}
+			ri.tags = gb_buf_str(&tags);
+			ri.carbon_source = "on-prem inventory";
+			gb_region_register(&ri);
+			gb_buf_free(&tags);
+		}
+		json_decref(sites);
+	}
+}
+
 int gb_runtime_open(gb_cli *cli, gb_runtime *rt, int want_offers)
 {
 	int rc;
@@ -90,6 +152,7 @@ int gb_runtime_open(gb_cli *cli, gb_runtime *rt, int want_offers)
 			                  gb_xasprintf("driver %s: %s", d->name,
 			                               d->status));
 	}
+	register_sites(rt);
 	rt->cat = gb_catalog_new();
 	if (want_offers)
 		load_offers(cli, rt);

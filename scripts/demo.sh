@@ -1,0 +1,146 @@
+#!/bin/sh
+# demo.sh -- `make run`: the whole broker on this machine, against cloudsim
+# (a local emulator of EC2, Azure Resource Manager and Compute Engine):
+# offers, a GDPR-aware plan, apply with a capacity failover, a spot
+# reclamation the daemon repairs, cost, destroy, and a final check with
+# the emulator that nothing is left.  Exits 0 only if every step worked.
+set -eu
+
+BUILD=${BUILD:-build}
+here=$(cd "$(dirname "$0")/.." && pwd)
+case "$BUILD" in /*) B=$BUILD ;; *) B=$here/$BUILD ;; esac
+G=$B/bin/gpubroker
+SIM=$B/bin/cloudsim
+SCEN=${DEMO_SCENARIO:-$here/tests/cloudsim/scenarios/demo.yaml}
+SPEC=$here/examples/demo-training.yaml
+CONF=$here/examples/cloudsim-broker.yaml
+
+for f in "$G" "$SIM"; do
+	[ -x "$f" ] || { echo "demo: $f is missing: run 'make' first" >&2; exit 1; }
+done
+[ -f "$SCEN" ] || { echo "demo: scenario $SCEN is missing" >&2; exit 1; }
+command -v jq >/dev/null || { echo "demo: needs jq (make deps installs it)" >&2; exit 1; }
+command -v curl >/dev/null || { echo "demo: needs curl (make deps installs it)" >&2; exit 1; }
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/gpubroker-demo.XXXXXX")
+sim_pid=""
+d_pid=""
+cleanup() {
+	[ -n "$d_pid" ] && kill -TERM "$d_pid" 2>/dev/null && wait "$d_pid" 2>/dev/null
+	[ -n "$sim_pid" ] && kill -TERM "$sim_pid" 2>/dev/null && wait "$sim_pid" 2>/dev/null
+	[ -n "${KEEP:-}" ] || rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+
+step=0
+say() {
+	step=$((step + 1))
+	printf '\n\033[1m== %d. %s\033[0m\n' "$step" "$*"
+}
+fail() {
+	echo "demo: FAILED: $*" >&2
+	echo "demo: logs are in $work (kept)" >&2
+	KEEP=1
+	exit 1
+}
+# wait_for SECONDS COMMAND...: poll until COMMAND succeeds
+wait_for() {
+	t=$1
+	shift
+	i=0
+	while [ "$i" -lt $((t * 2)) ]; do
+		if "$@" >/dev/null 2>&1; then return 0; fi
+		sleep 0.5
+		i=$((i + 1))
+	done
+	return 1
+}
+
+say "Starting cloudsim (EC2, ARM and GCE emulated on 127.0.0.1)"
+"$SIM" --scenario "$SCEN" --port 0 >"$work/sim.out" 2>"$work/sim.log" &
+sim_pid=$!
+wait_for 10 test -s "$work/sim.out" || fail "cloudsim did not start (see $work/sim.log)"
+CONTROL=$(head -n 1 "$work/sim.out" | jq -r .control)
+curl -sf "$CONTROL/_sim/env" >"$work/env.sh" || fail "cannot read cloudsim's /_sim/env"
+. "$work/env.sh"
+echo "cloudsim control API: $CONTROL"
+echo "drivers pointed at it through $CONF (AWS_ENDPOINT_URL_EC2=$AWS_ENDPOINT_URL_EC2 ...)"
+
+say "Starting the daemon: gpubroker serve -c examples/cloudsim-broker.yaml"
+export GPUBROKER_STATE="$work/state.db" GPUBROKER_PORT=0 GPUBROKER_RECONCILE_PERIOD=3s
+export GPUBROKER_INVENTORY="$here/examples/onprem-inventory.yaml"
+"$G" -c "$CONF" serve >"$work/daemon.out" 2>"$work/daemon.log" &
+d_pid=$!
+wait_for 15 test -s "$work/daemon.out" || fail "the daemon did not start (see $work/daemon.log)"
+export GPUBROKER_SERVER
+GPUBROKER_SERVER=$(head -n 1 "$work/daemon.out" | jq -r .listen)
+# a CI-style operator token of team research (demo only; see the config)
+export GPUBROKER_TOKEN=demo-ci-token
+echo "daemon at $GPUBROKER_SERVER; the CLI talks to it with an operator token"
+"$G" -c "$CONF" drivers
+
+say "What H100 capacity can be bought? (gpubroker offers --gpu H100)"
+"$G" -c "$CONF" offers --gpu H100 --limit 8
+
+say "Where would an EU-only (GDPR) training pool go, and why? (plan --explain)"
+sed -n '/^pool:/,$p' "$SPEC"
+"$G" -c "$CONF" plan -f "$SPEC" --explain --limit 5 | sed -n '1,40p'
+
+first=$("$G" -c "$CONF" plan -f "$SPEC" -o json | jq -c '.[0].candidates[0]')
+fz=$(echo "$first" | jq -r .zone)
+fc=$(echo "$first" | jq -r .cloud)
+fr=$(echo "$first" | jq -r .region)
+ft=$(echo "$first" | jq -r .instance_type)
+say "Injecting a capacity shortage in the first choice ($fc $fz $ft spot)"
+curl -sf -X POST -H 'Content-Type: application/json' \
+	-d "{\"capacity\": [{\"cloud\": \"$fc\", \"region\": \"$fr\", \"zone\": \"$fz\", \"type\": \"$ft\", \"market\": \"spot\", \"count\": 0}]}" \
+	"$CONTROL/_sim/scenario" >/dev/null || fail "cannot change the cloudsim scenario"
+echo "cloudsim will now answer the first choice with its cloud's capacity error"
+
+say "Apply through the daemon and wait for the instances (apply --wait)"
+"$G" apply -f "$SPEC" --auto-approve --wait --timeout 3m || fail "apply failed"
+"$G" events --pool demo-train | grep -E 'failover|created' || true
+"$G" events --pool demo-train | grep -q failover || fail "expected a failover event"
+
+say "Status"
+"$G" status demo-train
+
+say "The cloud reclaims one spot instance; the daemon replaces it"
+victim=$("$G" status demo-train -o json | jq -r '[.instances[] | select(.state=="running")][0].id')
+[ -n "$victim" ] && [ "$victim" != null ] || fail "no running instance to reclaim"
+curl -sf -X POST -d "{\"ids\": [\"$victim\"]}" "$CONTROL/_sim/reclaim" >/dev/null ||
+	fail "cannot reclaim $victim"
+echo "reclaimed $victim; waiting for the reconciler (period 3s)"
+replaced() {
+	"$G" status demo-train -o json |
+		jq -e --arg v "$victim" '([.instances[] | select(.state=="running" and .id != $v)] | length) >= 2'
+}
+wait_for 60 replaced || fail "the preempted instance was not replaced"
+"$G" events --pool demo-train | grep -E 'preempted|replace|created' | tail -4
+"$G" status demo-train
+
+say "What did it cost? (cost --by team)"
+"$G" cost --by team
+
+say "Destroy, confirmed by the cloud (destroy)"
+"$G" destroy demo-train --auto-approve || fail "destroy failed"
+
+say "Asking cloudsim itself: is anything still running?"
+live=$(curl -sf "$CONTROL/_sim/instances?live=1" | jq '[.instances[]] | length')
+bill=$(curl -sf "$CONTROL/_sim/bill" | jq -r '.total')
+ours=$("$G" cost -o json | jq -r '.total')
+echo "live instances in cloudsim: $live"
+echo "cloudsim's bill: \$$bill   gpubroker's cost: \$$ours"
+[ "$live" = 0 ] || fail "$live instances leaked"
+awk -v a="$bill" -v b="$ours" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a > 0 && d / a < 0.005) }' ||
+	fail "cost differs from the bill by more than 0.5%"
+
+say "Done: nothing leaked, cost matches the bill"
+cat <<EOF
+To keep the daemon running and try your own spec:
+  $SIM --scenario $SCEN --port 0        # prints its URLs; then:
+  eval "\$(curl -s <control-url>/_sim/env)"
+  $G -c $CONF serve                  # listens on 127.0.0.1:7878
+  $G --server http://127.0.0.1:7878 --token demo-ci-token apply -f your-pool.yaml --wait
+EOF
+exit 0
