@@ -7,13 +7,15 @@
  * All filters of a set must pass; scores add up.  Org-wide policies are
  * loaded first and always run.
  *
- * Sandbox: only base (minus dofile/loadfile/load/loadstring/require/
- * collectgarbage/print... see policy.c), table, string (minus dump),
+ * Sandbox: only base (minus dofile/loadfile/load/require/rawset/
+ * collectgarbage/warn, see policy_sandbox.c), table, string (minus dump),
  * math, utf8; text chunks only; req and offer are read-only (writes raise
  * an error); a per-call instruction budget (count hook, re-armed so pcall
- * cannot swallow it) and a memory cap (allocator).  A policy that breaks a
- * limit or raises an error fails the evaluation with a message naming the
- * policy, the function and the limit.
+ * cannot swallow it), a wall-clock backstop per call, a memory cap
+ * (allocator) and caps on C work that no hook sees (pattern matching,
+ * table.move/insert/remove ranges, allocation volume per call).  A policy
+ * that breaks a limit or raises an error fails the evaluation with a
+ * message naming the policy, the function, the limit and the offer.
  *
  * Offers reach Lua as read-only objects with fields:
  *   cloud region zone instance_type gpu_model gpu_count gpu_memory_gb
@@ -22,10 +24,18 @@
  * req carries the pool spec: name team purpose count min max
  *   gpu{models,count,memory_gb} capacity{...} clouds regions colocate
  *   data_region compliance{...} max_price_per_hour ttl idle_timeout
- *   labels{} team{name,max_gpus,max_price_per_hour,monthly_budget}
- * Helpers: gb.region(name[, cloud]) -> {cloud,name,country,jurisdiction,
- *   lat,lon,tags{},carbon} | nil, gb.distance_km(a, b) (region names or
- *   {lat=,lon=} tables), gb.glob(pattern, s), gb.log(...).
+ *   labels{} policies{} team{name,max_gpus,max_price_per_hour,
+ *   monthly_budget}; limits, ttl, idle_timeout and data_region are nil
+ *   when unset (never 0), so `if req.ttl then` reads naturally.
+ * Helpers: gb.region(name[, cloud]) or gb.region(offer) -> {cloud,name,
+ *   display,country,jurisdiction,lat,lon,tags{},carbon,carbon_source} |
+ *   nil (one cached read-only table per region), gb.distance_km(a, b)
+ *   (region names or {lat=,lon=} tables; nil for an unknown name),
+ *   gb.has_tag(region|offer|name|list, tag), gb.glob(pattern, s),
+ *   gb.log(...) (print is an alias).  xpcall runs its handler after the
+ *   stack unwinds (a handler cannot escape the limits).
+ * Implementation: policy.c (sets, evaluation), policy_sandbox.c (state,
+ * limits), policy_objects.c (offer/req/gb), policy_test.c (test runner).
  *
  * Threading: a gb_policy_set is used by one thread at a time.
  */
@@ -44,6 +54,9 @@ typedef struct gb_policy_set gb_policy_set;
 typedef struct gb_policy_limits {
 	uint64_t instructions; /* per call; 0 = default (1,000,000) */
 	size_t memory_bytes;   /* whole sandbox; 0 = default (64 MiB) */
+	unsigned time_ms;      /* wall clock per call, a backstop for single
+	                          instructions that do much work (comparing
+	                          huge strings...); 0 = default (1000) */
 } gb_policy_limits;
 
 typedef struct gb_policy_result {
@@ -88,5 +101,53 @@ int gb_policy_eval(gb_policy_set *ps, const gb_coffer *const *offers,
 /* Messages from gb.log() since the last call (borrowed until the next
  * evaluation); n set to their count. */
 const char *const *gb_policy_logs(const gb_policy_set *ps, size_t *n);
+
+/* Which functions policy i defines: bit 1 filter, bit 2 score. */
+int gb_policy_has(const gb_policy_set *ps, size_t i);
+
+/* ---- `gpubroker policy test` / `policy check` (policy_test.c) ----
+ *
+ * A test file <name>_test.lua defines global test_* functions; each runs
+ * in the sandbox with the same limits as a policy call and passes when it
+ * returns without error.  Available in tests besides gb.*:
+ *   load_policy(name)      the table <dir>/<name>.lua returns
+ *   offer{...}, request{...}  read-only offer / req with defaults filled
+ *   assert_true(v[, msg])  v == true      assert_false(v[, msg])  v is false/nil
+ *   assert_eq(actual, expected[, msg])  deep equality for tables
+ *   assert_near(a, b[, eps[, msg]])     |a - b| <= eps (default 1e-9)
+ *   assert_match(s, pattern[, msg])     assert_error(fn[, text]) -> message
+ */
+typedef struct gb_policy_test_case {
+	char *file;     /* base name: "cost_test.lua" */
+	char *name;     /* "test_cheapest_first"; "(load)" if the file failed */
+	int passed;
+	char *message;  /* why it failed; NULL when it passed */
+	gb_strv logs;   /* gb.log output of the test */
+	double ms;
+} gb_policy_test_case;
+
+typedef struct gb_policy_test_report {
+	gb_policy_test_case *cases;
+	size_t n, passed, failed;
+} gb_policy_test_report;
+
+/* Run every test_* function of every *_test.lua in dir, sorted by file
+ * then name; with filter (a glob, NULL = all) only the tests whose name
+ * matches.  Returns 0 when dir could be read and held test files (the
+ * outcome is in out->failed), else -1 with err.  Ownership: caller frees
+ * out with gb_policy_test_report_free. */
+int gb_policy_test_dir(const char *dir, const char *filter,
+                       const gb_policy_limits *lim,
+                       gb_policy_test_report *out, char *err,
+                       size_t errcap);
+void gb_policy_test_report_free(gb_policy_test_report *r);
+
+/* Load one file in the sandbox: a policy (must return filter and/or
+ * score) or, for *_test.lua, a test file (must define test_* functions).
+ * 0 with *has = the policy's functions (bit 1 filter, bit 2 score) or the
+ * number of tests; -1 with err "FILE:LINE: message" (or "FILE: message"
+ * when there is no line). */
+int gb_policy_check_file(const char *path, const gb_policy_limits *lim,
+                         int *has, char *err, size_t errcap);
 
 #endif

@@ -1,0 +1,1 @@
+return { filter = function(req, offer) return io.open("/etc/passwd") ~= nil end }

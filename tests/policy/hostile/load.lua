@@ -1,0 +1,1 @@
+return { filter = function(req, offer) return load("return 1")() == 1 end }

@@ -1,0 +1,1 @@
+return { filter = function(req, offer) return loadfile("/etc/passwd") ~= nil end }

@@ -1,0 +1,2 @@
+local x = nil
+return { filter = x.y }

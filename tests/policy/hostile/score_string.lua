@@ -1,0 +1,1 @@
+return { score = function(req, offer) return "12" end }

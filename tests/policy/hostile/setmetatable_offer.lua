@@ -1,0 +1,1 @@
+return { filter = function(req, offer) setmetatable(offer, {}) return true end }

@@ -1,0 +1,1 @@
+return { filter = function(req, offer) return string.dump(function() end) ~= nil end }

@@ -1,0 +1,5 @@
+return {
+	filter = function(req, offer)
+		return offer.price <
+	end,
+}

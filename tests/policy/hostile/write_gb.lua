@@ -1,0 +1,1 @@
+return { filter = function(req, offer) gb.region = nil return true end }

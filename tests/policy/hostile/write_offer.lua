@@ -1,0 +1,1 @@
+return { filter = function(req, offer) offer.price = 0 return true end }

@@ -1,0 +1,1 @@
+return { filter = function(req, offer) req.gpu.count = 99 return true end }
