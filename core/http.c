@@ -355,14 +355,14 @@ static void record_latency(gb_http_client *c, double secs)
 	c->m.lat_sum_s += secs;
 }
 
-/* One attempt.  Returns 0 when an HTTP answer was received. */
+/* One attempt with the headers the sign callback produced.  Returns 0
+ * when an HTTP answer was received. */
 static int attempt_once(gb_http_client *c, const gb_http_req *req,
+                        const char *const *signed_h, int nsigned,
                         gb_http_resp *resp, gb_error *err)
 {
 	CURL *h;
 	struct curl_slist *hl = NULL;
-	const char *signed_h[32];
-	int nsigned = 0;
 	sink s;
 	CURLcode cc;
 	int64_t t0;
@@ -370,11 +370,6 @@ static int attempt_once(gb_http_client *c, const gb_http_req *req,
 
 	memset(&s, 0, sizeof(s));
 	s.max = c->o.max_body;
-	if (req->sign) {
-		nsigned = req->sign(req->sign_ud, req, signed_h, 32, err);
-		if (nsigned < 0)
-			return -2; /* signing failed: not retryable here */
-	}
 	h = handle_get(c);
 	if (!h) {
 		gb_error_set(err, GB_ERR_INTERNAL, 0, "CurlInit",
@@ -475,13 +470,23 @@ int gb_http_do(gb_http_client *c, const gb_http_req *req, gb_http_resp *resp,
 	c->m.calls++;
 	pthread_mutex_unlock(&c->lock);
 	for (int attempt = 1;; attempt++) {
-		int rc;
+		int rc, nsigned = 0;
+		const char *signed_h[32];
 		int64_t delay, ra;
 		gb_http_resp_free(resp);
 		memset(err, 0, sizeof(*err));
 		rate_acquire(c, req->rate_class);
+		/* Sign before taking a transfer slot: a driver may fetch a
+		 * token (another HTTP call) inside its sign callback. */
+		if (req->sign) {
+			nsigned = req->sign(req->sign_ud, req, signed_h, 32, err);
+			if (nsigned < 0) {
+				cls = err->cls ? err->cls : GB_ERR_AUTH;
+				break; /* signing failed: not retryable here */
+			}
+		}
 		slot_acquire(c);
-		rc = attempt_once(c, req, resp, err);
+		rc = attempt_once(c, req, signed_h, nsigned, resp, err);
 		slot_release(c);
 		resp->attempts = attempt;
 		if (rc == -2) {
