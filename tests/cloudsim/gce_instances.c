@@ -374,7 +374,6 @@ void gce_insert(gce_ctx *c)
 			c->zone);
 		op->http_err = 503;
 		remember_rid(c, op, rid);
-		free(q.key);
 		sim_resp_json(c->resp, 200, gce_op_json(op, c->now));
 		goto out;
 	}

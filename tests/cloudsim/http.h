@@ -75,7 +75,7 @@ void sim_pct_encode(gb_buf *b, const char *s, size_t n, int keep_slash);
 /* Query-component encoding for links we build (same as above). */
 char *sim_url_encode(const char *s);
 
-/* XML text escaping into b. */
+/* XML text-node escaping (&, <, >, control characters) into b. */
 void sim_xml_escape(gb_buf *b, const char *s);
 
 /* base64url without padding; caller frees.  Decode returns NULL on bad

@@ -219,8 +219,6 @@ void sim_xml_escape(gb_buf *b, const char *s)
 		case '<': gb_buf_puts(b, "&lt;"); break;
 		case '>': gb_buf_puts(b, "&gt;"); break;
 		case '&': gb_buf_puts(b, "&amp;"); break;
-		case '"': gb_buf_puts(b, "&quot;"); break;
-		case '\'': gb_buf_puts(b, "&apos;"); break;
 		default:
 			if ((unsigned char)*s < 0x20 && *s != '\n' &&
 			    *s != '\t' && *s != '\r')

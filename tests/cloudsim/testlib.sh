@@ -310,7 +310,7 @@ gcp_jwt() { # [iss] [aud] [iat-offset] [lifetime] [keyfile] [scope]
 	off=${3:-0}
 	life=${4:-3600}
 	key=${5:-$T/gcp-key.pem}
-	scope=${6:-https://www.googleapis.com/auth/compute}
+	scope=${6-https://www.googleapis.com/auth/compute}
 	now=$(($(date +%s) + off))
 	h=$(printf '{"alg":"RS256","typ":"JWT","kid":"%s"}' "$GCP_KID" | b64url)
 	c=$(printf '{"iss":"%s","scope":"%s","aud":"%s","iat":%d,"exp":%d}' \

@@ -1,0 +1,257 @@
+#!/bin/sh
+# cloudsim GCP: the OAuth token endpoint verifying RS256 JWT assertions
+# (built here with the openssl command line), Compute Engine v1 instances
+# (insert with requestId deduplication, get, delete, list,
+# aggregatedList with label filters and pageToken), zone operations
+# (get, wait, list; DONE with ZONE_RESOURCE_POOL_EXHAUSTED), synchronous
+# QUOTA_EXCEEDED, 403 rateLimitExceeded, N1 guestAccelerators, Spot
+# preemption (STOP / DELETE), and the Cloud Billing SKU catalog.
+. "$(dirname "$0")/../cloudsim/testlib.sh"
+
+sim_start
+sim_creds
+Z=us-central1-a
+PRJ="projects/$GCP_PROJECT"
+code() { jget "$BODY_FILE" 'j["error"]["errors"][0]["reason"]'; }
+body() { gce_body "$@" | sed "s/ZONE/$Z/g"; }
+
+# --- token endpoint ---------------------------------------------------------
+expect_match '/token$' "$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["token_uri"])' "$GCP_KEY_FILE")" "key file token_uri points at cloudsim"
+expect_eq "$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["type"])' "$GCP_KEY_FILE")" service_account "key file type"
+head -1 "$T/gcp-key.pem" | grep -q 'BEGIN PRIVATE KEY' && ok "PKCS#8 PEM private key" || fail "PEM"
+gcp_token
+expect_status 200 "JWT bearer assertion accepted"
+expect_eq "$(jget "$BODY_FILE" 'j["token_type"]')" Bearer "token_type"
+expect_match '^[0-9]+$' "$(jget "$BODY_FILE" 'j["expires_in"]')" "expires_in"
+GOOD=$GCP_TOKEN
+openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$T/other.pem" 2>/dev/null
+gcp_token "$GCP_EMAIL" "$GCP_TOKEN_URL" 0 3600 "$T/other.pem"
+expect_status 400 "JWT signed with another key"
+expect_eq "$(jget "$BODY_FILE" 'j["error"]')" invalid_grant "invalid_grant"
+expect_eq "$(jget "$BODY_FILE" 'j["error_description"]')" "Invalid JWT Signature." "Invalid JWT Signature."
+gcp_token "$GCP_EMAIL" "https://oauth2.googleapis.com/token"
+expect_match 'audience' "$(jget "$BODY_FILE" 'j["error_description"]')" "wrong aud refused ($HTTP)"
+gcp_token "$GCP_EMAIL" "$GCP_TOKEN_URL" -7200 3600
+expect_match 'short-lived' "$(jget "$BODY_FILE" 'j["error_description"]')" "expired JWT refused ($HTTP)"
+gcp_token "$GCP_EMAIL" "$GCP_TOKEN_URL" 0 7200
+expect_match 'short-lived' "$(jget "$BODY_FILE" 'j["error_description"]')" "exp > iat + 3600 refused"
+gcp_token "nobody@example.iam.gserviceaccount.com"
+expect_eq "$(jget "$BODY_FILE" 'j["error_description"]')" "Invalid grant: account not found" "unknown iss"
+gcp_token "$GCP_EMAIL" "$GCP_TOKEN_URL" 0 3600 "$T/gcp-key.pem" ""
+expect_eq "$(jget "$BODY_FILE" 'j["error"]')" invalid_scope "no scope ($HTTP)"
+req POST "$GCP_TOKEN_URL" -d grant_type=client_credentials
+expect_eq "$(jget "$BODY_FILE" 'j["error"]')" unsupported_grant_type "wrong grant_type ($HTTP)"
+req POST "$GCP_TOKEN_URL" -d 'grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer' -d assertion=abc.def
+expect_eq "$(jget "$BODY_FILE" 'j["error"]')" invalid_grant "garbage assertion ($HTTP)"
+GCP_TOKEN=$GOOD
+
+# --- bearer refusals ----------------------------------------------------------------
+req GET "$GCP_URL/compute/v1/$PRJ/zones/$Z/instances/x"
+expect_status 401 "no bearer token"
+expect_eq "$(code)" required "reason required"
+req GET "$GCP_URL/compute/v1/$PRJ/zones/$Z/instances/x" -H "Authorization: Bearer ya29.forged"
+expect_status 401 "forged token"
+expect_eq "$(code)" authError "reason authError"
+gce GET "projects/other-project/zones/$Z/instances/x"
+expect_status 404 "another project"
+
+# --- insert / operations / get --------------------------------------------------------
+ctl_post /_sim/scenario '{"lifecycle":{"gcp":{"pending_ms":1500}}}'
+RID=$(uuid)
+gce POST "$PRJ/zones/$Z/instances?requestId=$RID" "$(body vm-1 a3-highgpu-8g)"
+expect_status 200 "insert returns an Operation"
+expect_eq "$(jget "$BODY_FILE" 'j["kind"]')" compute#operation "kind compute#operation"
+expect_match '^(PENDING|RUNNING)$' "$(jget "$BODY_FILE" 'j["status"]')" "operation not DONE yet"
+expect_eq "$(jget "$BODY_FILE" 'j["operationType"]')" insert "operationType insert"
+OP=$(jget "$BODY_FILE" 'j["name"]')
+expect_match "/compute/v1/$PRJ/zones/$Z/instances/vm-1\$" "$(jget "$BODY_FILE" 'j["targetLink"]')" "targetLink"
+gce GET "$PRJ/zones/$Z/instances/vm-1"
+expect_match '^(PROVISIONING|STAGING)$' "$(jget "$BODY_FILE" 'j["status"]')" "instance PROVISIONING/STAGING"
+# the same requestId: the same operation, nothing new
+gce POST "$PRJ/zones/$Z/instances?requestId=$RID" "$(body vm-1 a3-highgpu-8g)"
+expect_eq "$(jget "$BODY_FILE" 'j["name"]')" "$OP" "requestId retry returns the same operation"
+gce POST "$PRJ/zones/$Z/instances?requestId=$(uuid)" "$(body vm-1 a3-highgpu-8g)"
+expect_status 409 "same name, new requestId"
+expect_eq "$(code)" alreadyExists "alreadyExists"
+gce POST "$PRJ/zones/$Z/operations/$OP/wait"
+expect_status 200 "operations.wait"
+expect_eq "$(jget "$BODY_FILE" 'j["status"]')" DONE "wait returns at DONE"
+expect_eq "$(jget "$BODY_FILE" '"error" in j')" False "no error"
+ctl_post /_sim/scenario '{"lifecycle":{"gcp":{"pending_ms":300}}}'
+gce GET "$PRJ/zones/$Z/instances/vm-1"
+expect_status 200 "instances.get"
+expect_eq "$(jget "$BODY_FILE" 'j["status"]')" RUNNING "RUNNING"
+expect_match '^10\.' "$(jget "$BODY_FILE" 'j["networkInterfaces"][0]["networkIP"]')" "networkIP"
+expect_match '^198\.1[89]\.' "$(jget "$BODY_FILE" 'j["networkInterfaces"][0]["accessConfigs"][0]["natIP"]')" "natIP"
+expect_match '/machineTypes/a3-highgpu-8g$' "$(jget "$BODY_FILE" 'j["machineType"]')" "machineType URL"
+expect_match '^[0-9]+$' "$(jget "$BODY_FILE" 'j["id"]')" "numeric id"
+expect_eq "$(jget "$BODY_FILE" 'j["guestAccelerators"][0]["acceleratorCount"]')" 8 "built-in accelerators shown"
+expect_eq "$(jget "$BODY_FILE" 'j["labels"]["gpubroker-pool"]')" p1 "labels"
+curl -s "$CTL_URL/_sim/instances?cloud=gcp" >"$T/i.json"
+expect_eq "$(jget "$T/i.json" 'j["count"]')" 1 "one instance despite the retry"
+
+# N1 + guestAccelerators matched against "n1-standard-8/nvidia-tesla-t4:1"
+gce POST "$PRJ/zones/$Z/instances" "$(body n1-t4 n1-standard-8 '' nvidia-tesla-t4:1)"
+expect_status 200 "N1 with a T4"
+gce POST "$PRJ/zones/$Z/instances" "$(body n1-t4x2 n1-standard-8 '' nvidia-tesla-t4:2)"
+expect_status 400 "N1 with an accelerator count the catalog lacks"
+gce POST "$PRJ/zones/$Z/instances" "$(body n1-cpu n1-standard-2)"
+expect_status 200 "CPU-only N1 accepted"
+gce POST "$PRJ/zones/$Z/instances" "$(body bad-mt x9-huge-1)"
+expect_status 400 "unknown machine type"
+expect_eq "$(code)" invalid "reason invalid"
+gce POST "$PRJ/zones/$Z/instances" "$(body Bad_Name a3-highgpu-8g)"
+expect_eq "$(code)" invalid "bad instance name ($HTTP)"
+gce POST "$PRJ/zones/$Z/instances" "$(body lbl g2-standard-4 '' '' '{"Pool":"X"}')"
+expect_eq "$(code)" invalid "uppercase label refused ($HTTP)"
+gce POST "$PRJ/zones/$Z/instances" "$(body mig g2-standard-4 | sed 's/"TERMINATE"/"MIGRATE"/')"
+expect_eq "$(code)" invalid "GPU VM with live migration refused ($HTTP)"
+gce POST "$PRJ/zones/nowhere-1z/instances" "$(body x a3-highgpu-8g)"
+expect_status 404 "unknown zone"
+gce POST "$PRJ/zones/$Z/instances?requestId=00000000-0000-0000-0000-000000000000" "$(body z a3-highgpu-8g)"
+expect_status 400 "zero UUID requestId"
+gce POST "$PRJ/zones/$Z/instances" '{"name": '
+expect_status 400 "malformed JSON"
+
+# --- capacity: DONE with ZONE_RESOURCE_POOL_EXHAUSTED ---------------------------------
+ctl_post /_sim/scenario '{"capacity":[{"cloud":"gcp","zone":"us-central1-b","type":"a2-highgpu-1g","count":0}]}'
+gce POST "$PRJ/zones/us-central1-b/instances" "$(gce_body cap-1 a2-highgpu-1g | sed 's/ZONE/us-central1-b/g')"
+expect_status 200 "insert accepted although the zone is full"
+OP=$(jget "$BODY_FILE" 'j["name"]')
+gce_op_done us-central1-b "$OP"
+expect_eq "$(jget "$BODY_FILE" 'j["status"]')" DONE "operation DONE"
+expect_eq "$(jget "$BODY_FILE" 'j["error"]["errors"][0]["code"]')" ZONE_RESOURCE_POOL_EXHAUSTED "ZONE_RESOURCE_POOL_EXHAUSTED in the operation"
+gce GET "$PRJ/zones/us-central1-b/instances/cap-1"
+expect_status 404 "no instance after the failed insert"
+
+# --- quota: synchronous 403 QUOTA_EXCEEDED ---------------------------------------------
+ctl_post /_sim/scenario '{"quotas":{"gcp":{"gpus":{"NVIDIA_H100_GPUS":8,"PREEMPTIBLE_NVIDIA_H100_GPUS":0}}}}'
+gce POST "$PRJ/zones/us-central1-b/instances" "$(gce_body q-1 a3-highgpu-8g | sed 's/ZONE/us-central1-b/g')"
+expect_status 403 "over NVIDIA_H100_GPUS"
+expect_eq "$(code)" QUOTA_EXCEEDED "QUOTA_EXCEEDED"
+expect_eq "$(jget "$BODY_FILE" 'j["error"]["message"]')" "Quota 'NVIDIA_H100_GPUS' exceeded.  Limit: 8.0 in region us-central1." "quota message"
+gce POST "$PRJ/zones/us-central1-b/instances" "$(gce_body q-2 a3-highgpu-8g STOP | sed 's/ZONE/us-central1-b/g')"
+expect_match "PREEMPTIBLE_NVIDIA_H100_GPUS" "$(jget "$BODY_FILE" 'j["error"]["message"]')" "spot uses the PREEMPTIBLE_ metric ($HTTP)"
+gce GET "$PRJ/regions/us-central1"
+expect_eq "$(jget "$BODY_FILE" '[q["usage"] for q in j["quotas"] if q["metric"] == "NVIDIA_H100_GPUS"][0]')" 8.0 "regions.get quota usage"
+ctl_post /_sim/scenario '{"quotas":{"gcp":{"gpus":{"NVIDIA_H100_GPUS":1000,"PREEMPTIBLE_NVIDIA_H100_GPUS":1000}}}}'
+
+# --- aggregatedList: label filters, paging, NO_RESULTS_ON_PAGE ---------------------------
+for n in 1 2 3 4 5 6 7; do
+	zz=us-central1-a
+	[ $n -gt 4 ] && zz=us-central1-b
+	gce POST "$PRJ/zones/$zz/instances" "$(gce_body pg-$n g2-standard-4 '' '' '{"gpubroker-pool":"paged","team":"t'$((n % 2))'"}' | sed "s/ZONE/$zz/g")"
+	[ "$HTTP" = 200 ] || fail "insert pg-$n: $HTTP $(cat "$BODY_FILE")"
+done
+F=$($PY -c 'import urllib.parse; print(urllib.parse.quote("labels.gpubroker-pool = \"paged\""))')
+gce GET "$PRJ/aggregated/instances?filter=$F"
+expect_status 200 "aggregatedList with a label filter"
+expect_eq "$(jget "$BODY_FILE" 'sum(len(v.get("instances", [])) for v in j["items"].values())')" 7 "7 matching instances"
+expect_eq "$(jget "$BODY_FILE" 'j["items"]["zones/europe-west4-a"]["warning"]["code"]')" NO_RESULTS_ON_PAGE "empty zones carry NO_RESULTS_ON_PAGE"
+F=$($PY -c 'import urllib.parse; print(urllib.parse.quote("labels.gpubroker-pool = \"paged\" AND labels.team = \"t1\""))')
+gce GET "$PRJ/aggregated/instances?filter=$F"
+expect_eq "$(jget "$BODY_FILE" 'sum(len(v.get("instances", [])) for v in j["items"].values())')" 4 "two clauses joined with AND"
+F=$($PY -c 'import urllib.parse; print(urllib.parse.quote("labels.team:*"))')
+gce GET "$PRJ/aggregated/instances?filter=$F"
+expect_eq "$(jget "$BODY_FILE" 'sum(len(v.get("instances", [])) for v in j["items"].values())')" 7 "labels.team:* (has)"
+F=$($PY -c 'import urllib.parse; print(urllib.parse.quote("labels.a = \"b\" OR labels.c = \"d\""))')
+gce GET "$PRJ/aggregated/instances?filter=$F"
+expect_status 400 "OR is not supported: 400"
+F=$($PY -c 'import urllib.parse; print(urllib.parse.quote("labels.gpubroker-pool = \"paged\""))')
+tok=""
+pages=0
+: >"$T/names"
+while :; do
+	q="$PRJ/aggregated/instances?filter=$F&maxResults=3"
+	[ -n "$tok" ] && q="$q&pageToken=$tok"
+	gce GET "$q"
+	[ "$HTTP" = 200 ] || { fail "page: $HTTP"; break; }
+	jget "$BODY_FILE" '"\n".join(i["name"] for v in j["items"].values() for i in v.get("instances", []))' | grep . >>"$T/names"
+	pages=$((pages + 1))
+	tok=$(jget "$BODY_FILE" 'j.get("nextPageToken")')
+	[ -z "$tok" ] && break
+	[ $pages -gt 10 ] && break
+done
+expect_eq "$pages" 3 "3 pages of maxResults=3"
+expect_eq "$(sort -u "$T/names" | grep -c .)" 7 "each instance once"
+gce GET "$PRJ/aggregated/instances?pageToken=garbage"
+expect_status 400 "bad pageToken"
+gce GET "$PRJ/aggregated/instances?maxResults=501"
+expect_status 400 "maxResults above 500"
+gce GET "$PRJ/zones/us-central1-b/instances?filter=$F"
+expect_eq "$(jget "$BODY_FILE" 'len(j["items"])')" 3 "zonal instances.list with filter"
+
+# --- delete ------------------------------------------------------------------------------
+ctl_post /_sim/scenario '{"lifecycle":{"gcp":{"stopping_ms":1500}}}'
+RID=$(uuid)
+gce DELETE "$PRJ/zones/$Z/instances/vm-1?requestId=$RID"
+expect_status 200 "delete returns an Operation"
+expect_eq "$(jget "$BODY_FILE" 'j["operationType"]')" delete "operationType delete"
+DOP=$(jget "$BODY_FILE" 'j["name"]')
+gce DELETE "$PRJ/zones/$Z/instances/vm-1?requestId=$RID"
+expect_eq "$(jget "$BODY_FILE" 'j["name"]')" "$DOP" "delete retried with its requestId: same operation"
+gce GET "$PRJ/zones/$Z/instances/vm-1"
+expect_eq "$(jget "$BODY_FILE" 'j["status"]')" STOPPING "STOPPING while deleting"
+gce POST "$PRJ/zones/$Z/operations/$DOP/wait"
+expect_eq "$(jget "$BODY_FILE" 'j["status"]')" DONE "delete operation DONE"
+ctl_post /_sim/scenario '{"lifecycle":{"gcp":{"stopping_ms":300}}}'
+gce GET "$PRJ/zones/$Z/instances/vm-1"
+expect_status 404 "deleted"
+expect_eq "$(code)" notFound "notFound"
+gce DELETE "$PRJ/zones/$Z/instances/vm-1"
+expect_status 404 "delete of a missing instance"
+gce GET "$PRJ/zones/$Z/operations/operation-0-nope"
+expect_status 404 "unknown operation"
+
+# --- Spot preemption ---------------------------------------------------------------------------
+gce POST "$PRJ/zones/$Z/instances" "$(body spot-stop a3-highgpu-8g STOP)"
+expect_status 200 "spot insert (STOP)"
+gce POST "$PRJ/zones/$Z/instances" "$(body spot-del a3-highgpu-8g DELETE)"
+expect_status 200 "spot insert (DELETE)"
+gce GET "$PRJ/zones/$Z/instances/spot-stop"
+expect_eq "$(jget "$BODY_FILE" 'j["scheduling"]["provisioningModel"]')" SPOT "provisioningModel SPOT"
+ctl_post /_sim/reclaim '{"cloud":"gcp","pool":"p1","fraction":1}'
+expect_eq "$(jget "$BODY_FILE" 'sorted(j["reclaimed"])')" '["spot-del", "spot-stop"]' "both spot instances reclaimed"
+F=$($PY -c 'import urllib.parse; print(urllib.parse.quote("operationType = \"compute.instances.preempted\""))')
+gce GET "$PRJ/zones/$Z/operations?filter=$F"
+expect_eq "$(jget "$BODY_FILE" 'len(j["items"])')" 2 "two compute.instances.preempted operations"
+expect_eq "$(jget "$BODY_FILE" 'j["items"][0]["status"]')" DONE "preempted operation DONE"
+sleep 0.4
+gce GET "$PRJ/zones/$Z/instances/spot-stop"
+expect_eq "$(jget "$BODY_FILE" 'j["status"]')" TERMINATED "STOP: TERMINATED"
+gce GET "$PRJ/zones/$Z/instances/spot-del"
+expect_status 404 "DELETE: gone"
+curl -s "$CTL_URL/_sim/instances?cloud=gcp&live=1" >"$T/i.json"
+expect_eq "$(jget "$T/i.json" '[i["state"] for i in j["instances"] if i["id"] == "spot-stop"][0]')" stopped "/_sim: TERMINATED spot instance is stopped, still live"
+
+# --- rate limit (per-minute windows) ---------------------------------------------------------------
+ctl_post /_sim/scenario '{"throttling":{"gcp":{"reads":{"per_minute":3,"window_s":2}}}}'
+sleep 2
+for i in 1 2 3 4; do gce GET "$PRJ/zones/$Z/instances/spot-stop"; done
+expect_status 403 "4th read in a window of 3"
+expect_eq "$(code)" rateLimitExceeded "rateLimitExceeded"
+sleep 2.1
+gce GET "$PRJ/zones/$Z/instances/spot-stop"
+expect_status 200 "next window"
+ctl_post /_sim/scenario '{"throttling":{"gcp":{"reads":{"per_minute":100000,"window_s":60}}}}'
+
+# --- Cloud Billing catalog ------------------------------------------------------------------------
+req GET "$GCP_URL/cloudbilling/v1/services/6F81-5844-456A/skus?currencyCode=USD"
+expect_status 401 "billing needs a token"
+req GET "$GCP_URL/cloudbilling/v1/services/6F81-5844-456A/skus?currencyCode=USD&pageSize=3" -H "Authorization: Bearer $GCP_TOKEN"
+expect_status 200 "skus.list"
+expect_eq "$(jget "$BODY_FILE" 'len(j["skus"])')" 3 "pageSize honoured"
+tok=$(jget "$BODY_FILE" 'j["nextPageToken"]')
+total=3
+while [ -n "$tok" ]; do
+	req GET "$GCP_URL/cloudbilling/v1/services/6F81-5844-456A/skus?pageSize=3&pageToken=$tok" -H "Authorization: Bearer $GCP_TOKEN"
+	total=$((total + $(jget "$BODY_FILE" 'len(j["skus"])')))
+	cp "$BODY_FILE" "$T/last-skus"
+	tok=$(jget "$BODY_FILE" 'j["nextPageToken"]')
+done
+expect_eq "$total" 10 "all SKUs over the pages (5 type/region pairs x OnDemand/Preemptible)"
+req GET "$GCP_URL/cloudbilling/v1/services/6F81-5844-456A/skus?pageSize=100" -H "Authorization: Bearer $GCP_TOKEN"
+expect_eq "$(jget "$BODY_FILE" '[s["pricingInfo"][0]["pricingExpression"]["tieredRates"][0]["unitPrice"] for s in j["skus"] if s["description"] == "a3-highgpu-8g Instance running in us-central1"][0]')" '{"currencyCode": "USD", "units": "88", "nanos": 250000000}' "units/nanos of the a3-highgpu-8g price"
+expect_eq "$(jget "$BODY_FILE" '[s["category"]["usageType"] for s in j["skus"] if s["description"].startswith("Spot Preemptible a3-highgpu-8g")][0]')" Preemptible "Preemptible SKU"
+
+finish
