@@ -4,9 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include "output.h"
 #include "plan.h"
 #include "runtime.h"
+#include "store.h"
 
 static gb_strv f_files;
 static const char *f_policies, *f_limit;
@@ -29,6 +32,25 @@ static const gb_flag *plan_flags(void)
 		{NULL, 0, NULL, NULL, NULL, NULL, NULL},
 	};
 	return f;
+}
+
+/* Failover cooldowns recorded in the state store (shared by every pool
+ * and process) also apply to plans, so `plan --explain` says why a zone
+ * is being skipped right now. */
+static int unavailable(void *ud, const gb_coffer *o, char *why, size_t cap)
+{
+	gb_store *st = ud;
+	char reason[256], when[32];
+	int64_t until = 0;
+	if (!gb_store_unavailable_check(st, o->cloud, o->region, o->zone,
+	                                o->instance_type,
+	                                gb_capacity_name(o->capacity),
+	                                gb_now_ms() / 1000, reason,
+	                                sizeof(reason), &until))
+		return 0;
+	snprintf(why, cap, "%s, until %s", reason,
+	         gb_format_time(until, when, sizeof(when)));
+	return 1;
 }
 
 static int verbose_kind(int kind)
@@ -136,8 +158,8 @@ static void print_header(const gb_pool_spec *s)
 	free(models);
 }
 
-static int plan_one(gb_cli *cli, gb_runtime *rt, const gb_pool_spec *s,
-                    size_t limit, json_t *all)
+static int plan_one(gb_cli *cli, gb_runtime *rt, gb_store *st,
+                    const gb_pool_spec *s, size_t limit, json_t *all)
 {
 	gb_plan p;
 	gb_plan_opts o;
@@ -162,6 +184,10 @@ static int plan_one(gb_cli *cli, gb_runtime *rt, const gb_pool_spec *s,
 	memset(&o, 0, sizeof(o));
 	o.policies = ps;
 	o.team = gb_config_team(&cli->cfg, s->team);
+	if (st) {
+		o.unavailable = unavailable;
+		o.unavailable_ud = st;
+	}
 	if (gb_plan_pool(s, rt->cat, &o, &p, err, sizeof(err)) != 0) {
 		gb_cli_err(cli, "pool %s: %s", s->name, err);
 		gb_plan_free(&p);
@@ -218,6 +244,7 @@ static int plan_one(gb_cli *cli, gb_runtime *rt, const gb_pool_spec *s,
 static int run_plan(gb_cli *cli)
 {
 	gb_runtime rt;
+	gb_store *st = NULL;
 	int64_t limit = 10;
 	int rc = GB_EXIT_OK, r;
 	json_t *all;
@@ -240,6 +267,11 @@ static int run_plan(gb_cli *cli)
 	}
 	for (size_t i = 0; i < rt.problems.n; i++)
 		gb_cli_info(cli, "warning: %s", rt.problems.v[i]);
+	if (cli->cfg.state_path && access(cli->cfg.state_path, R_OK) == 0) {
+		char err[512];
+		if (gb_store_open(cli->cfg.state_path, &st, err, sizeof(err)) != 0)
+			st = NULL;
+	}
 	all = json_array();
 	for (size_t fi = 0; fi < files.n; fi++) {
 		gb_spec_set set;
@@ -254,7 +286,7 @@ static int run_plan(gb_cli *cli)
 		}
 		gb_diags_free(&d);
 		for (size_t i = 0; i < set.n; i++)
-			if (plan_one(cli, &rt, &set.pools[i], (size_t)limit, all) !=
+			if (plan_one(cli, &rt, st, &set.pools[i], (size_t)limit, all) !=
 			    GB_EXIT_OK)
 				rc = GB_EXIT_FAIL;
 		gb_spec_set_free(&set);
@@ -263,6 +295,7 @@ static int run_plan(gb_cli *cli)
 		gb_out_render(cli, stdout, all, NULL, NULL);
 	json_decref(all);
 	gb_strv_free(&files);
+	gb_store_close(st);
 	gb_runtime_free(&rt);
 	return rc;
 }

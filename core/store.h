@@ -123,7 +123,8 @@ int gb_store_inst_set_state(gb_store *s, int64_t id, const char *state,
                             const char *reason, int64_t at);
 int gb_store_inst_heartbeat(gb_store *s, int64_t id, int64_t at,
                             double gpu_util);
-/* Highest name_index used by the pool (-1 when none). */
+/* Highest name index used by the pool's instances or journaled creates
+ * (-1 when none), so a new create never reuses a name. */
 int gb_store_inst_max_index(gb_store *s, const char *pool, int *out);
 
 /* ---- intents (the journal) ---- */

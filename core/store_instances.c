@@ -305,8 +305,13 @@ int gb_store_inst_heartbeat(gb_store *s, int64_t id, int64_t at,
 
 int gb_store_inst_max_index(gb_store *s, const char *pool, int *out)
 {
+	/* Names of every create ever journaled count, even failed ones: a
+	 * failed attempt may leave a half-deleted VM holding its name
+	 * (Azure names are unique per resource group). */
 	static const char sql[] =
-		"SELECT COALESCE(MAX(name_index), -1) FROM instances WHERE pool = ?1";
+		"SELECT MAX(COALESCE((SELECT MAX(name_index) FROM instances"
+		" WHERE pool = ?1), -1), COALESCE((SELECT MAX(first_index + count"
+		" - 1) FROM intents WHERE pool = ?1 AND kind = 'create'), -1))";
 	sqlite3_stmt *st;
 	int rc;
 	gb_store__lock(s);

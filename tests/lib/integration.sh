@@ -148,9 +148,11 @@ daemon_stop() {
 }
 
 # write_spec FILE NAME CLOUD GPU COUNT [CAPACITY] [extra yaml lines...]
+# PLACE='{...}' overrides the placement (default: those clouds, no
+# co-location).
 write_spec() {
 	_f=$1 _n=$2 _c=$3 _g=$4 _k=$5 _cap=${6:-on-demand}
-	shift 6 2>/dev/null || shift $#
+	if [ $# -ge 6 ]; then shift 6; else shift $#; fi
 	{
 		echo "pool:"
 		echo "  name: $_n"
@@ -158,7 +160,7 @@ write_spec() {
 		echo "  count: $_k"
 		echo "  gpu: {model: $_g}"
 		echo "  capacity: [$_cap]"
-		echo "  placement: {clouds: [$_c], colocate: none}"
+		echo "  placement: ${PLACE:-{clouds: [$_c], colocate: none\}}"
 		echo "  ssh_keys: [\"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHRlc3RrZXl0ZXN0a2V5dGVzdGtleXRlc3RrZXk1 test\"]"
 		for _l in "$@"; do
 			echo "  $_l"
