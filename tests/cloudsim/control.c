@@ -323,8 +323,6 @@ static void scenario_post(sim_req *req, sim_resp *resp)
 		sim_resp_json(resp, 400, json_pack("{s:s}", "error", msg));
 		free(msg);
 	} else {
-		for (size_t i = 0; i < sim_g.sc.nsched; i++)
-			sim_g.sc.sched[i].done = 0;
 		sim_resp_json(resp, 200, json_pack("{s:b}", "ok", 1));
 	}
 	gb_diags_free(&d);

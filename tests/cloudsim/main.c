@@ -156,6 +156,8 @@ static int run_main(int argc, char **argv)
 	sim_regions_derive();
 	sim_g.rng = sim_g.sc.seed;
 	sim_g.t0 = sim_now();
+	for (size_t i = 0; i < sim_g.sc.nsched; i++)
+		sim_g.sc.sched[i].base = sim_g.t0;
 	sim_g.spot_price_time = (sim_g.t0 / 3600000 - 1) * 3600000;
 	if (workdir) {
 		sim_g.workdir = gb_xstrdup(workdir);

@@ -137,7 +137,7 @@ static void scheduled_reclaims(int64_t now)
 {
 	for (size_t i = 0; i < sim_g.sc.nsched; i++) {
 		sim_sched *s = &sim_g.sc.sched[i];
-		if (s->done || now - sim_g.t0 < s->at_ms)
+		if (s->done || now - s->base < s->at_ms)
 			continue;
 		s->done = 1;
 		if (s->fraction >= 0)

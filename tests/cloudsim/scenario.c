@@ -663,6 +663,7 @@ static int dec_sched(gb_ydec *c, const gb_ynode *n, const char *path,
 		char *p = gb_ypath_idx(path, i);
 		sim_sched *s = &dl->sched[dl->nsched++];
 		s->cloud = -1;
+		s->base = sim_now();
 		s->fraction = -1;
 		if (gb_ydec_map(c, it, p, sk) != 0) {
 			rc = -1;

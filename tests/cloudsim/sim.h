@@ -147,7 +147,8 @@ typedef struct sim_regions {
 } sim_regions;
 
 typedef struct sim_sched {
-	int64_t at_ms;  /* since start or last reset */
+	int64_t at_ms;  /* after `base` */
+	int64_t base;   /* start, last reset, or the POST that set it */
 	int cloud;      /* -1 = every cloud */
 	char *pool;     /* gpubroker-pool tag value, NULL = any */
 	double fraction;/* of matching live spot instances; <0 = unset */

@@ -508,9 +508,11 @@ void sim_state_reset(void)
 	sim_map_free(&sim_g.calls, free);
 	memset(sim_g.faults, 0, sizeof(sim_g.faults));
 	sim_bill_free_all();
-	for (size_t i = 0; i < sim_g.sc.nsched; i++)
-		sim_g.sc.sched[i].done = 0;
 	sim_g.t0 = sim_now();
+	for (size_t i = 0; i < sim_g.sc.nsched; i++) {
+		sim_g.sc.sched[i].done = 0;
+		sim_g.sc.sched[i].base = sim_g.t0;
+	}
 }
 
 void sim_state_free(void)
