@@ -1,9 +1,14 @@
 /* engine.c -- engine lifetime, events, per-pool locks and shared helpers. */
 #include "engine_int.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "log.h"
 
@@ -88,6 +93,37 @@ gb_drv *gb_engine__drv(gb_engine *e, const char *cloud)
 	return d && d->ready ? d : NULL;
 }
 
+/* The cross-process half of a pool lock: an flock on
+ * <state>.locks/<pool>, so two CLIs, or a CLI and the daemon, never
+ * converge one pool at once.  The kernel drops it when the holder dies,
+ * even by SIGKILL.  -1 when it cannot be taken (logged; the in-process
+ * lock still holds). */
+static int flock_pool(gb_engine *e, const char *name)
+{
+	const char *db = gb_store_path(e->o.store);
+	char *dir = gb_xasprintf("%s.locks", db);
+	char *path = gb_xasprintf("%s/%s", dir, name);
+	int fd;
+	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+		gb_log(GB_LOG_WARN, "engine", "cannot create %s: %s", dir,
+		       strerror(errno));
+		free(dir);
+		free(path);
+		return -1;
+	}
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		while (flock(fd, LOCK_EX) != 0 && errno == EINTR)
+			;
+	} else {
+		gb_log(GB_LOG_WARN, "engine", "cannot lock %s: %s", path,
+		       strerror(errno));
+	}
+	free(dir);
+	free(path);
+	return fd;
+}
+
 void gb_engine__lock_pool(gb_engine *e, const char *name)
 {
 	pool_lock *l;
@@ -98,6 +134,7 @@ void gb_engine__lock_pool(gb_engine *e, const char *name)
 	if (!l) {
 		l = gb_xcalloc(1, sizeof(*l));
 		l->name = gb_xstrdup(name);
+		l->fd = -1;
 		pthread_mutex_init(&l->mu, NULL);
 		l->next = e->locks;
 		e->locks = l;
@@ -105,6 +142,7 @@ void gb_engine__lock_pool(gb_engine *e, const char *name)
 	l->users++;
 	pthread_mutex_unlock(&e->locks_mu);
 	pthread_mutex_lock(&l->mu);
+	l->fd = flock_pool(e, name);
 }
 
 void gb_engine__unlock_pool(gb_engine *e, const char *name)
@@ -115,6 +153,10 @@ void gb_engine__unlock_pool(gb_engine *e, const char *name)
 		if (strcmp(l->name, name) == 0)
 			break;
 	if (l) {
+		if (l->fd >= 0) {
+			close(l->fd); /* releases the flock */
+			l->fd = -1;
+		}
 		l->users--;
 		pthread_mutex_unlock(&l->mu);
 	}

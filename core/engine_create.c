@@ -74,6 +74,8 @@ typedef struct create_desc {
 	int first_index;
 	const char *token;
 	int64_t intent_id;
+	int64_t replay_of_ms;  /* replaying a create journaled at this time
+	                          (unix ms), 0 for a fresh create */
 } create_desc;
 
 /* Records what the drivers reported and closes the intent, atomically. */
@@ -114,8 +116,16 @@ static int record(gb_engine *e, const gb_pool_spec *spec,
 			r->gpu_model = gb_xstrdup(o->gpu_model);
 			r->gpu_count = o->gpu_count;
 			r->price_per_hour = o->price;
-			/* billing starts when the create was issued */
+			/* billing starts when the create was issued; for a
+			 * replayed create, when the cloud says the instance
+			 * was made (second precision), but not before the
+			 * original was journaled */
 			r->launched_ms = call_ms;
+			if (o->replay_of_ms) {
+				r->launched_ms = o->replay_of_ms;
+				if (sn->created_at * 1000 > r->launched_ms)
+					r->launched_ms = sn->created_at * 1000;
+			}
 			r->running_ms = sn->state == GB_INST_RUNNING ? now : 0;
 			r->last_seen_ms = now;
 			r->intent_id = intent_id;
@@ -355,6 +365,7 @@ int gb_engine__replay_create(gb_engine *e, const gb_pool_spec *spec,
 	cd.first_index = in->first_index;
 	cd.token = in->token;
 	cd.intent_id = in->id;
+	cd.replay_of_ms = in->created_at;
 	execute(e, spec, &cd, spec->colocate != GB_COLOCATE_NONE, &a);
 	if (a.failed) {
 		snprintf(err, cap, "%s%s%s", a.err.code, a.err.code[0] ? ": " : "",

@@ -16,6 +16,7 @@ typedef struct tgroup {
 	gb_instance_ref *refs;
 	int64_t intent_id;
 	const char *reason;
+	int64_t call_ms;
 	gb_error err;
 	int rc;
 } tgroup;
@@ -24,6 +25,7 @@ static void run_tgroup(void *ud, size_t i)
 {
 	tgroup *g = &((tgroup *)ud)[i];
 	memset(&g->err, 0, sizeof(g->err));
+	g->call_ms = gb_now_ms();
 	if (!g->drv) {
 		g->rc = -1;
 		gb_error_set(&g->err, GB_ERR_INTERNAL, 0, "DriverNotReady",
@@ -113,8 +115,13 @@ int gb_engine__terminate_rows(gb_engine *e, gb_inst_row **rows, size_t n,
 		for (size_t i = 0; i < g->n; i++) {
 			free(g->rows[i]->state);
 			g->rows[i]->state = gb_xstrdup("terminating");
-			if (!g->rows[i]->terminate_requested_ms)
-				g->rows[i]->terminate_requested_ms = now;
+			/* billing ends when the cloud accepted the request */
+			if (g->rc == 0) {
+				gb_store_inst_term_accepted(e->o.store, g->rows[i]->id,
+				                            g->call_ms);
+				if (!g->rows[i]->terminate_requested_ms)
+					g->rows[i]->terminate_requested_ms = g->call_ms;
+			}
 			if (g->rc == 0)
 				gb_engine__event(e, g->rows[i]->pool,
 				                 g->rows[i]->provider_id, "terminating",
@@ -188,6 +195,7 @@ int gb_engine_destroy(gb_engine *e, const char *pool, const char *reason,
 		todo = gb_xcalloc(n, sizeof(*todo));
 		for (size_t i = 0; i < n; i++)
 			if (strcmp(rows[i].state, "terminating") != 0 ||
+			    !rows[i].terminate_requested_ms ||
 			    rows[i].terminate_requested_ms < now - 60000)
 				todo[nt++] = &rows[i];
 		if (nt) {
@@ -269,6 +277,7 @@ int gb_engine_destroy_step(gb_engine *e, const char *pool, const char *reason,
 	todo = gb_xcalloc(n, sizeof(*todo));
 	for (size_t i = 0; i < n; i++)
 		if (strcmp(rows[i].state, "terminating") != 0 ||
+		    !rows[i].terminate_requested_ms ||
 		    rows[i].terminate_requested_ms < now - 60000)
 			todo[nt++] = &rows[i];
 	if (nt) {

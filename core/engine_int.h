@@ -10,6 +10,7 @@ typedef struct pool_lock {
 	char *name;
 	pthread_mutex_t mu;
 	int users;
+	int fd;          /* flock'ed file while held, else -1 */
 	struct pool_lock *next;
 } pool_lock;
 

@@ -363,8 +363,8 @@ static void recover_by_describe(gb_engine *e, const gb_intent_row *in)
 		r.gpu_model = in->gpu_model;
 		r.gpu_count = in->gpu_count;
 		r.price_per_hour = in->price_per_hour;
-		r.launched_ms = (s->created_at > 0 ? s->created_at : in->created_at) *
-		                1000;
+		r.launched_ms = s->created_at > 0 ? s->created_at * 1000
+		                                  : in->created_at;
 		r.last_seen_ms = now;
 		r.intent_id = in->id;
 		r.name_index = idx++;
@@ -411,8 +411,21 @@ static void recover_terminate(gb_engine *e, const gb_intent_row *in)
 		}
 	}
 	memset(&err, 0, sizeof(err));
-	if (n == 0 || drv->d->terminate(drv->ctx, refs, n, &err) == 0)
-		gb_store_intent_close(e->o.store, in->id, "done", NULL);
+	{
+		int64_t call_ms = gb_now_ms();
+		if (n == 0 || drv->d->terminate(drv->ctx, refs, n, &err) == 0) {
+			for (size_t i = 0; i < n; i++) {
+				gb_inst_row r;
+				if (gb_store_inst_find(e->o.store, in->cloud, refs[i].id,
+				                       &r) == 0) {
+					gb_store_inst_term_accepted(e->o.store, r.id,
+					                            call_ms);
+					gb_inst_row_free(&r);
+				}
+			}
+			gb_store_intent_close(e->o.store, in->id, "done", NULL);
+		}
+	}
 	free(refs);
 	json_decref(d);
 }

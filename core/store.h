@@ -121,6 +121,10 @@ void gb_inst_list_free(gb_inst_row *v, size_t n);
 /* at: unix ms of the observation. */
 int gb_store_inst_set_state(gb_store *s, int64_t id, const char *state,
                             const char *reason, int64_t at);
+/* The cloud accepted a terminate request sent at `at` (unix ms): billing
+ * ends there once termination is confirmed.  Only the first accepted
+ * request counts. */
+int gb_store_inst_term_accepted(gb_store *s, int64_t id, int64_t at);
 int gb_store_inst_heartbeat(gb_store *s, int64_t id, int64_t at,
                             double gpu_util);
 /* Highest name index used by the pool's instances or journaled creates
@@ -143,7 +147,7 @@ typedef struct gb_intent_row {
 	char *state;            /* "open" | "done" | "failed" */
 	char *error;
 	char *detail;           /* JSON: terminate targets etc. */
-	int64_t created_at, closed_at;
+	int64_t created_at, closed_at; /* unix ms */
 } gb_intent_row;
 
 void gb_intent_row_free(gb_intent_row *r);

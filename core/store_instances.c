@@ -259,8 +259,6 @@ int gb_store_inst_set_state(gb_store *s, int64_t id, const char *state,
 		"UPDATE instances SET state = ?2, state_reason = COALESCE(?3,"
 		" state_reason), running_ms = CASE WHEN ?2 = 'running' AND"
 		" running_ms = 0 THEN ?4 ELSE running_ms END,"
-		" terminate_requested_ms = CASE WHEN ?2 = 'terminating' AND"
-		" terminate_requested_ms = 0 THEN ?4 ELSE terminate_requested_ms END,"
 		" terminated_ms = CASE WHEN terminated_ms != 0 THEN terminated_ms"
 		"   WHEN ?2 = 'terminated' AND terminate_requested_ms > 0"
 		"     THEN terminate_requested_ms"
@@ -278,6 +276,25 @@ int gb_store_inst_set_state(gb_store *s, int64_t id, const char *state,
 	gb_store__bind_str(st, 3, reason);
 	sqlite3_bind_int64(st, 4, at);
 	rc = gb_store__exec_stmt(s, st, "set instance state");
+	gb_store__unlock(s);
+	return rc;
+}
+
+int gb_store_inst_term_accepted(gb_store *s, int64_t id, int64_t at)
+{
+	static const char sql[] =
+		"UPDATE instances SET terminate_requested_ms = ?2 WHERE id = ?1"
+		" AND terminate_requested_ms = 0";
+	sqlite3_stmt *st;
+	int rc;
+	gb_store__lock(s);
+	if (!(st = gb_store__stmt(s, sql))) {
+		gb_store__unlock(s);
+		return -1;
+	}
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_int64(st, 2, at);
+	rc = gb_store__exec_stmt(s, st, "record terminate request");
 	gb_store__unlock(s);
 	return rc;
 }

@@ -70,8 +70,7 @@ int gb_store_intent_open(gb_store *s, gb_intent_row *r)
 	gb_store__bind_str(st, 13, r->gpu_model);
 	sqlite3_bind_int(st, 14, r->gpu_count);
 	gb_store__bind_str(st, 15, r->detail);
-	sqlite3_bind_int64(st, 16, r->created_at ? r->created_at
-	                                         : gb_now_ms() / 1000);
+	sqlite3_bind_int64(st, 16, r->created_at ? r->created_at : gb_now_ms());
 	rc = sqlite3_step(st);
 	if (rc != SQLITE_ROW) {
 		gb_store__fail(s, "write intent");
@@ -100,7 +99,7 @@ int gb_store_intent_close(gb_store *s, int64_t id, const char *state,
 	sqlite3_bind_int64(st, 1, id);
 	gb_store__bind_str(st, 2, state);
 	gb_store__bind_str(st, 3, error);
-	sqlite3_bind_int64(st, 4, gb_now_ms() / 1000);
+	sqlite3_bind_int64(st, 4, gb_now_ms());
 	rc = gb_store__exec_stmt(s, st, "close intent");
 	gb_store__unlock(s);
 	return rc;

@@ -1,0 +1,80 @@
+#!/bin/sh
+# engine_crash.sh -- the CLI is SIGKILLed at random moments while it
+# applies, scales and destroys (with API latency, so kills land between
+# the intent and the record), then restarted.  After every round:
+# cloudsim's live instances == the store's live instances == the spec,
+# no duplicates, nothing leaked.  ROUNDS (default 20) rounds.
+. "$GB_SRC/tests/lib/integration.sh"
+
+ROUNDS=${ROUNDS:-20}
+sim_start
+# 150-250 ms per cloud call widens every window the kills aim at
+sim_post /_sim/scenario '{"latency": {"aws": {"*": {"base_ms": 150, "jitter_ms": 100}}, "gcp": {"*": {"base_ms": 150, "jitter_ms": 100}}, "azure": {"*": {"base_ms": 150, "jitter_ms": 100}}}}'
+
+rand_ms() { # upper bound
+	od -An -N2 -tu2 /dev/urandom | awk -v m="$1" '{ print $1 % m }'
+}
+
+# converged POOL N: cloudsim and the store agree on exactly N
+converged() {
+	_s=$(sim_live "$1")
+	_g=$(store_live "$1")
+	[ "$_s" = "$2" ] && [ "$_g" = "$2" ]
+}
+
+clouds="aws gcp azure"
+gpus="A10G L4 T4"
+kills=0
+for r in $(seq 1 "$ROUNDS"); do
+	c=$(echo $clouds | cut -d' ' -f$(( (r - 1) % 3 + 1 )))
+	g=$(echo $gpus | cut -d' ' -f$(( (r - 1) % 3 + 1 )))
+	n=$(( r % 3 + 1 ))
+	pool=crash-$r
+	write_spec "$T/p.yaml" "$pool" "$c" "$g" "$n"
+	# 1. kill the apply somewhere in its life
+	# the binary itself in the background, so $! is its pid
+	"$GB" -c "$CONF" apply -f "$T/p.yaml" --auto-approve >"$T/apply.out" 2>>"$T/apply.log" &
+	pid=$!
+	ms=$(rand_ms 1500)
+	sleep "$(awk -v m="$ms" 'BEGIN { printf "%.3f", m / 1000 }')"
+	if kill -KILL "$pid" 2>/dev/null; then
+		kills=$((kills + 1))
+	fi
+	wait "$pid" 2>/dev/null || true
+	# 2. restart: recovery resolves open intents, apply converges
+	gb apply -f "$T/p.yaml" --auto-approve >>"$T/apply.out" 2>>"$T/apply.log" ||
+		fail "round $r: apply after the kill failed"
+	wait_until 15 "converged $pool $n" ||
+		fail "round $r ($c): cloudsim $(sim_live "$pool") / store $(store_live "$pool"), want $n"
+	# 3. kill a scale somewhere in its life, then converge again
+	"$GB" -c "$CONF" scale "$pool" $((n + 1)) >/dev/null 2>>"$T/apply.log" &
+	pid=$!
+	sleep "$(awk -v m="$(rand_ms 900)" 'BEGIN { printf "%.3f", m / 1000 }')"
+	kill -KILL "$pid" 2>/dev/null && kills=$((kills + 1))
+	wait "$pid" 2>/dev/null || true
+	gb scale "$pool" $((n + 1)) >/dev/null 2>>"$T/apply.log" || fail "round $r: scale after the kill failed"
+	wait_until 15 "converged $pool $((n + 1))" ||
+		fail "round $r ($c) after scale: cloudsim $(sim_live "$pool") / store $(store_live "$pool"), want $((n + 1))"
+	# 4. kill the destroy, then destroy again
+	"$GB" -c "$CONF" destroy "$pool" --auto-approve >/dev/null 2>>"$T/apply.log" &
+	pid=$!
+	sleep "$(awk -v m="$(rand_ms 700)" 'BEGIN { printf "%.3f", m / 1000 }')"
+	kill -KILL "$pid" 2>/dev/null && kills=$((kills + 1))
+	wait "$pid" 2>/dev/null || true
+	gb destroy "$pool" --auto-approve >/dev/null 2>>"$T/apply.log" ||
+		fail "round $r: destroy after the kill failed"
+	check "[ \"\$(sim_live $pool)\" = 0 ]" "round $r ($c, $n instances): converged, scaled, destroyed; nothing left"
+done
+
+echo "$kills kills landed in $ROUNDS rounds"
+check "[ $kills -ge $ROUNDS ]" "at least one kill per round actually interrupted a process"
+# a final gc finds nothing: no instance carries our broker id unrecorded
+gb gc -o json >"$T/gc.json" 2>>"$T/apply.log" || fail "gc failed"
+check "[ \"\$(jq length $T/gc.json)\" = 0 ]" "gc finds no orphan"
+check "[ \"\$(sim_live)\" = 0 ]" "cloudsim has nothing live"
+bill=$(curl -sf "$CONTROL/_sim/bill" | jq -r .total)
+ours=$(gb cost -o json | jq -r .total)
+echo "bill $bill, ours $ours"
+check "awk -v a=$bill -v b=$ours 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a > 0 && d / a < 0.005) }'" \
+	"cost equals cloudsim's bill within 0.5% despite the kills"
+echo PASS
