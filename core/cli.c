@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "log.h"
 
 /* Common flags, accepted by every command. */
 static const struct {
@@ -406,6 +407,9 @@ int gb_cli_main(int argc, char **argv)
 		gb_cli_free(&cli);
 		return GB_EXIT_OK;
 	}
+	/* -v: info, -vv: debug (driver HTTP exchanges). */
+	if (cli.verbose)
+		gb_log_set_level(cli.verbose >= 2 ? GB_LOG_DEBUG : GB_LOG_INFO);
 	if (rc == 0)
 		rc = cmd->run(&cli);
 	gb_cli_free(&cli);
