@@ -33,6 +33,10 @@ done
 if ! /usr/bin/python3 -c 'import boto3' >/dev/null 2>&1; then
 	missing="$missing python3-boto3"
 fi
+# PyYAML parses the CI examples in tests/integration/packaging.sh.
+if ! /usr/bin/python3 -c 'import yaml' >/dev/null 2>&1; then
+	missing="$missing python3-yaml"
+fi
 [ -n "${GB_DEPS_EXTRA:-}" ] && missing="$missing $GB_DEPS_EXTRA"
 
 missing=$(echo $missing)
