@@ -254,4 +254,22 @@ req GET "$GCP_URL/cloudbilling/v1/services/6F81-5844-456A/skus?pageSize=100" -H 
 expect_eq "$(jget "$BODY_FILE" '[s["pricingInfo"][0]["pricingExpression"]["tieredRates"][0]["unitPrice"] for s in j["skus"] if s["description"] == "a3-highgpu-8g Instance running in us-central1"][0]')" '{"currencyCode": "USD", "units": "88", "nanos": 250000000}' "units/nanos of the a3-highgpu-8g price"
 expect_eq "$(jget "$BODY_FILE" '[s["category"]["usageType"] for s in j["skus"] if s["description"].startswith("Spot Preemptible a3-highgpu-8g")][0]')" Preemptible "Preemptible SKU"
 
+# --- a fixed key from `cloudsim gcp-keygen`, given as credentials.gcp.key_file ----
+"$CLOUDSIM" gcp-keygen "$T/fixed-key.json" --client-email ci@test-proj.iam.gserviceaccount.com --project test-proj >/dev/null
+expect_eq "$?" 0 "gcp-keygen"
+expect_eq "$(stat -c %a "$T/fixed-key.json")" 600 "key file mode 0600"
+cat >"$T/keyed.yaml" <<EOF
+catalogs: {gcp: $SCEN_DIR/test-catalog-gcp.json}
+credentials: {gcp: {project: test-proj, key_file: $T/fixed-key.json}}
+EOF
+sim_start "$T/keyed.yaml"
+sim_creds
+expect_eq "$GCP_EMAIL" ci@test-proj.iam.gserviceaccount.com "the key file's client_email is used"
+expect_eq "$(jget "$GCP_KEY_FILE" 'j["private_key_id"]')" "$(jget "$T/fixed-key.json" 'j["private_key_id"]')" "same key id"
+$PY -c 'import json,sys; open(sys.argv[2],"w").write(json.load(open(sys.argv[1]))["private_key"])' "$T/fixed-key.json" "$T/fixed.pem"
+gcp_token "$GCP_EMAIL" "$GCP_TOKEN_URL" 0 3600 "$T/fixed.pem"
+expect_status 200 "JWT signed with the fixed key accepted"
+gce GET "projects/test-proj/aggregated/instances"
+expect_status 200 "and the token works for the scenario's project"
+
 finish
