@@ -203,8 +203,7 @@ static int run_main(int argc, char **argv)
 		;
 	fprintf(stderr, "cloudsim: signal %d, shutting down\n", sig);
 	rc = 0;
-	sim_g.stopping = 1;
-	sim_ticker_stop();
+	sim_ticker_stop(); /* sets sim_g.stopping */
 out_server:
 	sim_g.stopping = 1;
 	sim_server_stop();

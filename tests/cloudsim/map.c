@@ -139,8 +139,12 @@ void sim_count_add(sim_map *m, const char *key, int64_t delta)
 {
 	int64_t *v = sim_map_get(m, key);
 	if (!v) {
+		if (delta == 0)
+			return;
 		v = gb_xcalloc(1, sizeof(*v));
 		sim_map_put(m, key, v);
 	}
 	*v += delta;
+	if (*v == 0) /* keeps the map bounded by what is in use */
+		free(sim_map_del(m, key));
 }

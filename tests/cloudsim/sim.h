@@ -18,6 +18,7 @@
 #define SIM_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include <jansson.h>
@@ -356,7 +357,7 @@ typedef struct sim_state {
 	char *gcp_key_id;
 	EVP_PKEY *gcp_pub;
 	int verbose;
-	volatile int stopping;
+	_Atomic int stopping; /* read without the lock by waiting handlers */
 
 	pthread_mutex_t mu;
 	sim_scenario sc;
