@@ -5,6 +5,8 @@
 #include <string.h>
 
 /* engine_create.c */
+int gb_engine__replay_create(gb_engine *e, const gb_pool_spec *spec,
+                             const gb_intent_row *in, char *err, size_t cap);
 int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
                      int64_t generation, int need, const char *cloud,
                      const char *region, const char *zone, int *placed,
@@ -62,7 +64,7 @@ static int is_broken(const gb_inst_row *r)
 {
 	return strcmp(r->state, "preempted") == 0 ||
 	       strcmp(r->state, "failed") == 0 ||
-	       (strcmp(r->state, "stopping") == 0 && !r->terminate_requested_at);
+	       (strcmp(r->state, "stopping") == 0 && !r->terminate_requested_ms);
 }
 
 /* Keep preference: running before pending, then oldest (lowest index). */
@@ -152,6 +154,28 @@ static void classified_free(classified *c)
 	free(c->incompat);
 }
 
+/* Creates of this pool whose outcome is unknown (their intents are still
+ * open: lost answers, an interrupted process) are replayed with their
+ * token first, so what they made is known before anything new is made. */
+static void replay_open(gb_engine *e, const char *pool,
+                        const gb_pool_spec *spec)
+{
+	gb_intent_row *v;
+	size_t n;
+	if (gb_store_intent_list_open(e->o.store, &v, &n) != 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		char err[512];
+		if (strcmp(v[i].kind, "create") != 0 || strcmp(v[i].pool, pool) != 0)
+			continue;
+		if (gb_engine__replay_create(e, spec, &v[i], err, sizeof(err)) != 0)
+			gb_engine__event(e, pool, NULL, "error",
+			                 "replaying create %lld failed: %s",
+			                 (long long)v[i].id, err);
+	}
+	gb_intent_list_free(v, n);
+}
+
 /* Converge with the pool lock held and the spec loaded. */
 static int converge_locked(gb_engine *e, const gb_pool_row *row,
                            const gb_pool_spec *spec, int refresh,
@@ -164,6 +188,7 @@ static int converge_locked(gb_engine *e, const gb_pool_row *row,
 	char msg[1024] = "";
 	const char *cl = NULL, *rg = NULL, *zn = NULL;
 
+	replay_open(e, row->name, spec);
 	if (gb_store_inst_list(e->o.store, row->name, 1, &rows, &n) != 0) {
 		snprintf(res->message, sizeof(res->message), "%s",
 		         gb_store_errmsg(e->o.store));

@@ -12,6 +12,7 @@ typedef struct attempt {
 	int created;          /* instances recorded */
 	gb_error err;         /* first significant error */
 	int failed;
+	int unknown;          /* outcome unknown: the intent stays open */
 } attempt;
 
 typedef struct cjob {
@@ -82,8 +83,8 @@ typedef struct create_desc {
 static int record(gb_engine *e, const gb_pool_spec *spec,
                   const create_desc *o, int64_t intent_id, int64_t call_ms,
                   cjob *jobs, size_t njobs, int first_index, int ok,
-                  const char *error, gb_inst_row ***rows_out,
-                  size_t *nrows_out)
+                  int keep_open, const char *error,
+                  gb_inst_row ***rows_out, size_t *nrows_out)
 {
 	gb_store *s = e->o.store;
 	int64_t now = gb_now_ms();
@@ -130,6 +131,23 @@ static int record(gb_engine *e, const gb_pool_spec *spec,
 			r->last_seen_ms = now;
 			r->intent_id = intent_id;
 			r->name_index = my_index;
+			{
+				gb_inst_row old;
+				int existed = gb_store_inst_find(s, r->cloud,
+				                                 r->provider_id,
+				                                 &old) == 0;
+				if (existed)
+					gb_inst_row_free(&old);
+				else
+					gb_engine__event(e, spec->name, r->provider_id,
+					                 "created",
+					                 "created %s %s in %s%s%s (%s, "
+					                 "$%.4f/h)", r->name,
+					                 o->instance_type, o->region,
+					                 *o->zone ? "/" : "", o->zone,
+					                 gb_capacity_name(o->capacity),
+					                 o->price);
+			}
 			if (gb_store_inst_put(s, r) != 0) {
 				gb_inst_row_free(r);
 				free(r);
@@ -139,7 +157,8 @@ static int record(gb_engine *e, const gb_pool_spec *spec,
 			rows[nrows++] = r;
 		}
 	}
-	if (gb_store_intent_close(s, intent_id, ok ? "done" : "failed", error) != 0)
+	if (!keep_open &&
+	    gb_store_intent_close(s, intent_id, ok ? "done" : "failed", error) != 0)
 		goto fail;
 	if (gb_store_commit(s) != 0)
 		goto fail_nolock;
@@ -240,9 +259,16 @@ static void execute(gb_engine *e, const gb_pool_spec *spec,
 			a->failed = 1;
 		}
 	}
+	/* A create that failed TRANSIENT or THROTTLED (after the transport's
+	 * retries) has an unknown outcome: the cloud may have done the work
+	 * and lost the answer.  Its intent stays open, to be replayed with the
+	 * same token (which returns what was made) -- never closed as failed,
+	 * which could leak what was made. */
+	a->unknown = !ok && (a->err.cls == GB_ERR_TRANSIENT ||
+	                     a->err.cls == GB_ERR_THROTTLED);
 	if (record(e, spec, cd, cd->intent_id, call_ms, jobs, njobs,
-	           cd->first_index, ok, ok ? NULL : a->err.message, &rows,
-	           &nrows) != 0) {
+	           cd->first_index, ok, a->unknown, ok ? NULL : a->err.message,
+	           &rows, &nrows) != 0) {
 		/* The cloud made instances we could not record: the intent
 		 * stays open, so recovery (next start) replays it. */
 		gb_error_set(&a->err, GB_ERR_INTERNAL, 0, "Store",
@@ -252,14 +278,15 @@ static void execute(gb_engine *e, const gb_pool_spec *spec,
 		a->failed = 1;
 		goto out;
 	}
-	for (size_t i = 0; i < nrows; i++)
-		gb_engine__event(e, spec->name, rows[i]->provider_id, "created",
-		                 "created %s %s in %s%s%s (%s, $%.4f/h)",
-		                 rows[i]->name, cd->instance_type, cd->region,
-		                 *cd->zone ? "/" : "", cd->zone,
-		                 gb_capacity_name(cd->capacity), cd->price);
 	a->created = (int)nrows;
-	if (!ok && all_or_nothing && nrows > 0) {
+	if (a->unknown)
+		gb_engine__event(e, spec->name, NULL, "unknown",
+		                 "create in %s%s%s ended %s (%s) after retries: "
+		                 "its outcome is unknown, so it will be replayed "
+		                 "with the same token", cd->region,
+		                 *cd->zone ? "/" : "", cd->zone,
+		                 gb_err_class_name(a->err.cls), a->err.code);
+	if (!ok && all_or_nothing && nrows > 0 && !a->unknown) {
 		gb_engine__event(e, spec->name, NULL, "rollback",
 		                 "only %zu of %d instances could be created in "
 		                 "%s%s%s; releasing them to keep the pool in one "
@@ -333,6 +360,16 @@ static void try_candidate(gb_engine *e, const gb_pool_spec *spec,
 	}
 	cd.intent_id = in.id;
 	execute(e, spec, &cd, all_or_nothing, a);
+	if (a->unknown) {
+		/* once more, same token: a lost answer comes back now */
+		attempt again;
+		int before = a->created;
+		execute(e, spec, &cd, all_or_nothing, &again);
+		/* the replay reports every instance of the token */
+		if (again.created < before)
+			again.created = before;
+		*a = again;
+	}
 }
 
 int gb_engine__replay_create(gb_engine *e, const gb_pool_spec *spec,

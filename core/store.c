@@ -48,8 +48,11 @@ static const char *const migrations[] = {
 	" INTEGER NOT NULL DEFAULT 0, last_seen_ms INTEGER NOT NULL DEFAULT 0,"
 	" last_heartbeat_at INTEGER NOT NULL DEFAULT 0, last_gpu_util REAL"
 	" NOT NULL DEFAULT 0, intent_id INTEGER REFERENCES intents(id),"
-	" name_index INTEGER NOT NULL DEFAULT 0,"
-	" UNIQUE (cloud, provider_id));"
+	" name_index INTEGER NOT NULL DEFAULT 0);"
+	/* one live row per cloud instance; ids may be reused once gone
+	 * (on-prem node names, VM names) */
+	"CREATE UNIQUE INDEX instances_live_id ON instances(cloud, provider_id)"
+	" WHERE state != 'terminated';"
 	"CREATE INDEX instances_pool ON instances(pool, state);"
 	"CREATE TABLE events ("
 	" id INTEGER PRIMARY KEY, time_ms INTEGER NOT NULL, pool TEXT,"

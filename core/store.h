@@ -105,8 +105,9 @@ typedef struct gb_inst_row {
 } gb_inst_row;
 
 void gb_inst_row_free(gb_inst_row *r);
-/* Inserts, or updates the row with the same (cloud, provider_id). Sets
- * r->id. */
+/* Inserts, or updates the live row with the same (cloud, provider_id)
+ * (a terminated row is never revived: ids such as on-prem node names may
+ * be reused by a new instance).  Sets r->id. */
 int gb_store_inst_put(gb_store *s, gb_inst_row *r);
 int gb_store_inst_get(gb_store *s, int64_t id, gb_inst_row *out);
 int gb_store_inst_find(gb_store *s, const char *cloud,

@@ -79,7 +79,8 @@ int gb_store_inst_put(gb_store *s, gb_inst_row *r)
 		" last_seen_ms, intent_id, name_index) VALUES (?1, ?2, ?3, ?4, ?5,"
 		" ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,"
 		" ?20, ?21, ?22, ?23)"
-		" ON CONFLICT(cloud, provider_id) DO UPDATE SET region = ?3,"
+		" ON CONFLICT(cloud, provider_id) WHERE state != 'terminated'"
+		" DO UPDATE SET region = ?3,"
 		" zone = ?4, state = ?10, state_reason = ?11,"
 		" private_ip = COALESCE(?12, private_ip),"
 		" public_ip = COALESCE(?13, public_ip),"
@@ -200,8 +201,11 @@ int gb_store_inst_get(gb_store *s, int64_t id, gb_inst_row *out)
 int gb_store_inst_find(gb_store *s, const char *cloud,
                        const char *provider_id, gb_inst_row *out)
 {
+	/* the live row if there is one, else the newest */
 	static const char sql[] = "SELECT " INST_COLS " FROM instances"
-	                          " WHERE cloud = ?1 AND provider_id = ?2";
+	                          " WHERE cloud = ?1 AND provider_id = ?2"
+	                          " ORDER BY state = 'terminated', id DESC"
+	                          " LIMIT 1";
 	return get_one(s, sql, 0, cloud, provider_id, out);
 }
 

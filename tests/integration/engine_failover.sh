@@ -54,7 +54,7 @@ gb destroy fo-gcp --auto-approve >/dev/null 2>&1 || fail "destroy fo-gcp"
 
 # 3. spot falls back to on-demand when the capacity order allows
 sim_post /_sim/scenario '{"capacity": [{"cloud": "azure", "market": "spot", "count": 0}]}'
-write_spec "$T/z.yaml" fo-az azure T4 1 "spot, on-demand"
+PLACE='{clouds: [azure], regions: [eastus, westus2], colocate: none}' write_spec "$T/z.yaml" fo-az azure T4 1 "spot, on-demand"
 gb apply -f "$T/z.yaml" --auto-approve --wait --timeout 90s -o json >"$T/z.json" 2>"$T/z.log" ||
 	fail "spot -> on-demand apply failed"
 check "[ \"\$(jq -r '.[0].instances[0].capacity' $T/z.json)\" = on-demand ]" "no spot anywhere: on-demand was used"

@@ -167,6 +167,55 @@ static void test_instances_upsert_by_provider_id(void **state)
 	gb_store_close(s);
 }
 
+/* An on-prem node (or a reused VM name) leased again after its old
+ * instance terminated is a new row, not the old one revived. */
+static void test_provider_id_reused_after_termination(void **state)
+{
+	gb_store *s = open_store();
+	gb_inst_row r, g;
+	gb_inst_row *list;
+	size_t n;
+	int64_t first;
+	(void)state;
+	put_pool(s, "p1", 1, 1000);
+	put_pool(s, "p2", 1, 1000);
+	memset(&r, 0, sizeof(r));
+	r.pool = (char *)"p1";
+	r.cloud = (char *)"onprem";
+	r.region = (char *)"fra-dc1";
+	r.instance_type = (char *)"dgx-h100-8";
+	r.capacity = (char *)"on-demand";
+	r.provider_id = (char *)"node-1";
+	r.state = (char *)"running";
+	r.launched_ms = 1000;
+	assert_int_equal(gb_store_inst_put(s, &r), 0);
+	first = r.id;
+	assert_int_equal(gb_store_inst_set_state(s, first, "terminated", NULL,
+	                                         2000), 0);
+	r.id = 0;
+	r.pool = (char *)"p2";
+	r.launched_ms = 3000;
+	assert_int_equal(gb_store_inst_put(s, &r), 0);
+	assert_true(r.id != first);
+	assert_int_equal(gb_store_inst_list(s, "p1", 0, &list, &n), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(list[0].state, "terminated");
+	gb_inst_list_free(list, n);
+	assert_int_equal(gb_store_inst_find(s, "onprem", "node-1", &g), 0);
+	assert_string_equal(g.pool, "p2"); /* the live one */
+	assert_string_equal(g.state, "running");
+	gb_inst_row_free(&g);
+	/* but two LIVE rows with one id are refused (the upsert updates) */
+	r.id = 0;
+	r.pool = (char *)"p2";
+	r.state = (char *)"pending";
+	assert_int_equal(gb_store_inst_put(s, &r), 0);
+	assert_int_equal(gb_store_inst_list(s, "p2", 1, &list, &n), 0);
+	assert_int_equal(n, 1);
+	gb_inst_list_free(list, n);
+	gb_store_close(s);
+}
+
 static void test_instance_needs_pool(void **state)
 {
 	gb_store *s = open_store();
@@ -396,6 +445,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_newer_schema_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pools_keep_created_at_until_destroyed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_instances_upsert_by_provider_id, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_provider_id_reused_after_termination, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_instance_needs_pool, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_intents_journal, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rollback_discards, setup, teardown),
