@@ -260,8 +260,9 @@ int gb_store_inst_set_state(gb_store *s, int64_t id, const char *state,
                             const char *reason, int64_t at)
 {
 	static const char sql[] =
-		"UPDATE instances SET state = ?2, state_reason = COALESCE(?3,"
-		" state_reason), running_ms = CASE WHEN ?2 = 'running' AND"
+		"UPDATE instances SET state = ?2, state_reason = CASE WHEN ?2 ="
+		" 'running' THEN NULL ELSE COALESCE(?3, state_reason) END,"
+		" running_ms = CASE WHEN ?2 = 'running' AND"
 		" running_ms = 0 THEN ?4 ELSE running_ms END,"
 		" terminated_ms = CASE WHEN terminated_ms != 0 THEN terminated_ms"
 		"   WHEN ?2 = 'terminated' AND terminate_requested_ms > 0"
