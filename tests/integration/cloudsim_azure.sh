@@ -36,6 +36,9 @@ expect_eq "$(jget "$BODY_FILE" 'j["error"]')" unsupported_grant_type "unsupporte
 req POST "$AZ_LOGIN/$AZ_TENANT/oauth2/v2.0/token" -d grant_type=client_credentials \
 	-d "client_id=$AZ_CLIENT" --data-urlencode "client_secret=$AZ_SECRET"
 expect_eq "$(jget "$BODY_FILE" 'j["error"]')" invalid_request "missing scope ($HTTP)"
+req POST "$AZ_LOGIN/$AZ_TENANT/oauth2/v2.0/token" -d grant_type=client_credentials \
+	-d "client_id=$AZ_CLIENT" --data-urlencode "client_secret=$AZ_SECRET" -d scope=abc
+expect_eq "$(jget "$BODY_FILE" 'j["error"]')" invalid_scope "scope without /.default ($HTTP)"
 
 # --- ARM auth --------------------------------------------------------------
 req GET "$(az_vm_url nothere)"
