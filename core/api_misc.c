@@ -201,28 +201,9 @@ void gb_api_cost(gb_api_req *r)
 		             "by must be team, pool, cloud or label:KEY");
 		return;
 	}
-	if (r->role != GB_ROLE_ADMIN && r->team && (!by || strcmp(by, "team") != 0)) {
-		/* operators and viewers see cost of their team only */
-		gb_api_error(r, 403, "Forbidden",
-		             "only admins can break cost down by %s; use by=team",
-		             by ? by : "pool");
-		return;
-	}
-	c = gb_engine_cost(r->d->eng, by, since);
-	if (r->role != GB_ROLE_ADMIN && r->team) {
-		json_t *groups = json_object_get(c, "groups"), *keep = json_array();
-		size_t i;
-		json_t *g;
-		double total = 0;
-		json_array_foreach(groups, i, g)
-			if (strcmp(json_string_value(json_object_get(g, "key")),
-			           r->team) == 0) {
-				json_array_append(keep, g);
-				total += json_real_value(json_object_get(g, "cost"));
-			}
-		json_object_set_new(c, "groups", keep);
-		json_object_set_new(c, "total", json_real(total));
-	}
+	/* operators and viewers see their own team's pools only */
+	c = gb_engine_cost(r->d->eng, by, since,
+	                   r->role != GB_ROLE_ADMIN ? r->team : NULL);
 	r->resp = c;
 	r->status = 200;
 }

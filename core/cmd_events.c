@@ -123,7 +123,7 @@ static int run_cost(gb_cli *cli)
 	if ((rc = gb_session_open(cli, &s, NULL, NULL, NULL)))
 		return rc;
 	gb_engine_refresh(s.eng, NULL);
-	c = gb_engine_cost(s.eng, c_by, since);
+	c = gb_engine_cost(s.eng, c_by, since, NULL);
 	gb_print_cost(cli, c);
 	json_decref(c);
 	gb_session_close(&s);

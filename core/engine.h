@@ -154,10 +154,12 @@ json_t *gb_engine_pool_json(gb_engine *e, const char *pool);
 json_t *gb_engine_pools_json(gb_engine *e, const char *team);
 
 /* Cost: seconds alive x price at launch, grouped by "team", "pool",
- * "cloud" or "label:KEY", counting time after since_s (0 = all time).
+ * "cloud" or "label:KEY", counting time after since_s (0 = all time),
+ * of the pools of `team` only when it is not NULL.
  * New reference: {total, currency, since, groups:[{key, cost, hours,
  * instances}]} */
-json_t *gb_engine_cost(gb_engine *e, const char *by, int64_t since_s);
+json_t *gb_engine_cost(gb_engine *e, const char *by, int64_t since_s,
+                       const char *team);
 
 /* For tests and the daemon's metrics. */
 typedef struct gb_engine_stats {

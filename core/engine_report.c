@@ -134,7 +134,8 @@ static const char *label_of(json_t *specs, const char *pool, const char *key)
 	return v ? v : "(none)";
 }
 
-json_t *gb_engine_cost(gb_engine *e, const char *by, int64_t since_s)
+json_t *gb_engine_cost(gb_engine *e, const char *by, int64_t since_s,
+                       const char *team_filter)
 {
 	gb_inst_row *rows = NULL;
 	gb_pool_row *pools = NULL;
@@ -160,6 +161,11 @@ json_t *gb_engine_cost(gb_engine *e, const char *by, int64_t since_s)
 		                                                       : now * 1000;
 		double hours, cost;
 		const char *key;
+		if (team_filter) {
+			const char *t = json_string_value(json_object_get(teams, r->pool));
+			if (!t || strcmp(t, team_filter) != 0)
+				continue;
+		}
 		if (!start)
 			continue;
 		if (since_s * 1000 > start)
@@ -266,7 +272,7 @@ int gb_engine__check_team(gb_engine *e, const gb_pool_spec *spec, int desired,
 		return -1;
 	}
 	if (t->monthly_budget > 0 && pool_price > 0) {
-		json_t *c = gb_engine_cost(e, "team", month_start(now));
+		json_t *c = gb_engine_cost(e, "team", month_start(now), t->name);
 		double spent = 0, hours, projected;
 		size_t i;
 		json_t *g;

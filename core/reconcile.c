@@ -4,18 +4,30 @@
 
 #include "daemon.h"
 #include "log.h"
+#include "spec.h"
 
 #define GB_GC_EVERY 4 /* passes */
 
+/* min and max of a stored pool's spec (parsed by the spec loader). */
 static int spec_min(gb_daemon *d, const gb_pool_row *p, int *min, int *max)
 {
-	json_t *s = json_loads(p->spec_json, 0, NULL);
+	gb_spec_set set;
+	gb_diags dg = GB_DIAGS_INIT;
+	gb_spec_opts so;
 	(void)d;
-	if (!s)
+	memset(&so, 0, sizeof(so));
+	*min = *max = 0;
+	if (gb_spec_load_json(p->name, p->spec_json, strlen(p->spec_json), &so,
+	                      &set, &dg) != 0) {
+		gb_diags_free(&dg);
 		return -1;
-	*min = (int)json_integer_value(json_object_get(s, "min"));
-	*max = (int)json_integer_value(json_object_get(s, "max"));
-	json_decref(s);
+	}
+	gb_diags_free(&dg);
+	if (set.n) {
+		*min = set.pools[0].min;
+		*max = set.pools[0].max;
+	}
+	gb_spec_set_free(&set);
 	return 0;
 }
 

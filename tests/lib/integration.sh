@@ -167,3 +167,10 @@ write_spec() {
 		done
 	} >"$_f"
 }
+
+# gb_spec_json FILE: a spec file as the JSON the API takes (Debian's
+# python3-yaml; make deps installs it)
+gb_spec_json() {
+	/usr/bin/python3 -c 'import json, sys, yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1]))))' "$1" ||
+		fail "cannot convert $1 to JSON (python3-yaml missing?)"
+}
