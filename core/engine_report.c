@@ -62,7 +62,7 @@ static json_t *pool_json(gb_engine *e, const gb_pool_row *p)
 			pending++;
 		else
 			other++;
-		if (strcmp(rows[i].state, "preempted") != 0 || !rows[i].terminated_ms)
+		if (!rows[i].terminated_ms) /* billing stopped: preempted */
 			per_hour += rows[i].price_per_hour;
 		json_array_append_new(insts, inst_json(&rows[i], now * 1000));
 		json_array_foreach(clouds, k, c)
