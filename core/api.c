@@ -239,6 +239,8 @@ static const struct route {
 	{"POST", "instances", 1, "heartbeat", "", 1, NULL, gb_api_heartbeat},
 	{"POST", "plan", 0, NULL, "", 0, gb_api_plan, NULL},
 	{"GET", "offers", 0, NULL, NULL, 0, gb_api_offers, NULL},
+	{"POST", "offers", 1, NULL, "refresh-prices", 1, NULL,
+	 gb_api_offers_refresh},
 	{"GET", "events", 0, NULL, NULL, 0, gb_api_events, NULL},
 	{"GET", "cost", 0, NULL, NULL, 0, gb_api_cost, NULL},
 	{"GET", "drivers", 0, NULL, NULL, 0, gb_api_drivers, NULL},

@@ -77,5 +77,6 @@ void gb_api_drivers(gb_api_req *r);
 void gb_api_audit(gb_api_req *r);
 void gb_api_gc(gb_api_req *r);
 void gb_api_reconcile(gb_api_req *r);
+void gb_api_offers_refresh(gb_api_req *r, const char *name);
 
 #endif

@@ -273,6 +273,40 @@ void gb_api_gc(gb_api_req *r)
 	         json_array_size(rep));
 }
 
+/* POST /v1/offers/refresh[?cloud=X&region=R] (admin): refresh prices
+ * from the drivers' price sources into the store, then rebuild the
+ * catalog the daemon plans from. */
+void gb_api_offers_refresh(gb_api_req *r, const char *name)
+{
+	json_t *report;
+	int done = 0, failed;
+	gb_catalog *old;
+	if (strcmp(name, "refresh") != 0) {
+		gb_api_error(r, 404, "NotFound", "no endpoint POST /v1/offers/%s",
+		             name);
+		return;
+	}
+	if (!gb_api_is_admin(r))
+		return;
+	report = json_array();
+	failed = gb_offers_refresh(&r->d->rt.drivers, r->d->store,
+	                           gb_api_query(r, "cloud"),
+	                           gb_api_query(r, "region"), report, &done) != 0;
+	/* swap the catalog with no plan running: drop our read lock, take
+	 * the write lock, swap, and come back to a read lock */
+	pthread_rwlock_unlock(&r->d->cfg_lock);
+	pthread_rwlock_wrlock(&r->d->cfg_lock);
+	old = gb_runtime_reload_offers(r->d->cli, &r->d->rt);
+	gb_engine_set_catalog(r->d->eng, r->d->rt.cat);
+	gb_catalog_free(old);
+	pthread_rwlock_unlock(&r->d->cfg_lock);
+	pthread_rwlock_rdlock(&r->d->cfg_lock);
+	r->resp = json_pack("{s:o, s:I}", "refreshed", report, "offers",
+	                    (json_int_t)gb_catalog_count(r->d->rt.cat));
+	r->status = failed && !done ? 502 : 200;
+	snprintf(r->detail, sizeof(r->detail), "%d drivers refreshed", done);
+}
+
 void gb_api_reconcile(gb_api_req *r)
 {
 	gb_daemon_kick(r->d);

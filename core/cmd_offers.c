@@ -5,8 +5,10 @@
 #include <string.h>
 
 #include "output.h"
+#include "remote.h"
 #include "runtime.h"
 #include "spec.h"
+#include "store.h"
 
 static const char *o_gpu, *o_cloud, *o_region, *o_capacity, *o_limit;
 static int o_zones;
@@ -64,6 +66,74 @@ static int row_cmp(const void *a, const void *b)
 	return strcmp(x->o->zone, y->o->zone);
 }
 
+/* `offers refresh [CLOUD] [--region R]`: each driver's price source ->
+ * the state store, with provenance; later plans and `offers` use these
+ * prices instead of the shipped catalog's for the same offer. */
+static int run_refresh(gb_cli *cli)
+{
+	gb_runtime rt;
+	gb_store *st;
+	char err[1024];
+	int rc, failed = 0, done = 0;
+	const char *only = cli->args.n > 1 ? cli->args.v[1] : NULL;
+	json_t *out = json_array();
+	static const gb_column cols[] = {
+		{"cloud", "cloud", 0},     {"region", "region", 0},
+		{"offers", "offers", 1},   {"source", "source", 0},
+		{"result", "result", 0},   {NULL, NULL, 0},
+	};
+	if (cli->args.n > 2) {
+		json_decref(out);
+		return gb_cli_usage(cli, "offers refresh takes at most one cloud");
+	}
+	if (cli->server) {
+		json_t *res = NULL;
+		char *path = gb_xasprintf("/v1/offers/refresh%s%s%s%s",
+		                          only || o_region ? "?" : "",
+		                          only ? "cloud=" : "", only ? only : "",
+		                          o_region ? (only ? "&region=" : "region=")
+		                                   : "");
+		if (o_region) {
+			char *p2 = gb_xasprintf("%s%s", path, o_region);
+			free(path);
+			path = p2;
+		}
+		rc = gb_remote_call(cli, "POST", path, NULL, NULL, &res);
+		free(path);
+		json_decref(out);
+		if (rc == 0)
+			gb_out_render(cli, stdout, json_object_get(res, "refreshed"),
+			              json_object_get(res, "refreshed"), cols);
+		json_decref(res);
+		return rc;
+	}
+	if ((rc = gb_runtime_open(cli, &rt, 0)) != 0) {
+		json_decref(out);
+		return rc;
+	}
+	if (only && !gb_drivers_find(&rt.drivers, only)) {
+		gb_cli_err(cli, "no driver named \"%s\" is loaded (see 'gpubroker "
+		                "drivers')", only);
+		gb_runtime_free(&rt);
+		json_decref(out);
+		return GB_EXIT_FAIL;
+	}
+	if (gb_store_open(cli->cfg.state_path, &st, err, sizeof(err)) != 0) {
+		gb_cli_err(cli, "%s", err);
+		gb_runtime_free(&rt);
+		json_decref(out);
+		return GB_EXIT_FAIL;
+	}
+	failed = gb_offers_refresh(&rt.drivers, st, only, o_region, out, &done) != 0;
+	gb_out_render(cli, stdout, out, out, cols);
+	if (!done && !failed && cli->out == GB_OUT_TABLE)
+		gb_cli_info(cli, "no loaded driver has a price source");
+	json_decref(out);
+	gb_store_close(st);
+	gb_runtime_free(&rt);
+	return failed ? GB_EXIT_FAIL : GB_EXIT_OK;
+}
+
 static int run_offers(gb_cli *cli)
 {
 	gb_runtime rt;
@@ -85,8 +155,7 @@ static int run_offers(gb_cli *cli)
 	};
 
 	if (cli->args.n && strcmp(cli->args.v[0], "refresh") == 0)
-		return gb_cli_usage(cli, "'offers refresh' needs the state store "
-		                         "(engine issue); not available yet");
+		return run_refresh(cli);
 	if (cli->args.n)
 		return gb_cli_usage(cli, "unexpected argument \"%s\"",
 		                    cli->args.v[0]);
@@ -197,9 +266,16 @@ static int run_offers(gb_cli *cli)
 
 const gb_cmd gb_cmd_offers = {
 	"offers", "list GPU offers with prices and their age",
-	"[--gpu MODEL] [--cloud NAME] [--region GLOB] [--capacity KIND] [--zones]",
+	"[--gpu MODEL] [--cloud NAME] [--region GLOB] [--capacity KIND] [--zones]\n"
+	"       gpubroker offers refresh [CLOUD] [--region REGION]",
 	"Offers come from every loaded driver's catalog.  Rows are grouped by\n"
 	"region (ZONES counts the zones; $/h is the cheapest zone) unless\n"
-	"--zones is given, and sorted by price per GPU-hour.",
+	"--zones is given, and sorted by price per GPU-hour.  PRICE AGE tells\n"
+	"how old each price is.\n\n"
+	"'offers refresh' asks each driver's price source (EC2 spot price\n"
+	"history and instance types, the Azure Retail Prices API, the Cloud\n"
+	"Billing catalog) and stores the prices with their source and time in\n"
+	"the state database; plans then use them instead of the shipped\n"
+	"catalog's.  --region limits the refresh to one region.",
 	offers_flags, run_offers,
 };

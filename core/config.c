@@ -717,6 +717,34 @@ static void sort_diags(gb_diags *d, size_t from)
 	}
 }
 
+/* Relative paths in a config file are relative to the file's directory
+ * (as nginx and Terraform do), not to wherever gpubroker is started. */
+static void resolve(const char *dir, char **p)
+{
+	char *abs;
+	if (!*p || !**p || (*p)[0] == '/' || !dir)
+		return;
+	abs = gb_xasprintf("%s/%s", dir, *p);
+	free(*p);
+	*p = abs;
+}
+
+static void resolve_paths(const char *file, gb_config *c)
+{
+	const char *slash = strrchr(file, '/');
+	char *dir = slash ? gb_xstrndup(file, (size_t)(slash - file))
+	                  : gb_xstrdup(".");
+	resolve(dir, &c->state_path);
+	resolve(dir, &c->tls_cert);
+	resolve(dir, &c->tls_key);
+	resolve(dir, &c->onprem_inventory);
+	for (size_t i = 0; i < c->policy_path.n; i++)
+		resolve(dir, &c->policy_path.v[i]);
+	for (size_t i = 0; i < c->ndrivers; i++)
+		resolve(dir, &c->drivers[i].path);
+	free(dir);
+}
+
 static int finish(const char *name, gb_ydocs *docs, gb_config *out,
                   gb_diags *d, size_t d0, size_t s0)
 {
@@ -780,5 +808,8 @@ int gb_config_load(const char *path, gb_config *out, gb_diags *d)
 	}
 	cfg_yaml_opts(&yo);
 	gb_yaml_load_file(path, &yo, &docs, d);
-	return finish(path, &docs, out, d, d0, s0);
+	if (finish(path, &docs, out, d, d0, s0) != 0)
+		return -1;
+	resolve_paths(path, out);
+	return 0;
 }

@@ -91,7 +91,9 @@ typedef struct gb_config {
 } gb_config;
 
 /* Load and validate; 0 ok, -1 with all errors in d (then *out is freed
- * and zeroed).  path NULL = defaults only. */
+ * and zeroed).  path NULL = defaults only.  Relative paths in the file
+ * (state, tls, onprem.inventory, policy_path, driver paths) are taken
+ * relative to the file's directory. */
 int gb_config_load(const char *path, gb_config *out, gb_diags *d);
 int gb_config_load_buf(const char *name, const char *buf, size_t len,
                        gb_config *out, gb_diags *d);

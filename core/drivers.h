@@ -44,7 +44,7 @@ typedef struct gb_drivers {
 #define GB_DRV_MINOR_command 1
 /* 1 when drv's descriptor has a usable `method`. */
 #define GB_DRV_HAS(drv, method)                                               \
-	((drv)->d && (drv)->d->abi_minor >= GB_DRV_MINOR_##method &&          \
+	((drv)->d && (drv)->d->abi_minor + 1u > GB_DRV_MINOR_##method &&      \
 	 (drv)->d->struct_size >= offsetof(gb_driver, method) + sizeof(void *) && \
 	 (drv)->d->method != NULL)
 

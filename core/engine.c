@@ -49,6 +49,11 @@ void gb_engine_free(gb_engine *e)
 	free(e);
 }
 
+void gb_engine_set_catalog(gb_engine *e, gb_catalog *cat)
+{
+	e->o.cat = cat;
+}
+
 void gb_engine_result_free(gb_engine_result *r)
 {
 	json_decref(r->pool);

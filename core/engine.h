@@ -161,6 +161,10 @@ json_t *gb_engine_pools_json(gb_engine *e, const char *team);
 json_t *gb_engine_cost(gb_engine *e, const char *by, int64_t since_s,
                        const char *team);
 
+/* Replace the catalog the engine plans from (the caller makes sure no
+ * engine call runs meanwhile, e.g. the daemon's config write lock). */
+void gb_engine_set_catalog(gb_engine *e, gb_catalog *cat);
+
 /* For tests and the daemon's metrics. */
 typedef struct gb_engine_stats {
 	uint64_t failovers;

@@ -23,12 +23,24 @@ static json_t *get_path(json_t *obj, const char *key)
 	return cur ? json_object_get(cur, key) : NULL;
 }
 
+/* Table cells longer than this are cut with "..." (-o json has all). */
+#define GB_CELL_MAX 72
+
 static char *cell_text(json_t *v, const char *key)
 {
 	if (!v || json_is_null(v))
 		return gb_xstrdup("-");
-	if (json_is_string(v))
-		return gb_xstrdup(json_string_value(v));
+	if (json_is_string(v)) {
+		const char *s = json_string_value(v);
+		size_t n = strlen(s);
+		if (n > GB_CELL_MAX) {
+			size_t cut = GB_CELL_MAX - 3;
+			while (cut && ((unsigned char)s[cut] & 0xC0) == 0x80)
+				cut--; /* do not split a UTF-8 sequence */
+			return gb_xasprintf("%.*s...", (int)cut, s);
+		}
+		return gb_xstrdup(s);
+	}
 	if (json_is_integer(v))
 		return gb_xasprintf("%lld", (long long)json_integer_value(v));
 	if (json_is_real(v)) {

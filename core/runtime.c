@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "store.h"
 
 /* Offers refreshed by `offers refresh` live in the state store and replace
@@ -165,4 +166,103 @@ void gb_runtime_free(gb_runtime *rt)
 	gb_drivers_free(&rt->drivers);
 	gb_strv_free(&rt->problems);
 	memset(rt, 0, sizeof(*rt));
+}
+
+typedef struct refresh_ctx {
+	gb_offer_row *v;
+	size_t n;
+	const char *cloud;
+} refresh_ctx;
+
+static int refresh_cb(void *ud, const gb_offer *o)
+{
+	refresh_ctx *rc = ud;
+	gb_offer_row *r;
+	if (!o->instance_type || !o->gpu_model || !o->region ||
+	    o->price_per_hour <= 0 || o->gpu_count <= 0)
+		return 0;
+	rc->v = gb_xrealloc(rc->v, (rc->n + 1) * sizeof(*rc->v));
+	r = &rc->v[rc->n++];
+	memset(r, 0, sizeof(*r));
+	r->cloud = gb_xstrdup(rc->cloud);
+	r->region = gb_xstrdup(o->region);
+	r->zone = gb_xstrdup(o->zone ? o->zone : "");
+	r->instance_type = gb_xstrdup(o->instance_type);
+	r->capacity = gb_xstrdup(gb_capacity_name(o->capacity));
+	r->gpu_model = gb_xstrdup(o->gpu_model);
+	r->gpu_count = o->gpu_count;
+	r->gpu_memory_gb = o->gpu_memory_gb;
+	r->vcpus = o->vcpus;
+	r->ram_gb = o->ram_gb;
+	r->price = o->price_per_hour;
+	r->source = gb_xstrdup(o->source ? o->source : "");
+	r->fetched_at = o->fetched_at ? o->fetched_at : gb_now_ms() / 1000;
+	return 0;
+}
+
+int gb_offers_refresh(gb_drivers *ds, gb_store *st, const char *only,
+                      const char *region, json_t *report, int *done)
+{
+	int failed = 0;
+	*done = 0;
+	for (size_t i = 0; i < ds->n; i++) {
+		gb_drv *d = ds->v[i];
+		refresh_ctx ctx = {NULL, 0, d->name};
+		gb_error e;
+		json_t *jrow;
+		if (only && strcmp(only, d->name) != 0)
+			continue;
+		if (!d->ready || !GB_DRV_HAS(d, refresh_prices)) {
+			if (only) {
+				json_array_append_new(report, json_pack(
+					"{s:s, s:s, s:i, s:s, s:s}", "cloud", d->name,
+					"region", region ? region : "all", "offers", 0,
+					"source", "", "result",
+					d->ready ? "no price source to refresh from"
+					         : d->status));
+				failed = 1;
+			}
+			continue;
+		}
+		memset(&e, 0, sizeof(e));
+		jrow = json_pack("{s:s, s:s}", "cloud", d->name, "region",
+		                 region ? region : "all");
+		if (d->d->refresh_prices(d->ctx, region, refresh_cb, &ctx, &e) != 0) {
+			char *msg = gb_redact(e.message);
+			json_object_set_new(jrow, "offers", json_integer(0));
+			json_object_set_new(jrow, "source", json_string(""));
+			json_object_set_new(jrow, "result",
+			                    json_sprintf("failed: %s%s%s", e.code,
+			                                 e.code[0] ? ": " : "", msg));
+			free(msg);
+			failed = 1;
+		} else if (gb_store_offers_replace(st, d->name, region, ctx.v,
+		                                   ctx.n) != 0) {
+			json_object_set_new(jrow, "offers", json_integer(0));
+			json_object_set_new(jrow, "source", json_string(""));
+			json_object_set_new(jrow, "result",
+			                    json_string(gb_store_errmsg(st)));
+			failed = 1;
+		} else {
+			json_object_set_new(jrow, "offers",
+			                    json_integer((json_int_t)ctx.n));
+			json_object_set_new(jrow, "source",
+			                    json_string(ctx.n ? ctx.v[0].source : ""));
+			json_object_set_new(jrow, "result",
+			                    json_string(ctx.n ? "stored"
+			                                      : "no offers there"));
+			(*done)++;
+		}
+		json_array_append_new(report, jrow);
+		gb_offer_list_free(ctx.v, ctx.n);
+	}
+	return failed ? -1 : 0;
+}
+
+gb_catalog *gb_runtime_reload_offers(gb_cli *cli, gb_runtime *rt)
+{
+	gb_catalog *old = rt->cat;
+	rt->cat = gb_catalog_new();
+	load_offers(cli, rt);
+	return old;
 }

@@ -433,6 +433,36 @@ static void test_too_large(void **state)
 	gb_diags_free(&d);
 }
 
+/* Relative paths in a config file are relative to its directory. */
+static void test_relative_paths(void **state)
+{
+	char dir[] = "/tmp/gb-cfg-XXXXXX", path[128], cmd[160];
+	FILE *f;
+	gb_config c;
+	gb_diags d = GB_DIAGS_INIT;
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/broker.yaml", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("state: data/state.db\n"
+	      "policy_path: [pol, /abs/pol]\n"
+	      "onprem: {inventory: nodes.yaml}\n", f);
+	fclose(f);
+	assert_int_equal(gb_config_load(path, &c, &d), 0);
+	snprintf(cmd, sizeof(cmd), "%s/data/state.db", dir);
+	assert_string_equal(c.state_path, cmd);
+	snprintf(cmd, sizeof(cmd), "%s/pol", dir);
+	assert_string_equal(c.policy_path.v[0], cmd);
+	assert_string_equal(c.policy_path.v[1], "/abs/pol");
+	snprintf(cmd, sizeof(cmd), "%s/nodes.yaml", dir);
+	assert_string_equal(c.onprem_inventory, cmd);
+	gb_config_free(&c);
+	gb_diags_free(&d);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 static void test_missing_file(void **state)
 {
 	gb_config c;
@@ -457,6 +487,7 @@ int main(void)
 		cmocka_unit_test(test_secrets_not_echoed),
 		cmocka_unit_test(test_all_errors_reported),
 		cmocka_unit_test(test_too_large),
+		cmocka_unit_test(test_relative_paths),
 		cmocka_unit_test(test_missing_file),
 	};
 	size_t nbad = GB_ARRAY_LEN(bad_cases);
