@@ -521,6 +521,38 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 		try_candidate(e, spec, generation, o, left, all_or_nothing, &a);
 		left -= a.created;
 		*placed += a.created;
+		/* colocate none: a candidate without room for all may have room
+		 * for some (an on-prem site with two free nodes, a zone with a
+		 * few left): ask it for half, keep what fits, and send the rest
+		 * on down the plan.  Batch drivers are all-or-nothing per call,
+		 * so without this they would place nothing there. */
+		if (!all_or_nothing && a.failed && left > 1 &&
+		    (a.err.cls == GB_ERR_CAPACITY || a.err.cls == GB_ERR_QUOTA)) {
+			int want = left / 2, got = 0;
+			while (want >= 1 && left > 0) {
+				attempt h;
+				try_candidate(e, spec, generation, o, want, 0, &h);
+				left -= h.created;
+				*placed += h.created;
+				got += h.created;
+				if (!h.failed && left > 0) {
+					want = left; /* room for that much: try the rest */
+					continue;
+				}
+				if (h.failed && (h.err.cls == GB_ERR_CAPACITY ||
+				                 h.err.cls == GB_ERR_QUOTA)) {
+					want /= 2;
+					continue;
+				}
+				break;
+			}
+			if (got)
+				gb_engine__event(e, spec->name, NULL, "partial",
+				                 "%s/%s %s %s had room for %d; the other "
+				                 "%d go to the next candidates", o->cloud,
+				                 where(o), o->instance_type,
+				                 gb_capacity_name(o->capacity), got, left);
+		}
 		prev = o;
 		last = a;
 		if (!a.failed)
@@ -532,7 +564,8 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 		              a.err.message[0] ? "" : "");
 		if (a.err.message[0])
 			gb_buf_printf(&why, " -- %s", a.err.message);
-		if (a.err.cls == GB_ERR_CAPACITY || a.err.cls == GB_ERR_QUOTA) {
+		if (left > 0 &&
+		    (a.err.cls == GB_ERR_CAPACITY || a.err.cls == GB_ERR_QUOTA)) {
 			int64_t until = gb_now_ms() / 1000 + e->cooldown_s;
 			gb_store_unavailable_mark(e->o.store, o->cloud, o->region,
 			                          o->zone, o->instance_type,
@@ -541,6 +574,8 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 			                                        : gb_err_class_name(a.err.cls));
 			continue;
 		}
+		if (a.err.cls == GB_ERR_CAPACITY || a.err.cls == GB_ERR_QUOTA)
+			continue;
 		if (a.err.cls == GB_ERR_AUTH || a.err.cls == GB_ERR_INVALID ||
 		    a.err.cls == GB_ERR_CONFLICT) {
 			snprintf(msg, cap,
