@@ -296,7 +296,7 @@ install: all
 	    install -d $$d && install -m 0644 $$f $$d/; done
 	install -m 0644 core/include/gpubroker/driver.h $(DESTDIR)$(PREFIX)/include/gpubroker/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(shell sed -n 's/.*GB_VERSION "\(.*\)"/\1/p' core/util.h)|' \
-	    -e 's|@ABI_MAJOR@|$(shell sed -n 's/.*GB_DRIVER_ABI_MAJOR \([0-9]*\).*/\1/p' core/include/gpubroker/driver.h)|' \
+	    -e 's|@ABI_MAJOR@|$(shell sed -n 's/^#define GB_DRIVER_ABI_MAJOR \([0-9]*\).*/\1/p' core/include/gpubroker/driver.h)|' \
 	    scripts/gpubroker-driver.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/gpubroker-driver.pc
 	if [ -x $(PROBE_BIN) ]; then install -m 0755 $(PROBE_BIN) $(DESTDIR)$(PREFIX)/bin/gpuprobe; fi
 

@@ -1,0 +1,35 @@
+/* fake_good.c -- a valid driver named "fake" with the optional command(). */
+#include "fake_common.h"
+
+static int fake_command(void *ctx, const char *verb, int argc,
+                        const char *const *argv,
+                        void (*out)(void *ud, const char *json), void *ud,
+                        gb_error *err)
+{
+	(void)ctx;
+	(void)argc;
+	(void)argv;
+	(void)err;
+	if (strcmp(verb, "ping") != 0)
+		return -1;
+	out(ud, "{\"pong\": true}");
+	return 0;
+}
+
+static const gb_driver desc = {
+	.abi_major = GB_DRIVER_ABI_MAJOR,
+	.abi_minor = GB_DRIVER_ABI_MINOR,
+	.struct_size = sizeof(gb_driver),
+	.name = "fake",
+	.version = "1.2.3",
+	.description = "a test driver",
+	.caps = GB_DRV_CAP_ZONES,
+	FAKE_METHODS,
+	.command = fake_command,
+};
+
+GB_DRIVER_EXPORT const gb_driver *gb_driver_entry(uint32_t host_major);
+GB_DRIVER_EXPORT const gb_driver *gb_driver_entry(uint32_t host_major)
+{
+	return host_major == GB_DRIVER_ABI_MAJOR ? &desc : NULL;
+}

@@ -1,0 +1,46 @@
+#!/bin/sh
+# install.sh -- `make install` into a temporary prefix: the installed
+# binary finds its drivers, catalogs and policies; a third-party driver
+# builds with nothing but `pkg-config --cflags gpubroker-driver` and the
+# installed header, and loads through a broker config.
+set -eu
+: "${GB_BUILD:?}" "${GB_SRC:?}"
+T=$(mktemp -d "${TMPDIR:-/tmp}/gbinstall.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+make -s -C "$GB_SRC" BUILD="$GB_BUILD" install PREFIX="$T/prefix" >"$T/install.log" 2>&1 ||
+	{ cat "$T/install.log"; fail "make install failed"; }
+P=$T/prefix
+for f in bin/gpubroker include/gpubroker/driver.h lib/pkgconfig/gpubroker-driver.pc \
+	lib/gpubroker/drivers/aws.so lib/gpubroker/drivers/onprem.so \
+	share/gpubroker/drivers/gcp/data/offers.json share/gpubroker/policies/gdpr.lua; do
+	[ -e "$P/$f" ] || fail "$f was not installed"
+done
+echo "ok: binary, drivers, catalogs, policies, header and pkg-config file installed"
+
+export XDG_STATE_HOME=$T/state
+"$P/bin/gpubroker" drivers -o json >"$T/drivers.json" || fail "installed drivers failed"
+[ "$(jq '[.[] | select(.ready)] | length' "$T/drivers.json")" = 4 ] || fail "not all four shipped drivers are ready"
+jq -e 'all(.[]; .path | startswith("'"$P"'/lib/gpubroker/drivers/"))' "$T/drivers.json" >/dev/null ||
+	fail "drivers were not loaded from the install prefix"
+echo "ok: the installed binary loads the installed drivers"
+"$P/bin/gpubroker" offers --gpu H100 -o json | jq -e 'length > 10' >/dev/null || fail "no H100 offers from the installed catalogs"
+echo "ok: offers from the installed catalogs"
+"$P/bin/gpubroker" policy test "$P/share/gpubroker/policies" >"$T/policy.out" || fail "installed policies' tests failed"
+echo "ok: the installed policies pass their tests"
+
+export PKG_CONFIG_PATH=$P/lib/pkgconfig
+[ "$(pkg-config --variable=abi_major gpubroker-driver)" = "$(sed -n 's/^#define GB_DRIVER_ABI_MAJOR \([0-9]*\).*/\1/p' "$GB_SRC/core/include/gpubroker/driver.h")" ] ||
+	fail "gpubroker-driver.pc has the wrong abi_major: '$(pkg-config --variable=abi_major gpubroker-driver)'"
+# shellcheck disable=SC2046
+cc -std=c11 -Wall -Wextra -Werror $(pkg-config --cflags gpubroker-driver) -shared \
+	-o "$T/third.so" "$GB_SRC/tests/drivers/fake/fake_good.c" -I"$GB_SRC/tests/drivers/fake" ||
+	fail "a third-party driver does not build with pkg-config --cflags gpubroker-driver"
+printf 'drivers:\n  - name: fake\n    path: %s\nstate: %s/s.db\n' "$T/third.so" "$T" >"$T/broker.yaml"
+"$P/bin/gpubroker" -c "$T/broker.yaml" drivers -o json | jq -e '.[0] | .name == "fake" and .ready and .version == "1.2.3"' >/dev/null ||
+	fail "the third-party driver did not load"
+"$P/bin/gpubroker" -c "$T/broker.yaml" offers -o json | jq -e '.[0].instance_type == "fake.8xh100"' >/dev/null ||
+	fail "the third-party driver's offers are missing"
+echo "ok: a third-party driver built against the installed header loads and offers"
+echo PASS

@@ -1,0 +1,195 @@
+/* test_driver_loader.c -- the loader refuses broken drivers, naming the
+ * file and the reason; optional methods are used only when the driver's
+ * minor version and descriptor size allow.  The fake drivers are built
+ * from tests/drivers/fake/ into $GB_BUILD/tests/fakedrv/. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "drivers.h"
+
+static char path[512];
+
+static const char *fake(const char *name)
+{
+	const char *b = getenv("GB_BUILD");
+	snprintf(path, sizeof(path), "%s/tests/fakedrv/%s.so", b ? b : "build",
+	         name);
+	if (access(path, R_OK) != 0)
+		fail_msg("%s is not built (run through make test)", path);
+	return path;
+}
+
+static void refused(const char *name, const char *expect_name,
+                    const char *reason)
+{
+	gb_drv *drv = NULL;
+	char err[600];
+	const char *p = fake(name);
+	assert_int_equal(gb_drv_open(p, expect_name, &drv, err, sizeof(err)), -1);
+	assert_null(drv);
+	if (!strstr(err, p))
+		fail_msg("error does not name the file: %s", err);
+	if (!strstr(err, reason))
+		fail_msg("error lacks \"%s\": %s", reason, err);
+}
+
+static void test_missing_file(void **state)
+{
+	gb_drv *drv;
+	char err[600];
+	(void)state;
+	assert_int_equal(gb_drv_open("/nonexistent/x.so", NULL, &drv, err,
+	                             sizeof(err)), -1);
+	assert_non_null(strstr(err, "/nonexistent/x.so: cannot load"));
+}
+
+static void test_not_a_driver(void **state)
+{
+	(void)state;
+	refused("fake_no_entry", NULL, "does not export gb_driver_entry()");
+}
+
+static void test_refuses_host(void **state)
+{
+	(void)state;
+	refused("fake_refuses", NULL, "refused this host");
+}
+
+static void test_abi_major_mismatch(void **state)
+{
+	(void)state;
+	refused("fake_bad_major", NULL, "ABI major 2 does not match the host's 1");
+}
+
+static void test_short_descriptor(void **state)
+{
+	(void)state;
+	refused("fake_short", NULL, "descriptor is 24 bytes, shorter than");
+}
+
+static void test_null_mandatory(void **state)
+{
+	(void)state;
+	refused("fake_null_create", NULL, "has no create() method, which is "
+	                                  "mandatory");
+}
+
+static void test_wrong_name(void **state)
+{
+	(void)state;
+	refused("fake_good", "aws", "configured as driver 'aws' but the file "
+	                            "is driver 'fake'");
+}
+
+static void out_cb(void *ud, const char *json)
+{
+	snprintf(ud, 64, "%s", json);
+}
+
+static void test_good_driver(void **state)
+{
+	gb_drv *drv = NULL;
+	char err[600], got[64] = "";
+	gb_error e;
+	gb_kvs opts = {0};
+	(void)state;
+	assert_int_equal(gb_drv_open(fake("fake_good"), "fake", &drv, err,
+	                             sizeof(err)), 0);
+	assert_int_equal(gb_drv_init(drv, &opts, err, sizeof(err)), 0);
+	assert_true(drv->ready);
+	assert_string_equal(drv->d->version, "1.2.3");
+	assert_true(GB_DRV_HAS(drv, command));
+	assert_false(GB_DRV_HAS(drv, refresh_prices)); /* NULL pointer */
+	memset(&e, 0, sizeof(e));
+	assert_int_equal(drv->d->command(drv->ctx, "ping", 0, NULL, out_cb, got,
+	                                 &e), 0);
+	assert_string_equal(got, "{\"pong\": true}");
+	/* the loader added data_dir and bin_dir */
+	assert_non_null(gb_kvs_get(&drv->options, "data_dir"));
+	assert_non_null(gb_kvs_get(&drv->options, "bin_dir"));
+	gb_drv_close(drv);
+}
+
+/* A minor-0 driver: command() lies beyond its descriptor, so the host
+ * must not consider it present even though the bytes there are not 0. */
+static void test_old_minor_optional_not_called(void **state)
+{
+	gb_drv *drv = NULL;
+	char err[600];
+	(void)state;
+	assert_int_equal(gb_drv_open(fake("fake_old_minor"), "fake", &drv, err,
+	                             sizeof(err)), 0);
+	assert_int_equal(drv->d->abi_minor, 0);
+	assert_true(drv->d->command != NULL);     /* garbage is there */
+	assert_false(GB_DRV_HAS(drv, command));   /* and is not used */
+	gb_drv_close(drv);
+}
+
+static void test_init_failure_kept_with_status(void **state)
+{
+	gb_drv *drv = NULL;
+	char err[600];
+	gb_kvs opts = {0};
+	(void)state;
+	assert_int_equal(gb_drv_open(fake("fake_init_fails"), "fake", &drv, err,
+	                             sizeof(err)), 0);
+	assert_int_equal(gb_drv_init(drv, &opts, err, sizeof(err)), -1);
+	assert_false(drv->ready);
+	assert_non_null(strstr(drv->status, "failed to initialise: no "
+	                                    "credentials: set FAKE_TOKEN "
+	                                    "(NoCredentials)"));
+	gb_drv_close(drv);
+}
+
+/* Loading a config with a broken driver keeps going: the others load,
+ * the broken one is listed with its reason. */
+static void test_load_list_keeps_going(void **state)
+{
+	gb_config cfg;
+	gb_drivers ds;
+	char good[512], bad[512];
+	(void)state;
+	snprintf(good, sizeof(good), "%s", fake("fake_good"));
+	snprintf(bad, sizeof(bad), "%s", fake("fake_bad_major"));
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.ndrivers = 2;
+	cfg.drivers = calloc(2, sizeof(gb_driver_cfg));
+	cfg.drivers[0].name = (char *)"fake";
+	cfg.drivers[0].path = good;
+	cfg.drivers[1].name = (char *)"future";
+	cfg.drivers[1].path = bad;
+	assert_int_equal(gb_drivers_load(&ds, &cfg), 1);
+	assert_int_equal(ds.n, 2);
+	assert_true(gb_drivers_find(&ds, "fake")->ready);
+	assert_false(gb_drivers_find(&ds, "future")->ready);
+	assert_non_null(strstr(gb_drivers_find(&ds, "future")->status,
+	                       "does not match the host's"));
+	gb_drivers_free(&ds);
+	free(cfg.drivers);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_missing_file),
+		cmocka_unit_test(test_not_a_driver),
+		cmocka_unit_test(test_refuses_host),
+		cmocka_unit_test(test_abi_major_mismatch),
+		cmocka_unit_test(test_short_descriptor),
+		cmocka_unit_test(test_null_mandatory),
+		cmocka_unit_test(test_wrong_name),
+		cmocka_unit_test(test_good_driver),
+		cmocka_unit_test(test_old_minor_optional_not_called),
+		cmocka_unit_test(test_init_failure_kept_with_status),
+		cmocka_unit_test(test_load_list_keeps_going),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
