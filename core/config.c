@@ -628,6 +628,17 @@ static void dec_config(gb_ydec *c, const gb_ynode *root, gb_config *cfg)
 				            "${VAR}?): remove it or give a directory");
 				bad = 1;
 			}
+			for (const char *q = tmp.v[i]; !bad && *q; q++)
+				if ((unsigned char)*q < 0x20 || *q == 0x7f) {
+					/* as for state and driver paths: a
+					 * newline or escape would forge log
+					 * lines and error messages */
+					gb_ydec_err(c, v, "policy_path",
+					            "directory \"%s\" contains control "
+					            "characters",
+					            shown(tmp.v[i], t, sizeof(t)));
+					bad = 1;
+				}
 		}
 		if (!bad) {
 			gb_strv_free(&cfg->policy_path);

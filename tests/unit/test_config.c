@@ -372,6 +372,9 @@ static const bad_case bad_cases[] = {
 	 "environment variable GB_TEST_UNSET_VAR is not set"},
 	{"alias", "a: &x 1\nbroker_id: *x\n", 2, 12, "", "aliases"},
 	{"tab", "daemon:\n\tworkers: 2\n", 2, 1, "", "tab character"},
+	/* a newline or escape in a directory would forge log lines */
+	{"policy_path_control", "policy_path: [\"/tmp\\n/etc\"]\n", 1, 14,
+	 "policy_path", "directory \"/tmp?/etc\" contains control characters"},
 };
 
 static void run_bad_case(void **state)
