@@ -76,9 +76,12 @@ static void *worker_main(void *arg)
 		pthread_mutex_unlock(&d->mu);
 
 		pthread_rwlock_rdlock(&d->cfg_lock);
-		if (j->kind == GB_JOB_CONVERGE) {
-			if (gb_engine_converge(d->eng, j->pool, &res) != 0 &&
-			    res.message[0])
+		if (j->kind == GB_JOB_CONVERGE || j->kind == GB_JOB_CONVERGE_FRESH) {
+			int crc = j->kind == GB_JOB_CONVERGE
+			                  ? gb_engine_converge(d->eng, j->pool, &res)
+			                  : gb_engine_converge_fresh(d->eng, j->pool,
+			                                             &res);
+			if (crc != 0 && res.message[0])
 				gb_log(GB_LOG_WARN, "daemon", "%s", res.message);
 		} else {
 			if (gb_engine_destroy_step(d->eng, j->pool, j->reason,

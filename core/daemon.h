@@ -35,7 +35,9 @@ typedef struct gb_job {
 	struct gb_job *next;
 } gb_job;
 
-enum { GB_JOB_CONVERGE = 1, GB_JOB_DESTROY = 2 };
+/* CONVERGE describes the pool first; CONVERGE_FRESH does not (queued by
+ * the reconciler right after its batched describe of every pool). */
+enum { GB_JOB_CONVERGE = 1, GB_JOB_DESTROY = 2, GB_JOB_CONVERGE_FRESH = 3 };
 
 typedef struct gb_daemon {
 	gb_cli *cli;

@@ -31,6 +31,20 @@ static int spec_min(gb_daemon *d, const gb_pool_row *p, int *min, int *max)
 	return 0;
 }
 
+/* Converge a pool the pass has just refreshed.  With job workers (serve)
+ * the converge is queued to them, so one pool's slow create (an ARM
+ * long-running operation, a GCE operation) does not hold back the
+ * replacement of every pool after it in this pass; without workers
+ * (--reconcile-once) it runs here. */
+static void converge_pool(gb_daemon *d, const char *pool,
+                          gb_engine_result *res)
+{
+	if (d->nworkers > 0)
+		gb_daemon_enqueue(d, GB_JOB_CONVERGE_FRESH, pool, NULL);
+	else
+		gb_engine_converge_fresh(d->eng, pool, res);
+}
+
 void gb_daemon_reconcile(gb_daemon *d)
 {
 	static unsigned pass;
@@ -92,10 +106,10 @@ void gb_daemon_reconcile(gb_daemon *d)
 				               (long long)p->idle_timeout_s);
 				gb_engine_destroy_step(d->eng, p->name, "idle", &res);
 			} else {
-				gb_engine_converge_fresh(d->eng, p->name, &res);
+				converge_pool(d, p->name, &res);
 			}
 		} else {
-			gb_engine_converge_fresh(d->eng, p->name, &res);
+			converge_pool(d, p->name, &res);
 		}
 		gb_engine_result_free(&res);
 	}
