@@ -20,6 +20,12 @@ void gb_api_error(gb_api_req *r, unsigned status, const char *code,
 	va_start(ap, fmt);
 	msg = gb_xvasprintf(fmt, ap);
 	va_end(ap);
+	/* Messages echo what the client sent (a pool name from the URL):
+	 * jansson refuses invalid UTF-8, which would leave the error
+	 * without its body, so such bytes become '?'. */
+	for (size_t i = 0, n = strlen(msg); (i += gb_utf8_check(msg + i, n - i)) < n;
+	     i++)
+		msg[i] = '?';
 	json_decref(r->resp);
 	r->resp = json_pack("{s:{s:s, s:s}}", "error", "code", code, "message",
 	                    msg);
@@ -211,6 +217,20 @@ static int split_path(const char *path, char parts[5][160])
 	return *p && n == 5 ? 6 : n;
 }
 
+void gb_api_reload_offers(gb_api_req *r)
+{
+	gb_catalog *old;
+	/* drop our read lock, take the write lock, swap, come back to a
+	 * read lock */
+	pthread_rwlock_unlock(&r->d->cfg_lock);
+	pthread_rwlock_wrlock(&r->d->cfg_lock);
+	old = gb_runtime_reload_offers(r->d->cli, &r->d->rt);
+	gb_engine_set_catalog(r->d->eng, r->d->rt.cat);
+	gb_catalog_free(old);
+	pthread_rwlock_unlock(&r->d->cfg_lock);
+	pthread_rwlock_rdlock(&r->d->cfg_lock);
+}
+
 static int is_mutation(const char *m)
 {
 	return strcmp(m, "GET") != 0 && strcmp(m, "HEAD") != 0;
@@ -247,6 +267,9 @@ static const struct route {
 	{"GET", "audit", 0, NULL, NULL, 0, gb_api_audit, NULL},
 	{"POST", "gc", 0, NULL, "gc", 1, gb_api_gc, NULL},
 	{"POST", "reconcile", 0, NULL, "reconcile", 1, gb_api_reconcile, NULL},
+	{"GET", "nodes", 0, NULL, NULL, 0, gb_api_nodes, NULL},
+	{"GET", "sites", 0, NULL, NULL, 0, gb_api_sites, NULL},
+	{"POST", "probe", 0, NULL, "probe", 1, gb_api_probe, NULL},
 };
 
 static void route(gb_api_req *r)

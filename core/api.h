@@ -1,6 +1,6 @@
 /*
  * api.h -- the daemon's HTTP API (libmicrohttpd): request plumbing shared
- * by the endpoint files (api_pools.c, api_misc.c).
+ * by the endpoint files (api_pools.c, api_misc.c, api_nodes.c).
  *
  * Every request: bounded body (1 MiB), JSON nesting depth checked before
  * parsing (32), bearer token authentication (tokens stored as SHA-256
@@ -20,6 +20,8 @@
 
 #define GB_API_MAX_BODY (1u << 20)
 #define GB_API_MAX_DEPTH 32
+/* GET /v1/offers lists at most this many (then "truncated": true) */
+#define GB_API_MAX_OFFERS 20000
 
 typedef struct gb_api_req {
 	gb_daemon *d;
@@ -60,6 +62,12 @@ int gb_api_is_admin(gb_api_req *r);
  * pools of other teams, so they cannot be probed). */
 int gb_api_pool_visible(gb_api_req *r, const char *pool);
 
+/* Rebuilds the daemon's catalog (shipped + stored prices + live driver
+ * offers) and hands it to the engine.  Called with the config read lock
+ * held, as every handler is; takes the write lock meanwhile so no plan
+ * runs on the old catalog while it is freed. */
+void gb_api_reload_offers(gb_api_req *r);
+
 /* Endpoint handlers (return after setting r->status and r->resp). */
 void gb_api_pools_list(gb_api_req *r);
 void gb_api_pool_get(gb_api_req *r, const char *name);
@@ -78,5 +86,8 @@ void gb_api_audit(gb_api_req *r);
 void gb_api_gc(gb_api_req *r);
 void gb_api_reconcile(gb_api_req *r);
 void gb_api_offers_refresh(gb_api_req *r, const char *name);
+void gb_api_nodes(gb_api_req *r);
+void gb_api_sites(gb_api_req *r);
+void gb_api_probe(gb_api_req *r);
 
 #endif

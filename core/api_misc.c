@@ -6,7 +6,9 @@
 
 #include "api.h"
 #include "events_output.h"
+#include "offers_view.h"
 #include "plan.h"
+#include "plan_report.h"
 
 void gb_api_plan(gb_api_req *r)
 {
@@ -15,8 +17,17 @@ void gb_api_plan(gb_api_req *r)
 	gb_diags d = GB_DIAGS_INIT;
 	gb_spec_opts so;
 	char *text;
+	const char *lim = gb_api_query(r, "limit");
+	int64_t limit = 20;
 	if (!j)
 		return;
+	if (lim && (gb_parse_int64(lim, &limit) != 0 || limit < 1 ||
+	            limit > 100000)) {
+		json_decref(j);
+		gb_api_error(r, 400, "BadQuery", "limit is an integer from 1 to "
+		                                 "100000");
+		return;
+	}
 	spec = json_object_get(j, "pool") ? json_incref(j)
 	                                  : json_pack("{s:O}", "pool", j);
 	json_decref(j);
@@ -55,6 +66,8 @@ void gb_api_plan(gb_api_req *r)
 		memset(&po, 0, sizeof(po));
 		po.policies = ps;
 		po.team = gb_config_team(r->d->cfg, set.pools[i].team);
+		po.unavailable = gb_plan_store_unavailable;
+		po.unavailable_ud = r->d->store;
 		if (gb_plan_pool(&set.pools[i], r->d->rt.cat, &po, &p, err,
 		                 sizeof(err)) != 0) {
 			gb_api_error(r, 422, "PolicyError", "%s", err);
@@ -64,7 +77,7 @@ void gb_api_plan(gb_api_req *r)
 			gb_spec_set_free(&set);
 			return;
 		}
-		json_array_append_new(out, gb_plan_to_json(&p, 20,
+		json_array_append_new(out, gb_plan_report(&p, (size_t)limit,
 		                                           gb_api_query(r, "explain") != NULL));
 		gb_plan_free(&p);
 		gb_policy_set_free(ps);
@@ -82,28 +95,26 @@ void gb_api_offers(gb_api_req *r)
 	const char *canon = gpu ? gb_gpu_canonical(gpu) : NULL;
 	json_t *a = json_array();
 	size_t n = gb_catalog_count(r->d->rt.cat);
+	int truncated = 0;
 	if (gpu && !canon) {
 		json_decref(a);
 		gb_api_error(r, 400, "BadQuery", "unknown GPU model %s", gpu);
 		return;
 	}
-	for (size_t i = 0; i < n && json_array_size(a) < 5000; i++) {
+	for (size_t i = 0; i < n; i++) {
 		const gb_coffer *o = gb_catalog_at(r->d->rt.cat, i);
 		if ((canon && strcmp(o->gpu_model, canon) != 0) ||
 		    (cloud && strcmp(o->cloud, cloud) != 0) ||
 		    (region && !gb_glob(region, o->region)) ||
 		    (cap && strcmp(gb_capacity_name(o->capacity), cap) != 0))
 			continue;
-		json_array_append_new(a, json_pack(
-			"{s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:s, s:f, s:s, s:I}",
-			"cloud", o->cloud, "region", o->region, "zone", o->zone,
-			"instance_type", o->instance_type, "gpu", o->gpu_model,
-			"gpu_count", o->gpu_count, "gpu_memory_gb", o->gpu_memory_gb,
-			"capacity", gb_capacity_name(o->capacity), "price_per_hour",
-			o->price, "source", o->source, "fetched_at",
-			(json_int_t)o->fetched_at));
+		if (json_array_size(a) == GB_API_MAX_OFFERS) {
+			truncated = 1;
+			break;
+		}
+		json_array_append_new(a, gb_offer_record(o));
 	}
-	r->resp = json_pack("{s:o}", "offers", a);
+	r->resp = json_pack("{s:o, s:b}", "offers", a, "truncated", truncated);
 	r->status = 200;
 }
 
@@ -210,16 +221,8 @@ void gb_api_cost(gb_api_req *r)
 
 void gb_api_drivers(gb_api_req *r)
 {
-	json_t *a = json_array();
-	for (size_t i = 0; i < r->d->rt.drivers.n; i++) {
-		gb_drv *d = r->d->rt.drivers.v[i];
-		json_array_append_new(a, json_pack("{s:s, s:s?, s:b, s:s}", "name",
-		                                   d->name,
-		                                   "version", d->d ? d->d->version : NULL,
-		                                   "ready", d->ready, "status",
-		                                   d->status));
-	}
-	r->resp = json_pack("{s:o}", "drivers", a);
+	r->resp = json_pack("{s:o}", "drivers",
+	                    gb_drivers_json(&r->d->rt.drivers));
 	r->status = 200;
 }
 
@@ -280,7 +283,6 @@ void gb_api_offers_refresh(gb_api_req *r, const char *name)
 {
 	json_t *report;
 	int done = 0, failed;
-	gb_catalog *old;
 	if (strcmp(name, "refresh") != 0) {
 		gb_api_error(r, 404, "NotFound", "no endpoint POST /v1/offers/%s",
 		             name);
@@ -292,15 +294,7 @@ void gb_api_offers_refresh(gb_api_req *r, const char *name)
 	failed = gb_offers_refresh(&r->d->rt.drivers, r->d->store,
 	                           gb_api_query(r, "cloud"),
 	                           gb_api_query(r, "region"), report, &done) != 0;
-	/* swap the catalog with no plan running: drop our read lock, take
-	 * the write lock, swap, and come back to a read lock */
-	pthread_rwlock_unlock(&r->d->cfg_lock);
-	pthread_rwlock_wrlock(&r->d->cfg_lock);
-	old = gb_runtime_reload_offers(r->d->cli, &r->d->rt);
-	gb_engine_set_catalog(r->d->eng, r->d->rt.cat);
-	gb_catalog_free(old);
-	pthread_rwlock_unlock(&r->d->cfg_lock);
-	pthread_rwlock_rdlock(&r->d->cfg_lock);
+	gb_api_reload_offers(r);
 	r->resp = json_pack("{s:o, s:I}", "refreshed", report, "offers",
 	                    (json_int_t)gb_catalog_count(r->d->rt.cat));
 	r->status = failed && !done ? 502 : 200;

@@ -7,27 +7,11 @@
 
 #include "output.h"
 #include "log.h"
+#include "nodes.h"
+#include "remote.h"
 #include "runtime.h"
 
 /* The driver named "onprem", else the first driver that probes nodes. */
-static gb_drv *find_onprem(const gb_runtime *rt)
-{
-	gb_drv *d = gb_drivers_find(&rt->drivers, "onprem");
-	if (d)
-		return d;
-	for (size_t i = 0; i < rt->drivers.n; i++)
-		if (rt->drivers.v[i]->d &&
-		    (rt->drivers.v[i]->d->caps & GB_DRV_CAP_PROBE))
-			return rt->drivers.v[i];
-	return NULL;
-}
-
-static void collect(void *ud, const char *json)
-{
-	gb_buf *b = ud;
-	gb_buf_puts(b, json);
-}
-
 static const char *age_text(json_t *v, char *buf, size_t cap)
 {
 	char d[32];
@@ -95,6 +79,39 @@ static json_t *node_rows(json_t *nodes, gb_strv *notes)
 	return rows;
 }
 
+/* --server: GET /v1/nodes or /v1/sites, POST /v1/probe {"nodes": [...]};
+ * the daemon answers with the driver's document under "nodes"/"sites". */
+static int nodes_remote(gb_cli *cli, const char *verb, int argc,
+                        const char *const *argv, json_t **doc)
+{
+	json_t *res = NULL, *body = NULL;
+	const char *key = strcmp(verb, "sites") == 0 ? "sites" : "nodes";
+	int rc;
+	*doc = NULL;
+	if (strcmp(verb, "probe") == 0) {
+		json_t *names = json_array();
+		for (int i = 0; i < argc; i++)
+			json_array_append_new(names, json_string(argv[i]));
+		body = json_pack("{s:o}", "nodes", names);
+		rc = gb_remote_call(cli, "POST", "/v1/probe", body, NULL, &res);
+		json_decref(body);
+	} else {
+		rc = gb_remote_call(cli, "GET", strcmp(verb, "sites") == 0
+		                                        ? "/v1/sites"
+		                                        : "/v1/nodes",
+		                    NULL, NULL, &res);
+	}
+	if (rc != 0)
+		return rc;
+	*doc = json_incref(json_object_get(res, key));
+	json_decref(res);
+	if (!*doc) {
+		gb_cli_err(cli, "the daemon answered without \"%s\"", key);
+		return GB_EXIT_FAIL;
+	}
+	return 0;
+}
+
 static int run_nodes(gb_cli *cli)
 {
 	static const gb_column node_cols[] = {
@@ -113,14 +130,11 @@ static int run_nodes(gb_cli *cli)
 		{NULL, NULL, 0},
 	};
 	gb_runtime rt;
-	gb_drv *drv;
 	const char *verb = "nodes";
 	const char *const *argv = NULL;
 	int argc = 0, rc;
-	gb_buf out = GB_BUF_INIT;
-	gb_error e;
 	json_t *doc;
-	json_error_t je;
+	char err[1024];
 
 	if (cli->args.n) {
 		if (!strcmp(cli->args.v[0], "probe")) {
@@ -138,46 +152,22 @@ static int run_nodes(gb_cli *cli)
 		argv = (const char *const *)cli->args.v + 1;
 		argc = (int)cli->args.n - 1;
 	}
-	if ((rc = gb_runtime_open(cli, &rt, 0)) != 0)
-		return rc;
-	drv = find_onprem(&rt);
-	if (!drv) {
-		gb_cli_err(cli, "no on-prem driver is configured: add '- name: "
-		                "onprem' to drivers and 'onprem: {inventory: "
-		                "PATH}' to the broker config");
-		gb_runtime_free(&rt);
-		return GB_EXIT_FAIL;
-	}
-	if (!drv->ready) {
-		gb_cli_err(cli, "the on-prem driver is not ready: %s", drv->status);
-		gb_runtime_free(&rt);
-		return GB_EXIT_FAIL;
-	}
-	if (!GB_DRV_HAS(drv, command)) {
-		gb_cli_err(cli, "driver %s (%s) has no command method (it needs "
-		                "driver ABI 1.1 or later)", drv->name, drv->path);
-		gb_runtime_free(&rt);
-		return GB_EXIT_FAIL;
-	}
 	if (!strcmp(verb, "probe"))
 		gb_cli_info(cli, "probing %s ...",
 		            argc ? "the named nodes" : "every node");
-	memset(&e, 0, sizeof(e));
-	if (drv->d->command(drv->ctx, verb, argc, argv, collect, &out, &e) != 0) {
-		char *msg = gb_redact(e.message);
-		gb_cli_err(cli, "%s", msg);
-		free(msg);
-		gb_buf_free(&out);
+	if (cli->server) {
+		if ((rc = nodes_remote(cli, verb, argc, argv, &doc)) != 0)
+			return rc;
+	} else {
+		if ((rc = gb_runtime_open(cli, &rt, 0)) != 0)
+			return rc;
+		rc = gb_nodes_command(&rt.drivers, verb, argc, argv, &doc, err,
+		                      sizeof(err));
 		gb_runtime_free(&rt);
-		return GB_EXIT_FAIL;
-	}
-	doc = json_loads(gb_buf_str(&out), 0, &je);
-	gb_buf_free(&out);
-	if (!doc) {
-		gb_cli_err(cli, "driver %s answered with malformed JSON: %s",
-		           drv->name, je.text);
-		gb_runtime_free(&rt);
-		return GB_EXIT_FAIL;
+		if (rc != 0) {
+			gb_cli_err(cli, "%s", err);
+			return GB_EXIT_FAIL;
+		}
 	}
 	if (!strcmp(verb, "sites")) {
 		gb_out_render(cli, stdout, doc, doc, site_cols);
@@ -196,7 +186,6 @@ static int run_nodes(gb_cli *cli)
 		json_decref(rows);
 	}
 	json_decref(doc);
-	gb_runtime_free(&rt);
 	return GB_EXIT_OK;
 }
 
@@ -208,6 +197,8 @@ const gb_cmd gb_cmd_nodes = {
 	"the probe measured, their lease and the age of the last probe.\n"
 	"'nodes probe [NODE...]' copies gpuprobe to the nodes when needed,\n"
 	"runs it and stores the results; unreachable or unhealthy nodes are\n"
-	"not offered.  'nodes sites' lists the inventory's sites.",
+	"not offered.  'nodes sites' lists the inventory's sites.  With\n"
+	"--server: the daemon's inventory (GET /v1/nodes, GET /v1/sites, and\n"
+	"POST /v1/probe, which needs an admin token).",
 	NULL, run_nodes,
 };

@@ -1,9 +1,11 @@
 /* cmd_offers.c -- `gpubroker offers`: what can be bought, where, for how
  * much, and how old the price is. */
+#include <curl/curl.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "offers_view.h"
 #include "output.h"
 #include "remote.h"
 #include "runtime.h"
@@ -30,40 +32,6 @@ static const gb_flag *offers_flags(void)
 		{NULL, 0, NULL, NULL, NULL, NULL, NULL},
 	};
 	return f;
-}
-
-static const char *age_text(int64_t fetched_at, char *buf, size_t cap)
-{
-	int64_t age = gb_now_ms() / 1000 - fetched_at;
-	if (fetched_at <= 0)
-		return "unknown";
-	if (age < 0)
-		age = 0;
-	return gb_format_duration(age, buf, cap);
-}
-
-typedef struct row {
-	const gb_coffer *o;
-	double min_price, max_price;
-	int zones;
-} row;
-
-static int row_cmp(const void *a, const void *b)
-{
-	const row *x = a, *y = b;
-	double px = x->min_price / x->o->gpu_count, py = y->min_price / y->o->gpu_count;
-	int c;
-	if (px != py)
-		return px < py ? -1 : 1;
-	if ((c = strcmp(x->o->cloud, y->o->cloud)))
-		return c;
-	if ((c = strcmp(x->o->region, y->o->region)))
-		return c;
-	if ((c = strcmp(x->o->instance_type, y->o->instance_type)))
-		return c;
-	if (x->o->capacity != y->o->capacity)
-		return x->o->capacity < y->o->capacity ? -1 : 1;
-	return strcmp(x->o->zone, y->o->zone);
 }
 
 /* `offers refresh [CLOUD] [--region R]`: each driver's price source ->
@@ -134,16 +102,66 @@ static int run_refresh(gb_cli *cli)
 	return failed ? GB_EXIT_FAIL : GB_EXIT_OK;
 }
 
+/* --server: the daemon's offers (GET /v1/offers with the same filters). */
+static json_t *remote_records(gb_cli *cli, const char *gpu, int *rc)
+{
+	static const char *const keys[] = {"gpu", "cloud", "region", "capacity"};
+	const char *vals[4];
+	gb_buf path = GB_BUF_INIT;
+	json_t *res = NULL, *recs;
+	vals[0] = gpu;
+	vals[1] = o_cloud;
+	vals[2] = o_region;
+	vals[3] = o_capacity;
+	gb_buf_puts(&path, "/v1/offers");
+	for (size_t i = 0, n = 0; i < GB_ARRAY_LEN(keys); i++) {
+		char *enc;
+		if (!vals[i])
+			continue;
+		enc = curl_easy_escape(NULL, vals[i], 0);
+		gb_buf_printf(&path, "%c%s=%s", n++ ? '&' : '?', keys[i],
+		              enc ? enc : "");
+		curl_free(enc);
+	}
+	*rc = gb_remote_call(cli, "GET", gb_buf_str(&path), NULL, NULL, &res);
+	gb_buf_free(&path);
+	if (*rc != 0)
+		return NULL;
+	if (json_is_true(json_object_get(res, "truncated")))
+		gb_cli_info(cli, "warning: the daemon listed only the first %zu "
+		                 "matching offers; narrow the filters",
+		            json_array_size(json_object_get(res, "offers")));
+	recs = json_incref(json_object_get(res, "offers"));
+	json_decref(res);
+	return recs ? recs : json_array();
+}
+
+static json_t *local_records(gb_cli *cli, gb_runtime *rt, const char *gpu,
+                             gb_capacity cap)
+{
+	json_t *recs = json_array();
+	size_t n = gb_catalog_count(rt->cat);
+	(void)cli;
+	for (size_t i = 0; i < n; i++) {
+		const gb_coffer *o = gb_catalog_at(rt->cat, i);
+		if ((gpu && strcmp(o->gpu_model, gpu) != 0) ||
+		    (o_cloud && strcmp(o->cloud, o_cloud) != 0) ||
+		    (o_region && !gb_glob(o_region, o->region)) ||
+		    (o_capacity && o->capacity != cap))
+			continue;
+		json_array_append_new(recs, gb_offer_record(o));
+	}
+	return recs;
+}
+
 static int run_offers(gb_cli *cli)
 {
 	gb_runtime rt;
 	const char *gpu = NULL;
 	gb_capacity cap = GB_CAPACITY_ON_DEMAND;
 	int64_t limit = 0;
-	row *rows;
-	size_t nrows = 0, n;
-	json_t *out;
-	int rc;
+	json_t *recs, *out;
+	int rc = 0;
 	static const gb_column cols[] = {
 		{"cloud", "cloud", 0},         {"region", "region", 0},
 		{"zones", "zones", 0},         {"type", "instance_type", 0},
@@ -166,101 +184,33 @@ static int run_offers(gb_cli *cli)
 		                         "reserved, found \"%s\"", o_capacity);
 	if (o_limit && (gb_parse_int64(o_limit, &limit) != 0 || limit < 1))
 		return gb_cli_usage(cli, "--limit: expected a positive integer");
-	if ((rc = gb_runtime_open(cli, &rt, 1)) != 0)
-		return rc;
-	for (size_t i = 0; i < rt.problems.n; i++)
-		gb_cli_info(cli, "warning: %s", rt.problems.v[i]);
-	if (o_cloud && !gb_drivers_find(&rt.drivers, o_cloud)) {
-		gb_cli_err(cli, "--cloud: no driver named \"%s\" is loaded (see "
-		                "'gpubroker drivers')", o_cloud);
+	if (cli->server) {
+		if (!(recs = remote_records(cli, gpu, &rc)))
+			return rc;
+	} else {
+		if ((rc = gb_runtime_open(cli, &rt, 1)) != 0)
+			return rc;
+		for (size_t i = 0; i < rt.problems.n; i++)
+			gb_cli_info(cli, "warning: %s", rt.problems.v[i]);
+		if (o_cloud && !gb_drivers_find(&rt.drivers, o_cloud)) {
+			gb_cli_err(cli, "--cloud: no driver named \"%s\" is loaded "
+			                "(see 'gpubroker drivers')", o_cloud);
+			gb_runtime_free(&rt);
+			return GB_EXIT_FAIL;
+		}
+		recs = local_records(cli, &rt, gpu, cap);
+		if (!json_array_size(recs) && cli->out == GB_OUT_TABLE)
+			gb_cli_info(cli, "no offers match (%zu offers loaded)",
+			            gb_catalog_count(rt.cat));
 		gb_runtime_free(&rt);
-		return GB_EXIT_FAIL;
 	}
-
-	n = gb_catalog_count(rt.cat);
-	rows = gb_xcalloc(n ? n : 1, sizeof(row));
-	for (size_t i = 0; i < n; i++) {
-		const gb_coffer *o = gb_catalog_at(rt.cat, i);
-		size_t j;
-		if (gpu && strcmp(o->gpu_model, gpu) != 0)
-			continue;
-		if (o_cloud && strcmp(o->cloud, o_cloud) != 0)
-			continue;
-		if (o_region && !gb_glob(o_region, o->region))
-			continue;
-		if (o_capacity && o->capacity != cap)
-			continue;
-		/* aggregate zones of the same region/type/capacity */
-		for (j = 0; !o_zones && j < nrows; j++) {
-			const gb_coffer *r = rows[j].o;
-			if (r->cloud == o->cloud && r->region == o->region &&
-			    r->instance_type == o->instance_type &&
-			    r->capacity == o->capacity)
-				break;
-		}
-		if (!o_zones && j < nrows) {
-			rows[j].zones += *o->zone != '\0';
-			if (o->price < rows[j].min_price)
-				rows[j].min_price = o->price;
-			if (o->price > rows[j].max_price)
-				rows[j].max_price = o->price;
-			continue;
-		}
-		rows[nrows].o = o;
-		rows[nrows].min_price = rows[nrows].max_price = o->price;
-		rows[nrows].zones = *o->zone != '\0';
-		nrows++;
-	}
-	qsort(rows, nrows, sizeof(row), row_cmp);
-	if (limit && (size_t)limit < nrows)
-		nrows = (size_t)limit;
-	out = json_array();
-	for (size_t i = 0; i < nrows; i++) {
-		const gb_coffer *o = rows[i].o;
-		char age[32], when[32];
-		json_t *r = json_object();
-		json_object_set_new(r, "cloud", json_string(o->cloud));
-		json_object_set_new(r, "region", json_string(o->region));
-		if (o_zones)
-			json_object_set_new(r, "zones", json_string(*o->zone ? o->zone : "-"));
-		else if (rows[i].zones)
-			json_object_set_new(r, "zones", json_integer(rows[i].zones));
-		else
-			json_object_set_new(r, "zones", json_string("-"));
-		json_object_set_new(r, "instance_type", json_string(o->instance_type));
-		json_object_set_new(r, "gpu", json_string(o->gpu_model));
-		json_object_set_new(r, "gpu_count", json_integer(o->gpu_count));
-		json_object_set_new(r, "gpu_memory_gb", json_integer(o->gpu_memory_gb));
-		json_object_set_new(r, "vcpus", json_integer(o->vcpus));
-		json_object_set_new(r, "ram_gb", json_real(o->ram_gb));
-		json_object_set_new(r, "capacity", json_string(gb_capacity_name(o->capacity)));
-		json_object_set_new(r, "price_per_hour", json_real(rows[i].min_price));
-		if (rows[i].max_price != rows[i].min_price)
-			json_object_set_new(r, "max_price_per_hour",
-			                    json_real(rows[i].max_price));
-		json_object_set_new(r, "price_per_gpu_hour",
-		                    json_real(rows[i].min_price / o->gpu_count));
-		json_object_set_new(r, "price_age",
-		                    json_string(age_text(o->fetched_at, age, sizeof(age))));
-		json_object_set_new(r, "fetched_at",
-		                    json_string(gb_format_time(o->fetched_at, when,
-		                                               sizeof(when))));
-		json_object_set_new(r, "source", json_string(o->source));
-		if (o->rinfo) {
-			json_object_set_new(r, "jurisdiction",
-			                    json_string(o->rinfo->jurisdiction));
-			json_object_set_new(r, "carbon_g_per_kwh",
-			                    json_real(o->rinfo->carbon_g_per_kwh));
-		}
-		json_array_append_new(out, r);
-	}
-	if (nrows == 0 && cli->out == GB_OUT_TABLE)
-		gb_cli_info(cli, "no offers match (%zu offers loaded)", n);
-	else
+	out = gb_offers_view(recs, o_zones, (size_t)limit);
+	if (json_array_size(out) || cli->out != GB_OUT_TABLE)
 		gb_out_render(cli, stdout, out, out, cols);
+	else if (cli->server)
+		gb_cli_info(cli, "no offers match");
 	json_decref(out);
-	free(rows);
-	gb_runtime_free(&rt);
+	json_decref(recs);
 	return GB_EXIT_OK;
 }
 

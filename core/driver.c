@@ -439,3 +439,50 @@ size_t gb_drivers_offers(gb_drivers *ds, gb_catalog *cat, gb_strv *problems)
 	}
 	return total;
 }
+
+/* ------------------------------------------------------------ report */
+
+static json_t *caps_json(uint64_t caps)
+{
+	static const struct {
+		uint64_t bit;
+		const char *name;
+	} names[] = {
+		{GB_DRV_CAP_SPOT, "spot"},
+		{GB_DRV_CAP_BATCH_CREATE, "batch-create"},
+		{GB_DRV_CAP_QUOTA, "quota"},
+		{GB_DRV_CAP_PRICE_REFRESH, "price-refresh"},
+		{GB_DRV_CAP_PROBE, "probe"},
+		{GB_DRV_CAP_ZONES, "zones"},
+	};
+	json_t *a = json_array();
+	for (size_t i = 0; i < GB_ARRAY_LEN(names); i++)
+		if (caps & names[i].bit)
+			json_array_append_new(a, json_string(names[i].name));
+	return a;
+}
+
+json_t *gb_drivers_json(const gb_drivers *ds)
+{
+	json_t *rows = json_array();
+	for (size_t i = 0; i < ds->n; i++) {
+		gb_drv *d = ds->v[i];
+		json_t *r = json_object();
+		char abi[32] = "-";
+		if (d->d)
+			snprintf(abi, sizeof(abi), "%u.%u", d->d->abi_major,
+			         d->d->abi_minor);
+		json_object_set_new(r, "name", json_string(d->name));
+		json_object_set_new(r, "version",
+		                    d->d ? json_string(d->d->version ? d->d->version : "")
+		                         : json_null());
+		json_object_set_new(r, "abi", json_string(abi));
+		json_object_set_new(r, "capabilities",
+		                    d->d ? caps_json(d->d->caps) : json_array());
+		json_object_set_new(r, "status", json_string(d->status));
+		json_object_set_new(r, "ready", json_boolean(d->ready));
+		json_object_set_new(r, "path", json_string(d->path));
+		json_array_append_new(rows, r);
+	}
+	return rows;
+}

@@ -13,6 +13,8 @@
 #ifndef GB_DRIVERS_H
 #define GB_DRIVERS_H
 
+#include <jansson.h>
+
 #include <stddef.h>
 
 #include "catalog.h"
@@ -65,6 +67,9 @@ void gb_drv_close(gb_drv *drv);
 size_t gb_drivers_load(gb_drivers *out, const gb_config *cfg);
 gb_drv *gb_drivers_find(const gb_drivers *ds, const char *name);
 void gb_drivers_free(gb_drivers *ds);
+/* [{name, version, abi, capabilities, status, ready, path}] for
+ * `gpubroker drivers` and GET /v1/drivers.  New reference. */
+json_t *gb_drivers_json(const gb_drivers *ds);
 
 /* list_offers of every ready driver into cat.  Problems (a driver whose
  * catalog cannot be read) are logged and listed in *problems (caller

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plan_report.h"
 #include "workers.h"
 
 /* Result of trying one candidate. */
@@ -414,23 +415,6 @@ int gb_engine__replay_create(gb_engine *e, const gb_pool_spec *spec,
 	return 0;
 }
 
-static int unavailable_cb(void *ud, const gb_coffer *o, char *why, size_t cap)
-{
-	gb_engine *e = ud;
-	int64_t until = 0;
-	char reason[256];
-	char when[32];
-	if (!gb_store_unavailable_check(e->o.store, o->cloud, o->region, o->zone,
-	                                o->instance_type,
-	                                gb_capacity_name(o->capacity),
-	                                gb_now_ms() / 1000, reason,
-	                                sizeof(reason), &until))
-		return 0;
-	snprintf(why, cap, "%s, until %s", reason,
-	         gb_format_time(until, when, sizeof(when)));
-	return 1;
-}
-
 int gb_engine__plan(gb_engine *e, const gb_pool_spec *spec, gb_plan *plan,
                     gb_policy_set **ps_out, char *err, size_t cap);
 
@@ -449,8 +433,8 @@ int gb_engine__plan(gb_engine *e, const gb_pool_spec *spec, gb_plan *plan,
 	memset(&po, 0, sizeof(po));
 	po.policies = ps;
 	po.team = gb_config_team(e->o.cfg, spec->team);
-	po.unavailable = unavailable_cb;
-	po.unavailable_ud = e;
+	po.unavailable = gb_plan_store_unavailable;
+	po.unavailable_ud = e->o.store;
 	if (gb_plan_pool(spec, e->o.cat, &po, plan, err, cap) != 0) {
 		gb_plan_free(plan);
 		gb_policy_set_free(ps);
@@ -503,7 +487,8 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 		    (zone && strcmp(o->zone, zone) != 0))
 			continue;
 		/* cooldown marks made during this walk */
-		if (tried && unavailable_cb(e, o, err, sizeof(err)))
+		if (tried && gb_plan_store_unavailable(e->o.store, o, err,
+		                                       sizeof(err)))
 			continue;
 		if (prev && last.failed)
 			gb_engine__event(e, spec->name, NULL, "failover",
