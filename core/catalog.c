@@ -1,6 +1,7 @@
 /* catalog.c -- offers from every driver, with interned strings. */
 #include "catalog.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +17,9 @@ struct gb_catalog {
 	gb_coffer *offers;
 	size_t n, cap;
 	intern_set strings;
+	/* gb_catalog_hash's cache: plans on several threads (API requests,
+	 * job workers, the reconciler) share one catalog */
+	pthread_mutex_t hash_mu;
 	char hash[65];
 	int hash_valid;
 };
@@ -69,7 +73,9 @@ static const char *intern(intern_set *set, const char *s)
 
 gb_catalog *gb_catalog_new(void)
 {
-	return gb_xcalloc(1, sizeof(gb_catalog));
+	gb_catalog *c = gb_xcalloc(1, sizeof(gb_catalog));
+	pthread_mutex_init(&c->hash_mu, NULL);
+	return c;
 }
 
 void gb_catalog_free(gb_catalog *c)
@@ -80,6 +86,7 @@ void gb_catalog_free(gb_catalog *c)
 		free(c->strings.slots[i]);
 	free(c->strings.slots);
 	free(c->offers);
+	pthread_mutex_destroy(&c->hash_mu);
 	free(c);
 }
 
@@ -152,11 +159,13 @@ void gb_catalog_hash(const gb_catalog *cc, char out[65])
 {
 	gb_catalog *c = (gb_catalog *)(uintptr_t)cc; /* cache: logically const */
 	uint64_t lanes[4] = {0, 0, 0, 0};
+	char lanebuf[4 * 17 + 1];
+	pthread_mutex_lock(&c->hash_mu);
 	if (c->hash_valid) {
 		memcpy(out, c->hash, 65);
+		pthread_mutex_unlock(&c->hash_mu);
 		return;
 	}
-	char lanebuf[4 * 17 + 1];
 	for (size_t i = 0; i < c->n; i++) {
 		const gb_coffer *o = &c->offers[i];
 		char line[512], hex[65];
@@ -178,4 +187,5 @@ void gb_catalog_hash(const gb_catalog *cc, char out[65])
 	gb_sha256_hex(lanebuf, strlen(lanebuf), out);
 	memcpy(c->hash, out, 65);
 	c->hash_valid = 1;
+	pthread_mutex_unlock(&c->hash_mu);
 }
