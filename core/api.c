@@ -169,9 +169,11 @@ static int authenticate(gb_api_req *r)
 		             "the bearer token is not valid for this broker");
 		return -1;
 	}
-	r->actor = hit->name;
+	r->actor_copy = gb_xstrdup(hit->name);
+	r->team_copy = hit->team ? gb_xstrdup(hit->team) : NULL;
+	r->actor = r->actor_copy;
 	r->role = hit->role;
-	r->team = hit->team;
+	r->team = r->team_copy;
 	return 0;
 }
 
@@ -389,16 +391,15 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn,
 		*upload_size = 0;
 		return MHD_YES;
 	}
-	if (r->too_big) {
+	pthread_rwlock_rdlock(&d->cfg_lock);
+	if (r->too_big)
 		gb_api_error(r, 413, "TooLarge",
 		             "request body larger than %u bytes", GB_API_MAX_BODY);
-	} else {
-		pthread_rwlock_rdlock(&d->cfg_lock);
+	else
 		route(r);
-		pthread_rwlock_unlock(&d->cfg_lock);
-	}
 	if (r->action && is_mutation(method))
 		audit(r);
+	pthread_rwlock_unlock(&d->cfg_lock);
 	ret = send_response(r);
 	gb_metrics_api(d, (double)(gb_mono_ns() - r->t0_ns) / 1e9, r->status);
 	return ret;
@@ -416,6 +417,8 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	json_decref(r->resp);
 	free(r->text);
 	gb_buf_free(&r->body);
+	free(r->actor_copy);
+	free(r->team_copy);
 	free(r);
 	*con_cls = NULL;
 }

@@ -35,6 +35,8 @@ typedef struct gb_api_req {
 	const char *actor;   /* token name, or "anonymous" */
 	gb_role role;
 	const char *team;    /* NULL for admins without a team */
+	char *actor_copy;    /* owned copies of the token's name and team:  */
+	char *team_copy;     /* a SIGHUP reload frees the config's strings */
 	/* result */
 	unsigned status;
 	json_t *resp;        /* owned; sent as JSON */

@@ -185,6 +185,11 @@ void gb_api_events(gb_api_req *r)
 			return;
 		}
 		gb_event_list_free(rows, n);
+		/* Wait without the config lock the handler holds: a SIGHUP
+		 * reload (and with it SIGTERM, handled by the same thread)
+		 * would otherwise wait for every long-poll, forever while
+		 * followers overlap.  r->team is the request's own copy. */
+		pthread_rwlock_unlock(&r->d->cfg_lock);
 		pthread_mutex_lock(&r->d->mu);
 		if (r->d->event_gen == gen && !r->d->stop) {
 			struct timespec ts;
@@ -193,6 +198,7 @@ void gb_api_events(gb_api_req *r)
 			pthread_cond_timedwait(&r->d->event_cv, &r->d->mu, &ts);
 		}
 		pthread_mutex_unlock(&r->d->mu);
+		pthread_rwlock_rdlock(&r->d->cfg_lock);
 	}
 }
 

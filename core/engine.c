@@ -26,8 +26,9 @@ gb_engine *gb_engine_new(const gb_engine_opts *o)
 	e->confirm_timeout_s = o->confirm_timeout_s > 0 ? o->confirm_timeout_s
 	                                                : 600;
 	e->poll_ms = o->poll_ms > 0 ? o->poll_ms : 1000;
-	e->broker_id = o->cfg && o->cfg->broker_id ? o->cfg->broker_id
-	                                           : "gpubroker";
+	e->broker_id = gb_xstrdup(o->cfg && o->cfg->broker_id
+	                                  ? o->cfg->broker_id
+	                                  : "gpubroker");
 	pthread_mutex_init(&e->locks_mu, NULL);
 	pthread_mutex_init(&e->stats_mu, NULL);
 	return e;
@@ -46,6 +47,7 @@ void gb_engine_free(gb_engine *e)
 	}
 	pthread_mutex_destroy(&e->locks_mu);
 	pthread_mutex_destroy(&e->stats_mu);
+	free(e->broker_id);
 	free(e);
 }
 

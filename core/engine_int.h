@@ -20,7 +20,8 @@ struct gb_engine {
 	int64_t cooldown_s;
 	int64_t confirm_timeout_s;
 	int64_t poll_ms;
-	const char *broker_id;
+	char *broker_id;        /* owned copy: a SIGHUP reload frees the
+	                           config the engine was started with */
 	pthread_mutex_t locks_mu;
 	pool_lock *locks;
 	pthread_mutex_t stats_mu;
