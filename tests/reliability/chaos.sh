@@ -1,0 +1,211 @@
+#!/bin/sh
+# chaos.sh -- the daemon is SIGKILLed at a random moment while pools on
+# every cloud are applied, scaled and destroyed through it; restarted;
+# converged.  After every round the state DB is checked against
+# cloudsim's truth (tests/reliability/truth.py check): 0 leaked (every
+# live instance carrying our broker id is a live row of an active pool),
+# 0 duplicated (per pool: cloudsim == desired == store, by id), no open
+# intent.  At the end everything is destroyed, nothing is live in
+# cloudsim, gc finds no orphan and `gpubroker cost` equals cloudsim's
+# bill within 0.5%.
+#
+# Env: CHAOS_ROUNDS (50), CHAOS_SEED (random; printed), CHAOS_KILL_MAX_MS
+# (1800: the kill lands 0..this after the round's operations start),
+# CHAOS_LATENCY_MS (120, + 0..80 jitter per cloud call), CHAOS_MAX_POOLS
+# (4 active at once), CHAOS_CONVERGE_S (90: per round).
+. "$GB_SRC/tests/lib/integration.sh"
+
+ROUNDS=${CHAOS_ROUNDS:-50}
+SEED=${CHAOS_SEED:-$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')}
+KILL_MAX=${CHAOS_KILL_MAX_MS:-1800}
+LAT=${CHAOS_LATENCY_MS:-120}
+MAXP=${CHAOS_MAX_POOLS:-4}
+CONV=${CHAOS_CONVERGE_S:-90}
+TRUTH="/usr/bin/python3 $GB_SRC/tests/reliability/truth.py"
+[ -x /usr/bin/python3 ] || { echo "SKIP: /usr/bin/python3 is missing"; exit 77; }
+echo "chaos: $ROUNDS rounds, seed $SEED, kills at 0..${KILL_MAX} ms, latency ${LAT}+0..80 ms"
+
+export GPUBROKER_RECONCILE_PERIOD=2s
+sim_start
+sim_post /_sim/scenario "{\"latency\": {
+  \"aws\": {\"*\": {\"base_ms\": $LAT, \"jitter_ms\": 80}},
+  \"gcp\": {\"*\": {\"base_ms\": $LAT, \"jitter_ms\": 80}},
+  \"azure\": {\"*\": {\"base_ms\": $LAT, \"jitter_ms\": 80}}}}"
+export GPUBROKER_TOKEN=demo-ci-token
+
+# a reproducible generator for the choices (the kill instants are not:
+# they race real processes on purpose)
+RNG=$SEED
+rnd() { # N -> R in 0..N-1 (sets R: no subshell, so the state advances)
+	RNG=$(( (RNG * 1103515245 + 12345) % 2147483648 ))
+	R=$(( (RNG / 65536) % $1 ))
+}
+
+start_daemon() {
+	rm -f "$T/daemon.out"
+	daemon_start
+	# D_PID must be the daemon itself, not a shell around it
+	[ "$(readlink "/proc/$D_PID/exe")" = "$(readlink -f "$GB")" ] ||
+		fail "D_PID $D_PID is $(readlink "/proc/$D_PID/exe"), not gpubroker"
+}
+
+kill_daemon() {
+	kill -KILL "$D_PID" 2>/dev/null || fail "the daemon (pid $D_PID) was already gone before the kill"
+	wait "$D_PID" 2>/dev/null || true
+	kill -0 "$D_PID" 2>/dev/null && fail "pid $D_PID survived SIGKILL"
+	D_PID=""
+}
+
+# the model: pools.txt lines "NAME CLOUD GPU DESIRED" (0 = destroyed)
+: >"$T/pools.txt"
+spec_of() { # NAME CLOUD GPU COUNT
+	write_spec "$T/spec-$1.yaml" "$1" "$2" "$3" "$4"
+}
+set_model() { # NAME CLOUD GPU N
+	grep -v "^$1 " "$T/pools.txt" >"$T/pools.tmp" || true
+	echo "$1 $2 $3 $4" >>"$T/pools.tmp"
+	mv "$T/pools.tmp" "$T/pools.txt"
+}
+expect_json() {
+	awk 'BEGIN { printf "{" } { printf "%s\"%s\": %d", (NR > 1 ? ", " : ""), $1, $4 }
+	     END { print "}" }' "$T/pools.txt" >"$T/expect.json"
+}
+active_pools() { awk '$4 > 0 { print $1 }' "$T/pools.txt"; }
+nactive() { active_pools | wc -l | tr -d ' '; }
+pick_active() { # a random active pool -> P
+	rnd "$(nactive)"
+	P=$(active_pools | sed -n "$((R + 1))p")
+}
+
+clouds="aws gcp azure"
+gpus="A10G L4 T4"
+converged() { $TRUTH check "$GPUBROKER_STATE" "$CONTROL" "$GPUBROKER_BROKER_ID" "$T/expect.json" >"$T/why.txt" 2>&1; }
+
+start_daemon
+kills=0 inflight_kills=0 unsettled_kills=0 recovery_kills=0 newp=0
+max_conv=0 sum_conv=0
+for r in $(seq 1 "$ROUNDS"); do
+	: >"$T/ops.txt"
+	pids=""
+	# 1-3 operations per round, all in flight when the kill comes
+	rnd 3
+	nops=$((R + 1))
+	for _o in $(seq 1 "$nops"); do
+		na=$(nactive)
+		rnd 4
+		op=$R
+		if [ "$na" -eq 0 ] || { [ "$op" -le 1 ] && [ "$na" -lt "$MAXP" ]; }; then
+			newp=$((newp + 1))
+			rnd 3
+			k=$R
+			c=$(echo $clouds | cut -d' ' -f$((k + 1)))
+			g=$(echo $gpus | cut -d' ' -f$((k + 1)))
+			rnd 3
+			n=$((R + 1))
+			name=chaos-$newp
+			spec_of "$name" "$c" "$g" "$n"
+			set_model "$name" "$c" "$g" "$n"
+			echo "apply $name $c x$n" >>"$T/ops.txt"
+			rnd 2
+			if [ "$R" = 0 ]; then
+				"$GB" -c "$CONF" apply -f "$T/spec-$name.yaml" --auto-approve >/dev/null 2>>"$T/cli.log" &
+				pids="$pids $!"
+			else
+				"$GB" -c "$CONF" apply -f "$T/spec-$name.yaml" --auto-approve --wait --timeout 30s >/dev/null 2>>"$T/cli.log" &
+				pids="$pids $!"
+			fi
+		elif [ "$op" = 2 ] || [ "$na" -le 1 ]; then
+			pick_active
+			p=$P
+			set -- $(grep "^$p " "$T/pools.txt")
+			rnd 4
+			n=$((R + 1))
+			[ "$n" = "$4" ] && n=$(( n % 4 + 1 ))
+			set_model "$p" "$2" "$3" "$n"
+			spec_of "$p" "$2" "$3" "$n"
+			echo "scale $p $4->$n" >>"$T/ops.txt"
+			"$GB" -c "$CONF" scale "$p" "$n" >/dev/null 2>>"$T/cli.log" &
+			pids="$pids $!"
+		else
+			pick_active
+			p=$P
+			set -- $(grep "^$p " "$T/pools.txt")
+			set_model "$p" "$2" "$3" 0
+			echo "destroy $p" >>"$T/ops.txt"
+			"$GB" -c "$CONF" destroy "$p" --auto-approve >/dev/null 2>>"$T/cli.log" &
+			pids="$pids $!"
+		fi
+	done
+	# the kill, at a random moment of the operations' life
+	ms=$(od -An -N2 -tu2 /dev/urandom | awk -v m="$KILL_MAX" '{ print $1 % m }')
+	sleep "$(awk -v m="$ms" 'BEGIN { printf "%.3f", m / 1000 }')"
+	kill_daemon
+	kills=$((kills + 1))
+	set -- $($TRUTH inflight "$GPUBROKER_STATE")
+	[ "$1" -gt 0 ] && inflight_kills=$((inflight_kills + 1))
+	[ "$2" -gt 0 ] && unsettled_kills=$((unsettled_kills + 1))
+	echo "round $r: $(tr '\n' ';' <"$T/ops.txt") killed at ${ms} ms: $1 open intents, $2 unsettled pools"
+	# the CLIs: they fail (daemon gone) or finished before the kill
+	for _p in $pids; do wait "$_p" 2>/dev/null || true; done
+	pids=""
+	start_daemon
+	# now and then a second kill during recovery
+	rnd 5
+	if [ "$R" = 0 ]; then
+		sleep "$(awk -v m="$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')" 'BEGIN { printf "%.3f", (m % 400) / 1000 }')"
+		kill_daemon
+		recovery_kills=$((recovery_kills + 1))
+		start_daemon
+	fi
+	# re-submit the model (idempotent): what the killed CLIs may not
+	# have got through
+	t0=$(date +%s)
+	while read -r p c g n; do
+		if [ "$n" -gt 0 ]; then
+			gb apply -f "$T/spec-$p.yaml" --auto-approve </dev/null >/dev/null 2>>"$T/cli.log" ||
+				fail "round $r: re-apply of $p failed: $(tail -n 3 "$T/cli.log")"
+		elif ! gb status "$p" -o json </dev/null 2>/dev/null | jq -e '.state == "destroyed"' >/dev/null; then
+			"$GB" -c "$CONF" destroy "$p" --auto-approve >/dev/null 2>>"$T/cli.log" &
+			pids="$pids $!"
+		fi
+	done <"$T/pools.txt"
+	expect_json
+	if ! wait_until "$CONV" converged; then
+		cat "$T/why.txt"
+		fail "round $r: not converged within ${CONV}s after the restart"
+	fi
+	for _p in $pids; do wait "$_p" 2>/dev/null || true; done
+	t1=$(date +%s)
+	conv=$((t1 - t0))
+	sum_conv=$((sum_conv + conv))
+	[ "$conv" -gt "$max_conv" ] && max_conv=$conv
+	echo "ok: round $r: converged in ${conv}s; $(nactive) active pools; 0 leaked, 0 duplicated, store == cloudsim ($($TRUTH summary "$GPUBROKER_STATE" "$CONTROL" "$GPUBROKER_BROKER_ID"))"
+done
+
+echo "kills: $kills (+ $recovery_kills during recovery); $inflight_kills with a cloud call in flight (open intent), $unsettled_kills with a pool not yet converged"
+echo "convergence after restart: max ${max_conv}s, mean $((sum_conv / ROUNDS))s"
+check "[ $inflight_kills -ge $((ROUNDS / 5)) ]" "at least a fifth of the kills interrupted a cloud call"
+
+# tear everything down through the daemon, then the final truth
+pids=""
+for p in $(active_pools); do
+	set -- $(grep "^$p " "$T/pools.txt")
+	set_model "$p" "$2" "$3" 0
+	"$GB" -c "$CONF" destroy "$p" --auto-approve >/dev/null 2>>"$T/cli.log" &
+	pids="$pids $!"
+done
+for _p in $pids; do wait "$_p" || fail "a final destroy failed: $(tail -n 3 "$T/cli.log")"; done
+expect_json
+wait_until "$CONV" converged || { cat "$T/why.txt"; fail "final destroy did not converge"; }
+check "[ \"\$(sim_live)\" = 0 ]" "cloudsim has nothing live after destroying everything"
+GPUBROKER_TOKEN=demo-admin-token gb gc -o json >"$T/gc.json" 2>>"$T/cli.log" || fail "gc failed"
+check "[ \"\$(jq length $T/gc.json)\" = 0 ]" "gc finds no orphan"
+# every destroy is confirmed; let the reconciler mark the last ones
+bill=$(curl -sf "$CONTROL/_sim/bill" | jq -r .total)
+ours=$(GPUBROKER_TOKEN=demo-admin-token gb cost -o json | jq -r .total)
+$TRUTH costdiff "$GPUBROKER_STATE" "$CONTROL" | head -n 8
+echo "bill $bill, ours $ours ($(awk -v a="$bill" -v b="$ours" 'BEGIN { printf "%.3f%%", (b - a) / a * 100 }'))"
+check "awk -v a=$bill -v b=$ours 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a > 0 && d / a < 0.005) }'" \
+	"cost equals cloudsim's bill within 0.5% after $kills kills"
+daemon_stop
+echo PASS
