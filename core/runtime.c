@@ -200,6 +200,66 @@ static int refresh_cb(void *ud, const gb_offer *o)
 	return 0;
 }
 
+/* The source of the freshest offer: a driver may pass some prices
+ * through from its shipped catalog (EC2 on-demand) next to live ones. */
+static const char *newest_source(const refresh_ctx *rc)
+{
+	size_t best = 0;
+	for (size_t i = 1; i < rc->n; i++)
+		if (rc->v[i].fetched_at > rc->v[best].fetched_at)
+			best = i;
+	return rc->v[best].source;
+}
+
+/* A report row: {cloud, region, offers, source, result}. */
+static json_t *refresh_row(const char *cloud, const char *region, size_t n,
+                           const char *source, json_t *result)
+{
+	return json_pack("{s:s, s:s, s:I, s:s, s:o}", "cloud", cloud, "region",
+	                 region ? region : "all", "offers", (json_int_t)n,
+	                 "source", source, "result", result);
+}
+
+/* One driver's refresh, all or nothing: its offers replace the stored
+ * ones only when the source answered and priced something.  Appends the
+ * report row; 1 stored (or nothing to store), 0 failed. */
+static int refresh_driver(gb_drv *d, gb_store *st, const char *region,
+                          json_t *report)
+{
+	refresh_ctx ctx = {NULL, 0, d->name};
+	gb_error e;
+	int ok = 1;
+	memset(&e, 0, sizeof(e));
+	if (d->d->refresh_prices(d->ctx, region, refresh_cb, &ctx, &e) != 0) {
+		char *msg = gb_redact(e.message);
+		const char *sep = e.code[0] ? ": " : "";
+		json_array_append_new(report, refresh_row(
+			d->name, region, 0, "",
+			json_sprintf("failed: %s%s%s", e.code, sep, msg)));
+		/* the whole reason, which a table cell may cut */
+		gb_log(GB_LOG_WARN, "offers", "%s: price refresh failed, stored "
+		       "prices kept: %s%s%s", d->name, e.code, sep, msg);
+		free(msg);
+		ok = 0;
+	} else if (ctx.n == 0) {
+		/* a source that prices nothing must not wipe what is stored */
+		json_array_append_new(report, refresh_row(
+			d->name, region, 0, "",
+			json_string("no offers there (stored prices kept)")));
+	} else if (gb_store_offers_replace(st, d->name, region, ctx.v,
+	                                   ctx.n) != 0) {
+		json_array_append_new(report, refresh_row(
+			d->name, region, 0, "", json_string(gb_store_errmsg(st))));
+		ok = 0;
+	} else {
+		json_array_append_new(report, refresh_row(
+			d->name, region, ctx.n, newest_source(&ctx),
+			json_string("stored")));
+	}
+	gb_offer_list_free(ctx.v, ctx.n);
+	return ok;
+}
+
 int gb_offers_refresh(gb_drivers *ds, gb_store *st, const char *only,
                       const char *region, json_t *report, int *done)
 {
@@ -207,54 +267,20 @@ int gb_offers_refresh(gb_drivers *ds, gb_store *st, const char *only,
 	*done = 0;
 	for (size_t i = 0; i < ds->n; i++) {
 		gb_drv *d = ds->v[i];
-		refresh_ctx ctx = {NULL, 0, d->name};
-		gb_error e;
-		json_t *jrow;
 		if (only && strcmp(only, d->name) != 0)
 			continue;
-		if (!d->ready || !GB_DRV_HAS(d, refresh_prices)) {
-			if (only) {
-				json_array_append_new(report, json_pack(
-					"{s:s, s:s, s:i, s:s, s:s}", "cloud", d->name,
-					"region", region ? region : "all", "offers", 0,
-					"source", "", "result",
-					d->ready ? "no price source to refresh from"
-					         : d->status));
+		if (d->ready && GB_DRV_HAS(d, refresh_prices)) {
+			if (refresh_driver(d, st, region, report))
+				(*done)++;
+			else
 				failed = 1;
-			}
-			continue;
-		}
-		memset(&e, 0, sizeof(e));
-		jrow = json_pack("{s:s, s:s}", "cloud", d->name, "region",
-		                 region ? region : "all");
-		if (d->d->refresh_prices(d->ctx, region, refresh_cb, &ctx, &e) != 0) {
-			char *msg = gb_redact(e.message);
-			json_object_set_new(jrow, "offers", json_integer(0));
-			json_object_set_new(jrow, "source", json_string(""));
-			json_object_set_new(jrow, "result",
-			                    json_sprintf("failed: %s%s%s", e.code,
-			                                 e.code[0] ? ": " : "", msg));
-			free(msg);
+		} else if (only) {
+			json_array_append_new(report, refresh_row(
+				d->name, region, 0, "",
+				json_string(d->ready ? "no price source to refresh from"
+				                     : d->status)));
 			failed = 1;
-		} else if (gb_store_offers_replace(st, d->name, region, ctx.v,
-		                                   ctx.n) != 0) {
-			json_object_set_new(jrow, "offers", json_integer(0));
-			json_object_set_new(jrow, "source", json_string(""));
-			json_object_set_new(jrow, "result",
-			                    json_string(gb_store_errmsg(st)));
-			failed = 1;
-		} else {
-			json_object_set_new(jrow, "offers",
-			                    json_integer((json_int_t)ctx.n));
-			json_object_set_new(jrow, "source",
-			                    json_string(ctx.n ? ctx.v[0].source : ""));
-			json_object_set_new(jrow, "result",
-			                    json_string(ctx.n ? "stored"
-			                                      : "no offers there"));
-			(*done)++;
 		}
-		json_array_append_new(report, jrow);
-		gb_offer_list_free(ctx.v, ctx.n);
 	}
 	return failed ? -1 : 0;
 }

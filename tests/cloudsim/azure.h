@@ -3,7 +3,7 @@
  * endpoint (azure_login.c), ARM routing/auth/throttling (azure_api.c),
  * virtual machines and their async operations (arm_vm.c), the VM/NIC/IP
  * resource shapes (arm_render.c) and the Retail Prices API
- * (azure_prices.c).
+ * (azure_prices.c, its $filter in azure_filter.c).
  */
 #ifndef SIM_AZURE_H
 #define SIM_AZURE_H
@@ -45,6 +45,16 @@ json_t *az_nic_json(const sim_inst *in, int64_t now);
 json_t *az_pip_json(const sim_inst *in, int64_t now);
 /* "eastus" from "East US" / "eastus"; writes into buf. */
 const char *az_norm_location(const char *s, char *buf, size_t cap);
+
+/* The Retail Prices API's $filter (azure_filter.c): eq, and, or and
+ * parentheses.  An empty filter gives NULL (matches everything); -1 with
+ * why on a syntax error or something unsupported. */
+typedef struct az_filter az_filter;
+int az_filter_parse(const char *text, az_filter **out, char *why,
+                    size_t cap);
+/* 1 when the item matches; values compared case-sensitively when cs. */
+int az_filter_match(const az_filter *f, const json_t *item, int cs);
+void az_filter_free(az_filter *f);
 
 void az_login(az_ctx *c);
 void az_prices(az_ctx *c);

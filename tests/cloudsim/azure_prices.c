@@ -7,127 +7,17 @@
  * " Windows"; its price is the Linux price plus 0.046 USD per vCPU, a
  * stand-in so clients must filter Windows out as with the real API).
  *
- * $filter: clauses `FIELD eq 'VALUE'` joined with `and`; FIELD is one of
- * the item fields below (priceType means `type`).  Values are
- * case-sensitive from api-version 2023-01-01-preview on.  Paging: $skip,
- * NextPageLink; page size paging.azure_prices (default 100).
+ * $filter: `FIELD eq 'VALUE'` comparisons combined with `and`, `or` and
+ * parentheses (azure_filter.c); anything else is a 400 BadRequest.
+ * Values are case-sensitive from api-version 2023-01-01-preview on.
+ * Paging: $skip, NextPageLink; page size paging.azure_prices (default
+ * 100).
  */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "azure.h"
-
-typedef struct clause {
-	char *field;
-	char *value;
-} clause;
-
-static const char *const fields[] = {
-	"armRegionName", "armSkuName", "serviceName", "priceType", "type",
-	"skuName", "meterName", "productName", "location", "serviceFamily",
-	"currencyCode", "unitOfMeasure", "meterId", "skuId", "productId",
-	"serviceId", NULL,
-};
-
-static void clauses_free(clause *c, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		free(c[i].field);
-		free(c[i].value);
-	}
-	free(c);
-}
-
-static void skip_ws(const char **p)
-{
-	while (**p == ' ' || **p == '\t')
-		(*p)++;
-}
-
-/* Parses the filter; -1 with why on a syntax error. */
-static int parse_filter(const char *f, clause **out, size_t *n, char *why,
-                        size_t cap)
-{
-	const char *p = f;
-	clause *v = NULL;
-	size_t k = 0;
-	*out = NULL;
-	*n = 0;
-	skip_ws(&p);
-	if (!*p)
-		return 0;
-	for (;;) {
-		const char *s;
-		gb_buf val = GB_BUF_INIT;
-		int known = 0;
-		skip_ws(&p);
-		s = p;
-		while (isalnum((unsigned char)*p))
-			p++;
-		if (p == s) {
-			snprintf(why, cap, "expected a field name at '%s'", s);
-			goto bad;
-		}
-		v = gb_xrealloc(v, (k + 1) * sizeof(*v));
-		v[k].field = gb_xstrndup(s, (size_t)(p - s));
-		v[k].value = NULL;
-		k++;
-		for (size_t i = 0; fields[i]; i++)
-			if (strcasecmp(fields[i], v[k - 1].field) == 0)
-				known = 1;
-		if (!known) {
-			snprintf(why, cap, "unknown field '%s'", v[k - 1].field);
-			goto bad;
-		}
-		skip_ws(&p);
-		if (strncasecmp(p, "eq", 2) != 0 || (p[2] != ' ' && p[2] != '\t')) {
-			snprintf(why, cap, "only 'eq' comparisons are supported "
-			         "(at '%s')", p);
-			goto bad;
-		}
-		p += 2;
-		skip_ws(&p);
-		if (*p != '\'') {
-			snprintf(why, cap, "expected a quoted value at '%s'", p);
-			goto bad;
-		}
-		p++;
-		for (;;) {
-			if (!*p) {
-				gb_buf_free(&val);
-				snprintf(why, cap, "unterminated string");
-				goto bad;
-			}
-			if (*p == '\'' && p[1] == '\'') {
-				gb_buf_putc(&val, '\'');
-				p += 2;
-				continue;
-			}
-			if (*p == '\'')
-				break;
-			gb_buf_putc(&val, *p++);
-		}
-		p++;
-		v[k - 1].value = gb_buf_take(&val);
-		skip_ws(&p);
-		if (!*p)
-			break;
-		if (strncasecmp(p, "and", 3) != 0 ||
-		    (p[3] != ' ' && p[3] != '\t')) {
-			snprintf(why, cap, "expected 'and' at '%s'", p);
-			goto bad;
-		}
-		p += 3;
-	}
-	*out = v;
-	*n = k;
-	return 0;
-bad:
-	clauses_free(v, k);
-	return -1;
-}
 
 static const char *display_location(const char *region)
 {
@@ -229,52 +119,29 @@ static json_t *item(const sim_ctype *t, const sim_creg *r, int kind)
 	return o;
 }
 
-static int matches(const json_t *it, const clause *cl, size_t n, int cs)
-{
-	for (size_t i = 0; i < n; i++) {
-		const char *f = cl[i].field;
-		const json_t *v;
-		const char *s;
-		if (strcasecmp(f, "priceType") == 0)
-			f = "type";
-		v = json_object_get(it, f);
-		if (!v) {
-			for (size_t k = 0; fields[k] && !v; k++)
-				if (strcasecmp(fields[k], f) == 0)
-					v = json_object_get(it, fields[k]);
-		}
-		s = json_string_value(v);
-		if (!s)
-			return 0;
-		if (cs ? strcmp(s, cl[i].value) != 0
-		       : strcasecmp(s, cl[i].value) != 0)
-			return 0;
-	}
-	return 1;
-}
-
 void az_prices(az_ctx *c)
 {
 	const char *api = sim_req_qarg(c->req, "api-version");
 	const char *flt = sim_req_qarg(c->req, "$filter");
 	const char *skip_s = sim_req_qarg(c->req, "$skip");
 	const sim_catalog *cat = &sim_g.cat[SIM_AZURE];
-	clause *cl = NULL;
-	size_t ncl = 0, idx = 0, count = 0;
+	az_filter *flt_ast = NULL;
+	size_t idx = 0, count = 0;
 	int64_t skip = 0, page = sim_g.sc.az_price_page;
 	int cs = api && strcmp(api, "2023-01-01-preview") >= 0;
-	char why[256];
+	char why[256], msg[300];
 	json_t *items = json_array(), *out;
 	int more = 0;
-	if (flt && parse_filter(flt, &cl, &ncl, why, sizeof(why)) != 0) {
+	if (flt && az_filter_parse(flt, &flt_ast, why, sizeof(why)) != 0) {
 		json_decref(items);
+		snprintf(msg, sizeof(msg), "Invalid $filter: %s", why);
 		sim_resp_json(c->resp, 400,
 		              json_pack("{s:{s:s,s:s}}", "error", "code",
-		                        "BadRequest", "message", why));
+		                        "BadRequest", "message", msg));
 		return;
 	}
 	if (skip_s && (gb_parse_int64(skip_s, &skip) != 0 || skip < 0)) {
-		clauses_free(cl, ncl);
+		az_filter_free(flt_ast);
 		json_decref(items);
 		sim_resp_json(c->resp, 400,
 		              json_pack("{s:{s:s,s:s}}", "error", "code",
@@ -293,7 +160,7 @@ void az_prices(az_ctx *c)
 				if (kind == 1 && r->spot < 0)
 					continue;
 				it = item(t, r, kind);
-				if (!matches(it, cl, ncl, cs)) {
+				if (!az_filter_match(flt_ast, it, cs)) {
 					json_decref(it);
 					continue;
 				}
@@ -330,5 +197,5 @@ void az_prices(az_ctx *c)
 	}
 	json_object_set_new(out, "Count", json_integer((json_int_t)count));
 	sim_resp_json(c->resp, 200, out);
-	clauses_free(cl, ncl);
+	az_filter_free(flt_ast);
 }

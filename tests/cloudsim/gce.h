@@ -2,7 +2,8 @@
  * gce.h -- internals of cloudsim's GCP listener: the OAuth token endpoint
  * (gcp_oauth.c), Compute Engine v1 routing/auth/rate limits (gce_api.c),
  * instances (gce_instances.c), zone operations (gce_ops.c), list filters
- * (gce_filter.c) and the Cloud Billing catalog (gcp_billing.c).
+ * (gce_filter.c) and the Cloud Billing catalog (gcp_billing.c, its
+ * component rates in gcp_rates.c).
  */
 #ifndef SIM_GCE_H
 #define SIM_GCE_H
@@ -64,6 +65,22 @@ void gce_op_list(gce_ctx *c);
 void gce_region_get(gce_ctx *c);
 void gcp_billing_services(gce_ctx *c);
 void gcp_billing_skus(gce_ctx *c, const char *service);
+
+/* The catalog priced as the billing catalog's component SKUs (see
+ * gcp_rates.c): per (family, region, usage) a core and a RAM rate, per
+ * (GPU SKU, region, usage) a GPU rate; in a fixed order (regions in order
+ * of first appearance, OnDemand then Preemptible, families then GPUs). */
+enum { GCP_RATE_CORE, GCP_RATE_RAM, GCP_RATE_GPU };
+typedef struct gcp_rate {
+	int kind;
+	const char *name;     /* family ("A2", "N1 Predefined") or GPU SKU
+	                         ("Nvidia L4 GPU"); static */
+	const char *region;   /* borrowed from the catalog */
+	int spot;             /* usageType Preemptible */
+	double price;         /* USD per vCPU-h, GiB-h or GPU-h; nanos */
+} gcp_rate;
+/* Caller frees *out (free()). */
+size_t gcp_rates_build(const sim_catalog *cat, gcp_rate **out);
 
 /* Accelerator type for a canonical GPU model ("H100" ->
  * "nvidia-h100-80gb"). */

@@ -261,6 +261,40 @@ expect_eq "$total" 14 "all 14 rows over NextPageLink pages (page size 4)"
 expect_eq "$pages" 4 "4 pages"
 req GET "$P&\$filter=bogus%20gt%205"
 expect_status 400 "bad filter"
+# the OData subset real clients send: eq, and, or, parentheses (one page)
+ctl_post /_sim/scenario '{"paging":{"azure_prices":100}}'
+pfilter() { # FILTER -> GET with it
+	req GET "$P&\$filter=$($PY -c 'import urllib.parse,sys; print(urllib.parse.quote(sys.argv[1]))' "$1")"
+}
+rows() { # sorted "sku@region" of the Linux Consumption rows
+	jget "$BODY_FILE" '" ".join(sorted(i["armSkuName"] + "@" + i["armRegionName"] for i in j["Items"] if not i["skuName"].endswith(" Spot") and "Windows" not in i["productName"]))'
+}
+pfilter "serviceName eq 'Virtual Machines' and armRegionName eq 'eastus' and priceType eq 'Consumption' and (armSkuName eq 'Standard_NC4as_T4_v3' or armSkuName eq 'Standard_ND96isr_H100_v5')"
+expect_status 200 "the gpubroker driver's filter shape (an or-group in parentheses)"
+expect_eq "$(rows)" "Standard_NC4as_T4_v3@eastus Standard_ND96isr_H100_v5@eastus" "or-group inside and: both SKUs, eastus only"
+expect_eq "$(jget "$BODY_FILE" 'j["Count"]')" 6 "3 rows (Linux, Spot, Windows) for each"
+pfilter "armRegionName eq 'westeurope' and armSkuName eq 'Standard_NC24ads_A100_v4' or armSkuName eq 'Standard_NC4as_T4_v3'"
+expect_eq "$(rows)" "Standard_NC24ads_A100_v4@westeurope Standard_NC4as_T4_v3@eastus" "and binds tighter than or"
+pfilter "armRegionName eq 'westeurope' and (armSkuName eq 'Standard_NC24ads_A100_v4' or armSkuName eq 'Standard_NC4as_T4_v3')"
+expect_eq "$(rows)" "Standard_NC24ads_A100_v4@westeurope" "parentheses override precedence"
+pfilter "((armSkuName eq 'Standard_NC4as_T4_v3')) OR (armSkuName eq 'x' AND armRegionName eq 'eastus')"
+expect_eq "$(rows)" "Standard_NC4as_T4_v3@eastus" "nested parentheses, keywords in any case"
+pfilter "not(contains(productName,'Windows'))"
+expect_status 400 "not()/contains() refused"
+expect_eq "$(jget "$BODY_FILE" 'j["error"]["code"]')" BadRequest "400 in Azure's error shape"
+expect_match "'not' is not supported" "$(jget "$BODY_FILE" 'j["error"]["message"]')" "the message names what is unsupported"
+pfilter "armSkuName ne 'x'"
+expect_match "operator 'ne' is not supported" "$(jget "$BODY_FILE" 'j["error"]["message"]') ($HTTP)" "ne refused"
+pfilter "retailPrice eq 1"
+expect_match "numeric field 'retailPrice'" "$(jget "$BODY_FILE" 'j["error"]["message"]') ($HTTP)" "numeric comparisons refused"
+pfilter "(armSkuName eq 'x'"
+expect_match "expected '\\)'" "$(jget "$BODY_FILE" 'j["error"]["message"]') ($HTTP)" "unbalanced parenthesis"
+pfilter "armSkuName eq 'x' or"
+expect_status 400 "dangling or"
+pfilter "armSkuName eq 'x' armRegionName eq 'y'"
+expect_status 400 "missing and/or between comparisons"
+pfilter "$($PY -c 'print("(" * 40 + "armSkuName eq '"'"'x'"'"'" + ")" * 40)')"
+expect_match "nested deeper" "$(jget "$BODY_FILE" 'j["error"]["message"]') ($HTTP)" "nesting is bounded"
 
 # --- expired tokens (a cloudsim whose tokens live 1 second) ------------------------------------
 cat >"$T/short.yaml" <<EOF

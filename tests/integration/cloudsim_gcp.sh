@@ -243,16 +243,58 @@ expect_status 200 "skus.list"
 expect_eq "$(jget "$BODY_FILE" 'len(j["skus"])')" 3 "pageSize honoured"
 tok=$(jget "$BODY_FILE" 'j["nextPageToken"]')
 total=3
+jget "$BODY_FILE" '"\n".join(s["skuId"] for s in j["skus"])' >"$T/paged-ids"
 while [ -n "$tok" ]; do
 	req GET "$GCP_URL/cloudbilling/v1/services/6F81-5844-456A/skus?pageSize=3&pageToken=$tok" -H "Authorization: Bearer $GCP_TOKEN"
 	total=$((total + $(jget "$BODY_FILE" 'len(j["skus"])')))
-	cp "$BODY_FILE" "$T/last-skus"
+	jget "$BODY_FILE" '"\n".join(s["skuId"] for s in j["skus"])' >>"$T/paged-ids"
 	tok=$(jget "$BODY_FILE" 'j["nextPageToken"]')
 done
-expect_eq "$total" 10 "all SKUs over the pages (5 type/region pairs x OnDemand/Preemptible)"
-req GET "$GCP_URL/cloudbilling/v1/services/6F81-5844-456A/skus?pageSize=100" -H "Authorization: Bearer $GCP_TOKEN"
-expect_eq "$(jget "$BODY_FILE" '[s["pricingInfo"][0]["pricingExpression"]["tieredRates"][0]["unitPrice"] for s in j["skus"] if s["description"] == "a3-highgpu-8g Instance running in us-central1"][0]')" '{"currencyCode": "USD", "units": "88", "nanos": 250000000}' "units/nanos of the a3-highgpu-8g price"
-expect_eq "$(jget "$BODY_FILE" '[s["category"]["usageType"] for s in j["skus"] if s["description"].startswith("Spot Preemptible a3-highgpu-8g")][0]')" Preemptible "Preemptible SKU"
+expect_eq "$total" 30 "all SKUs over the pages: per region and usage a core and a RAM SKU per family and a SKU per GPU (us-central1: 4 families, 4 GPUs; europe-west4: A3, H100) x OnDemand/Preemptible"
+req GET "$GCP_URL/cloudbilling/v1/services/6F81-5844-456A/skus?pageSize=5000" -H "Authorization: Bearer $GCP_TOKEN"
+cp "$BODY_FILE" "$T/skus.json"
+expect_eq "$(jget "$T/skus.json" '"\n".join(s["skuId"] for s in j["skus"])')" "$(cat "$T/paged-ids")" "pages of 3 give the same SKUs in the same order as one page"
+expect_eq "$(jget "$T/skus.json" 'len(set(s["skuId"] for s in j["skus"]))')" 30 "skuIds are unique"
+sku() { # DESCRIPTION PYEXPR-over-s -> value of the SKU with that description
+	jget "$T/skus.json" "[$2 for s in j['skus'] if s['description'] == '$1'][0]"
+}
+expect_eq "$(sku 'A3 Instance Core running in Iowa' 's["category"]')" '{"serviceDisplayName": "Compute Engine", "resourceFamily": "Compute", "resourceGroup": "CPU", "usageType": "OnDemand"}' "a family's core SKU (the region's city in the description)"
+expect_eq "$(sku 'A3 Instance Core running in Iowa' 's["serviceRegions"]')" '["us-central1"]' "serviceRegions holds the region"
+expect_eq "$(sku 'A3 Instance Ram running in Iowa' 's["pricingInfo"][0]["pricingExpression"]["usageUnit"]')" GiBy.h "RAM is priced per GiB-hour"
+expect_eq "$(sku 'A3 Instance Ram running in Iowa' 's["category"]["resourceGroup"]')" RAM "RAM resourceGroup"
+expect_eq "$(sku 'Nvidia H100 80GB GPU running in Netherlands' 's["category"]["resourceGroup"]')" GPU "a GPU SKU per model and region"
+expect_eq "$(sku 'Spot Preemptible Nvidia Tesla T4 GPU running in Iowa' 's["category"]["usageType"]')" Preemptible "Spot SKUs are Preemptible"
+expect_eq "$(sku 'Spot Preemptible N1 Predefined Instance Core running in Iowa' 's["pricingInfo"][0]["pricingExpression"]["usageUnit"]')" h "N1 Predefined core SKU, per hour"
+expect_match '^\{"currencyCode": "USD", "units": "[0-9]+", "nanos": [0-9]+\}$' "$(sku 'Nvidia H100 80GB GPU running in Iowa' 's["pricingInfo"][0]["pricingExpression"]["tieredRates"][0]["unitPrice"]')" "unitPrice as units/nanos"
+# every type's components add up to the price cloudsim bills (its catalog)
+expect_eq "$($PY - "$T/skus.json" "$SCEN_DIR/test-catalog-gcp.json" <<'PYEOF'
+import json, sys
+skus = json.load(open(sys.argv[1]))["skus"]
+cat = json.load(open(sys.argv[2]))
+rate = {}
+for s in skus:
+    d = s["description"]
+    spot = d.startswith("Spot Preemptible ")
+    d = d[len("Spot Preemptible "):] if spot else d
+    u = s["pricingInfo"][0]["pricingExpression"]["tieredRates"][0]["unitPrice"]
+    for r in s["serviceRegions"]:
+        rate[(d.split(" running in ")[0], r, spot)] = int(u["units"]) + u["nanos"] / 1e9
+fam = {"a3-": "A3", "a2-": "A2", "g2-": "G2", "n1-": "N1 Predefined"}
+gpu = {"H100": "Nvidia H100 80GB GPU", "A100": "Nvidia Tesla A100 GPU",
+       "L4": "Nvidia L4 GPU", "T4": "Nvidia Tesla T4 GPU"}
+worst, n = 0, 0
+for t in cat["types"]:
+    f = fam[t["type"][:3]]
+    for r, v in t["regions"].items():
+        for spot, key in ((False, "on_demand"), (True, "spot")):
+            p = (t["vcpus"] * rate[(f + " Instance Core", r, spot)] +
+                 t["ram_gb"] * rate[(f + " Instance Ram", r, spot)] +
+                 t["gpus"] * rate[(gpu[t["gpu"]], r, spot)])
+            worst = max(worst, abs(p - v[key]) / v[key])
+            n += 1
+print("%d prices, all within 1e-9" % n if worst < 1e-9 else "off by %g" % worst)
+PYEOF
+)" "10 prices, all within 1e-9" "vCPUs x core + RAM x ram + GPUs x gpu = the catalog price, OnDemand and Preemptible"
 
 # --- a fixed key from `cloudsim gcp-keygen`, given as credentials.gcp.key_file ----
 "$CLOUDSIM" gcp-keygen "$T/fixed-key.json" --client-email ci@test-proj.iam.gserviceaccount.com --project test-proj >/dev/null
