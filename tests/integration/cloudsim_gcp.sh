@@ -226,7 +226,9 @@ expect_eq "$(jget "$T/i.json" '[i["state"] for i in j["instances"] if i["id"] ==
 
 # --- rate limit (per-minute windows) ---------------------------------------------------------------
 ctl_post /_sim/scenario '{"throttling":{"gcp":{"reads":{"per_minute":3,"window_s":2}}}}'
-sleep 2
+# GCE windows are aligned to the clock (as GCE's per-minute quotas are):
+# start just after a 2 s boundary so the four reads share one window
+sleep "$(awk -v ns="$(date +%s%N)" 'BEGIN { ms = int(ns / 1000000) % 2000; printf "%.3f", (2000 - ms + 50) / 1000 }')"
 for i in 1 2 3 4; do gce GET "$PRJ/zones/$Z/instances/spot-stop"; done
 expect_status 403 "4th read in a window of 3"
 expect_eq "$(code)" rateLimitExceeded "rateLimitExceeded"
