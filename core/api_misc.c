@@ -177,7 +177,7 @@ void gb_api_events(gb_api_req *r)
 				after = rows[n - 1].id; /* nothing visible: move on */
 			n = w;
 		}
-		if (n || gb_mono_ms() >= deadline || r->d->stop) {
+		if (n || gb_mono_ms() >= deadline || gb_daemon_stopping(r->d)) {
 			a = gb_events_json(rows, n);
 			gb_event_list_free(rows, n);
 			r->resp = json_pack("{s:o}", "events", a);

@@ -100,7 +100,7 @@ static void *worker_main(void *arg)
 static void *recon_main(void *arg)
 {
 	gb_daemon *d = arg;
-	while (!d->stop) {
+	while (!gb_daemon_stopping(d)) {
 		struct timespec ts;
 		int64_t period;
 		pthread_rwlock_rdlock(&d->cfg_lock);
@@ -300,7 +300,7 @@ static int run_serve(gb_cli *cli)
 	/* stop accepting, finish in-flight work */
 	gb_api_quiesce(&d);
 	pthread_mutex_lock(&d.mu);
-	d.stop = 1;
+	__atomic_store_n(&d.stop, 1, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&d.job_cv);
 	pthread_cond_broadcast(&d.recon_cv);
 	pthread_cond_broadcast(&d.event_cv);

@@ -81,6 +81,14 @@ typedef struct gb_daemon {
 	int64_t pools_at_ms;
 } gb_daemon;
 
+/* The stop flag is written once, under mu, by the main thread; threads
+ * that poll it without mu read it through this (an atomic load: a plain
+ * read would be a data race). */
+static inline int gb_daemon_stopping(gb_daemon *d)
+{
+	return __atomic_load_n(&d->stop, __ATOMIC_ACQUIRE);
+}
+
 /* daemon.c */
 void gb_daemon_enqueue(gb_daemon *d, int kind, const char *pool,
                        const char *reason);

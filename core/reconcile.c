@@ -59,7 +59,7 @@ void gb_daemon_reconcile(gb_daemon *d)
 		gb_log(GB_LOG_ERROR, "reconcile", "%s", gb_store_errmsg(d->store));
 		return;
 	}
-	for (size_t i = 0; i < np && !d->stop; i++) {
+	for (size_t i = 0; i < np && !gb_daemon_stopping(d); i++) {
 		gb_pool_row *p = &pools[i];
 		gb_engine_result res;
 		memset(&res, 0, sizeof(res));
@@ -114,7 +114,7 @@ void gb_daemon_reconcile(gb_daemon *d)
 		gb_engine_result_free(&res);
 	}
 	gb_pool_list_free(pools, np);
-	if (++pass % GB_GC_EVERY == 1 && !d->stop) {
+	if (++pass % GB_GC_EVERY == 1 && !gb_daemon_stopping(d)) {
 		json_t *rep = NULL;
 		if (gb_engine_gc(d->eng, 0, &rep) == 0 && json_array_size(rep))
 			gb_log(GB_LOG_WARN, "reconcile", "gc handled %zu orphans",
