@@ -176,6 +176,27 @@ static void replay_open(gb_engine *e, const char *pool,
 	gb_intent_list_free(v, n);
 }
 
+/* Rows left "terminating" by a scale-down or a replacement whose
+ * terminate call failed (a 5xx after the retries, a lost answer) or was
+ * not confirmed within a minute: send it again, as destroy does.
+ * Without this such an instance kept running (and billing) while the
+ * store said terminating.  Rows marked by this pass have a fresh
+ * terminate_requested_ms and are left alone. */
+static void retry_terminating(gb_engine *e, gb_inst_row *rows, size_t n)
+{
+	gb_inst_row **todo = gb_xcalloc(n + 1, sizeof(*todo));
+	size_t nt = 0;
+	int64_t now = gb_now_ms();
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(rows[i].state, "terminating") == 0 &&
+		    (!rows[i].terminate_requested_ms ||
+		     rows[i].terminate_requested_ms < now - 60000))
+			todo[nt++] = &rows[i];
+	if (nt)
+		gb_engine__terminate_rows(e, todo, nt, "terminate retried");
+	free(todo);
+}
+
 /* Converge with the pool lock held and the spec loaded. */
 static int converge_locked(gb_engine *e, const gb_pool_row *row,
                            const gb_pool_spec *spec, int refresh,
@@ -270,6 +291,7 @@ static int converge_locked(gb_engine *e, const gb_pool_row *row,
 		gb_engine__terminate_rows(e, c.extra, c.nextra, "scale down");
 		res->destroyed += (int)c.nextra;
 	}
+	retry_terminating(e, rows, n);
 	res->ok = rc == 0;
 	classified_free(&c);
 	gb_inst_list_free(rows, n);
