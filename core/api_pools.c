@@ -1,9 +1,68 @@
 /* api_pools.c -- /v1/pools endpoints and heartbeats. */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api.h"
 #include "log.h"
+
+/* ------------------------------------------------------------------ */
+/* GET /v1/pools: a snapshot of every pool's summary
+ *
+ * Rendering the list reads every pool and its instances from the store,
+ * far too slow to do per request.  The daemon keeps a snapshot instead
+ * (d->pools_cache): every listed pool's summary rendered once as compact
+ * JSON, sorted by name, with its team; a request filters, pages and
+ * concatenates.  The snapshot is used only while
+ *   - no engine event happened since it was built (d->event_gen) and no
+ *     pool was written through this API without one (pool_writes:
+ *     destroy requests, heartbeats, re-applies), so a change shows in the
+ *     very next read; and
+ *   - it is younger than POOLS_MAX_AGE_MS, so what only time changes
+ *     (age_s, ttl_left_s) and what other processes write to the same
+ *     state file show within that.
+ * A stale snapshot is rebuilt by one request while the others wait for
+ * it; one close to its age limit is rebuilt by one request while the
+ * others still use it (so a steady load never stalls on a rebuild).
+ *
+ * The snapshot is one allocation (header, entries, then the text they
+ * point into), so the daemon frees it with free(); readers hold a
+ * reference (refs, under d->mu) while they copy from it. */
+
+#define POOLS_MAX_AGE_MS 1000
+#define POOLS_REFRESH_AT_MS 800
+
+typedef struct snap_entry {
+	const char *name;
+	const char *team;
+	const char *json;       /* the summary, compact */
+	size_t json_len;
+	const char *name_json;  /* the name as a JSON string (next_after) */
+	size_t name_json_len;
+} snap_entry;
+
+typedef struct pools_snap {
+	size_t refs;            /* under d->mu; the cache holds one */
+	size_t n;
+	snap_entry e[];
+} pools_snap;
+
+/* Pool writes through this API that no engine event announces. */
+static atomic_uint_fast64_t pool_writes;
+/* One rebuild at a time. */
+static pthread_mutex_t build_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void pools_changed(void)
+{
+	atomic_fetch_add(&pool_writes, 1);
+}
+
+/* Caller holds d->mu. */
+static uint64_t pools_gen_now(gb_daemon *d)
+{
+	return d->event_gen + (uint64_t)atomic_load(&pool_writes);
+}
 
 /* A pool without its instances, for lists. */
 static json_t *summary(json_t *p)
@@ -13,39 +72,196 @@ static json_t *summary(json_t *p)
 	return s;
 }
 
+static pools_snap *snap_build(gb_daemon *d)
+{
+	json_t *all = gb_engine_pools_json(d->eng, NULL), *p;
+	size_t n = json_array_size(all), i, text = 0;
+	char **parts = gb_xcalloc(n ? n * 2 : 1, sizeof(char *));
+	pools_snap *s;
+	char *at;
+
+	json_array_foreach(all, i, p) {
+		json_t *sum = summary(p);
+		parts[2 * i] = json_dumps(sum, JSON_COMPACT);
+		parts[2 * i + 1] = json_dumps(json_object_get(p, "name"),
+		                              JSON_COMPACT | JSON_ENCODE_ANY);
+		if (!parts[2 * i] || !parts[2 * i + 1])
+			abort(); /* out of memory */
+		json_decref(sum);
+		text += strlen(parts[2 * i]) + strlen(parts[2 * i + 1]) + 2 +
+		        strlen(json_string_value(json_object_get(p, "name"))) +
+		        strlen(json_string_value(json_object_get(p, "team"))) + 2;
+	}
+	s = gb_xmalloc(sizeof(*s) + n * sizeof(snap_entry) + text);
+	s->refs = 1;
+	s->n = n;
+	at = (char *)&s->e[n];
+	json_array_foreach(all, i, p) {
+		const char *src[4] = {
+			json_string_value(json_object_get(p, "name")),
+			json_string_value(json_object_get(p, "team")),
+			parts[2 * i], parts[2 * i + 1],
+		};
+		const char **dst[4] = {&s->e[i].name, &s->e[i].team,
+		                       &s->e[i].json, &s->e[i].name_json};
+		for (int k = 0; k < 4; k++) {
+			size_t len = strlen(src[k]);
+			memcpy(at, src[k], len + 1);
+			*dst[k] = at;
+			at += len + 1;
+			if (k == 2)
+				s->e[i].json_len = len;
+			else if (k == 3)
+				s->e[i].name_json_len = len;
+		}
+		free(parts[2 * i]);
+		free(parts[2 * i + 1]);
+	}
+	free(parts);
+	json_decref(all);
+	return s;
+}
+
+static void snap_release(gb_daemon *d, pools_snap *s)
+{
+	int last;
+	pthread_mutex_lock(&d->mu);
+	last = --s->refs == 0;
+	pthread_mutex_unlock(&d->mu);
+	if (last)
+		free(s);
+}
+
+/* Builds a snapshot and makes it the daemon's.  Caller holds build_mu. */
+static void snap_refresh(gb_daemon *d)
+{
+	pools_snap *s, *old;
+	uint64_t gen;
+	int64_t at = gb_mono_ms();
+	/* the generation before the store is read: a change made meanwhile
+	 * makes this snapshot stale at once, never a change lost */
+	pthread_mutex_lock(&d->mu);
+	gen = pools_gen_now(d);
+	pthread_mutex_unlock(&d->mu);
+	s = snap_build(d);
+	pthread_mutex_lock(&d->mu);
+	old = (pools_snap *)(void *)d->pools_cache;
+	d->pools_cache = (char *)(void *)s;
+	d->pools_gen = gen;
+	d->pools_at_ms = at;
+	pthread_mutex_unlock(&d->mu);
+	if (old)
+		snap_release(d, old);
+}
+
+/* A referenced snapshot no older than the rules above allow. */
+static pools_snap *snap_get(gb_daemon *d)
+{
+	for (int round = 0;; round++) {
+		pools_snap *s = NULL;
+		int fresh = 0, ahead = 0;
+		int64_t now = gb_mono_ms();
+		pthread_mutex_lock(&d->mu);
+		if (d->pools_cache && d->pools_gen == pools_gen_now(d)) {
+			int64_t age = now - d->pools_at_ms;
+			fresh = age < POOLS_MAX_AGE_MS;
+			ahead = age >= POOLS_REFRESH_AT_MS;
+		}
+		if (fresh) {
+			s = (pools_snap *)(void *)d->pools_cache;
+			s->refs++;
+		}
+		pthread_mutex_unlock(&d->mu);
+		if (s) {
+			/* close to its limit: one request rebuilds, the
+			 * others keep using this one meanwhile */
+			if (ahead && pthread_mutex_trylock(&build_mu) == 0) {
+				snap_refresh(d);
+				pthread_mutex_unlock(&build_mu);
+			}
+			return s;
+		}
+		/* stale: wait for (or make) a new one; after a rebuild of our
+		 * own we serve it even if an event came in meanwhile */
+		pthread_mutex_lock(&build_mu);
+		pthread_mutex_lock(&d->mu);
+		fresh = d->pools_cache && d->pools_gen == pools_gen_now(d) &&
+		        gb_mono_ms() - d->pools_at_ms < POOLS_MAX_AGE_MS;
+		pthread_mutex_unlock(&d->mu);
+		if (!fresh || round > 0)
+			snap_refresh(d);
+		pthread_mutex_unlock(&build_mu);
+		if (round > 0) {
+			pthread_mutex_lock(&d->mu);
+			s = (pools_snap *)(void *)d->pools_cache;
+			s->refs++;
+			pthread_mutex_unlock(&d->mu);
+			return s;
+		}
+	}
+}
+
 void gb_api_pools_list(gb_api_req *r)
 {
-	json_t *all = gb_engine_pools_json(r->d->eng, NULL), *out = json_array();
 	const char *team = gb_api_query(r, "team");
 	const char *after = gb_api_query(r, "after");
 	const char *lim = gb_api_query(r, "limit");
 	int64_t limit = 100;
-	size_t i, taken = 0;
-	json_t *p;
-	const char *next = NULL;
+	size_t i, taken = 0, len, *pick;
+	const snap_entry *next = NULL;
+	pools_snap *s;
+	char *out, *at;
+	static const char head[] = "{\"pools\":[", na[] = "],\"next_after\":";
+
 	if (lim && (gb_parse_int64(lim, &limit) != 0 || limit < 1 || limit > 1000)) {
-		json_decref(all);
-		json_decref(out);
 		gb_api_error(r, 400, "BadQuery", "limit must be 1..1000");
 		return;
 	}
-	json_array_foreach(all, i, p) {
-		const char *name = json_string_value(json_object_get(p, "name"));
-		const char *t = json_string_value(json_object_get(p, "team"));
-		if (!gb_api_sees_team(r, t) || (team && strcmp(team, t) != 0))
+	s = snap_get(r->d);
+	/* the page: visible pools after `after`, at most limit; next_after
+	 * names the page's last pool when more follow */
+	pick = gb_xmalloc((size_t)limit * sizeof(*pick));
+	len = sizeof(head) + sizeof(na) + 2;
+	for (i = 0; i < s->n; i++) {
+		const snap_entry *e = &s->e[i];
+		if (!gb_api_sees_team(r, e->team) ||
+		    (team && strcmp(team, e->team) != 0))
 			continue;
-		if (after && strcmp(name, after) <= 0)
+		if (after && strcmp(e->name, after) <= 0)
 			continue;
 		if ((int64_t)taken == limit) {
-			next = json_string_value(json_object_get(json_array_get(out, taken - 1), "name"));
+			next = &s->e[pick[taken - 1]];
+			len += next->name_json_len;
 			break;
 		}
-		json_array_append_new(out, summary(p));
-		taken++;
+		pick[taken++] = i;
+		len += e->json_len + 1;
 	}
-	r->resp = json_pack("{s:o, s:s?}", "pools", out, "next_after", next);
+	out = gb_xmalloc(len);
+	memcpy(out, head, sizeof(head) - 1);
+	at = out + sizeof(head) - 1;
+	for (i = 0; i < taken; i++) {
+		const snap_entry *e = &s->e[pick[i]];
+		if (i)
+			*at++ = ',';
+		memcpy(at, e->json, e->json_len);
+		at += e->json_len;
+	}
+	if (next) {
+		memcpy(at, na, sizeof(na) - 1);
+		at += sizeof(na) - 1;
+		memcpy(at, next->name_json, next->name_json_len);
+		at += next->name_json_len;
+	} else {
+		*at++ = ']';
+	}
+	*at++ = '}';
+	*at = '\0';
+	snap_release(r->d, s);
+	free(pick);
+	r->text = out;
+	r->content_type = "application/json";
 	r->status = 200;
-	json_decref(all);
 }
 
 void gb_api_pool_get(gb_api_req *r, const char *name)
@@ -149,6 +365,7 @@ void gb_api_pool_put(gb_api_req *r, const char *name)
 		gb_spec_set_free(&set);
 		return;
 	}
+	pools_changed();
 	gb_daemon_enqueue(r->d, GB_JOB_CONVERGE, name, NULL);
 	r->resp = res.pool;
 	res.pool = NULL;
@@ -185,6 +402,7 @@ void gb_api_pool_delete(gb_api_req *r, const char *name)
 	gb_store_pool_set_state(r->d->store, name, "destroying", "user");
 	gb_store_event(r->d->store, name, NULL, "destroying",
 	               "destroy requested by %s", r->actor);
+	pools_changed();
 	gb_daemon_enqueue(r->d, GB_JOB_DESTROY, name, "user");
 	r->resp = gb_engine_pool_json(r->d->eng, name);
 	r->status = 202;
@@ -210,6 +428,7 @@ void gb_api_pool_scale(gb_api_req *r, const char *name)
 	                          &res) != 0) {
 		gb_api_error(r, 422, "Refused", "%s", res.message);
 	} else {
+		pools_changed();
 		gb_daemon_enqueue(r->d, GB_JOB_CONVERGE, name, NULL);
 		r->resp = res.pool;
 		res.pool = NULL;
@@ -254,6 +473,7 @@ void gb_api_heartbeat(gb_api_req *r, const char *id)
 	}
 	gb_store_inst_heartbeat(r->d->store, inst.id, now, util);
 	gb_store_pool_heartbeat(r->d->store, inst.pool, now, util > 0.05);
+	pools_changed();
 	r->resp = json_pack("{s:s, s:s, s:f}", "instance", id, "pool",
 	                    inst.pool, "gpu_util", util);
 	r->status = 200;

@@ -5,11 +5,49 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "log.h"
 #include "workers.h"
 
 /* A new instance may be invisible to describe for a while (EC2 eventual
  * consistency); until then "not found" does not mean gone. */
 #define GB_VISIBILITY_GRACE_S 300
+/* instances.last_seen_ms is kept to this resolution: an unchanged row is
+ * rewritten only when its last-seen is older (a refresh of 10,000
+ * unchanged instances then writes nothing) */
+#define GB_LAST_SEEN_RESOLUTION_MS 60000
+
+/* Open-addressing index from a string key to a position (small tables:
+ * (cloud, region) groups, and the ids one describe reported). */
+typedef struct strindex {
+	uint32_t *slots;  /* position + 1; 0 = empty */
+	size_t mask;
+} strindex;
+
+static uint64_t key_hash(const char *a, const char *b)
+{
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a over a, '\x1f', b */
+	for (; *a; a++)
+		h = (h ^ (unsigned char)*a) * 1099511628211ULL;
+	h = (h ^ 0x1f) * 1099511628211ULL;
+	for (; b && *b; b++)
+		h = (h ^ (unsigned char)*b) * 1099511628211ULL;
+	return h ^ (h >> 29);
+}
+
+static void strindex_init(strindex *x, size_t n)
+{
+	size_t cap = 16;
+	while (cap < 2 * n)
+		cap *= 2;
+	x->slots = gb_xcalloc(cap, sizeof(*x->slots));
+	x->mask = cap - 1;
+}
+
+static void strindex_free(strindex *x)
+{
+	free(x->slots);
+	x->slots = NULL;
+}
 
 typedef struct dgroup {
 	gb_engine *e;
@@ -17,6 +55,7 @@ typedef struct dgroup {
 	char *cloud, *region;
 	const char *pool;        /* NULL = by broker id */
 	gb_seen_list seen;
+	strindex ids;            /* seen.v by provider id (after describe) */
 	gb_error err;
 	int rc;
 } dgroup;
@@ -39,29 +78,70 @@ static void run_dgroup(void *ud, size_t i)
 	req.include_terminated = 1;
 	g->rc = g->drv->d->describe(g->drv->ctx, &req, gb_engine__collect,
 	                            &g->seen, &g->err);
+	/* index what was seen, here on the worker: the first report of an
+	 * id wins, as the linear search it replaces found the first */
+	strindex_init(&g->ids, g->seen.n);
+	for (size_t k = 0; k < g->seen.n; k++) {
+		size_t h = key_hash(g->seen.v[k].id, NULL) & g->ids.mask;
+		int dup = 0;
+		while (g->ids.slots[h]) {
+			if (strcmp(g->seen.v[g->ids.slots[h] - 1].id,
+			           g->seen.v[k].id) == 0) {
+				dup = 1;
+				break;
+			}
+			h = (h + 1) & g->ids.mask;
+		}
+		if (!dup)
+			g->ids.slots[h] = (uint32_t)k + 1;
+	}
 }
 
+/* The group of (cloud, region) in gx, or -1. */
+static long group_find(const dgroup *g, const strindex *gx, const char *cloud,
+                       const char *region)
+{
+	size_t h = key_hash(cloud, region) & gx->mask;
+	while (gx->slots[h]) {
+		const dgroup *c = &g[gx->slots[h] - 1];
+		if (strcmp(c->cloud, cloud) == 0 && strcmp(c->region, region) == 0)
+			return (long)gx->slots[h] - 1;
+		h = (h + 1) & gx->mask;
+	}
+	return -1;
+}
+
+/* One group per distinct (cloud, region) of rows, in order of first
+ * appearance; grp[i] is row i's group.  gx indexes the groups. */
 static dgroup *group_rows(gb_engine *e, const char *pool, gb_inst_row *rows,
-                          size_t n, size_t *ng)
+                          size_t n, size_t *ng, size_t *grp, strindex *gx)
 {
 	dgroup *g = NULL;
+	size_t cap = 0;
 	*ng = 0;
+	strindex_init(gx, n);
 	for (size_t i = 0; i < n; i++) {
-		size_t k;
-		for (k = 0; k < *ng; k++)
-			if (strcmp(g[k].cloud, rows[i].cloud) == 0 &&
-			    strcmp(g[k].region, rows[i].region) == 0)
-				break;
-		if (k < *ng)
+		long k = group_find(g, gx, rows[i].cloud, rows[i].region);
+		size_t h;
+		if (k >= 0) {
+			grp[i] = (size_t)k;
 			continue;
-		g = gb_xrealloc(g, (*ng + 1) * sizeof(*g));
+		}
+		if (*ng == cap) {
+			cap = cap ? cap * 2 : 8;
+			g = gb_xrealloc(g, cap * sizeof(*g));
+		}
 		memset(&g[*ng], 0, sizeof(*g));
 		g[*ng].e = e;
 		g[*ng].cloud = gb_xstrdup(rows[i].cloud);
 		g[*ng].region = gb_xstrdup(rows[i].region);
 		g[*ng].drv = gb_engine__drv(e, rows[i].cloud);
 		g[*ng].pool = pool;
-		(*ng)++;
+		h = key_hash(rows[i].cloud, rows[i].region) & gx->mask;
+		while (gx->slots[h])
+			h = (h + 1) & gx->mask;
+		gx->slots[h] = (uint32_t)*ng + 1;
+		grp[i] = (*ng)++;
 	}
 	return g;
 }
@@ -72,18 +152,31 @@ static void groups_free(dgroup *g, size_t ng)
 		free(g[k].cloud);
 		free(g[k].region);
 		gb_seen_list_free(&g[k].seen);
+		strindex_free(&g[k].ids);
 	}
 	free(g);
 }
 
 static const gb_seen *find_seen(const dgroup *g, const char *id)
 {
-	if (!id)
+	size_t h;
+	if (!id || !g->ids.slots)
 		return NULL;
-	for (size_t i = 0; i < g->seen.n; i++)
-		if (strcmp(g->seen.v[i].id, id) == 0)
-			return &g->seen.v[i];
+	h = key_hash(id, NULL) & g->ids.mask;
+	while (g->ids.slots[h]) {
+		const gb_seen *s = &g->seen.v[g->ids.slots[h] - 1];
+		if (strcmp(s->id, id) == 0)
+			return s;
+		h = (h + 1) & g->ids.mask;
+	}
 	return NULL;
+}
+
+/* An address the cloud reported equals the stored one; an unreported
+ * one (NULL) keeps the stored value, as the store's COALESCE does. */
+static int same_addr(const char *seen, const char *stored)
+{
+	return !seen || (stored && strcmp(seen, stored) == 0);
 }
 
 static void apply_seen(gb_engine *e, gb_inst_row *r, const gb_seen *s,
@@ -94,15 +187,21 @@ static void apply_seen(gb_engine *e, gb_inst_row *r, const gb_seen *s,
 	int terminating = strcmp(cur, "terminating") == 0;
 	gb_inst_row upd;
 
-	/* addresses and last-seen, without touching the state */
-	memset(&upd, 0, sizeof(upd));
-	upd.id = r->id;
-	upd.state = r->state;
-	upd.state_reason = r->state_reason;
-	upd.private_ip = s->private_ip;
-	upd.public_ip = s->public_ip;
-	upd.last_seen_ms = now;
-	gb_store_inst_put(e->o.store, &upd);
+	/* addresses and last-seen, without touching the state; a row whose
+	 * addresses did not change and whose last-seen is recent is not
+	 * rewritten (most rows of most passes) */
+	if (!same_addr(s->private_ip, r->private_ip) ||
+	    !same_addr(s->public_ip, r->public_ip) ||
+	    r->last_seen_ms <= now - GB_LAST_SEEN_RESOLUTION_MS) {
+		memset(&upd, 0, sizeof(upd));
+		upd.id = r->id;
+		upd.state = r->state;
+		upd.state_reason = r->state_reason;
+		upd.private_ip = s->private_ip;
+		upd.public_ip = s->public_ip;
+		upd.last_seen_ms = now;
+		gb_store_inst_put(e->o.store, &upd);
+	}
 
 	if (terminating) {
 		/* only the end matters now */
@@ -143,22 +242,24 @@ static void apply_seen(gb_engine *e, gb_inst_row *r, const gb_seen *s,
 int gb_engine__refresh_rows(gb_engine *e, const char *pool, gb_inst_row *rows,
                             size_t n)
 {
-	size_t ng;
-	dgroup *g = group_rows(e, pool, rows, n, &ng);
+	size_t ng, *grp = gb_xmalloc((n ? n : 1) * sizeof(*grp));
+	strindex gx;
+	dgroup *g = group_rows(e, pool, rows, n, &ng, grp, &gx);
 	int64_t now = gb_now_ms();
-	int rc = 0;
+	int rc = 0, tx;
 	gb_parallel_for(ng, e->workers, run_dgroup, g);
+	/* Every write of this refresh in one transaction: one commit instead
+	 * of one per instance.  When it cannot begin (another process holds
+	 * the database past the busy timeout) each write is its own
+	 * transaction, as they would be anyway. */
+	tx = gb_store_begin(e->o.store) == 0;
 	for (size_t i = 0; i < n; i++) {
 		gb_inst_row *r = &rows[i];
-		dgroup *grp = NULL;
+		dgroup *gr = &g[grp[i]];
 		const gb_seen *s;
-		for (size_t k = 0; k < ng && !grp; k++)
-			if (strcmp(g[k].cloud, r->cloud) == 0 &&
-			    strcmp(g[k].region, r->region) == 0)
-				grp = &g[k];
-		if (!grp || grp->rc != 0)
+		if (gr->rc != 0)
 			continue; /* cannot tell: leave as is */
-		s = find_seen(grp, r->provider_id);
+		s = find_seen(gr, r->provider_id);
 		if (s) {
 			apply_seen(e, r, s, now);
 			continue;
@@ -191,7 +292,14 @@ int gb_engine__refresh_rows(gb_engine *e, const char *pool, gb_inst_row *rows,
 			                 g[k].err.code[0] ? " " : "", g[k].err.code,
 			                 g[k].err.message);
 		}
+	if (tx && gb_store_commit(e->o.store) != 0) {
+		gb_log(GB_LOG_ERROR, "engine", "refresh: %s",
+		       gb_store_errmsg(e->o.store));
+		rc = -1;
+	}
 	groups_free(g, ng);
+	strindex_free(&gx);
+	free(grp);
 	return rc;
 }
 

@@ -1,6 +1,7 @@
 /* engine_report.c -- pools as JSON, cost reports, team quota checks. */
 #include "engine_int.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -39,19 +40,113 @@ static json_t *inst_json(const gb_inst_row *r, int64_t now_ms)
 	return j;
 }
 
-static json_t *pool_json(gb_engine *e, const gb_pool_row *p)
+/* The purpose of a stored spec, as gb_engine__spec reads it ("unknown"
+ * when the spec no longer loads).  Loading a spec costs far more than the
+ * rest of a pool's JSON, and a stored spec never changes (a new apply
+ * stores new text), so the answer is remembered per spec text.  Bounded:
+ * past PURPOSE_MEMO_MAX entries the memo starts over. */
+#define PURPOSE_MEMO_MAX 4096
+
+typedef struct purpose_ent {
+	uint64_t hash;
+	char *spec_json;
+	const char *purpose;  /* static string */
+} purpose_ent;
+
+static struct {
+	pthread_mutex_t mu;
+	purpose_ent *slots;
+	size_t cap, n;
+} purpose_memo = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0};
+
+static uint64_t text_hash(const char *s)
 {
-	gb_inst_row *rows = NULL;
-	size_t n = 0;
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+static void purpose_memo_clear(void)
+{
+	for (size_t i = 0; i < purpose_memo.cap; i++)
+		free(purpose_memo.slots[i].spec_json);
+	free(purpose_memo.slots);
+	purpose_memo.slots = NULL;
+	purpose_memo.cap = purpose_memo.n = 0;
+}
+
+static const char *spec_purpose(const gb_pool_row *p)
+{
+	uint64_t h = text_hash(p->spec_json);
+	const char *purpose = NULL;
+	gb_pool_spec spec;
+	char err[256];
+	size_t i;
+
+	pthread_mutex_lock(&purpose_memo.mu);
+	for (i = h & (purpose_memo.cap - 1); purpose_memo.cap &&
+	     purpose_memo.slots[i].spec_json; i = (i + 1) & (purpose_memo.cap - 1))
+		if (purpose_memo.slots[i].hash == h &&
+		    strcmp(purpose_memo.slots[i].spec_json, p->spec_json) == 0) {
+			purpose = purpose_memo.slots[i].purpose;
+			break;
+		}
+	pthread_mutex_unlock(&purpose_memo.mu);
+	if (purpose)
+		return purpose;
+
+	if (gb_engine__spec(p, &spec, err, sizeof(err)) == 0) {
+		purpose = gb_purpose_name(spec.purpose);
+		gb_pool_spec_free(&spec);
+	} else {
+		purpose = "unknown";
+	}
+
+	pthread_mutex_lock(&purpose_memo.mu);
+	if (purpose_memo.n >= PURPOSE_MEMO_MAX)
+		purpose_memo_clear();
+	if ((purpose_memo.n + 1) * 2 > purpose_memo.cap) {
+		size_t ncap = purpose_memo.cap ? purpose_memo.cap * 2 : 256;
+		purpose_ent *ns = gb_xcalloc(ncap, sizeof(*ns));
+		for (size_t k = 0; k < purpose_memo.cap; k++) {
+			purpose_ent *o = &purpose_memo.slots[k];
+			size_t j;
+			if (!o->spec_json)
+				continue;
+			for (j = o->hash & (ncap - 1); ns[j].spec_json;
+			     j = (j + 1) & (ncap - 1))
+				;
+			ns[j] = *o;
+		}
+		free(purpose_memo.slots);
+		purpose_memo.slots = ns;
+		purpose_memo.cap = ncap;
+	}
+	for (i = h & (purpose_memo.cap - 1); purpose_memo.slots[i].spec_json;
+	     i = (i + 1) & (purpose_memo.cap - 1))
+		if (purpose_memo.slots[i].hash == h &&
+		    strcmp(purpose_memo.slots[i].spec_json, p->spec_json) == 0)
+			break;
+	if (!purpose_memo.slots[i].spec_json) {
+		purpose_memo.slots[i].hash = h;
+		purpose_memo.slots[i].spec_json = gb_xstrdup(p->spec_json);
+		purpose_memo.slots[i].purpose = purpose;
+		purpose_memo.n++;
+	}
+	pthread_mutex_unlock(&purpose_memo.mu);
+	return purpose;
+}
+
+/* The pool as JSON; rows are its live instances (borrowed). */
+static json_t *pool_json(const gb_pool_row *p, const gb_inst_row *rows,
+                         size_t n)
+{
 	int64_t now = gb_now_ms() / 1000;
 	int running = 0, pending = 0, other = 0;
 	double per_hour = 0;
 	json_t *j = json_object(), *insts = json_array(), *clouds = json_array();
-	gb_pool_spec spec;
-	char err[256];
-	int have_spec = gb_engine__spec(p, &spec, err, sizeof(err)) == 0;
 
-	gb_store_inst_list(e->o.store, p->name, 1, &rows, &n);
 	for (size_t i = 0; i < n; i++) {
 		int seen = 0;
 		size_t k;
@@ -72,9 +167,7 @@ static json_t *pool_json(gb_engine *e, const gb_pool_row *p)
 	}
 	json_object_set_new(j, "name", json_string(p->name));
 	json_object_set_new(j, "team", json_string(p->team));
-	json_object_set_new(j, "purpose", json_string(have_spec
-	                                                      ? gb_purpose_name(spec.purpose)
-	                                                      : "unknown"));
+	json_object_set_new(j, "purpose", json_string(spec_purpose(p)));
 	json_object_set_new(j, "state", json_string(p->state));
 	if (p->destroy_reason)
 		json_object_set_new(j, "reason", json_string(p->destroy_reason));
@@ -95,19 +188,20 @@ static json_t *pool_json(gb_engine *e, const gb_pool_row *p)
 	json_object_set_new(j, "last_heartbeat_at",
 	                    json_integer(p->last_heartbeat_at));
 	json_object_set_new(j, "instances", insts);
-	if (have_spec)
-		gb_pool_spec_free(&spec);
-	gb_inst_list_free(rows, n);
 	return j;
 }
 
 json_t *gb_engine_pool_json(gb_engine *e, const char *pool)
 {
 	gb_pool_row p;
+	gb_inst_row *rows = NULL;
+	size_t n = 0;
 	json_t *j;
 	if (gb_store_pool_get(e->o.store, pool, &p) != 0)
 		return NULL;
-	j = pool_json(e, &p);
+	gb_store_inst_list(e->o.store, p.name, 1, &rows, &n);
+	j = pool_json(&p, rows, n);
+	gb_inst_list_free(rows, n);
 	gb_pool_row_free(&p);
 	return j;
 }
@@ -115,12 +209,27 @@ json_t *gb_engine_pool_json(gb_engine *e, const char *pool)
 json_t *gb_engine_pools_json(gb_engine *e, const char *team)
 {
 	gb_pool_row *v;
-	size_t n;
+	gb_inst_row *rows = NULL;
+	size_t n, nrows = 0, k = 0;
 	json_t *a = json_array();
 	if (gb_store_pool_list(e->o.store, team, 0, &v, &n) != 0)
 		return a;
-	for (size_t i = 0; i < n; i++)
-		json_array_append_new(a, pool_json(e, &v[i]));
+	/* Every live instance in one read instead of one per pool: both
+	 * lists come sorted by pool name (byte order), so walk them side by
+	 * side. */
+	if (n)
+		gb_store_inst_list(e->o.store, NULL, 1, &rows, &nrows);
+	for (size_t i = 0; i < n; i++) {
+		size_t start;
+		while (k < nrows && strcmp(rows[k].pool, v[i].name) < 0)
+			k++;
+		start = k;
+		while (k < nrows && strcmp(rows[k].pool, v[i].name) == 0)
+			k++;
+		json_array_append_new(a, pool_json(&v[i], rows + start,
+		                                   k - start));
+	}
+	gb_inst_list_free(rows, nrows);
 	gb_pool_list_free(v, n);
 	return a;
 }

@@ -1,5 +1,6 @@
 /* metrics.c -- /metrics in the Prometheus text format. */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,6 +46,13 @@ static void lv(gb_buf *b, const char *s)
 	}
 }
 
+/* The store lists pools sorted by name: find an instance's pool by
+ * binary search. */
+static int pool_name_cmp(const void *key, const void *elem)
+{
+	return strcmp(key, ((const gb_pool_row *)elem)->name);
+}
+
 static char *render(gb_daemon *d)
 {
 	gb_buf b = GB_BUF_INIT;
@@ -68,9 +76,10 @@ static char *render(gb_daemon *d)
 		snprintf(key, sizeof(key), "%s\x1f%s", rows[i].state, rows[i].cloud);
 		c = json_integer_value(json_object_get(inst_counts, key));
 		json_object_set_new(inst_counts, key, json_integer(c + 1));
-		for (size_t p = 0; p < np; p++)
-			if (strcmp(pools[p].name, rows[i].pool) == 0)
-				team = pools[p].team;
+		const gb_pool_row *p = bsearch(rows[i].pool, pools, np,
+		                               sizeof(*pools), pool_name_cmp);
+		if (p)
+			team = p->team;
 		if (strcmp(rows[i].state, "pending") == 0 ||
 		    strcmp(rows[i].state, "running") == 0 ||
 		    strcmp(rows[i].state, "terminating") == 0) {
@@ -206,23 +215,63 @@ static char *render(gb_daemon *d)
 	return gb_buf_take(&b);
 }
 
-/* Rendering reads the store; under load serve a copy at most 1 s old. */
-char *gb_metrics_render(gb_daemon *d)
+/* Rendering reads the store; under load serve a copy at most 1 s old.
+ * One request renders at a time: once the copy is 800 ms old, the first
+ * request to notice renders a new one while the others still serve the
+ * old copy (a steady load never waits for a render); a copy past 1 s is
+ * never served, requests then wait for the render. */
+#define METRICS_MAX_AGE_MS 1000
+#define METRICS_REFRESH_AT_MS 800
+
+static pthread_mutex_t render_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* Renders and publishes a new copy; caller holds render_mu. */
+static void refresh(gb_daemon *d)
 {
-	char *out;
-	int64_t now = gb_mono_ms();
-	pthread_mutex_lock(&d->mmu);
-	if (d->metrics_cache && now - d->metrics_at_ms < 1000) {
-		out = gb_xstrdup(d->metrics_cache);
-		pthread_mutex_unlock(&d->mmu);
-		return out;
-	}
-	pthread_mutex_unlock(&d->mmu);
-	out = render(d);
+	int64_t at = gb_mono_ms();
+	char *text = render(d);
 	pthread_mutex_lock(&d->mmu);
 	free(d->metrics_cache);
-	d->metrics_cache = gb_xstrdup(out);
-	d->metrics_at_ms = now;
+	d->metrics_cache = text;
+	d->metrics_at_ms = at;
 	pthread_mutex_unlock(&d->mmu);
+}
+
+/* A copy of the cached text when it is younger than max_age_ms, else
+ * NULL; *ahead = 1 when it is due for a refresh. */
+static char *cached(gb_daemon *d, int *ahead)
+{
+	char *out = NULL;
+	int64_t age;
+	pthread_mutex_lock(&d->mmu);
+	age = gb_mono_ms() - d->metrics_at_ms;
+	if (d->metrics_cache && age < METRICS_MAX_AGE_MS) {
+		out = gb_xstrdup(d->metrics_cache);
+		*ahead = age >= METRICS_REFRESH_AT_MS;
+	}
+	pthread_mutex_unlock(&d->mmu);
+	return out;
+}
+
+char *gb_metrics_render(gb_daemon *d)
+{
+	int ahead = 0;
+	char *out = cached(d, &ahead);
+	if (out) {
+		if (ahead && pthread_mutex_trylock(&render_mu) == 0) {
+			refresh(d);
+			pthread_mutex_unlock(&render_mu);
+		}
+		return out;
+	}
+	pthread_mutex_lock(&render_mu);
+	out = cached(d, &ahead);
+	if (!out) {
+		refresh(d);
+		pthread_mutex_lock(&d->mmu);
+		out = gb_xstrdup(d->metrics_cache);
+		pthread_mutex_unlock(&d->mmu);
+	}
+	pthread_mutex_unlock(&render_mu);
 	return out;
 }

@@ -222,20 +222,27 @@ int gb_store_inst_lookup(gb_store *s, const char *id_or_name,
 int gb_store_inst_list(gb_store *s, const char *pool, int live_only,
                        gb_inst_row **out, size_t *n)
 {
-	static const char sql[] =
-		"SELECT " INST_COLS " FROM instances WHERE (?1 IS NULL OR pool = ?1)"
-		" AND (NOT ?2 OR state != 'terminated') ORDER BY pool, name_index, id";
+	/* Two statements: "?1 IS NULL OR pool = ?1" would keep SQLite from
+	 * using the (pool, state) index, so listing one pool would scan
+	 * every instance ever recorded. */
+	static const char all_sql[] =
+		"SELECT " INST_COLS " FROM instances WHERE"
+		" (NOT ?2 OR state != 'terminated') ORDER BY pool, name_index, id";
+	static const char pool_sql[] =
+		"SELECT " INST_COLS " FROM instances WHERE pool = ?1"
+		" AND (NOT ?2 OR state != 'terminated') ORDER BY name_index, id";
 	sqlite3_stmt *st;
 	size_t cap = 0;
 	int rc;
 	*out = NULL;
 	*n = 0;
 	gb_store__lock(s);
-	if (!(st = gb_store__stmt(s, sql))) {
+	if (!(st = gb_store__stmt(s, pool ? pool_sql : all_sql))) {
 		gb_store__unlock(s);
 		return -1;
 	}
-	gb_store__bind_str(st, 1, pool);
+	if (pool)
+		gb_store__bind_str(st, 1, pool);
 	sqlite3_bind_int(st, 2, live_only);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (*n == cap) {

@@ -1,0 +1,490 @@
+#!/bin/sh
+# bench/run.sh -- gpubroker's benchmarks with their targets (issue 9).
+#
+#   BUILD=build bench/run.sh [plan] [provision] [api] [reconcile] [probe]
+#
+# `make bench` runs all of them (after building `all` and the bench
+# binaries) and prints one summary block; name some to run only those.
+# Every benchmark prints its figure, its target and the ratio; BENCHMARKS.md
+# records results, the machine and how to reproduce them.
+#
+#   plan       bench/plan: 100k offers, Lua policies vs a native baseline
+#   provision  1,000 instances over three clouds on cloudsim (100 ms per
+#              call, the clouds' real rate limits), default parallelism
+#              against the floor and against parallelism capped at 10
+#   api        wrk against GET /v1/pools and GET /metrics of a daemon
+#              holding 1,000 pools
+#   reconcile  bench/reconcile: one pass over 10,000 live instances
+#   probe      bench/probe_check.sh (GPU only; prints SKIP without one)
+#
+# Exit status: 0 when every benchmark ran, whether or not it met its target
+# (benchmarks report, tests assert); 1 when one could not run.
+#
+# Environment: BUILD (default build), GB_BENCH_API_RUNS (wrk runs per
+# endpoint, default 3), GB_BENCH_API_SECONDS (per wrk run, default 10),
+# GB_BENCH_KEEP=1 keeps the work folder (logs, state files).
+set -u
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${BUILD:-build}
+case "$BUILD" in /*) ;; *) BUILD="$here/$BUILD" ;; esac
+B=$BUILD/bench
+BIN=$BUILD/bin
+API_RUNS=${GB_BENCH_API_RUNS:-3}
+API_SECONDS=${GB_BENCH_API_SECONDS:-10}
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/gbbench.XXXXXX")
+RESULTS=$T/results
+: >"$RESULTS"
+PIDS=""
+FAILED=""
+
+cleanup() {
+	for p in $PIDS; do
+		if kill -0 "$p" 2>/dev/null; then
+			kill -TERM "$p" 2>/dev/null
+			wait "$p" 2>/dev/null
+		fi
+	done
+	if [ "${GB_BENCH_KEEP:-0}" = 1 ]; then
+		echo "bench: work folder kept: $T"
+	else
+		rm -rf "$T"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+say() {
+	echo "bench: $*"
+}
+
+# could_not NAME WHY: the benchmark could not run (exit status 1 at the end)
+could_not() {
+	say "$1 could not run: $2"
+	echo "RESULT $1 COULD-NOT-RUN ($2)" >>"$RESULTS"
+	FAILED="$FAILED $1"
+}
+
+# result LINE...: a result line for the summary (and the console)
+result() {
+	echo "RESULT $*"
+	echo "RESULT $*" >>"$RESULTS"
+}
+
+now_s() {
+	date +%s.%N
+}
+
+stop_pid() {
+	if [ -n "$1" ] && kill -0 "$1" 2>/dev/null; then
+		kill -TERM "$1" 2>/dev/null
+		wait "$1" 2>/dev/null
+	fi
+}
+
+# wait_file SECONDS FILE: until FILE is non-empty
+wait_file() {
+	_i=0
+	while [ ! -s "$2" ]; do
+		_i=$((_i + 1))
+		[ "$_i" -gt $(($1 * 10)) ] && return 1
+		sleep 0.1
+	done
+	return 0
+}
+
+# sim_start NAME SCENARIO: cloudsim in the background; sets SIM_PID,
+# CONTROL and exports the drivers' environment (from /_sim/env)
+sim_start() {
+	"$BIN/cloudsim" --scenario "$2" --port 0 >"$T/$1.sim.out" \
+		2>"$T/$1.sim.log" &
+	SIM_PID=$!
+	PIDS="$PIDS $SIM_PID"
+	wait_file 20 "$T/$1.sim.out" || return 1
+	CONTROL=$(head -n 1 "$T/$1.sim.out" | jq -r .control)
+	curl -sf "$CONTROL/_sim/env" >"$T/$1.env" || return 1
+	# shellcheck disable=SC1090
+	. "$T/$1.env"
+}
+
+# write_config FILE STATE [DRIVER_OPTION_LINES [DAEMON_LINES]]: a broker
+# config pointing at the running cloudsim, one admin token
+# (bench-admin-token), listening on an ephemeral loopback port
+write_config() {
+	_drv=${3:-}
+	_dmn=${4:-}
+	{
+		echo "broker_id: gbbench"
+		echo "state: $2"
+		echo "drivers:"
+		echo "  - name: aws"
+		echo "    options:"
+		echo "      endpoint: \${AWS_ENDPOINT_URL_EC2}"
+		[ -n "$_drv" ] && printf '%s\n' "$_drv"
+		[ -n "${AWS_OPTS:-}" ] && printf '%s\n' "$AWS_OPTS"
+		echo "    credentials:"
+		echo "      access_key_id: env:AWS_ACCESS_KEY_ID"
+		echo "      secret_access_key: env:AWS_SECRET_ACCESS_KEY"
+		echo "  - name: azure"
+		echo "    options:"
+		for k in arm_endpoint:AZURE_ARM_ENDPOINT authority_host:AZURE_AUTHORITY_HOST \
+			prices_endpoint:AZURE_PRICES_ENDPOINT tenant_id:AZURE_TENANT_ID \
+			client_id:AZURE_CLIENT_ID subscription_id:AZURE_SUBSCRIPTION_ID \
+			resource_group:AZURE_RESOURCE_GROUP subnet_id:AZURE_SUBNET_ID; do
+			echo "      ${k%%:*}: \${${k#*:}}"
+		done
+		[ -n "$_drv" ] && printf '%s\n' "$_drv"
+		[ -n "${AZURE_OPTS:-}" ] && printf '%s\n' "$AZURE_OPTS"
+		echo "    credentials:"
+		echo "      client_secret: env:AZURE_CLIENT_SECRET"
+		echo "  - name: gcp"
+		echo "    options:"
+		echo "      endpoint: \${CLOUDSDK_API_ENDPOINT_OVERRIDES_COMPUTE}"
+		echo "      billing_endpoint: \${GCP_BILLING_ENDPOINT}"
+		echo "      project: \${GOOGLE_CLOUD_PROJECT}"
+		[ -n "$_drv" ] && printf '%s\n' "$_drv"
+		[ -n "${GCP_OPTS:-}" ] && printf '%s\n' "$GCP_OPTS"
+		echo "    credentials:"
+		echo "      key_file: file:\${GOOGLE_APPLICATION_CREDENTIALS}"
+		echo "listen: 127.0.0.1:0"
+		echo "tokens:"
+		echo "  - {name: bench-admin, role: admin, sha256: $(printf %s bench-admin-token | sha256sum | cut -d' ' -f1)}"
+		echo "daemon:"
+		echo "  log_format: text"
+		[ -n "$_dmn" ] && printf '%s\n' "$_dmn"
+	} >"$1"
+}
+
+# daemon_start NAME CONFIG: `gpubroker serve`; sets D_PID and URL
+daemon_start() {
+	"$BIN/gpubroker" -c "$2" serve >"$T/$1.daemon.out" 2>"$T/$1.daemon.log" &
+	D_PID=$!
+	PIDS="$PIDS $D_PID"
+	wait_file 60 "$T/$1.daemon.out" || return 1
+	URL=$(head -n 1 "$T/$1.daemon.out" | jq -r .listen)
+}
+
+AUTH="Authorization: Bearer bench-admin-token"
+
+# ------------------------------------------------------------------ plan
+bench_plan() {
+	say "plan: 100,000 offers, gdpr + cost policies vs native C"
+	if [ ! -x "$B/plan" ]; then
+		could_not plan "$B/plan is not built"
+		return
+	fi
+	if ! "$B/plan" >"$T/plan.out" 2>&1; then
+		cat "$T/plan.out"
+		could_not plan "bench/plan failed (exit $?)"
+		return
+	fi
+	grep -v '^RESULT' "$T/plan.out"
+	grep '^RESULT' "$T/plan.out" | tee -a "$RESULTS"
+}
+
+# ------------------------------------------------------------- reconcile
+bench_reconcile() {
+	say "reconcile: one pass over 10,000 live instances"
+	for f in "$B/seed" "$B/reconcile" "$BIN/cloudsim"; do
+		if [ ! -x "$f" ]; then
+			could_not reconcile "$f is not built"
+			return
+		fi
+	done
+	if ! sim_start reconcile "$here/bench/scenarios/reconcile.yaml"; then
+		could_not reconcile "cloudsim did not start (see $T/reconcile.sim.log)"
+		return
+	fi
+	# seeding: quick polls (cloudsim's lifecycles are 200 ms here)
+	AZURE_OPTS='      poll_interval_ms: "100"' GCP_OPTS='      poll_interval_ms: "100"' \
+		write_config "$T/reconcile.yaml" "$T/reconcile.db"
+	say "reconcile: seeding 1,000 pools x 10 instances (about a minute)"
+	if ! "$B/seed" -c "$T/reconcile.yaml" -i 10000 -s 10 >"$T/seed.out" 2>&1; then
+		tail -n 20 "$T/seed.out"
+		could_not reconcile "seeding failed"
+		stop_pid "$SIM_PID"
+		return
+	fi
+	tail -n 2 "$T/seed.out"
+	# the pass runs with the driver defaults
+	write_config "$T/reconcile.yaml" "$T/reconcile.db"
+	if ! "$B/reconcile" -c "$T/reconcile.yaml" >"$T/reconcile.out" 2>&1; then
+		cat "$T/reconcile.out"
+		could_not reconcile "bench/reconcile failed"
+		stop_pid "$SIM_PID"
+		return
+	fi
+	grep -v '^RESULT' "$T/reconcile.out"
+	grep '^RESULT' "$T/reconcile.out" | tee -a "$RESULTS"
+	stop_pid "$SIM_PID"
+}
+
+# ------------------------------------------------------------------- api
+# to_ms 1.23ms|456.00us|1.2s -> milliseconds
+to_ms() {
+	echo "$1" | awk '{ v = $1
+		if (v ~ /us$/) { sub(/us$/, "", v); printf "%.3f", v / 1000 }
+		else if (v ~ /ms$/) { sub(/ms$/, "", v); printf "%.3f", v }
+		else if (v ~ /s$/) { sub(/s$/, "", v); printf "%.3f", v * 1000 }
+		else printf "nan" }'
+}
+
+# median of the numbers on stdin
+median() {
+	sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan";
+		else if (NR % 2) print v[(NR + 1) / 2];
+		else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# wrk_runs NAME PATH: API_RUNS runs of wrk -t2 -c50; sets RPS, P99 (the
+# medians) and SPREAD
+wrk_runs() {
+	: >"$T/$1.rps"
+	: >"$T/$1.p99"
+	_i=1
+	while [ "$_i" -le "$API_RUNS" ]; do
+		wrk -t2 -c50 -d"${API_SECONDS}s" --latency -H "$AUTH" "$URL$2" \
+			>"$T/$1.wrk.$_i" 2>&1
+		_rps=$(awk '/^Requests\/sec:/ { print $2 }' "$T/$1.wrk.$_i")
+		_p99=$(to_ms "$(awk '$1 == "99%" { print $2 }' "$T/$1.wrk.$_i")")
+		_bad=$(awk '/Non-2xx or 3xx responses:/ { print $NF }' "$T/$1.wrk.$_i")
+		_err=$(awk '/Socket errors:/ { print }' "$T/$1.wrk.$_i")
+		say "api: $2 run $_i: ${_rps:-?} req/s, p99 ${_p99} ms, load $(cut -d' ' -f1-3 /proc/loadavg)${_bad:+, $_bad non-2xx}${_err:+, $_err}"
+		[ -n "$_rps" ] && echo "$_rps" >>"$T/$1.rps"
+		[ "$_p99" != nan ] && echo "$_p99" >>"$T/$1.p99"
+		_i=$((_i + 1))
+	done
+	RPS=$(median <"$T/$1.rps")
+	P99=$(median <"$T/$1.p99")
+	SPREAD="req/s $(sort -g "$T/$1.rps" | head -n 1)..$(sort -g "$T/$1.rps" | tail -n 1), p99 $(sort -g "$T/$1.p99" | head -n 1)..$(sort -g "$T/$1.p99" | tail -n 1) ms"
+}
+
+bench_api() {
+	say "api: wrk -t2 -c50 against a daemon holding 1,000 pools"
+	if ! command -v wrk >/dev/null 2>&1; then
+		could_not api "wrk is not installed (make deps)"
+		return
+	fi
+	for f in "$B/seed" "$BIN/cloudsim" "$BIN/gpubroker"; do
+		if [ ! -x "$f" ]; then
+			could_not api "$f is not built"
+			return
+		fi
+	done
+	if ! sim_start api "$here/bench/scenarios/reconcile.yaml"; then
+		could_not api "cloudsim did not start"
+		return
+	fi
+	AZURE_OPTS='      poll_interval_ms: "100"' GCP_OPTS='      poll_interval_ms: "100"' \
+		write_config "$T/api.yaml" "$T/api.db"
+	say "api: seeding 1,000 pools x 1 instance"
+	if ! "$B/seed" -c "$T/api.yaml" -i 1000 -s 1 >"$T/api.seed.out" 2>&1; then
+		tail -n 20 "$T/api.seed.out"
+		could_not api "seeding failed"
+		stop_pid "$SIM_PID"
+		return
+	fi
+	write_config "$T/api.yaml" "$T/api.db"
+	if ! daemon_start api "$T/api.yaml"; then
+		could_not api "the daemon did not start (see $T/api.daemon.log)"
+		stop_pid "$SIM_PID"
+		return
+	fi
+	_n=$(curl -sf -H "$AUTH" "$URL/v1/pools?limit=1000" | jq '.pools | length')
+	_bytes=$(curl -sf -H "$AUTH" "$URL/v1/pools" | wc -c)
+	_mbytes=$(curl -sf -H "$AUTH" "$URL/metrics" | wc -c)
+	say "api: the daemon serves $_n pools; GET /v1/pools (default page: 100 summaries) is $_bytes bytes, GET /metrics $_mbytes bytes"
+	if [ "${_n:-0}" != 1000 ]; then
+		could_not api "the daemon lists ${_n:-no} pools, not 1000"
+		stop_pid "$D_PID"
+		stop_pid "$SIM_PID"
+		return
+	fi
+	for ep in pools metrics; do
+		case $ep in pools) path=/v1/pools ;; metrics) path=/metrics ;; esac
+		wrk_runs "$ep" "$path"
+		result "api[$path] rps $RPS target>=20000 ratio $(awk -v v="$RPS" 'BEGIN { printf "%.2f", v / 20000 }') $(awk -v v="$RPS" 'BEGIN { print (v >= 20000 ? "PASS" : "MISS") }') (median of $API_RUNS x ${API_SECONDS}s; $SPREAD)"
+		result "api[$path] p99_ms $P99 target<5 ratio $(awk -v v="$P99" 'BEGIN { printf "%.2f", v / 5 }') $(awk -v v="$P99" 'BEGIN { print (v < 5 ? "PASS" : "MISS") }')"
+	done
+	stop_pid "$D_PID"
+	stop_pid "$SIM_PID"
+}
+
+# ------------------------------------------------------------- provision
+# The split: 1,000 instances, 12 pools of 83-84 (4 per cloud), applied
+# clouds in turn (the daemon converges 4 pools at a time, first come
+# first served, so the order matters: BENCHMARKS.md).
+PROV_POOLS="aws:84 azure:84 gcp:84 aws:84 azure:83 gcp:83 aws:83 azure:83 gcp:83 aws:83 azure:83 gcp:83"
+SSH_KEY="ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHRlc3RrZXl0ZXN0a2V5dGVzdGtleXRlc3RrZXk1 bench"
+
+# provision_run NAME CONFIG STATE: PUT every pool, then until 1,000 run in the
+# store; sets WALL (seconds)
+provision_run() {
+	WALL=""
+	if ! daemon_start "$1" "$2"; then
+		say "provision: the daemon did not start (see $T/$1.daemon.log)"
+		return 1
+	fi
+	_t0=$(now_s)
+	_k=0
+	for p in $PROV_POOLS; do
+		_c=${p%%:*}
+		_n=${p#*:}
+		_name="prov-$_c-$_k"
+		_k=$((_k + 1))
+		curl -sf -X PUT -H "$AUTH" -H 'Content-Type: application/json' \
+			-d "{\"pool\": {\"name\": \"$_name\", \"team\": \"research\", \"purpose\": \"inference\", \"count\": $_n, \"gpu\": {\"model\": \"T4\", \"count\": 1}, \"capacity\": [\"on-demand\"], \"placement\": {\"clouds\": [\"$_c\"], \"colocate\": \"none\"}, \"ssh_keys\": [\"$SSH_KEY\"]}}" \
+			"$URL/v1/pools/$_name" >"$T/$1.put.$_k" ||
+			{ say "provision: PUT $_name failed: $(cat "$T/$1.put.$_k")"; stop_pid "$D_PID"; return 1; }
+	done
+	_last=""
+	_done_aws="" _done_azure="" _done_gcp=""
+	while :; do
+		curl -sf -H "$AUTH" "$URL/v1/pools?limit=1000" >"$T/$1.poll" || :
+		_r=$(jq '[.pools[].running] | add // 0' "$T/$1.poll")
+		_el=$(awk -v a="$_t0" -v b="$(now_s)" 'BEGIN { printf "%.1f", b - a }')
+		if [ "${_r:-0}" != "$_last" ]; then
+			say "provision: $1: $_el s: ${_r:-?} running ($(jq -r '[.pools[] | {c: (.name | split("-")[1]), r: .running}] | group_by(.c) | map("\(.[0].c) \(map(.r) | add)") | join(", ")' "$T/$1.poll"))"
+			_last=${_r:-}
+		fi
+		for c in aws azure gcp; do
+			eval "_d=\${_done_$c}"
+			[ -n "$_d" ] && continue
+			_want=$(echo "$PROV_POOLS" | tr ' ' '\n' | awk -F: -v c="$c" '$1 == c { s += $2 } END { print s }')
+			_have=$(jq --arg c "prov-$c-" '[.pools[] | select(.name | startswith($c)) | .running] | add // 0' "$T/$1.poll")
+			[ "${_have:-0}" -ge "$_want" ] && eval "_done_$c=$_el"
+		done
+		[ "${_r:-0}" -ge 1000 ] && break
+		if [ "$(awk -v a="$_t0" -v b="$(now_s)" 'BEGIN { print (b - a > 900) }')" = 1 ]; then
+			say "provision: $1: gave up after 900 s"
+			stop_pid "$D_PID"
+			return 1
+		fi
+		sleep 0.2
+	done
+	WALL=$(awk -v a="$_t0" -v b="$(now_s)" 'BEGIN { printf "%.2f", b - a }')
+	curl -sf -H "$AUTH" "$URL/metrics" >"$T/$1.metrics" || true
+	# what the clouds saw: calls per API (cloudsim's counters)
+	curl -sf "$CONTROL/_sim/counters" >"$T/$1.counters" &&
+		say "provision: $1: cloud calls: $(jq -c '.calls | map_values(del(.token) | to_entries | map("\(.key)=\(.value)") | join(" "))' "$T/$1.counters"); throttled $(jq '.faults.throttled' "$T/$1.counters")"
+	say "provision: $1: every instance of aws running at ${_done_aws:-?} s, azure ${_done_azure:-?} s, gcp ${_done_gcp:-?} s"
+	stop_pid "$D_PID"
+	return 0
+}
+
+# The floor (BENCHMARKS.md, "provision"): per cloud the latest moment its
+# last instance can be known running, from the scenario's latency L, the
+# lifecycle P and the buckets; the floor is the largest.
+#   EC2: one RunInstances per pool (batched): calls within the burst of 5
+#        and 334 instances within the resource burst of 1000 -> 0 s wait;
+#        then L (RunInstances) + P (pending) + L (a describe sees it).
+#   ARM: one PUT per VM through the writes bucket (200 burst, 10/s): the
+#        last PUT can leave at (N - 200) / 10 s; then L + P (a poll sent
+#        to arrive as the operation ends answers at once).
+#   GCE: one insert per VM, 1,500 mutations a minute -> no wait; L + P.
+provision_floor() {
+	awk -v naws=334 -v naz=333 -v ngcp=333 -v L=0.1 'BEGIN {
+		aws = 0 + L + 2.0 + L
+		az_wait = naz > 200 ? (naz - 200) / 10 : 0
+		az = az_wait + L + 3.0
+		gcp = 0 + L + 3.0
+		f = aws; if (az > f) f = az; if (gcp > f) f = gcp
+		printf "%.2f %.2f %.2f %.2f\n", f, aws, az, gcp }'
+}
+
+bench_provision() {
+	say "provision: 1,000 instances (334 aws, 333 azure, 333 gcp in 12 pools), 100 ms per call, real rate limits"
+	for f in "$BIN/cloudsim" "$BIN/gpubroker"; do
+		if [ ! -x "$f" ]; then
+			could_not provision "$f is not built"
+			return
+		fi
+	done
+	if ! sim_start provision "$here/bench/scenarios/provision.yaml"; then
+		could_not provision "cloudsim did not start"
+		return
+	fi
+	# The transport paces each driver's calls to the clouds' documented
+	# buckets (driver options rate.<class>, core/http.c), in both runs.
+	AWS_OPTS='      rate.RunInstances: "5/2"
+      rate.DescribeInstances: "100/20"
+      rate.TerminateInstances: "100/5"'
+	AZURE_OPTS='      rate.arm-write: "200/10"
+      rate.arm-read: "250/25"
+      rate.arm-delete: "200/10"'
+	GCP_OPTS='      rate.gce-mutate: "1500/25"
+      rate.gce-read: "1500/25"
+      rate.gce-list: "1500/25"
+      rate.gce-ops: "1500/25"'
+	export AWS_OPTS AZURE_OPTS GCP_OPTS
+	set -- $(provision_floor)
+	FLOOR=$1
+	say "provision: floor $FLOOR s (aws $2 s, azure $3 s: ARM writes bucket, gcp $4 s)"
+	# (a) the broker's default parallelism
+	write_config "$T/prov-a.yaml" "$T/prov-a.db"
+	if ! provision_run prov-a "$T/prov-a.yaml" "$T/prov-a.db"; then
+		could_not provision "run (a) failed"
+		stop_pid "$SIM_PID"
+		return
+	fi
+	WALL_A=$WALL
+	curl -sf -X POST "$CONTROL/_sim/reset" >/dev/null
+	# (b) parallelism capped at 10: engine workers and in-flight requests
+	write_config "$T/prov-b.yaml" "$T/prov-b.db" '      max_in_flight: "10"' \
+		"  workers: 10"
+	if ! provision_run prov-b "$T/prov-b.yaml" "$T/prov-b.db"; then
+		could_not provision "run (b) failed"
+		stop_pid "$SIM_PID"
+		return
+	fi
+	WALL_B=$WALL
+	unset AWS_OPTS AZURE_OPTS GCP_OPTS
+	stop_pid "$SIM_PID"
+	result "provision wall_s $WALL_A floor_s $FLOOR wall/floor $(awk -v a="$WALL_A" -v f="$FLOOR" 'BEGIN { printf "%.2f", a / f }') target<=1.5 ratio $(awk -v a="$WALL_A" -v f="$FLOOR" 'BEGIN { printf "%.2f", a / f / 1.5 }') $(awk -v a="$WALL_A" -v f="$FLOOR" 'BEGIN { print (a / f <= 1.5 ? "PASS" : "MISS") }')"
+	result "provision par10_wall_s $WALL_B par10/default $(awk -v a="$WALL_A" -v b="$WALL_B" 'BEGIN { printf "%.2f", b / a }')x target>=10x ratio $(awk -v a="$WALL_A" -v b="$WALL_B" 'BEGIN { printf "%.2f", b / a / 10 }') $(awk -v a="$WALL_A" -v b="$WALL_B" 'BEGIN { print (b / a >= 10 ? "PASS" : "MISS") }')"
+}
+
+# ----------------------------------------------------------------- probe
+bench_probe() {
+	_out=$(BUILD=$BUILD sh "$here/bench/probe_check.sh" 2>&1)
+	_rc=$?
+	echo "$_out"
+	case "$_out" in
+	*"probe_check: SKIP"*)
+		echo "RESULT probe SKIP ($(echo "$_out" | sed -n 's/.*probe_check: SKIP (\(.*\))/\1/p' | head -n 1))" >>"$RESULTS" ;;
+	*)
+		echo "RESULT probe $(echo "$_out" | tail -n 1) (exit $_rc)" >>"$RESULTS" ;;
+	esac
+}
+
+# ------------------------------------------------------------------ main
+which=${*:-plan provision api reconcile probe}
+for t in $which; do
+	case $t in
+	plan | provision | api | reconcile | probe) ;;
+	*)
+		echo "usage: $0 [plan] [provision] [api] [reconcile] [probe]" >&2
+		exit 2
+		;;
+	esac
+done
+for t in jq curl; do
+	command -v "$t" >/dev/null 2>&1 || { echo "bench: $t is not installed (make deps)" >&2; exit 1; }
+done
+say "$(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), build $BUILD"
+for t in $which; do
+	echo
+	"bench_$t"
+done
+
+echo
+echo "================ gpubroker benchmarks (BENCHMARKS.md) ================"
+echo "machine: $(nproc) CPUs ($(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), load now $(cut -d' ' -f1-3 /proc/loadavg)"
+sed 's/^RESULT /  /' "$RESULTS"
+echo "======================================================================="
+if [ -n "$FAILED" ]; then
+	echo "bench: could not run:$FAILED"
+	exit 1
+fi
+exit 0
