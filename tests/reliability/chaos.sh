@@ -11,6 +11,8 @@
 #
 # Env: CHAOS_ROUNDS (50), CHAOS_SEED (random; printed), CHAOS_KILL_MAX_MS
 # (1800: the kill lands 0..this after the round's operations start),
+# CHAOS_COST_TOL (0.005: |cost - bill| / bill; the short version allows
+# more, see tests/integration/reliability_short.sh),
 # CHAOS_LATENCY_MS (120, + 0..80 jitter per cloud call), CHAOS_MAX_POOLS
 # (4 active at once), CHAOS_CONVERGE_S (90: per round).
 . "$GB_SRC/tests/lib/integration.sh"
@@ -203,9 +205,19 @@ check "[ \"\$(jq length $T/gc.json)\" = 0 ]" "gc finds no orphan"
 # every destroy is confirmed; let the reconciler mark the last ones
 bill=$(curl -sf "$CONTROL/_sim/bill" | jq -r .total)
 ours=$(GPUBROKER_TOKEN=demo-admin-token gb cost -o json | jq -r .total)
-$TRUTH costdiff "$GPUBROKER_STATE" "$CONTROL" | head -n 8
+# per instance: one row per billed instance, same price, start within
+# 2 s (the create call vs. its acceptance: one cloud round trip, or the
+# journaled time of a replayed create), end within 10 s (a terminate
+# interrupted by a kill is sent again after the restart and that call's
+# time is recorded -- reported, see README)
+$TRUTH costdiff "$GPUBROKER_STATE" "$CONTROL" 2000 10000 >"$T/costdiff.txt"
+crc=$?
+head -n 8 "$T/costdiff.txt"
+grep '^largest\|^BAD' "$T/costdiff.txt"
+check "[ $crc = 0 ]" "every instance billed once, at its price, start within 2 s and end within 10 s of cloudsim's bill"
 echo "bill $bill, ours $ours ($(awk -v a="$bill" -v b="$ours" 'BEGIN { printf "%.3f%%", (b - a) / a * 100 }'))"
-check "awk -v a=$bill -v b=$ours 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a > 0 && d / a < 0.005) }'" \
-	"cost equals cloudsim's bill within 0.5% after $kills kills"
+TOL=${CHAOS_COST_TOL:-0.005}
+check "awk -v a=$bill -v b=$ours -v t=$TOL 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a > 0 && d / a < t) }'" \
+	"cost equals cloudsim's bill within $(awk -v t="$TOL" 'BEGIN { print t * 100 }')% after $kills kills"
 daemon_stop
 echo PASS

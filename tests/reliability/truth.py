@@ -23,9 +23,11 @@ cloudsim's /_sim/instances?live=1.  Standard library only.
       whose live rows differ from their desired size or are not running.
   truth.py summary DB CONTROL BROKER
       one JSON line: store and cloudsim counts (for logs).
-  truth.py costdiff DB CONTROL
+  truth.py costdiff DB CONTROL [START_TOL_MS END_TOL_MS]
       per instance: the store's billed interval and price against
-      cloudsim's bill; prints the largest differences (diagnostics).
+      cloudsim's bill; prints the largest differences.  With tolerances:
+      exit 1 when an instance is billed by one side only, has another
+      price, or its start / end differ by more than the tolerance.
   truth.py creates DB POOL SINCE_MS
       "INTENTS INSTANCES FIRST_ISSUED LAST_ISSUED LAST_CLOSED" (unix ms)
       of the pool's create intents issued at or after SINCE_MS.
@@ -185,7 +187,7 @@ def iso_ms(t):
     return calendar.timegm(time.strptime(base, "%Y-%m-%dT%H:%M:%S")) * 1000 + int(frac)
 
 
-def costdiff(db, control):
+def costdiff(db, control, start_tol=None, end_tol=None):
     with urllib.request.urlopen(control + "/_sim/bill", timeout=20) as r:
         bill = json.load(r)
     c = db_open(db)
@@ -200,6 +202,8 @@ def costdiff(db, control):
     for cl, pid, pool, st, l, t, tr, price, iid in rows:
         store.setdefault((cl, pid), []).append((pool, st, l, t, tr, price, iid))
     diffs = []
+    bad = []
+    max_ds = max_de = 0
     tot_b = tot_s = 0.0
     for b in bill["instances"]:
         key = (b["cloud"], b["id"])
@@ -208,9 +212,23 @@ def costdiff(db, control):
         srows = store.pop(key, [])
         sc = 0.0
         info = []
+        if len(srows) != 1:
+            bad.append("%s/%s: %d store rows for one billed instance" % (key[0], key[1], len(srows)))
         for pool, st, l, t, tr, price, iid in srows:
             end = t if t else tr
             sc += max(0, end - l) / 1000.0 * price / 3600.0
+            ds = l - iso_ms(b["started"])
+            de = (end - iso_ms(b["ended"])) if b.get("ended") and end else None
+            if abs(price - b["price_per_hour"]) > 1e-6:
+                bad.append("%s/%s: price %s, billed at %s" % (key[0], key[1], price, b["price_per_hour"]))
+            if start_tol is not None and abs(ds) > start_tol:
+                bad.append("%s/%s: start differs by %+d ms" % (key[0], key[1], ds))
+            if de is None and (b.get("ended") or end):
+                bad.append("%s/%s: ended on one side only" % key)
+            elif de is not None and end_tol is not None and abs(de) > end_tol:
+                bad.append("%s/%s: end differs by %+d ms" % (key[0], key[1], de))
+            max_ds = max(max_ds, abs(ds))
+            max_de = max(max_de, abs(de or 0))
             info.append("%s %s start %+d ms end %s (intent %s)" % (
                 pool, st, l - iso_ms(b["started"]),
                 "%+d ms" % (end - iso_ms(b["ended"])) if b.get("ended") else "live",
@@ -225,6 +243,12 @@ def costdiff(db, control):
         print("%+.6f %s/%s bill %.6f store %.6f %s" % (d, key[0], key[1], bc, sc, "; ".join(info)))
     for key, v in list(store.items())[:5]:
         print("not billed: %s %s" % (key, v))
+        bad.append("%s/%s: in the store, never billed by cloudsim" % key)
+    print("largest differences: start %d ms, end %d ms" % (max_ds, max_de))
+    if start_tol is not None and bad:
+        for x in bad[:10]:
+            print("BAD " + x)
+        return 1
     return 0
 
 
@@ -233,6 +257,8 @@ def main(argv):
         return check(argv[2], argv[3], argv[4], argv[5])
     if len(argv) >= 3 and argv[1] == "inflight":
         return inflight(argv[2])
+    if len(argv) >= 6 and argv[1] == "costdiff":
+        return costdiff(argv[2], argv[3], int(argv[4]), int(argv[5]))
     if len(argv) >= 4 and argv[1] == "costdiff":
         return costdiff(argv[2], argv[3])
     if len(argv) >= 5 and argv[1] == "creates":
