@@ -22,7 +22,9 @@
 #
 # Environment: BUILD (default build), GB_BENCH_API_RUNS (wrk runs per
 # endpoint, default 3), GB_BENCH_API_SECONDS (per wrk run, default 10),
-# GB_BENCH_KEEP=1 keeps the work folder (logs, state files).
+# GB_BENCH_API_PERIOD (the API daemon's reconcile period; default: the
+# daemon's default, 15s), GB_BENCH_KEEP=1 keeps the work folder (logs,
+# state files).
 set -u
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -285,7 +287,8 @@ bench_api() {
 		stop_pid "$SIM_PID"
 		return
 	fi
-	write_config "$T/api.yaml" "$T/api.db"
+	write_config "$T/api.yaml" "$T/api.db" "" \
+		"${GB_BENCH_API_PERIOD:+  reconcile_period: $GB_BENCH_API_PERIOD}"
 	if ! daemon_start api "$T/api.yaml"; then
 		could_not api "the daemon did not start (see $T/api.daemon.log)"
 		stop_pid "$SIM_PID"
