@@ -208,6 +208,27 @@ static void host_redact(void *ctx, const char *value)
 	gb_redact_register(value);
 }
 
+/* The token buckets of the driver's HTTP client: the driver's documented
+ * defaults (descriptor minor 2), then the config's rate.<class> options;
+ * "0" or "off" drops a bucket. */
+static void transport_rates(const gb_drv *drv, gb_kvs *out)
+{
+	gb_kvs all = {0};
+	if (GB_DRV_HAS(drv, default_rates))
+		for (const char *const *p = drv->d->default_rates; p[0] && p[1];
+		     p += 2)
+			gb_kvs_set(&all, p[0], p[1]);
+	for (size_t i = 0; i < drv->options.n; i++)
+		if (strncmp(drv->options.keys[i], "rate.", 5) == 0)
+			gb_kvs_set(&all, drv->options.keys[i] + 5,
+			           drv->options.vals[i]);
+	for (size_t i = 0; i < all.n; i++)
+		if (strcmp(all.vals[i], "0") != 0 &&
+		    strcmp(all.vals[i], "off") != 0)
+			gb_kvs_set(out, all.keys[i], all.vals[i]);
+	gb_kvs_free(&all);
+}
+
 int gb_drv_init(gb_drv *drv, const gb_kvs *options, char *err, size_t cap)
 {
 	gb_error e;
@@ -228,10 +249,7 @@ int gb_drv_init(gb_drv *drv, const gb_kvs *options, char *err, size_t cap)
 	 * "ca_path", "http_attempts", "http_timeout_ms", "max_in_flight". */
 	memset(&ho, 0, sizeof(ho));
 	ho.name = drv->name;
-	for (size_t i = 0; i < drv->options.n; i++)
-		if (strncmp(drv->options.keys[i], "rate.", 5) == 0)
-			gb_kvs_set(&rates, drv->options.keys[i] + 5,
-			           drv->options.vals[i]);
+	transport_rates(drv, &rates);
 	ho.rates = &rates;
 	ho.ca_file = gb_kvs_get(&drv->options, "ca_file");
 	ho.ca_path = gb_kvs_get(&drv->options, "ca_path");
@@ -454,6 +472,7 @@ static json_t *caps_json(uint64_t caps)
 		{GB_DRV_CAP_PRICE_REFRESH, "price-refresh"},
 		{GB_DRV_CAP_PROBE, "probe"},
 		{GB_DRV_CAP_ZONES, "zones"},
+		{GB_DRV_CAP_DESCRIBE_ALL_REGIONS, "describe-all-regions"},
 	};
 	json_t *a = json_array();
 	for (size_t i = 0; i < GB_ARRAY_LEN(names); i++)

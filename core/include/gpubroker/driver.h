@@ -49,7 +49,7 @@ extern "C" {
 #endif
 
 #define GB_DRIVER_ABI_MAJOR 1
-#define GB_DRIVER_ABI_MINOR 1
+#define GB_DRIVER_ABI_MINOR 2
 #define GB_DRIVER_ENTRY_NAME "gb_driver_entry"
 
 #if defined(__GNUC__)
@@ -199,7 +199,9 @@ typedef struct gb_create_req {
 } gb_create_req;
 
 typedef struct gb_describe_req {
-	const char *region;        /* required */
+	const char *region;        /* required, unless the driver has
+	                              GB_DRV_CAP_DESCRIBE_ALL_REGIONS: then
+	                              NULL = every region */
 	const char *const *ids;    /* describe these ids, or */
 	size_t nids;
 	const char *pool;          /* all instances tagged with this pool, or */
@@ -327,6 +329,11 @@ typedef struct gb_host {
 #define GB_DRV_CAP_PRICE_REFRESH (1u << 3) /* implements refresh_prices() */
 #define GB_DRV_CAP_PROBE         (1u << 4) /* measures nodes (on-prem) */
 #define GB_DRV_CAP_ZONES         (1u << 5) /* offers carry zones */
+/* describe accepts region NULL: one listing reports the matching
+ * instances of every region (Azure lists a resource group, GCE's
+ * aggregatedList covers every zone), so the engine asks once per driver
+ * instead of once per region. */
+#define GB_DRV_CAP_DESCRIBE_ALL_REGIONS (1u << 6)
 
 typedef struct gb_driver {
 	/* ---- minor 0 ---- */
@@ -374,6 +381,16 @@ typedef struct gb_driver {
 	               const char *const *argv,
 	               void (*out)(void *ud, const char *json), void *ud,
 	               gb_error *err);
+
+	/* ---- minor 2 ---- */
+	/* Optional.  The provider's documented request limits, as pairs
+	 * {"<rate class>", "CAPACITY/REFILL_PER_S", ..., NULL}: the host's
+	 * token bucket per class (the rate_class a driver puts on each
+	 * gb_http_req) starts from these, so a fresh config does not thrash
+	 * against the cloud's throttling.  A broker config option
+	 * rate.<class> overrides one ("0" turns that bucket off).  Static
+	 * storage; read once, before init. */
+	const char *const *default_rates;
 } gb_driver;
 
 /* Size of the minor-0 descriptor: the host refuses anything shorter. */
