@@ -241,6 +241,8 @@ int gb_engine__collect(void *ud, const gb_instance *inst)
 	s->capacity = inst->capacity;
 	s->state = inst->state;
 	s->created_at = inst->created_at;
+	if (l->drv_minor >= 3 && inst->created_ms > 0)
+		s->created_ms = inst->created_ms;
 	if (l->mu)
 		pthread_mutex_unlock(l->mu);
 	return 0;

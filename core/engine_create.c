@@ -30,6 +30,7 @@ static void run_cjob(void *ud, size_t i)
 {
 	cjob *j = &((cjob *)ud)[i];
 	memset(&j->err, 0, sizeof(j->err));
+	j->out.drv_minor = j->drv->d->abi_minor;
 	j->rc = j->drv->d->create(j->drv->ctx, &j->req, gb_engine__collect,
 	                          &j->out, &j->err);
 	if (j->rc != 0 && j->err.cls == GB_ERR_NONE)
@@ -120,13 +121,21 @@ static int record(gb_engine *e, const gb_pool_spec *spec,
 			r->price_per_hour = o->price;
 			/* billing starts when the create was issued; for a
 			 * replayed create, when the cloud says the instance
-			 * was made (second precision), but not before the
-			 * original was journaled */
+			 * was made, but not before the original was
+			 * journaled */
 			r->launched_ms = call_ms;
+			/* the cloud's own creation time when it is precise and
+			 * inside the call (a skewed clock falls back to the
+			 * call time): the driver may have made other requests
+			 * first (a token, a name check) */
+			if (sn->created_ms >= call_ms && sn->created_ms <= now)
+				r->launched_ms = sn->created_ms;
 			if (o->replay_of_ms) {
+				int64_t c = sn->created_ms ? sn->created_ms
+				                           : sn->created_at * 1000;
 				r->launched_ms = o->replay_of_ms;
-				if (sn->created_at * 1000 > r->launched_ms)
-					r->launched_ms = sn->created_at * 1000;
+				if (c > r->launched_ms && c <= now)
+					r->launched_ms = c;
 			}
 			r->running_ms = sn->state == GB_INST_RUNNING ? now : 0;
 			r->last_seen_ms = now;

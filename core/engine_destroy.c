@@ -16,30 +16,77 @@ typedef struct tgroup {
 	gb_instance_ref *refs;
 	int64_t intent_id;
 	const char *reason;
+} tgroup;
+
+/* One terminate() call: every ref of a group for drivers with
+ * GB_DRV_CAP_BATCH_TERMINATE, else one ref.  call_ms is when it returned:
+ * the cloud had accepted the request by then (billing stops when the
+ * request is processed, which is after it left and before the answer
+ * came back; the answer's way back is the smaller part of a call). */
+typedef struct tcall {
+	tgroup *g;
+	size_t first, n;  /* refs[first .. first + n) of g */
 	int64_t call_ms;
 	gb_error err;
 	int rc;
-} tgroup;
+} tcall;
 
-static void run_tgroup(void *ud, size_t i)
+static void run_tcall(void *ud, size_t i)
 {
-	tgroup *g = &((tgroup *)ud)[i];
-	memset(&g->err, 0, sizeof(g->err));
-	g->call_ms = gb_now_ms();
+	tcall *c = &((tcall *)ud)[i];
+	tgroup *g = c->g;
+	memset(&c->err, 0, sizeof(c->err));
 	if (!g->drv) {
-		g->rc = -1;
-		gb_error_set(&g->err, GB_ERR_INTERNAL, 0, "DriverNotReady",
+		c->rc = -1;
+		gb_error_set(&c->err, GB_ERR_INTERNAL, 0, "DriverNotReady",
 		             "driver %s is not loaded", g->cloud);
 		return;
 	}
-	g->rc = g->drv->d->terminate(g->drv->ctx, g->refs, g->n, &g->err);
+	c->rc = g->drv->d->terminate(g->drv->ctx, g->refs + c->first, c->n,
+	                             &c->err);
+	c->call_ms = gb_now_ms();
+}
+
+/* The call that carries ref i of the group whose calls start at first. */
+static tcall *call_of(tcall *calls, size_t first, size_t i)
+{
+	return calls[first].n > 1 ? &calls[first] : &calls[first + i];
+}
+
+/* The calls for groups: returns a malloc'd array (caller frees) of *nc
+ * calls; callof[k] (malloc'd, caller frees) is the index of group k's
+ * first call. */
+static tcall *plan_calls(tgroup *groups, size_t ng, size_t *nc,
+                         size_t **callof)
+{
+	tcall *c = NULL;
+	size_t n = 0;
+	*callof = gb_xcalloc(ng ? ng : 1, sizeof(**callof));
+	for (size_t k = 0; k < ng; k++) {
+		tgroup *g = &groups[k];
+		int batch = g->drv && g->drv->d &&
+		            (g->drv->d->caps & GB_DRV_CAP_BATCH_TERMINATE);
+		size_t calls = batch ? 1 : g->n;
+		(*callof)[k] = n;
+		c = gb_xrealloc(c, (n + calls) * sizeof(*c));
+		for (size_t j = 0; j < calls; j++) {
+			memset(&c[n + j], 0, sizeof(*c));
+			c[n + j].g = g;
+			c[n + j].first = batch ? 0 : j;
+			c[n + j].n = batch ? g->n : 1;
+		}
+		n += calls;
+	}
+	*nc = n;
+	return c;
 }
 
 int gb_engine__terminate_rows(gb_engine *e, gb_inst_row **rows, size_t n,
                               const char *reason)
 {
 	tgroup *groups = NULL;
-	size_t ng = 0;
+	tcall *calls;
+	size_t ng = 0, nc = 0, *callof;
 	int64_t now = gb_now_ms();
 	int rc = 0;
 
@@ -104,43 +151,58 @@ int gb_engine__terminate_rows(gb_engine *e, gb_inst_row **rows, size_t n,
 		}
 		free(detail);
 	}
-	gb_parallel_for(ng, e->workers, run_tgroup, groups);
+	calls = plan_calls(groups, ng, &nc, &callof);
+	gb_parallel_for(nc, e->workers, run_tcall, calls);
 	for (size_t k = 0; k < ng; k++) {
 		tgroup *g = &groups[k];
-		if (g->intent_id)
+		size_t failed = 0;
+		const gb_error *first_err = NULL;
+		for (size_t i = 0; i < g->n; i++) {
+			tcall *c = call_of(calls, callof[k], i);
+			if (c->rc != 0 && !failed++)
+				first_err = &c->err;
+		}
+		if (g->intent_id) {
+			char msg[sizeof(first_err->message) + 64];
+			if (failed)
+				snprintf(msg, sizeof(msg), "%s%s", first_err->message,
+				         failed > 1 ? " (and more)" : "");
 			gb_store_intent_close(e->o.store, g->intent_id,
-			                      g->rc == 0 ? "done" : "failed",
-			                      g->rc == 0 ? NULL : g->err.message);
+			                      failed ? "failed" : "done",
+			                      failed ? msg : NULL);
+		}
 		gb_engine__stat(e, &e->stats.terminates, g->n);
 		for (size_t i = 0; i < g->n; i++) {
+			tcall *c = call_of(calls, callof[k], i);
 			free(g->rows[i]->state);
 			g->rows[i]->state = gb_xstrdup("terminating");
 			/* billing ends when the cloud accepted the request */
-			if (g->rc == 0) {
+			if (c->rc == 0) {
 				gb_store_inst_term_accepted(e->o.store, g->rows[i]->id,
-				                            g->call_ms);
+				                            c->call_ms);
 				if (!g->rows[i]->terminate_requested_ms)
-					g->rows[i]->terminate_requested_ms = g->call_ms;
-			}
-			if (g->rc == 0)
+					g->rows[i]->terminate_requested_ms = c->call_ms;
 				gb_engine__event(e, g->rows[i]->pool,
 				                 g->rows[i]->provider_id, "terminating",
 				                 "terminating %s (%s)", g->rows[i]->name,
 				                 reason);
-			else
+			} else {
 				gb_engine__event(e, g->rows[i]->pool,
 				                 g->rows[i]->provider_id, "error",
 				                 "terminate %s failed (%s%s%s): %s; will "
 				                 "retry", g->rows[i]->name,
-				                 gb_err_class_name(g->err.cls),
-				                 g->err.code[0] ? " " : "", g->err.code,
-				                 g->err.message);
+				                 gb_err_class_name(c->err.cls),
+				                 c->err.code[0] ? " " : "", c->err.code,
+				                 c->err.message);
+			}
 		}
-		if (g->rc != 0)
+		if (failed)
 			rc = -1;
 		free(g->rows);
 		free(g->refs);
 	}
+	free(calls);
+	free(callof);
 	free(groups);
 	return rc;
 }

@@ -35,12 +35,15 @@ typedef struct gb_seen {
 	gb_capacity capacity;
 	gb_instance_state state;
 	int64_t created_at;
+	int64_t created_ms;  /* 0 = unknown (or a driver older than minor 3) */
 } gb_seen;
 
 typedef struct gb_seen_list {
 	gb_seen *v;
 	size_t n;
 	pthread_mutex_t *mu; /* optional, for concurrent emitters */
+	uint32_t drv_minor;  /* the emitting driver's abi_minor: fields of
+	                        gb_instance newer than it are not read */
 } gb_seen_list;
 
 /* Instance callback collecting into a gb_seen_list. */

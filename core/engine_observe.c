@@ -72,10 +72,11 @@ static void run_dgroup(void *ud, size_t i)
 		             "driver %s is not loaded", g->cloud);
 		return;
 	}
-	req.region = g->region;
+	req.region = *g->region ? g->region : NULL; /* "": every region */
 	req.pool = g->pool;
 	req.broker_id = g->e->broker_id;
 	req.include_terminated = 1;
+	g->seen.drv_minor = g->drv->d->abi_minor;
 	g->rc = g->drv->d->describe(g->drv->ctx, &req, gb_engine__collect,
 	                            &g->seen, &g->err);
 	/* index what was seen, here on the worker: the first report of an
@@ -111,6 +112,17 @@ static long group_find(const dgroup *g, const strindex *gx, const char *cloud,
 	return -1;
 }
 
+/* The region a describe of this cloud is asked for: "" (every region, in
+ * one listing) when the driver can, else the region itself. */
+static const char *describe_region(gb_engine *e, const char *cloud,
+                                   const char *region)
+{
+	gb_drv *d = gb_engine__drv(e, cloud);
+	return d && d->d && (d->d->caps & GB_DRV_CAP_DESCRIBE_ALL_REGIONS)
+	               ? ""
+	               : region;
+}
+
 /* One group per distinct (cloud, region) of rows, in order of first
  * appearance; grp[i] is row i's group.  gx indexes the groups. */
 static dgroup *group_rows(gb_engine *e, const char *pool, gb_inst_row *rows,
@@ -121,7 +133,9 @@ static dgroup *group_rows(gb_engine *e, const char *pool, gb_inst_row *rows,
 	*ng = 0;
 	strindex_init(gx, n);
 	for (size_t i = 0; i < n; i++) {
-		long k = group_find(g, gx, rows[i].cloud, rows[i].region);
+		const char *region = describe_region(e, rows[i].cloud,
+		                                     rows[i].region);
+		long k = group_find(g, gx, rows[i].cloud, region);
 		size_t h;
 		if (k >= 0) {
 			grp[i] = (size_t)k;
@@ -134,10 +148,10 @@ static dgroup *group_rows(gb_engine *e, const char *pool, gb_inst_row *rows,
 		memset(&g[*ng], 0, sizeof(*g));
 		g[*ng].e = e;
 		g[*ng].cloud = gb_xstrdup(rows[i].cloud);
-		g[*ng].region = gb_xstrdup(rows[i].region);
+		g[*ng].region = gb_xstrdup(region);
 		g[*ng].drv = gb_engine__drv(e, rows[i].cloud);
 		g[*ng].pool = pool;
-		h = key_hash(rows[i].cloud, rows[i].region) & gx->mask;
+		h = key_hash(rows[i].cloud, region) & gx->mask;
 		while (gx->slots[h])
 			h = (h + 1) & gx->mask;
 		gx->slots[h] = (uint32_t)*ng + 1;
@@ -287,7 +301,8 @@ int gb_engine__refresh_rows(gb_engine *e, const char *pool, gb_inst_row *rows,
 			rc = -1;
 			gb_engine__event(e, pool, NULL, "error",
 			                 "describe in %s/%s failed (%s%s%s): %s",
-			                 g[k].cloud, g[k].region,
+			                 g[k].cloud,
+			                 *g[k].region ? g[k].region : "(all regions)",
 			                 gb_err_class_name(g[k].err.cls),
 			                 g[k].err.code[0] ? " " : "", g[k].err.code,
 			                 g[k].err.message);
@@ -433,6 +448,7 @@ static void recover_by_describe(gb_engine *e, const gb_intent_row *in)
 	req.pool = in->pool;
 	req.broker_id = e->broker_id;
 	req.include_terminated = 0;
+	seen.drv_minor = drv->d->abi_minor;
 	if (drv->d->describe(drv->ctx, &req, gb_engine__collect, &seen, &err) != 0) {
 		gb_engine__event(e, in->pool, NULL, "error",
 		                 "cannot resolve create intent %lld: %s; will retry",
@@ -471,8 +487,9 @@ static void recover_by_describe(gb_engine *e, const gb_intent_row *in)
 		r.gpu_model = in->gpu_model;
 		r.gpu_count = in->gpu_count;
 		r.price_per_hour = in->price_per_hour;
-		r.launched_ms = s->created_at > 0 ? s->created_at * 1000
-		                                  : in->created_at;
+		r.launched_ms = s->created_ms > 0   ? s->created_ms
+		                : s->created_at > 0 ? s->created_at * 1000
+		                                    : in->created_at;
 		r.last_seen_ms = now;
 		r.intent_id = in->id;
 		r.name_index = idx++;
@@ -494,47 +511,63 @@ static void recover_by_describe(gb_engine *e, const gb_intent_row *in)
 	gb_seen_list_free(&seen);
 }
 
+/* A terminate cut off by a crash.  Its intent was journaled right before
+ * the call, so an instance the cloud already shows stopping or gone got
+ * that call: its billing ended at the journal time.  The others (still
+ * pending, running or failed, not listed, or in a region whose describe
+ * failed) are terminated again, as a new journaled terminate whose
+ * request time ends their billing unless it was recorded here. */
 static void recover_terminate(gb_engine *e, const gb_intent_row *in)
 {
-	gb_drv *drv = gb_engine__drv(e, in->cloud);
 	json_t *d = in->detail ? json_loads(in->detail, 0, NULL) : NULL;
 	json_t *ids = json_object_get(d, "ids");
-	size_t n = json_array_size(ids);
-	gb_instance_ref *refs;
-	gb_error err;
-	if (!drv) {
-		json_decref(d);
-		return;
-	}
-	refs = gb_xcalloc(n ? n : 1, sizeof(*refs));
+	size_t n = json_array_size(ids), nr = 0, ng = 0, nagain = 0;
+	gb_inst_row *rows = gb_xcalloc(n ? n : 1, sizeof(*rows));
+	gb_inst_row **again = gb_xcalloc(n ? n : 1, sizeof(*again));
+	size_t *grp = gb_xcalloc(n ? n : 1, sizeof(*grp));
+	strindex gx;
+	dgroup *g;
+
 	for (size_t i = 0; i < n; i++) {
-		gb_inst_row r;
-		refs[i].id = json_string_value(json_array_get(ids, i));
-		refs[i].region = in->region;
-		refs[i].zone = "";
-		if (gb_store_inst_find(e->o.store, in->cloud, refs[i].id, &r) == 0) {
-			/* zone is needed by some clouds (GCE) */
-			refs[i].zone = gb_catalog_intern(e->o.cat, r.zone ? r.zone : "");
-			gb_inst_row_free(&r);
+		const char *id = json_string_value(json_array_get(ids, i));
+		if (!id || gb_store_inst_find(e->o.store, in->cloud, id,
+		                              &rows[nr]) != 0)
+			continue;
+		if (strcmp(rows[nr].state, "terminated") == 0) {
+			gb_inst_row_free(&rows[nr]); /* confirmed already */
+			continue;
 		}
+		nr++;
 	}
-	memset(&err, 0, sizeof(err));
-	{
-		int64_t call_ms = gb_now_ms();
-		if (n == 0 || drv->d->terminate(drv->ctx, refs, n, &err) == 0) {
-			for (size_t i = 0; i < n; i++) {
-				gb_inst_row r;
-				if (gb_store_inst_find(e->o.store, in->cloud, refs[i].id,
-				                       &r) == 0) {
-					gb_store_inst_term_accepted(e->o.store, r.id,
-					                            call_ms);
-					gb_inst_row_free(&r);
-				}
-			}
-			gb_store_intent_close(e->o.store, in->id, "done", NULL);
-		}
+	g = group_rows(e, in->pool, rows, nr, &ng, grp, &gx);
+	gb_parallel_for(ng, e->workers, run_dgroup, g);
+	for (size_t i = 0; i < nr; i++) {
+		const dgroup *gr = &g[grp[i]];
+		const gb_seen *s = gr->rc == 0 ? find_seen(gr, rows[i].provider_id)
+		                               : NULL;
+		int stopped = s && (s->state == GB_INST_STOPPING ||
+		                    s->state == GB_INST_TERMINATED ||
+		                    s->state == GB_INST_PREEMPTED);
+		/* not listed: gone (GCE and Azure drop deleted instances) or
+		 * not yet visible (EC2 eventual consistency): counted as
+		 * ended at the journal time, but sent again to be sure */
+		if (stopped || (gr->rc == 0 && !s))
+			gb_store_inst_term_accepted(e->o.store, rows[i].id,
+			                            in->created_at);
+		if (!stopped)
+			again[nagain++] = &rows[i];
 	}
-	free(refs);
+	if (nagain)
+		gb_engine__terminate_rows(e, again, nagain,
+		                          "interrupted terminate sent again");
+	/* handed over: the rows are terminating (with their end recorded)
+	 * or in a new intent; a failed new call is retried by converge */
+	gb_store_intent_close(e->o.store, in->id, "done", NULL);
+	groups_free(g, ng);
+	strindex_free(&gx);
+	free(grp);
+	free(again);
+	gb_inst_list_free(rows, nr);
 	json_decref(d);
 }
 
@@ -558,8 +591,22 @@ int gb_engine_recover(gb_engine *e)
 
 typedef struct known {
 	gb_strv ids;     /* "cloud\x1fid" */
+	strindex idx;    /* ids by hash */
 	gb_strv tokens;  /* open intents */
 } known;
+
+static int known_has(const known *k, const char *cloud, const char *id)
+{
+	char *key = gb_xasprintf("%s\x1f%s", cloud, id);
+	size_t h = key_hash(key, NULL) & k->idx.mask;
+	int found = 0;
+	while (k->idx.slots[h] && !found) {
+		found = strcmp(k->ids.v[k->idx.slots[h] - 1], key) == 0;
+		h = (h + 1) & k->idx.mask;
+	}
+	free(key);
+	return found;
+}
 
 static int load_known(gb_engine *e, known *k)
 {
@@ -590,6 +637,13 @@ static int load_known(gb_engine *e, known *k)
 			                                        rows[i].provider_id));
 	gb_intent_list_free(in, nin);
 	gb_inst_list_free(rows, nrows);
+	strindex_init(&k->idx, k->ids.n);
+	for (size_t i = 0; i < k->ids.n; i++) {
+		size_t h = key_hash(k->ids.v[i], NULL) & k->idx.mask;
+		while (k->idx.slots[h])
+			h = (h + 1) & k->idx.mask;
+		k->idx.slots[h] = (uint32_t)i + 1;
+	}
 	return 0;
 }
 
@@ -602,13 +656,15 @@ int gb_engine_gc(gb_engine *e, int adopt, json_t **report)
 	int64_t now = gb_now_ms();
 
 	*report = rep;
-	/* every (driver, region) the catalog or the store mentions */
+	/* every (driver, region) of the catalog -- one listing per driver
+	 * where the driver can describe every region at once */
 	for (size_t i = 0; i < ncat; i++) {
 		const gb_coffer *o = gb_catalog_at(e->o.cat, i);
+		const char *region = describe_region(e, o->cloud, o->region);
 		size_t j;
 		for (j = 0; j < ng; j++)
 			if (strcmp(g[j].cloud, o->cloud) == 0 &&
-			    strcmp(g[j].region, o->region) == 0)
+			    strcmp(g[j].region, region) == 0)
 				break;
 		if (j < ng)
 			continue;
@@ -616,7 +672,7 @@ int gb_engine_gc(gb_engine *e, int adopt, json_t **report)
 		memset(&g[ng], 0, sizeof(*g));
 		g[ng].e = e;
 		g[ng].cloud = gb_xstrdup(o->cloud);
-		g[ng].region = gb_xstrdup(o->region);
+		g[ng].region = gb_xstrdup(region);
 		g[ng].drv = gb_engine__drv(e, o->cloud);
 		ng++;
 	}
@@ -628,15 +684,14 @@ int gb_engine_gc(gb_engine *e, int adopt, json_t **report)
 	for (size_t j = 0; j < ng; j++) {
 		for (size_t i = 0; g[j].rc == 0 && i < g[j].seen.n; i++) {
 			gb_seen *s = &g[j].seen.v[i];
-			char *key;
+			const char *region = *g[j].region ? g[j].region
+			                                  : (s->region ? s->region : "");
 			int skip = 0;
 			gb_pool_row pool;
 			const char *action;
 			if (s->state == GB_INST_TERMINATED)
 				continue;
-			key = gb_xasprintf("%s\x1f%s", g[j].cloud, s->id);
-			skip = gb_strv_contains(&k.ids, key);
-			free(key);
+			skip = known_has(&k, g[j].cloud, s->id);
 			for (size_t t = 0; !skip && t < k.tokens.n; t++)
 				skip = token_matches(s->token, k.tokens.v[t]);
 			if (skip)
@@ -653,7 +708,7 @@ int gb_engine_gc(gb_engine *e, int adopt, json_t **report)
 					for (size_t c = 0; c < ncat; c++) {
 						const gb_coffer *o = gb_catalog_at(e->o.cat, c);
 						if (strcmp(o->cloud, g[j].cloud) == 0 &&
-						    strcmp(o->region, g[j].region) == 0 &&
+						    strcmp(o->region, region) == 0 &&
 						    s->instance_type &&
 						    strcmp(o->instance_type, s->instance_type) == 0 &&
 						    o->capacity == s->capacity) {
@@ -666,7 +721,7 @@ int gb_engine_gc(gb_engine *e, int adopt, json_t **report)
 					memset(&r, 0, sizeof(r));
 					r.pool = s->pool;
 					r.cloud = g[j].cloud;
-					r.region = g[j].region;
+					r.region = (char *)region;
 					r.zone = s->zone;
 					r.instance_type = s->instance_type ? s->instance_type : (char *)"unknown";
 					r.capacity = (char *)gb_capacity_name(s->capacity);
@@ -677,7 +732,8 @@ int gb_engine_gc(gb_engine *e, int adopt, json_t **report)
 					r.private_ip = s->private_ip;
 					r.public_ip = s->public_ip;
 					r.price_per_hour = price;
-					r.launched_ms = s->created_at > 0
+					r.launched_ms = s->created_ms > 0 ? s->created_ms
+					                : s->created_at > 0
 					                        ? s->created_at * 1000
 					                        : now;
 					r.last_seen_ms = now;
@@ -686,10 +742,10 @@ int gb_engine_gc(gb_engine *e, int adopt, json_t **report)
 						gb_engine__stat(e, &e->stats.gc_adopted, 1);
 						gb_engine__event(e, s->pool, s->id, "adopted",
 						                 "adopted orphan %s in %s/%s",
-						                 s->id, g[j].cloud, g[j].region);
+						                 s->id, g[j].cloud, region);
 						json_array_append_new(rep, json_pack(
 							"{s:s, s:s, s:s, s:s?, s:s}", "cloud", g[j].cloud,
-							"region", g[j].region, "id", s->id, "pool",
+							"region", region, "id", s->id, "pool",
 							s->pool, "action", "adopted"));
 						continue;
 					}
@@ -700,7 +756,7 @@ int gb_engine_gc(gb_engine *e, int adopt, json_t **report)
 				gb_error err;
 				memset(&err, 0, sizeof(err));
 				ref.id = s->id;
-				ref.region = g[j].region;
+				ref.region = region;
 				ref.zone = s->zone ? s->zone : "";
 				action = g[j].drv->d->terminate(g[j].drv->ctx, &ref, 1, &err) == 0
 				                 ? "terminated"
@@ -711,17 +767,18 @@ int gb_engine_gc(gb_engine *e, int adopt, json_t **report)
 				                 "orphan %s in %s/%s (pool tag %s) carries "
 				                 "this broker's id but is unknown to the "
 				                 "store: %s%s%s", s->id, g[j].cloud,
-				                 g[j].region, s->pool ? s->pool : "none",
+				                 region, s->pool ? s->pool : "none",
 				                 action, err.message[0] ? ": " : "",
 				                 err.message);
 				json_array_append_new(rep, json_pack(
 					"{s:s, s:s, s:s, s:s?, s:s}", "cloud", g[j].cloud,
-					"region", g[j].region, "id", s->id, "pool", s->pool,
+					"region", region, "id", s->id, "pool", s->pool,
 					"action", action));
 			}
 		}
 	}
 	gb_strv_free(&k.ids);
+	strindex_free(&k.idx);
 	gb_strv_free(&k.tokens);
 	groups_free(g, ng);
 	return 0;

@@ -264,7 +264,8 @@ const gb_driver aws_driver = {
 	.description = "Amazon EC2 (Query API 2016-11-15, SigV4): batch "
 	               "RunInstances with ClientToken, spot, price refresh",
 	.caps = GB_DRV_CAP_SPOT | GB_DRV_CAP_BATCH_CREATE |
-	        GB_DRV_CAP_PRICE_REFRESH | GB_DRV_CAP_ZONES,
+	        GB_DRV_CAP_PRICE_REFRESH | GB_DRV_CAP_ZONES |
+	        GB_DRV_CAP_BATCH_TERMINATE,
 	.init = aws_init,
 	.fini = aws_fini,
 	.list_offers = aws_list_offers,

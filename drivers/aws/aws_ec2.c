@@ -9,6 +9,7 @@
 
 #include "aws_util.h"
 #include "aws_xml.h"
+#include "drvc_json.h"
 #include "drvc_util.h"
 
 /* ------------------------------------------------------------ bodies */
@@ -460,6 +461,11 @@ static int emit_instance(const aws_xml_node *it, size_t idx,
 			         "ISO 8601 time", in.id);
 			return -1;
 		}
+		/* EC2 gives whole seconds (".000Z"): the host uses this
+		 * only when it falls inside the create call */
+		in.created_ms = drvc_rfc3339_ms(launch);
+		if (in.created_ms < 0)
+			in.created_ms = 0;
 	}
 	r = aws_xml_int(it, "amiLaunchIndex", &li);
 	if (r == -2 || (r == 0 && (li < 0 || li > 100000))) {

@@ -128,7 +128,7 @@ typedef struct azure_vm {
 	char *prov_state;   /* provisioningState, "" when absent */
 	char *power;        /* "running", "deallocated", ... or "" */
 	char *nic_id;       /* first NIC resource id or "" */
-	int64_t created_at;
+	int64_t created_ms;       /* timeCreated, unix ms; 0 unknown */
 	int has_view;       /* instanceView statuses were present */
 	gb_kv *tags;
 	size_t ntags;

@@ -189,7 +189,8 @@ int azure_emit_vm(azure_ctx *c, azure_vm *vm, gb_instance_cb emit, void *ud)
 	inst.public_ip = pub;
 	inst.tags = vm->tags;
 	inst.ntags = vm->ntags;
-	inst.created_at = vm->created_at;
+	inst.created_at = vm->created_ms / 1000;
+	inst.created_ms = vm->created_ms;
 	rc = emit(ud, &inst);
 	free(priv);
 	free(pub);

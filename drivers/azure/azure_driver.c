@@ -72,7 +72,8 @@ const gb_driver azure_driver_desc = {
 	.version = "1.0.0",
 	.description = "Microsoft Azure (ARM Compute): VMs by PUT with Spot "
 	               "priority, service-principal auth, Retail Prices",
-	.caps = GB_DRV_CAP_SPOT | GB_DRV_CAP_PRICE_REFRESH | GB_DRV_CAP_ZONES,
+	.caps = GB_DRV_CAP_SPOT | GB_DRV_CAP_PRICE_REFRESH | GB_DRV_CAP_ZONES |
+	        GB_DRV_CAP_DESCRIBE_ALL_REGIONS,
 	.init = azure_init,
 	.fini = azure_fini,
 	.list_offers = azure_list_offers,

@@ -292,9 +292,9 @@ int azure_vm_parse(const json_t *o, azure_vm *vm)
 	vm->size = dup_or_empty(drvc_jpath_str(props, "hardwareProfile.vmSize"));
 	vm->priority = dup_or_empty(drvc_jstr(props, "priority"));
 	vm->prov_state = dup_or_empty(drvc_jstr(props, "provisioningState"));
-	vm->created_at = drvc_rfc3339(drvc_jstr(props, "timeCreated"));
-	if (vm->created_at < 0)
-		vm->created_at = 0;
+	vm->created_ms = drvc_rfc3339_ms(drvc_jstr(props, "timeCreated"));
+	if (vm->created_ms < 0)
+		vm->created_ms = 0;
 	nics = drvc_jpath(props, "networkProfile.networkInterfaces");
 	vm->nic_id = dup_or_empty(
 		json_is_array(nics) ? drvc_jstr(json_array_get(nics, 0), "id")

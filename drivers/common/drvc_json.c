@@ -112,9 +112,9 @@ static int digits(const char *s, int n, int *out)
 	return 0;
 }
 
-int64_t drvc_rfc3339(const char *s)
+int64_t drvc_rfc3339_ms(const char *s)
 {
-	int y, mo, d, h, mi, se, oh = 0, om = 0, sign = 0;
+	int y, mo, d, h, mi, se, oh = 0, om = 0, sign = 0, ms = 0, nd = 0;
 	const char *p;
 	if (!s || strlen(s) < 19)
 		return -1;
@@ -132,8 +132,13 @@ int64_t drvc_rfc3339(const char *s)
 		p++;
 		if (!isdigit((unsigned char)*p))
 			return -1;
-		while (isdigit((unsigned char)*p))
+		while (isdigit((unsigned char)*p)) {
+			if (nd++ < 3)
+				ms = ms * 10 + (*p - '0');
 			p++;
+		}
+		for (; nd < 3; nd++)
+			ms *= 10;
 	}
 	if (*p == 'Z' || *p == 'z') {
 		p++;
@@ -147,8 +152,14 @@ int64_t drvc_rfc3339(const char *s)
 	}
 	if (*p)
 		return -1;
-	return days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se -
-	       sign * (oh * 3600 + om * 60);
+	return (days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se -
+	        sign * (oh * 3600 + om * 60)) * 1000 + ms;
+}
+
+int64_t drvc_rfc3339(const char *s)
+{
+	int64_t ms = drvc_rfc3339_ms(s);
+	return ms < 0 ? -1 : ms / 1000;
 }
 
 int64_t drvc_http_date(const char *s)

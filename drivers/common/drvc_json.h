@@ -28,6 +28,9 @@ int drvc_jnum(const json_t *v, double *out);
 /* RFC 3339 time ("2024-05-01T10:20:30.123-07:00", "...Z") -> unix
  * seconds, or -1 when malformed. */
 int64_t drvc_rfc3339(const char *s);
+/* The same in unix milliseconds (fraction truncated to ms), -1 when
+ * malformed. */
+int64_t drvc_rfc3339_ms(const char *s);
 /* IMF-fixdate ("Sun, 06 Nov 1994 08:49:37 GMT") -> unix seconds, or -1. */
 int64_t drvc_http_date(const char *s);
 

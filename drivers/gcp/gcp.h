@@ -158,7 +158,7 @@ typedef struct gcp_inst {
 	int spot;
 	char *network_ip;   /* NULL when none */
 	char *nat_ip;
-	int64_t created_at;
+	int64_t created_ms;         /* creationTimestamp, unix ms; 0 unknown */
 	gb_kv *labels;
 	size_t nlabels;
 } gcp_inst;

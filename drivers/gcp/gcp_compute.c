@@ -239,9 +239,9 @@ int gcp_inst_parse(const json_t *o, gcp_inst *inst)
 	             json_is_true(json_object_get(sched, "preemptible"));
 	inst->network_ip = drvc_xstrdup(drvc_jstr(nic, "networkIP"));
 	inst->nat_ip = drvc_xstrdup(drvc_jstr(ac, "natIP"));
-	inst->created_at = drvc_rfc3339(drvc_jstr(o, "creationTimestamp"));
-	if (inst->created_at < 0)
-		inst->created_at = 0;
+	inst->created_ms = drvc_rfc3339_ms(drvc_jstr(o, "creationTimestamp"));
+	if (inst->created_ms < 0)
+		inst->created_ms = 0;
 	if (json_is_object(labels)) {
 		inst->labels = drvc_xcalloc(json_object_size(labels) + 1,
 		                            sizeof(gb_kv));
@@ -333,7 +333,8 @@ int gcp_emit_inst(gcp_ctx *c, const gcp_inst *inst, gb_instance_cb emit,
 	g.public_ip = inst->nat_ip;
 	g.tags = inst->labels;
 	g.ntags = inst->nlabels;
-	g.created_at = inst->created_at;
+	g.created_at = inst->created_ms / 1000;
+	g.created_ms = inst->created_ms;
 	return emit(ud, &g);
 }
 

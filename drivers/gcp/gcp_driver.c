@@ -72,7 +72,8 @@ const gb_driver gcp_driver_desc = {
 	.version = "1.0.0",
 	.description = "Google Compute Engine: instances with requestId, Spot "
 	               "provisioning, service-account JWT auth, Billing Catalog",
-	.caps = GB_DRV_CAP_SPOT | GB_DRV_CAP_PRICE_REFRESH | GB_DRV_CAP_ZONES,
+	.caps = GB_DRV_CAP_SPOT | GB_DRV_CAP_PRICE_REFRESH | GB_DRV_CAP_ZONES |
+	        GB_DRV_CAP_DESCRIBE_ALL_REGIONS,
 	.init = gcp_init,
 	.fini = gcp_fini,
 	.list_offers = gcp_list_offers,

@@ -75,6 +75,8 @@ check "[ \"\$(sim_live)\" = 0 ]" "cloudsim has nothing live"
 bill=$(curl -sf "$CONTROL/_sim/bill" | jq -r .total)
 ours=$(gb cost -o json | jq -r .total)
 echo "bill $bill, ours $ours"
+# per instance: where the two disagree (start, end, price), for diagnosis
+/usr/bin/python3 "$GB_SRC/tests/reliability/truth.py" costdiff "$GPUBROKER_STATE" "$CONTROL" | head -n 12 || true
 check "awk -v a=$bill -v b=$ours 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a > 0 && d / a < 0.005) }'" \
 	"cost equals cloudsim's bill within 0.5% despite the kills"
 echo PASS

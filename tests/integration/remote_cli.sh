@@ -58,6 +58,13 @@ check "[ \$rc = 2 ] && grep -q 'daemon uses its own policy path' $T/err" "--poli
 # drivers and offers
 check "same drivers -o json" "drivers: same JSON (name, version, ABI, capabilities, status, path)"
 check "[ \"\$(jq length $T/remote.out)\" = 4 ] && jq -e 'all(.[]; .ready)' $T/remote.out >/dev/null" "four ready drivers"
+# the capabilities the engine acts on: one TerminateInstances for many
+# EC2 ids; one listing for every region on GCE and Azure
+caps() { jq -r --arg d "$1" '.[] | select(.name == $d) | .capabilities | join(",")' "$T/remote.out"; }
+check "caps aws | grep -q batch-terminate && ! caps gcp | grep -q batch-terminate && ! caps azure | grep -q batch-terminate" \
+	"aws terminates in batches, gcp and azure per instance"
+check "caps gcp | grep -q describe-all-regions && caps azure | grep -q describe-all-regions && ! caps aws | grep -q describe-all-regions" \
+	"gcp and azure describe every region at once, aws per region"
 check "same offers --gpu A100-80GB --cloud onprem" "offers: same on-prem offers"
 check "same offers --capacity spot --region 'eu-*' --limit 7 -o json" "offers with filters: same JSON"
 # without the config only the daemon knows the on-prem lab: the rows

@@ -197,7 +197,7 @@ typedef struct got {
 	char reason[16][64];
 	char priv[16][32];
 	gb_capacity cap[16];
-	int64_t created[16];
+	int64_t created[16], created_ms[16];
 	char zone[16][16];
 } got;
 
@@ -213,6 +213,7 @@ static int collect(void *ud, const gb_instance *in)
 		         in->private_ip ? in->private_ip : "");
 		g->cap[g->n] = in->capacity;
 		g->created[g->n] = in->created_at;
+		g->created_ms[g->n] = in->created_ms;
 		snprintf(g->zone[g->n], 16, "%s", in->zone);
 	}
 	g->n++;
@@ -361,6 +362,8 @@ static void test_token_request_shape(void **state)
 	assert_string_equal(g.priv[0], "10.0.0.4");
 	assert_string_equal(g.zone[0], "2");
 	assert_int_equal(g.created[0], 1700000000);
+	/* ABI minor 3: ".5" is 500 ms */
+	assert_int_equal(g.created_ms[0], 1700000000500LL);
 
 	t = fakehost_request(fh, 0);
 	assert_string_equal(t->method, "POST");

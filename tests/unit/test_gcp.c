@@ -205,7 +205,7 @@ typedef struct got {
 	char type[16][64];
 	char zone[16][32], region[16][32];
 	gb_capacity cap[16];
-	int64_t created[16];
+	int64_t created[16], created_ms[16];
 } got;
 
 static int collect(void *ud, const gb_instance *in)
@@ -223,6 +223,7 @@ static int collect(void *ud, const gb_instance *in)
 		snprintf(g->region[g->n], 32, "%s", in->region);
 		g->cap[g->n] = in->capacity;
 		g->created[g->n] = in->created_at;
+		g->created_ms[g->n] = in->created_ms;
 	}
 	g->n++;
 	return 0;
@@ -699,6 +700,8 @@ static void test_create_polls_and_emits(void **state)
 	assert_string_equal(g.zone[0], "us-central1-b");
 	assert_string_equal(g.region[0], "us-central1");
 	assert_int_equal(g.created[0], 1700000000);
+	/* ABI minor 3: the millisecond creation time, offset applied */
+	assert_int_equal(g.created_ms[0], 1700000000123LL);
 	assert_int_equal(count_reqs(fh, "GET", "operations/operation-1"), 3);
 	assert_true(fakehost_host(fh)->now_ms(fakehost_host(fh)->ctx) - t0 >=
 	            8000);

@@ -49,7 +49,7 @@ extern "C" {
 #endif
 
 #define GB_DRIVER_ABI_MAJOR 1
-#define GB_DRIVER_ABI_MINOR 2
+#define GB_DRIVER_ABI_MINOR 3
 #define GB_DRIVER_ENTRY_NAME "gb_driver_entry"
 
 #if defined(__GNUC__)
@@ -153,6 +153,12 @@ typedef struct gb_instance {
 	const gb_kv *tags;         /* tags/labels on the instance */
 	size_t ntags;
 	int64_t created_at;        /* unix seconds, 0 if unknown */
+	/* ---- minor 3 (the host reads these only from drivers whose
+	 * abi_minor is >= 3) ---- */
+	int64_t created_ms;        /* unix ms of the provider's creation time
+	                              when it reports sub-second precision
+	                              (GCE creationTimestamp, ARM timeCreated),
+	                              0 if unknown: billing starts then */
 } gb_instance;
 
 /* Called once per instance.  Return 0 to continue, non-zero to stop. */
@@ -334,6 +340,12 @@ typedef struct gb_host {
  * aggregatedList covers every zone), so the engine asks once per driver
  * instead of once per region. */
 #define GB_DRV_CAP_DESCRIBE_ALL_REGIONS (1u << 6)
+/* terminate() ends every ref with one request (EC2 TerminateInstances).
+ * Without it the host calls terminate() with one ref at a time, in
+ * parallel, and records each instance's own request time as the end of
+ * its billing (a driver that loops over refs would otherwise end them
+ * all at the time of the first request). */
+#define GB_DRV_CAP_BATCH_TERMINATE (1u << 7)
 
 typedef struct gb_driver {
 	/* ---- minor 0 ---- */
