@@ -29,7 +29,7 @@ static const char *const reservation_keys[] = {
 static const char *const onprem_keys[] = {"inventory", NULL};
 static const char *const daemon_keys[] = {"reconcile_period", "log_format",
                                           "failover_cooldown", "workers",
-                                          NULL};
+                                          "jobs", NULL};
 static const char *const role_names[] = {"viewer", "operator", "admin", NULL};
 static const char *const log_formats[] = {"text", "json", NULL};
 static const char *const known_clouds[] = {"aws", "azure", "gcp", "onprem",
@@ -61,6 +61,7 @@ void gb_config_defaults(gb_config *c)
 	c->reconcile_period_s = 15;
 	c->failover_cooldown_s = 180;
 	c->workers = 16;
+	c->jobs = 8;
 	c->log_json = 0;
 }
 
@@ -594,6 +595,9 @@ static void dec_daemon(gb_ydec *c, const gb_ynode *n, gb_config *cfg)
 	if ((v = gb_ymap_get(n, "workers")) &&
 	    gb_ydec_int(c, v, "daemon.workers", 1, 256, &x) == 0)
 		cfg->workers = (int)x;
+	if ((v = gb_ymap_get(n, "jobs")) &&
+	    gb_ydec_int(c, v, "daemon.jobs", 1, 64, &x) == 0)
+		cfg->jobs = (int)x;
 }
 
 static void dec_config(gb_ydec *c, const gb_ynode *root, gb_config *cfg)

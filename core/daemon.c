@@ -10,6 +10,9 @@
 
 #include "log.h"
 
+/* first look at a pool's new instances, then twice the wait each time */
+#define GB_WATCH_FIRST_MS 1500
+
 static void on_event(void *ud, const char *pool, const char *instance,
                      const char *kind, const char *message)
 {
@@ -56,6 +59,86 @@ void gb_daemon_kick(gb_daemon *d)
 	pthread_mutex_unlock(&d->mu);
 }
 
+void gb_daemon_watch(gb_daemon *d, const char *pool, int64_t delay_ms)
+{
+	gb_watch *w;
+	int64_t due = gb_mono_ms() + delay_ms;
+	pthread_mutex_lock(&d->mu);
+	for (w = d->watches; w; w = w->next)
+		if (strcmp(w->pool, pool) == 0)
+			break;
+	if (!w) {
+		w = gb_xcalloc(1, sizeof(*w));
+		w->pool = gb_xstrdup(pool);
+		w->due_ms = due;
+		w->next = d->watches;
+		d->watches = w;
+	} else if (due < w->due_ms) {
+		w->due_ms = due;
+	}
+	w->delay_ms = delay_ms;
+	pthread_cond_signal(&d->recon_cv);
+	pthread_mutex_unlock(&d->mu);
+}
+
+/* Takes the first watch due at now (caller holds mu); NULL when none. */
+static gb_watch *watch_take_due(gb_daemon *d, int64_t now)
+{
+	for (gb_watch **pp = &d->watches; *pp; pp = &(*pp)->next)
+		if ((*pp)->due_ms <= now) {
+			gb_watch *w = *pp;
+			*pp = w->next;
+			return w;
+		}
+	return NULL;
+}
+
+/* The earliest due time of the watches (caller holds mu); 0 = none. */
+static int64_t watch_next_due(const gb_daemon *d)
+{
+	int64_t t = 0;
+	for (const gb_watch *w = d->watches; w; w = w->next)
+		if (!t || w->due_ms < t)
+			t = w->due_ms;
+	return t;
+}
+
+/* One watched pool.  Active: describe it, and watch again (backing off)
+ * while some instance is still pending.  Destroying: one destroy step
+ * (describe, confirm, send what is missing), again until it is done. */
+static void watch_run(gb_daemon *d, gb_watch *w, int64_t period_ms)
+{
+	gb_pool_row row;
+	int again = 0;
+	pthread_rwlock_rdlock(&d->cfg_lock);
+	if (gb_store_pool_get(d->store, w->pool, &row) == 0) {
+		if (strcmp(row.state, "destroying") == 0) {
+			gb_engine_result res;
+			again = gb_engine_destroy_step(d->eng, w->pool,
+			                               row.destroy_reason
+			                                       ? row.destroy_reason
+			                                       : "user",
+			                               &res) == 0;
+			gb_engine_result_free(&res);
+		} else if (strcmp(row.state, "active") == 0) {
+			gb_inst_row *rows = NULL;
+			size_t n = 0;
+			gb_engine_refresh(d->eng, w->pool);
+			if (gb_store_inst_list(d->store, w->pool, 1, &rows, &n) == 0) {
+				for (size_t i = 0; i < n; i++)
+					again |= strcmp(rows[i].state, "pending") == 0;
+				gb_inst_list_free(rows, n);
+			}
+		}
+		gb_pool_row_free(&row);
+	}
+	pthread_rwlock_unlock(&d->cfg_lock);
+	if (again && w->delay_ms * 2 < period_ms)
+		gb_daemon_watch(d, w->pool, w->delay_ms * 2);
+	free(w->pool);
+	free(w);
+}
+
 static void *worker_main(void *arg)
 {
 	gb_daemon *d = arg;
@@ -83,10 +166,13 @@ static void *worker_main(void *arg)
 			                                             &res);
 			if (crc != 0 && res.message[0])
 				gb_log(GB_LOG_WARN, "daemon", "%s", res.message);
+			if (res.created || res.replaced)
+				gb_daemon_watch(d, j->pool, GB_WATCH_FIRST_MS);
 		} else {
 			if (gb_engine_destroy_step(d->eng, j->pool, j->reason,
 			                           &res) == 0)
-				gb_daemon_kick(d); /* confirm on the next pass */
+				/* confirm within seconds, not at the next pass */
+				gb_daemon_watch(d, j->pool, GB_WATCH_FIRST_MS);
 		}
 		pthread_rwlock_unlock(&d->cfg_lock);
 		gb_engine_result_free(&res);
@@ -102,19 +188,35 @@ static void *recon_main(void *arg)
 	gb_daemon *d = arg;
 	while (!gb_daemon_stopping(d)) {
 		struct timespec ts;
-		int64_t period;
+		int64_t period, pass_at;
 		pthread_rwlock_rdlock(&d->cfg_lock);
 		period = d->cfg->reconcile_period_s > 0 ? d->cfg->reconcile_period_s
 		                                        : 15;
 		gb_daemon_reconcile(d);
 		pthread_rwlock_unlock(&d->cfg_lock);
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += period;
+		pass_at = gb_mono_ms() + period * 1000;
 		pthread_mutex_lock(&d->mu);
-		while (!d->kick && !d->stop)
-			if (pthread_cond_timedwait(&d->recon_cv, &d->mu, &ts) ==
-			    ETIMEDOUT)
+		while (!d->kick && !d->stop) {
+			int64_t now = gb_mono_ms(), due = watch_next_due(d);
+			int64_t until = due && due < pass_at ? due : pass_at;
+			gb_watch *w;
+			if (now >= pass_at)
 				break;
+			if ((w = watch_take_due(d, now)) != NULL) {
+				pthread_mutex_unlock(&d->mu);
+				watch_run(d, w, period * 1000);
+				pthread_mutex_lock(&d->mu);
+				continue;
+			}
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_sec += (until - now) / 1000;
+			ts.tv_nsec += ((until - now) % 1000) * 1000000L;
+			if (ts.tv_nsec >= 1000000000L) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000L;
+			}
+			pthread_cond_timedwait(&d->recon_cv, &d->mu, &ts);
+		}
 		d->kick = 0;
 		pthread_mutex_unlock(&d->mu);
 	}
@@ -272,7 +374,7 @@ static int run_serve(gb_cli *cli)
 		rc = GB_EXIT_FAIL;
 		goto out_engine;
 	}
-	d.nworkers = 4;
+	d.nworkers = d.cfg->jobs > 0 ? d.cfg->jobs : 8;
 	d.workers = gb_xcalloc((size_t)d.nworkers, sizeof(pthread_t));
 	for (int i = 0; i < d.nworkers; i++)
 		pthread_create(&d.workers[i], NULL, worker_main, &d);
@@ -311,6 +413,12 @@ static int run_serve(gb_cli *cli)
 		pthread_join(d.recon, NULL);
 	gb_api_stop(&d);
 	free(d.workers);
+	while (d.watches) {
+		gb_watch *w = d.watches;
+		d.watches = w->next;
+		free(w->pool);
+		free(w);
+	}
 	while (d.jobs) {
 		gb_job *j = d.jobs;
 		d.jobs = j->next;

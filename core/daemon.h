@@ -35,6 +35,16 @@ typedef struct gb_job {
 	struct gb_job *next;
 } gb_job;
 
+/* A pool whose new instances are still pending, or whose destroy waits
+ * for the clouds' confirmation: the reconciler thread looks at it at
+ * due_ms, sooner than the next pass, until that is over. */
+typedef struct gb_watch {
+	char *pool;
+	int64_t due_ms;     /* monotonic */
+	int64_t delay_ms;   /* doubles while instances stay pending */
+	struct gb_watch *next;
+} gb_watch;
+
 /* CONVERGE describes the pool first; CONVERGE_FRESH does not (queued by
  * the reconciler right after its batched describe of every pool). */
 enum { GB_JOB_CONVERGE = 1, GB_JOB_DESTROY = 2, GB_JOB_CONVERGE_FRESH = 3 };
@@ -57,6 +67,7 @@ typedef struct gb_daemon {
 	pthread_cond_t event_cv;
 	gb_job *jobs, *jobs_tail;
 	int kick;                 /* reconcile now */
+	gb_watch *watches;        /* under mu */
 	uint64_t event_gen;       /* bumped on every engine event */
 	pthread_t *workers;
 	int nworkers;
@@ -93,6 +104,11 @@ static inline int gb_daemon_stopping(gb_daemon *d)
 void gb_daemon_enqueue(gb_daemon *d, int kind, const char *pool,
                        const char *reason);
 void gb_daemon_kick(gb_daemon *d);
+/* Look at this pool again in delay_ms (and then back off) while it has
+ * pending instances or is being destroyed, so new instances show as
+ * running, and a destroy is confirmed, within seconds instead of at the
+ * next pass. */
+void gb_daemon_watch(gb_daemon *d, const char *pool, int64_t delay_ms);
 /* reconcile.c: one pass; fills counts for metrics. */
 void gb_daemon_reconcile(gb_daemon *d);
 /* api.c */

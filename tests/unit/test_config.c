@@ -68,6 +68,7 @@ static void test_defaults(void **state)
 	assert_int_equal(c.reconcile_period_s, 15);
 	assert_int_equal(c.failover_cooldown_s, 180);
 	assert_int_equal(c.workers, 16);
+	assert_int_equal(c.jobs, 8);
 	assert_int_equal(c.log_json, 0);
 	assert_null(c.tls_cert);
 	assert_null(c.onprem_inventory);
@@ -113,7 +114,7 @@ static const char *FULL =
 	"count: 2, price_per_hour: 60.5}\n"
 	"onprem: {inventory: /etc/gpubroker/nodes.yaml}\n"
 	"daemon: {reconcile_period: 30s, log_format: json, "
-	"failover_cooldown: 5m, workers: 8}\n";
+	"failover_cooldown: 5m, workers: 8, jobs: 3}\n";
 
 static void test_every_field(void **state)
 {
@@ -176,6 +177,7 @@ static void test_every_field(void **state)
 	assert_int_equal(c.log_json, 1);
 	assert_int_equal(c.failover_cooldown_s, 300);
 	assert_int_equal(c.workers, 8);
+	assert_int_equal(c.jobs, 3);
 	gb_config_free(&c);
 	assert_null(c.broker_id);
 }
@@ -366,6 +368,8 @@ static const bad_case bad_cases[] = {
 	 "expected an integer from 1 to 256, found 0"},
 	{"workers_big", "daemon: {workers: 300}\n", 1, 19, "daemon.workers",
 	 "found 300"},
+	{"jobs_zero", "daemon: {jobs: 0}\n", 1, 16, "daemon.jobs",
+	 "expected an integer from 1 to 64, found 0"},
 	{"log_format_bad", "daemon: {log_format: xml}\n", 1, 22,
 	 "daemon.log_format", "expected text or json"},
 	{"env_unset", "state: ${GB_TEST_UNSET_VAR}/s.db\n", 1, 8, "",
