@@ -68,10 +68,13 @@ DRV_LDFLAGS = -shared $(if $(SAN),,-Wl,-z,defs)
 
 # ---------------------------------------------------------------- config
 CONFIG_MK := $(BUILD)/config.mk
-NO_CONFIG_GOALS := clean help distclean
+# `make probe` alone needs only nvcc (a GPU node without the Debian
+# build dependencies can build the probe)
+NO_CONFIG_GOALS := clean help distclean probe $(BUILD)/bin/gpuprobe
 ifneq ($(filter-out $(NO_CONFIG_GOALS),$(or $(MAKECMDGOALS),all)),)
 include $(CONFIG_MK)
 endif
+NVCC ?= $(or $(shell command -v nvcc 2>/dev/null),$(wildcard /usr/local/cuda/bin/nvcc))
 
 $(CONFIG_MK): scripts/configure.sh scripts/deps.sh
 	@scripts/configure.sh $@
