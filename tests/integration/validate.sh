@@ -32,6 +32,16 @@ crashed() {
 
 # ---------------------------------------------------------------- examples
 cd "$GB_SRC" || exit 1
+# examples/cloudsim-broker.yaml takes cloudsim's endpoints and ids from
+# the environment (make run's demo exports cloudsim's /_sim/env); any
+# value validates
+for v in AWS_ENDPOINT_URL_EC2 AZURE_ARM_ENDPOINT AZURE_AUTHORITY_HOST \
+	AZURE_CLIENT_ID AZURE_PRICES_ENDPOINT AZURE_RESOURCE_GROUP AZURE_SUBNET_ID \
+	AZURE_SUBSCRIPTION_ID AZURE_TENANT_ID CLOUDSDK_API_ENDPOINT_OVERRIDES_COMPUTE \
+	GCP_BILLING_ENDPOINT GOOGLE_CLOUD_PROJECT; do
+	eval "[ -n \"\${$v:-}\" ] || export $v=http://127.0.0.1:9/placeholder"
+done
+[ -n "${GOOGLE_APPLICATION_CREDENTIALS:-}" ] || export GOOGLE_APPLICATION_CREDENTIALS=/nonexistent/placeholder.json
 n=0
 for f in examples/*.yaml; do
 	[ -f "$f" ] || continue
