@@ -16,6 +16,8 @@ typedef struct tgroup {
 	gb_instance_ref *refs;
 	int64_t intent_id;
 	const char *reason;
+	int batch;         /* one terminate() call for all refs */
+	size_t call0;      /* index of the group's first call */
 } tgroup;
 
 /* One terminate() call: every ref of a group for drivers with
@@ -47,33 +49,31 @@ static void run_tcall(void *ud, size_t i)
 	c->call_ms = gb_now_ms();
 }
 
-/* The call that carries ref i of the group whose calls start at first. */
-static tcall *call_of(tcall *calls, size_t first, size_t i)
+/* The call that carries ref i of group g. */
+static tcall *call_of(tcall *calls, const tgroup *g, size_t i)
 {
-	return calls[first].n > 1 ? &calls[first] : &calls[first + i];
+	return &calls[g->call0 + (g->batch ? 0 : i)];
 }
 
-/* The calls for groups: returns a malloc'd array (caller frees) of *nc
- * calls; callof[k] (malloc'd, caller frees) is the index of group k's
- * first call. */
-static tcall *plan_calls(tgroup *groups, size_t ng, size_t *nc,
-                         size_t **callof)
+/* The calls for groups (sets each group's batch and call0): a malloc'd
+ * array of *nc calls, caller frees. */
+static tcall *plan_calls(tgroup *groups, size_t ng, size_t *nc)
 {
 	tcall *c = NULL;
 	size_t n = 0;
-	*callof = gb_xcalloc(ng ? ng : 1, sizeof(**callof));
 	for (size_t k = 0; k < ng; k++) {
 		tgroup *g = &groups[k];
-		int batch = g->drv && g->drv->d &&
-		            (g->drv->d->caps & GB_DRV_CAP_BATCH_TERMINATE);
-		size_t calls = batch ? 1 : g->n;
-		(*callof)[k] = n;
+		size_t calls;
+		g->batch = g->drv && g->drv->d &&
+		           (g->drv->d->caps & GB_DRV_CAP_BATCH_TERMINATE);
+		g->call0 = n;
+		calls = g->batch ? 1 : g->n;
 		c = gb_xrealloc(c, (n + calls) * sizeof(*c));
 		for (size_t j = 0; j < calls; j++) {
 			memset(&c[n + j], 0, sizeof(*c));
 			c[n + j].g = g;
-			c[n + j].first = batch ? 0 : j;
-			c[n + j].n = batch ? g->n : 1;
+			c[n + j].first = g->batch ? 0 : j;
+			c[n + j].n = g->batch ? g->n : 1;
 		}
 		n += calls;
 	}
@@ -86,7 +86,7 @@ int gb_engine__terminate_rows(gb_engine *e, gb_inst_row **rows, size_t n,
 {
 	tgroup *groups = NULL;
 	tcall *calls;
-	size_t ng = 0, nc = 0, *callof;
+	size_t ng = 0, nc = 0;
 	int64_t now = gb_now_ms();
 	int rc = 0;
 
@@ -151,14 +151,14 @@ int gb_engine__terminate_rows(gb_engine *e, gb_inst_row **rows, size_t n,
 		}
 		free(detail);
 	}
-	calls = plan_calls(groups, ng, &nc, &callof);
+	calls = plan_calls(groups, ng, &nc);
 	gb_parallel_for(nc, e->workers, run_tcall, calls);
 	for (size_t k = 0; k < ng; k++) {
 		tgroup *g = &groups[k];
 		size_t failed = 0;
 		const gb_error *first_err = NULL;
 		for (size_t i = 0; i < g->n; i++) {
-			tcall *c = call_of(calls, callof[k], i);
+			tcall *c = call_of(calls, g, i);
 			if (c->rc != 0 && !failed++)
 				first_err = &c->err;
 		}
@@ -173,7 +173,7 @@ int gb_engine__terminate_rows(gb_engine *e, gb_inst_row **rows, size_t n,
 		}
 		gb_engine__stat(e, &e->stats.terminates, g->n);
 		for (size_t i = 0; i < g->n; i++) {
-			tcall *c = call_of(calls, callof[k], i);
+			tcall *c = call_of(calls, g, i);
 			free(g->rows[i]->state);
 			g->rows[i]->state = gb_xstrdup("terminating");
 			/* billing ends when the cloud accepted the request */
@@ -202,7 +202,6 @@ int gb_engine__terminate_rows(gb_engine *e, gb_inst_row **rows, size_t n,
 		free(g->refs);
 	}
 	free(calls);
-	free(callof);
 	free(groups);
 	return rc;
 }

@@ -15,6 +15,7 @@
 #include "drvc_http.h"
 #include "drvc_json.h"
 #include "drvc_mem.h"
+#include "drvc_token.h"
 #include "drvc_util.h"
 
 typedef struct tok_ud {
@@ -25,36 +26,9 @@ typedef struct tok_ud {
 int azure_parse_token(const char *body, size_t len, char **token,
                       int64_t *expires_in_s, gb_error *err)
 {
-	json_t *root = drvc_json_buf(body, len, AZURE_MAX_SMALL,
-	                             "Azure token response", err);
-	const char *tok, *type;
-	int64_t exp = 0;
-	*token = NULL;
-	*expires_in_s = 0;
-	if (!root) {
-		/* jansson's message quotes the text near the error: it could be
-		 * part of a token, so say less. */
-		if (strcmp(err->code, "MalformedResponse") == 0)
-			drvc_err(err, GB_ERR_INVALID, 0, "MalformedTokenResponse",
-			         "Azure token response is not valid JSON (%zu bytes)",
-			         len);
-		return -1;
-	}
-	tok = drvc_jstr(root, "access_token");
-	type = drvc_jstr(root, "token_type");
-	if (!tok || !*tok || strchr(tok, '\r') || strchr(tok, '\n') ||
-	    (type && strcasecmp(type, "Bearer") != 0)) {
-		drvc_err(err, GB_ERR_INVALID, 0, "MalformedTokenResponse",
-		         "Azure token response has no usable bearer access_token");
-		json_decref(root);
-		return -1;
-	}
-	if (drvc_jint(json_object_get(root, "expires_in"), &exp) != 0)
-		exp = 0;
-	*token = drvc_xstrdup(tok);
-	*expires_in_s = exp;
-	json_decref(root);
-	return 0;
+	return drvc_parse_token_response(body, len, AZURE_MAX_SMALL,
+	                                 "Azure token response", token, expires_in_s,
+	                                 err);
 }
 
 static gb_err_class token_classify(void *ud, const gb_http_resp *r,

@@ -2,8 +2,12 @@
 #include "drvc_token.h"
 
 #include <string.h>
+#include <strings.h>
 
+#include "drvc_http.h"
+#include "drvc_json.h"
 #include "drvc_mem.h"
+#include "drvc_util.h"
 
 #define DEFAULT_LIFETIME_S 300
 
@@ -76,4 +80,38 @@ unsigned drvc_token_fetches(drvc_token *t)
 	n = t->fetches;
 	pthread_mutex_unlock(&t->mu);
 	return n;
+}
+
+int drvc_parse_token_response(const char *body, size_t len, size_t max,
+                              const char *who, char **token,
+                              int64_t *expires_in_s, gb_error *err)
+{
+	json_t *root = drvc_json_buf(body, len, max, who, err);
+	const char *tok, *type;
+	int64_t exp = 0;
+	*token = NULL;
+	*expires_in_s = 0;
+	if (!root) {
+		/* jansson's message quotes the text near the error: it could be
+		 * part of a token, so say less. */
+		if (strcmp(err->code, "MalformedResponse") == 0)
+			drvc_err(err, GB_ERR_INVALID, 0, "MalformedTokenResponse",
+			         "%s is not valid JSON (%zu bytes)", who, len);
+		return -1;
+	}
+	tok = drvc_jstr(root, "access_token");
+	type = drvc_jstr(root, "token_type");
+	if (!tok || !*tok || strchr(tok, '\r') || strchr(tok, '\n') ||
+	    (type && strcasecmp(type, "Bearer") != 0)) {
+		drvc_err(err, GB_ERR_INVALID, 0, "MalformedTokenResponse",
+		         "%s has no usable bearer access_token", who);
+		json_decref(root);
+		return -1;
+	}
+	if (drvc_jint(json_object_get(root, "expires_in"), &exp) != 0)
+		exp = 0;
+	*token = drvc_xstrdup(tok);
+	*expires_in_s = exp;
+	json_decref(root);
+	return 0;
 }

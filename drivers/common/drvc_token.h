@@ -47,4 +47,13 @@ void drvc_token_invalidate(drvc_token *t, const char *used);
 /* Number of tokens fetched so far. */
 unsigned drvc_token_fetches(drvc_token *t);
 
+/* Parses an OAuth 2.0 token response (RFC 6749 5.1: access_token,
+ * token_type Bearer when given, expires_in) of at most max bytes; who
+ * names it in errors ("Azure token response").  Returns 0 with *token
+ * (malloc'd; free with drvc_free_secret) and *expires_in_s (0 when
+ * absent), or -1 with err, which never quotes the body (pure; fuzzed). */
+int drvc_parse_token_response(const char *body, size_t len, size_t max,
+                              const char *who, char **token,
+                              int64_t *expires_in_s, gb_error *err);
+
 #endif

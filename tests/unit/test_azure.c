@@ -24,6 +24,8 @@
 
 #include "../../drivers/azure/azure.h"
 #include "drvc_enc.h"
+#include "drvc_mem.h"
+#include "drvc_token.h"
 #include "fakehost.h"
 
 #define SECRET "s3cr3t-Az+ure/value=="
@@ -329,6 +331,43 @@ static void create_routes(const char *name, const char *op,
 }
 
 /* --------------------------------------------------------------- tests */
+
+/* The OAuth token response parser shared by Azure and GCP: a bearer
+ * token and its lifetime, and errors that name the response and never
+ * quote the body. */
+static void test_token_response_parse(void **state)
+{
+	static const char ok[] = "{\"token_type\":\"Bearer\",\"expires_in\":"
+	                         "\"3599\",\"access_token\":\"abc.def\"}";
+	static const char *const bad[] = {
+		"{\"access_token\":\"SECRETPART", /* truncated JSON */
+		"{\"token_type\":\"MAC\",\"access_token\":\"SECRETPART\"}",
+		"{\"access_token\":\"SECRET\\r\\nX-Injected: 1\"}",
+		"{\"expires_in\":3600}",
+	};
+	char *tok = NULL;
+	int64_t exp = -1;
+	gb_error err;
+	(void)state;
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(azure_parse_token(ok, strlen(ok), &tok, &exp, &err), 0);
+	assert_string_equal(tok, "abc.def");
+	assert_int_equal(exp, 3599);
+	drvc_free_secret(tok);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memset(&err, 0, sizeof(err));
+		tok = NULL;
+		assert_int_equal(drvc_parse_token_response(bad[i], strlen(bad[i]),
+		                                           1 << 20,
+		                                           "GCP token response",
+		                                           &tok, &exp, &err),
+		                 -1);
+		assert_null(tok);
+		assert_string_equal(err.code, "MalformedTokenResponse");
+		assert_non_null(strstr(err.message, "GCP token response"));
+		assert_null(strstr(err.message, "SECRET"));
+	}
+}
 
 static void test_token_request_shape(void **state)
 {
@@ -1254,6 +1293,7 @@ static void test_terminate(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_token_response_parse),
 		cmocka_unit_test(test_token_request_shape),
 		cmocka_unit_test(test_token_cache_and_refresh),
 		cmocka_unit_test(test_expired_token_refreshed_once),
