@@ -149,8 +149,10 @@ static int yaml_write_cb(void *data, unsigned char *buf, size_t size)
 static int emit_scalar(yaml_emitter_t *e, const char *s, int plain_ok)
 {
 	yaml_event_t ev;
+	/* a quoted scalar is implicitly a string (quoted_implicit 1):
+	 * without a tag libyaml refuses one that may not be plain */
 	yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s,
-	                             (int)strlen(s), plain_ok, plain_ok,
+	                             (int)strlen(s), plain_ok, 1,
 	                             plain_ok ? YAML_ANY_SCALAR_STYLE
 	                                      : YAML_DOUBLE_QUOTED_SCALAR_STYLE);
 	return yaml_emitter_emit(e, &ev);
@@ -216,26 +218,32 @@ static int emit_value(yaml_emitter_t *e, json_t *v)
 	return 0;
 }
 
-void gb_out_yaml(FILE *f, json_t *v)
+int gb_out_yaml(FILE *f, json_t *v)
 {
 	yaml_emitter_t e;
 	yaml_event_t ev;
+	int ok;
 	if (!yaml_emitter_initialize(&e))
-		return;
+		return -1;
 	yaml_emitter_set_output(&e, yaml_write_cb, f);
 	yaml_emitter_set_unicode(&e, 1);
 	yaml_emitter_set_width(&e, 120);
 	yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING);
-	yaml_emitter_emit(&e, &ev);
+	ok = yaml_emitter_emit(&e, &ev);
 	yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1);
-	yaml_emitter_emit(&e, &ev);
-	emit_value(&e, v);
+	ok = ok && yaml_emitter_emit(&e, &ev);
+	ok = ok && emit_value(&e, v);
 	yaml_document_end_event_initialize(&ev, 1);
-	yaml_emitter_emit(&e, &ev);
+	ok = ok && yaml_emitter_emit(&e, &ev);
 	yaml_stream_end_event_initialize(&ev);
-	yaml_emitter_emit(&e, &ev);
-	yaml_emitter_flush(&e);
+	ok = ok && yaml_emitter_emit(&e, &ev);
+	ok = ok && yaml_emitter_flush(&e);
+	if (!ok)
+		fprintf(stderr, "gpubroker: cannot write the YAML output: %s "
+		        "(use -o json)\n",
+		        e.problem ? e.problem : "write error");
 	yaml_emitter_delete(&e);
+	return ok ? 0 : -1;
 }
 
 void gb_out_render(const gb_cli *cli, FILE *f, json_t *v, json_t *rows,

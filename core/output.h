@@ -23,7 +23,7 @@ void gb_out_table(FILE *f, json_t *rows, const gb_column *cols);
 /* Pretty JSON followed by a newline. */
 void gb_out_json(FILE *f, json_t *v);
 /* Block YAML. */
-void gb_out_yaml(FILE *f, json_t *v);
+int gb_out_yaml(FILE *f, json_t *v);
 /* json / yaml of v, or the table of rows (rows may equal v). */
 void gb_out_render(const gb_cli *cli, FILE *f, json_t *v, json_t *rows,
                    const gb_column *cols);

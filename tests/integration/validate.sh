@@ -258,6 +258,30 @@ run validate -f examples/inference.yaml -f "$B/typo.yaml"
 [ "$rc" = 1 ] || fail "good+bad: exit $rc, expected 1"
 echo "$out" | grep -q '^ok  examples/inference.yaml' || fail "good+bad: $out"
 
+# -o yaml reads back as the same data as -o json, also for strings that
+# look like numbers or booleans (labels "4411", "yes", ABI "1.3")
+cat >"$tmp/yamlout.yaml" <<'EOF2'
+pool:
+  name: yamlout
+  team: research
+  count: 1
+  gpu: {model: T4}
+  labels: {cost-center: "4411", flag: "yes", ver: "1.3", none: "null"}
+EOF2
+for cmd in "validate -f $tmp/yamlout.yaml" "drivers" "version"; do
+	# shellcheck disable=SC2086
+	run $cmd -o yaml
+	[ "$rc" = 0 ] || fail "$cmd -o yaml: exit $rc: $err"
+	cp "$tmp/out" "$tmp/out.yaml"
+	# shellcheck disable=SC2086
+	run $cmd -o json
+	cp "$tmp/out" "$tmp/out.json"
+	/usr/bin/python3 -c 'import json, sys, yaml
+a = yaml.safe_load(open(sys.argv[1])); b = json.load(open(sys.argv[2]))
+sys.exit(0 if a == b else 1)' "$tmp/out.yaml" "$tmp/out.json" ||
+		fail "$cmd: -o yaml does not read back as -o json: $(head -c 400 "$tmp/out.yaml")"
+done
+
 if [ "$fails" -gt 0 ]; then
 	echo "validate.sh: $fails failure(s)"
 	exit 1
