@@ -54,6 +54,12 @@ void gb_api_error(gb_api_req *r, unsigned status, const char *code,
 /* Parse the body as a JSON object (depth-checked); NULL after setting a
  * 400 error. New reference. */
 json_t *gb_api_body_json(gb_api_req *r);
+/* The pool spec(s) of a request body: the spec document itself (as
+ * `gpubroker apply` sends it) or {"pool": {...}} as in YAML files; no
+ * ${VAR} expansion, policies only by name (never a path on the daemon's
+ * host).  0 with *set (gb_spec_set_free it), or -1 with the 400 answer
+ * set on r. */
+int gb_api_body_spec(gb_api_req *r, gb_spec_set *set);
 /* Query parameter, or NULL. */
 const char *gb_api_query(gb_api_req *r, const char *key);
 /* Role/team checks: 1 allowed; else sets 403/404 and returns 0. */

@@ -12,42 +12,18 @@
 
 void gb_api_plan(gb_api_req *r)
 {
-	json_t *j = gb_api_body_json(r), *spec, *out;
+	json_t *out;
 	gb_spec_set set;
-	gb_diags d = GB_DIAGS_INIT;
-	gb_spec_opts so;
-	char *text;
 	const char *lim = gb_api_query(r, "limit");
 	int64_t limit = 20;
-	if (!j)
-		return;
 	if (lim && (gb_parse_int64(lim, &limit) != 0 || limit < 1 ||
 	            limit > 100000)) {
-		json_decref(j);
 		gb_api_error(r, 400, "BadQuery", "limit is an integer from 1 to "
 		                                 "100000");
 		return;
 	}
-	spec = json_object_get(j, "pool") ? json_incref(j)
-	                                  : json_pack("{s:O}", "pool", j);
-	json_decref(j);
-	text = json_dumps(spec, JSON_COMPACT);
-	json_decref(spec);
-	memset(&so, 0, sizeof(so));
-	if (gb_spec_load_json("request", text, strlen(text), &so, &set, &d) != 0) {
-		json_t *details = json_array();
-		for (size_t i = 0; i < d.n; i++)
-			json_array_append_new(details, json_sprintf("%s: %s", d.v[i].path,
-			                                            d.v[i].msg));
-		gb_api_error(r, 400, "InvalidSpec", "the pool spec is invalid");
-		json_object_set_new(json_object_get(r->resp, "error"), "details",
-		                    details);
-		gb_diags_free(&d);
-		free(text);
+	if (gb_api_body_spec(r, &set) != 0)
 		return;
-	}
-	gb_diags_free(&d);
-	free(text);
 	out = json_array();
 	for (size_t i = 0; i < set.n; i++) {
 		gb_plan p;

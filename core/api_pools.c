@@ -283,9 +283,7 @@ void gb_api_pool_instances(gb_api_req *r, const char *name)
 	r->status = 200;
 }
 
-/* The spec from a request body: either the spec document itself (as
- * `gpubroker apply` sends it) or {"pool": {...}} as in YAML files. */
-static int body_spec(gb_api_req *r, const char *name, gb_spec_set *set)
+int gb_api_body_spec(gb_api_req *r, gb_spec_set *set)
 {
 	json_t *j = gb_api_body_json(r);
 	gb_diags d = GB_DIAGS_INIT;
@@ -322,7 +320,32 @@ static int body_spec(gb_api_req *r, const char *name, gb_spec_set *set)
 	}
 	gb_diags_free(&d);
 	free(text);
-	if (set->n != 1 || (name && strcmp(set->pools[0].name, name) != 0)) {
+	/* A policy given as a path names a file on the client's machine;
+	 * the daemon must not read files of its own host on a request's
+	 * word.  Over the API only names from the daemon's policy path. */
+	for (size_t i = 0; i < set->n; i++)
+		for (size_t k = 0; k < set->pools[i].policies.n; k++) {
+			const char *p = set->pools[i].policies.v[k];
+			if (strchr(p, '/') || strstr(p, ".lua")) {
+				gb_api_error(r, 400, "InvalidSpec",
+				             "pool.policy[%zu]: \"%.200s\" is a path; a "
+				             "spec sent to the daemon may only name "
+				             "policies in the daemon's policy path (copy "
+				             "the file there and use its name)",
+				             k, p);
+				gb_spec_set_free(set);
+				return -1;
+			}
+		}
+	return 0;
+}
+
+/* The one pool of a request body, named as in the URL. */
+static int body_spec(gb_api_req *r, const char *name, gb_spec_set *set)
+{
+	if (gb_api_body_spec(r, set) != 0)
+		return -1;
+	if (set->n != 1 || strcmp(set->pools[0].name, name) != 0) {
 		gb_api_error(r, 400, "NameMismatch",
 		             "the URL names pool %s but the spec names %s", name,
 		             set->n ? set->pools[0].name : "nothing");
@@ -422,6 +445,16 @@ void gb_api_pool_scale(gb_api_req *r, const char *name)
 		json_decref(j);
 		gb_api_error(r, 400, "BadRequest",
 		             "body must be {\"count\": N} with an integer N");
+		return;
+	}
+	if (json_integer_value(c) < 0 ||
+	    json_integer_value(c) > GB_POOL_MAX_INSTANCES) {
+		/* checked before the engine's int: 4294967297 is not 1 */
+		gb_api_error(r, 422, "Refused",
+		             "scale to %lld: expected 0 to %d instances",
+		             (long long)json_integer_value(c),
+		             GB_POOL_MAX_INSTANCES);
+		json_decref(j);
 		return;
 	}
 	if (gb_engine_set_desired(r->d->eng, name, (int)json_integer_value(c),
