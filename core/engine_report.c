@@ -237,7 +237,8 @@ json_t *gb_engine_pools_json(gb_engine *e, const char *team)
 /* Label value of a pool from its stored spec JSON. */
 static const char *label_of(json_t *specs, const char *pool, const char *key)
 {
-	json_t *spec = json_object_get(specs, pool);
+	/* stored specs are {"pool": {...}} (gb_pool_spec_to_json) */
+	json_t *spec = json_object_get(json_object_get(specs, pool), "pool");
 	json_t *labels = json_object_get(spec, "labels");
 	const char *v = json_string_value(json_object_get(labels, key));
 	return v ? v : "(none)";

@@ -476,6 +476,7 @@ static const char *reason_of(gb_policy_set *ps, lua_State *L, int idx,
 	buf[len] = '\0';
 	if (!buf[0] || strlen(buf) != len)
 		return pol->default_reason; /* empty, or with NUL bytes */
+	gb_text_clean(buf); /* printed in tables and JSON */
 	e->lua = s;
 	e->len = len;
 	e->c = strset_intern(&ps->reasons, buf);

@@ -518,6 +518,8 @@ static int l_log(lua_State *L)
 		lua_pop(L, 1);
 	}
 	msg[len] = '\0';
+	/* no terminal escapes, fake output lines or bytes JSON refuses */
+	gb_text_clean(msg);
 	if (sb->logs.n >= GB_POLICY_LOG_MAX) {
 		sb->logs_dropped++;
 		return 0;

@@ -132,3 +132,16 @@ int gb_utf8_valid(const char *str, size_t n)
 {
 	return gb_utf8_check(str, n) == n;
 }
+
+void gb_text_clean(char *s)
+{
+	size_t n = strlen(s), i = 0;
+	while (i < n) {
+		size_t ok = i + gb_utf8_check(s + i, n - i);
+		for (; i < ok; i++)
+			if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+				s[i] = '?';
+		if (i < n)
+			s[i++] = '?'; /* the invalid byte; go on after it */
+	}
+}

@@ -127,6 +127,10 @@ int gb_read_file(const char *path, size_t max, char **out, size_t *len);
 int gb_utf8_valid(const char *s, size_t n);
 /* Offset of the first invalid byte, or n when all is valid. */
 size_t gb_utf8_check(const char *s, size_t n);
+/* Makes untrusted text (a policy's log line or reason) safe to print and
+ * to put in JSON, in place: every byte of an invalid UTF-8 sequence and
+ * every control character (tab included, DEL) becomes '?'. */
+void gb_text_clean(char *s);
 
 /* Fill a gb_error (printf-style message, truncated to fit). */
 void gb_error_set(gb_error *err, gb_err_class cls, int http_status,

@@ -569,6 +569,23 @@ static const char HELPERS[] =
 "  return true\n"
 "end }\n";
 
+/* Policy text (gb.log lines, reasons) is cleaned before anything
+ * prints it: control characters and invalid UTF-8 bytes become '?'. */
+static void test_text_clean(void **state)
+{
+	char a[] = "\033[2J\033[31mred\nRANK\tx\177";
+	char b[] = "bad \xff\xfe bytes \xc3\xa9 \xe2\x82";
+	char c[] = "caf\xc3\xa9 \xe2\x82\xac ok";
+	(void)state;
+	gb_text_clean(a);
+	assert_string_equal(a, "?[2J?[31mred?RANK?x?");
+	gb_text_clean(b);
+	assert_string_equal(b, "bad ?? bytes \xc3\xa9 ??");
+	gb_text_clean(c);
+	assert_string_equal(c, "caf\xc3\xa9 \xe2\x82\xac ok");
+	assert_true(gb_utf8_valid(b, strlen(b)));
+}
+
 static void test_gb_helpers(void **state)
 {
 	gb_policy_set *ps;
@@ -1256,6 +1273,7 @@ int main(void)
 		cmocka_unit_test(test_runner_shipped),
 		cmocka_unit_test(test_runner_failures),
 		cmocka_unit_test(test_check_file),
+		cmocka_unit_test(test_text_clean),
 		cmocka_unit_test(test_timing_100k),
 	};
 	return cmocka_run_group_tests(tests, setup_tmp, teardown_tmp);

@@ -1,6 +1,5 @@
 -- expect-rc: 0
 -- expect: policy log: log_control:
--- known: core/policy_objects.c l_log keeps control characters: a policy's gb.log can print terminal escapes and fake lines in plan --explain
 -- gb.log with terminal escapes and a newline that would fake an output line.
 return {filter = function(req, offer)
 	gb.log("\27[2J\27[31mred\nRANK  CLOUD  fake-line")
