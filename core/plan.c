@@ -54,7 +54,7 @@ static const char *compliance_tag(const char *req)
 {
 	if (strcmp(req, "hipaa") == 0)
 		return "hipaa-eligible";
-	return req; /* gdpr, fedramp, pci ... */
+	return req; /* gdpr, fedramp */
 }
 
 static int region_ok(const gb_pool_spec *s, const char *region)

@@ -181,6 +181,9 @@ static const bad_case bad_cases[] = {
 	 "pool.placement.colocate", "expected none, region or zone"},
 	{"compliance_typo", BASE "  placement: {compliance: [gdrp]}\n", 4, 28,
 	 "pool.placement.compliance[0]", "did you mean \"gdpr\"?"},
+	/* no region records PCI DSS: refused rather than never placeable */
+	{"compliance_pci", BASE "  placement: {compliance: [pci]}\n", 4, 28,
+	 "pool.placement.compliance[0]", "expected gdpr, hipaa or fedramp"},
 	{"data_region_unknown", BASE "  placement: {data: {region: eu-west-9}}\n",
 	 4, 30, "pool.placement.data.region",
 	 "unknown region \"eu-west-9\"; did you mean \"eu-west-1\"?"},
