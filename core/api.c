@@ -332,7 +332,7 @@ static void route(gb_api_req *r)
 	}
 notfound:
 	gb_api_error(r, 404, "NotFound",
-	             "no endpoint %s %s (see README, 'HTTP API')", m, r->path);
+	             "no endpoint %s %s (see README, 'The daemon')", m, r->path);
 }
 
 static enum MHD_Result send_response(gb_api_req *r)

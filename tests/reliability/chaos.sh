@@ -11,8 +11,8 @@
 #
 # Env: CHAOS_ROUNDS (50), CHAOS_SEED (random; printed), CHAOS_KILL_MAX_MS
 # (1800: the kill lands 0..this after the round's operations start),
-# CHAOS_COST_TOL (0.005: |cost - bill| / bill; the short version allows
-# more, see tests/integration/reliability_short.sh),
+# CHAOS_COST_TOL (0.005: |cost - bill| / bill; the short version in
+# tests/integration/reliability_short.sh keeps it),
 # CHAOS_LATENCY_MS (120, + 0..80 jitter per cloud call), CHAOS_MAX_POOLS
 # (4 active at once), CHAOS_CONVERGE_S (90: per round).
 . "$GB_SRC/tests/lib/integration.sh"
