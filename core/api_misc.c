@@ -245,14 +245,18 @@ void gb_api_audit(gb_api_req *r)
 void gb_api_gc(gb_api_req *r)
 {
 	json_t *rep = NULL;
+	int rc;
 	if (!gb_api_is_admin(r))
 		return;
-	if (gb_engine_gc(r->d->eng, gb_api_query(r, "adopt") != NULL, &rep) != 0) {
+	rc = gb_engine_gc(r->d->eng, gb_api_query(r, "adopt") != NULL, &rep);
+	if (rc < 0) {
 		json_decref(rep);
-		gb_api_error(r, 500, "GcFailed", "%s", gb_store_errmsg(r->d->store));
+		gb_api_error(r, 500, "GcFailed", "cannot read the state store: %s",
+		             gb_store_errmsg(r->d->store));
 		return;
 	}
-	r->resp = json_pack("{s:o}", "orphans", rep);
+	/* incomplete: some region could not be listed ("unchecked" rows) */
+	r->resp = json_pack("{s:o, s:b}", "orphans", rep, "incomplete", rc == 1);
 	r->status = 200;
 	snprintf(r->detail, sizeof(r->detail), "%zu orphans",
 	         json_array_size(rep));

@@ -164,12 +164,15 @@ static int run_gc(gb_cli *cli)
 	if ((rc = gb_session_open(cli, &s, NULL, NULL, NULL)))
 		return rc;
 	rc = gb_engine_gc(s.eng, g_adopt, &rep);
-	if (rc != 0)
-		gb_cli_err(cli, "gc failed: %s", gb_store_errmsg(s.store));
+	if (rc < 0)
+		gb_cli_err(cli, "gc failed: cannot read the state store: %s",
+		           gb_store_errmsg(s.store));
 	else
 		gb_print_gc(cli, rep);
 	json_decref(rep);
 	gb_session_close(&s);
+	if (rc == 1)
+		return gb_gc_incomplete(cli);
 	return rc ? GB_EXIT_FAIL : GB_EXIT_OK;
 }
 
@@ -177,6 +180,8 @@ const gb_cmd gb_cmd_gc = {
 	"gc", "find and terminate (or adopt) leaked instances", "[--adopt]",
 	"Lists every instance carrying this broker's id (tag gpubroker-broker)\n"
 	"in every region of every driver, and terminates those the state\n"
-	"store does not know and no open intent explains.",
+	"store does not know and no open intent explains.  A region that\n"
+	"cannot be listed is shown as 'unchecked' with its error, and gc\n"
+	"then exits 1.",
 	gc_flags, run_gc,
 };

@@ -143,7 +143,10 @@ int gb_engine_recover(gb_engine *e);
 /* Instances carrying this broker's tag that the store does not know.
  * With adopt, those whose pool tag names an active pool are adopted;
  * every other orphan is terminated.  Fills *report (new reference: a JSON
- * array of {cloud, region, id, pool, action}). */
+ * array of {cloud, region, id, pool, action}; a region whose listing
+ * failed is a row {cloud, region, id: null, action: "unchecked", error}).
+ * Returns 0, 1 when some region could not be listed (its orphans were not
+ * looked for), -1 when the store could not be read. */
 int gb_engine_gc(gb_engine *e, int adopt, json_t **report);
 
 /* The pool as JSON: name, team, purpose, state, desired, running,

@@ -649,6 +649,7 @@ static int load_known(gb_engine *e, known *k)
 
 int gb_engine_gc(gb_engine *e, int adopt, json_t **report)
 {
+	size_t unchecked = 0;
 	dgroup *g = NULL;
 	size_t ng = 0, ncat = gb_catalog_count(e->o.cat);
 	known k;
@@ -777,9 +778,25 @@ int gb_engine_gc(gb_engine *e, int adopt, json_t **report)
 			}
 		}
 	}
+	for (size_t j = 0; j < ng; j++) {
+		if (g[j].rc == 0)
+			continue;
+		unchecked++;
+		gb_engine__event(e, NULL, NULL, "error",
+		                 "gc: cannot list %s/%s (%s%s%s): %s; orphans there "
+		                 "were not looked for", g[j].cloud,
+		                 *g[j].region ? g[j].region : "(all regions)",
+		                 gb_err_class_name(g[j].err.cls),
+		                 g[j].err.code[0] ? " " : "", g[j].err.code,
+		                 g[j].err.message);
+		json_array_append_new(rep, json_pack(
+			"{s:s, s:s, s:n, s:s, s:s}", "cloud", g[j].cloud, "region",
+			*g[j].region ? g[j].region : "(all)", "id", "action",
+			"unchecked", "error", g[j].err.message));
+	}
 	gb_strv_free(&k.ids);
 	strindex_free(&k.idx);
 	gb_strv_free(&k.tokens);
 	groups_free(g, ng);
-	return 0;
+	return unchecked ? 1 : 0;
 }

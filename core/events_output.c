@@ -78,11 +78,21 @@ void gb_print_cost(const gb_cli *cli, json_t *cost)
 	       json_string_value(json_object_get(cost, "by")));
 }
 
+int gb_gc_incomplete(const gb_cli *cli)
+{
+	gb_cli_err(cli, "incomplete: the regions marked 'unchecked' could "
+	                "not be listed (see the error column and 'gpubroker "
+	                "events'); fix the driver's credentials or endpoint and "
+	                "run gc again");
+	return GB_EXIT_FAIL;
+}
+
 void gb_print_gc(const gb_cli *cli, json_t *orphans)
 {
 	static const gb_column cols[] = {
 		{"cloud", "cloud", 0}, {"region", "region", 0}, {"id", "id", 0},
-		{"pool tag", "pool", 0}, {"action", "action", 0}, {NULL, NULL, 0},
+		{"pool tag", "pool", 0}, {"action", "action", 0},
+		{"error", "error", 0}, {NULL, NULL, 0},
 	};
 	if (cli->out != GB_OUT_TABLE) {
 		gb_out_render(cli, stdout, orphans, NULL, NULL);

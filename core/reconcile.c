@@ -116,8 +116,8 @@ void gb_daemon_reconcile(gb_daemon *d)
 	gb_pool_list_free(pools, np);
 	if (++pass % GB_GC_EVERY == 1 && !gb_daemon_stopping(d)) {
 		json_t *rep = NULL;
-		if (gb_engine_gc(d->eng, 0, &rep) == 0 && json_array_size(rep))
-			gb_log(GB_LOG_WARN, "reconcile", "gc handled %zu orphans",
+		if (gb_engine_gc(d->eng, 0, &rep) >= 0 && json_array_size(rep))
+			gb_log(GB_LOG_WARN, "reconcile", "gc: %zu orphans or unchecked regions (see events)",
 			       json_array_size(rep));
 		json_decref(rep);
 	}

@@ -370,8 +370,11 @@ int gb_remote_gc(gb_cli *cli, int adopt)
 	json_t *res = NULL;
 	int rc = gb_remote_call(cli, "POST", adopt ? "/v1/gc?adopt=1" : "/v1/gc",
 	                        NULL, NULL, &res);
-	if (rc == 0)
+	if (rc == 0) {
 		gb_print_gc(cli, json_object_get(res, "orphans"));
+		if (json_is_true(json_object_get(res, "incomplete")))
+			rc = gb_gc_incomplete(cli);
+	}
 	json_decref(res);
 	return rc;
 }

@@ -56,4 +56,16 @@ wait_until 15 "[ \"\$(sim_live keep-me)\" = 1 ]" || fail "the pool did not shrin
 echo "ok: converge removed the extra instance"
 gb destroy keep-me --auto-approve >/dev/null 2>&1 || fail "destroy failed"
 check "[ \"\$(sim_live keep-me)\" = 0 ]" "nothing of the pool left"
+
+# a listing that fails is not "no orphans": gc says which region it could
+# not look at and exits 1 (after the driver's retries give up)
+sim_post /_sim/scenario '{"error_rates": {"gcp": {"instances.aggregatedList": 1}}}'
+gb gc -o json >"$T/gc3.json" 2>"$T/gc3.log" && rc=0 || rc=$?
+check "[ $rc = 1 ]" "gc exits 1 when a listing fails (exit $rc)"
+check "jq -e '[.[] | select(.cloud==\"gcp\" and .action==\"unchecked\" and (.error | length > 0))] | length >= 1' $T/gc3.json >/dev/null" \
+	"the gcp listing is reported as unchecked, with its error"
+check "grep -q 'gc: incomplete' $T/gc3.log" "and says so on stderr: $(head -c 200 "$T/gc3.log")"
+sim_post /_sim/scenario '{"error_rates": {"gcp": {"instances.aggregatedList": 0}}}'
+gb gc -o json >"$T/gc4.json" 2>"$T/gc4.log" || fail "gc after the fault: $(cat "$T/gc4.log")"
+check "[ \"\$(jq length $T/gc4.json)\" = 0 ]" "listings back: gc complete, no orphans"
 echo PASS
