@@ -169,9 +169,9 @@ static int passes(gb_cli *cli, gb_session *s, int n, int breakdown)
 	steady = n > 1 ? median(cpu + 1, (size_t)n - 1) : cpu[0];
 	if (n < 2)
 		peak_mb = gc_peak_mb;
-	/* where a pass goes: the describes alone (one per cloud and region,
-	 * as the refresh makes them, here one after another), then the same
-	 * steps as the pass one at a time */
+	/* where a pass goes: the describes alone (as the refresh makes them:
+	 * one per region, or one per driver with describe-all-regions; here
+	 * one after another), then the same steps as the pass one at a time */
 	if (breakdown &&
 	    gb_store_inst_list(s->store, NULL, 1, &rows, &live) == 0) {
 		static const char *const clouds[3] = {"aws", "azure", "gcp"};
@@ -180,17 +180,19 @@ static int passes(gb_cli *cli, gb_session *s, int n, int breakdown)
 			size_t seen = 0;
 			double c0 = cpu_ms(), w0 = (double)gb_mono_ns() / 1e6;
 			gb_drv *drv = gb_engine__drv(s->eng, clouds[k]);
+			int all = drv && drv->d &&
+			          (drv->d->caps & GB_DRV_CAP_DESCRIBE_ALL_REGIONS);
 			for (size_t i = 0; i < live; i++)
 				if (strcmp(rows[i].cloud, clouds[k]) == 0 &&
-				    !gb_strv_contains(&regs, rows[i].region))
-					gb_strv_push(&regs, rows[i].region);
+				    !gb_strv_contains(&regs, all ? "" : rows[i].region))
+					gb_strv_push(&regs, all ? "" : rows[i].region);
 			for (size_t i = 0; drv && i < regs.n; i++) {
 				gb_describe_req req;
 				gb_seen_list l = {0};
 				gb_error err;
 				memset(&req, 0, sizeof(req));
 				memset(&err, 0, sizeof(err));
-				req.region = regs.v[i];
+				req.region = *regs.v[i] ? regs.v[i] : NULL;
 				req.broker_id = cli->cfg.broker_id;
 				req.include_terminated = 1;
 				drv->d->describe(drv->ctx, &req, gb_engine__collect, &l,
@@ -198,9 +200,10 @@ static int passes(gb_cli *cli, gb_session *s, int n, int breakdown)
 				seen += l.n;
 				gb_seen_list_free(&l);
 			}
-			printf("reconcile: breakdown: %s describe of %zu regions: "
+			printf("reconcile: breakdown: %s describe of %s: "
 			       "%zu instances reported, %.1f ms cpu, %.1f ms wall\n",
-			       clouds[k], regs.n, seen, cpu_ms() - c0,
+			       clouds[k], all ? "every region at once" : "each region",
+			       seen, cpu_ms() - c0,
 			       (double)gb_mono_ns() / 1e6 - w0);
 			gb_strv_free(&regs);
 		}
