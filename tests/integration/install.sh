@@ -19,6 +19,16 @@ for f in bin/gpubroker include/gpubroker/driver.h lib/pkgconfig/gpubroker-driver
 done
 echo "ok: binary, drivers, catalogs, policies, header and pkg-config file installed"
 
+# DESTDIR stages the same tree under a root (packaging), prefix unchanged
+make -s -C "$GB_SRC" BUILD="$GB_BUILD" install PREFIX=/usr/local DESTDIR="$T/stage" >"$T/stage.log" 2>&1 ||
+	{ cat "$T/stage.log"; fail "make install DESTDIR=... failed"; }
+for f in bin/gpubroker lib/gpubroker/drivers/gcp.so lib/pkgconfig/gpubroker-driver.pc; do
+	[ -e "$T/stage/usr/local/$f" ] || fail "DESTDIR install lacks usr/local/$f"
+done
+grep -q '^prefix=/usr/local' "$T/stage/usr/local/lib/pkgconfig/gpubroker-driver.pc" ||
+	fail "the staged pkg-config file does not say prefix=/usr/local: $(head -3 "$T/stage/usr/local/lib/pkgconfig/gpubroker-driver.pc")"
+echo "ok: DESTDIR stages the tree under usr/local with prefix=/usr/local"
+
 export XDG_STATE_HOME=$T/state
 "$P/bin/gpubroker" drivers -o json >"$T/drivers.json" || fail "installed drivers failed"
 [ "$(jq '[.[] | select(.ready)] | length' "$T/drivers.json")" = 4 ] || fail "not all four shipped drivers are ready"

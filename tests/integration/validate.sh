@@ -282,6 +282,20 @@ sys.exit(0 if a == b else 1)' "$tmp/out.yaml" "$tmp/out.json" ||
 		fail "$cmd: -o yaml does not read back as -o json: $(head -c 400 "$tmp/out.yaml")"
 done
 
+# version and help: what they print and their exit codes
+run version
+[ "$rc" = 0 ] && echo "$out" | grep -Eq '^gpubroker [0-9]+\.[0-9]+\.[0-9]+ \(driver ABI [0-9]+\.[0-9]+\)$' ||
+	fail "version: exit $rc, got: $out"
+run help apply
+[ "$rc" = 0 ] && echo "$out" | grep -q '^usage: gpubroker apply -f SPEC' || fail "help apply: exit $rc, got: $(echo "$out" | head -2)"
+# -v logs the drivers' load messages on stderr; -q leaves only results
+run -v drivers
+[ "$rc" = 0 ] && echo "$err" | grep -q ' info  aws: ' || fail "-v drivers: exit $rc, no info lines on stderr: $(echo "$err" | head -2)"
+run -q validate -f examples/inference.yaml
+[ "$rc" = 0 ] && [ -z "$err" ] || fail "-q validate: exit $rc, stderr: $err"
+run help nosuch
+[ "$rc" = 2 ] && echo "$err" | grep -q 'no command "nosuch"' || fail "help nosuch: exit $rc (want 2), stderr: $err"
+
 if [ "$fails" -gt 0 ]; then
 	echo "validate.sh: $fails failure(s)"
 	exit 1
