@@ -288,8 +288,10 @@ if [ "$gpu_present" = 1 ]; then
 	0 | 1) ;;
 	*) fail "--quick: exit $(rc_of quick) (stderr: $(head -c 400 "$tmp/quick.err"))" ;;
 	esac
+	# the budget: --quick <= 3 s per GPU, as the probe measures itself
 	validate quick full 'all(g["d2d_gbps"] for g in d["gpus"])' \
-		'all(g["fp32_tflops"] for g in d["gpus"])'
+		'all(g["fp32_tflops"] for g in d["gpus"])' \
+		'all(g["elapsed_s"] <= 3.0 for g in d["gpus"])'
 	echo "--quick took ${took}s"
 	# Hidden GPUs: the no-GPU answer.
 	CUDA_VISIBLE_DEVICES= "$probe" >"$tmp/hidden.out" 2>"$tmp/hidden.err"
