@@ -145,8 +145,20 @@ int azure_create(void *ctx, const gb_create_req *req, gb_instance_cb emit,
 		}
 		if (r == 1) {
 			const char *tok = azure_vm_tag(&old, GB_TAG_TOKEN);
+			const char *why;
 			int ours = tok && strcmp(tok, req->token) == 0;
+			int deleting = azure_vm_state(&old, &why) == GB_INST_STOPPING;
 			azure_vm_free(&old);
+			if (ours && deleting) {
+				/* the earlier try's cleanup is deleting it: not
+				 * a result; the create is retried once it is gone */
+				drvc_err(err, GB_ERR_TRANSIENT, 409, "VMBeingDeleted",
+				         "Azure VM %s (from an earlier try with this "
+				         "token) is being deleted; the create is "
+				         "retried once it is gone", names[i]);
+				free(body);
+				goto fail;
+			}
 			if (!ours) {
 				drvc_err(err, GB_ERR_CONFLICT, 409, "VMNameTaken",
 				         "Azure VM %s already exists in resource group "
@@ -156,7 +168,10 @@ int azure_create(void *ctx, const gb_create_req *req, gb_instance_cb emit,
 				goto fail;
 			}
 		}
-		touched[i] = 1;
+		/* a VM of ours from an earlier try with this token may be
+		 * recorded by the host: only what this call makes is its to
+		 * delete when it fails */
+		touched[i] = r == 0;
 		url = azure_vm_url(c, names[i], NULL);
 		snprintf(what, sizeof(what), "PUT VM %s", names[i]);
 		r = azure_arm(c, "PUT", url, body, "arm-write", what, &resp, err);

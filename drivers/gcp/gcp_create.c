@@ -138,11 +138,14 @@ static int op_name_ok(const char *s)
 }
 
 /* One insert.  Returns 0 (op filled, or op->done when the instance was
- * already ours), -1 with err.  *taken set when the name belongs to
- * someone else. */
+ * already ours), -1 with err.  *taken set when the name already existed:
+ * someone else's (with -1), or ours from an earlier try (with 0); either
+ * way a failure of this call must not delete it.  *accepted set when GCE
+ * answered the insert with a 2xx (even one whose body is unusable). */
 static int insert_one(gcp_ctx *c, const gb_create_req *req, const char *zone,
                       const char *name, unsigned index, const char *body,
-                      gcp_op *op, int *taken, gb_error *err)
+                      gcp_op *op, int *taken, int *accepted,
+                      gb_error *err)
 {
 	const gb_host *h = c->host;
 	gb_http_resp resp;
@@ -152,6 +155,7 @@ static int insert_one(gcp_ctx *c, const gb_create_req *req, const char *zone,
 	int rc;
 
 	*taken = 0;
+	*accepted = 0;
 	gcp_request_id(req->token, index, rid);
 	rest = drvc_xasprintf("instances?requestId=%s", rid);
 	url = gcp_zone_url(c, zone, rest);
@@ -160,6 +164,7 @@ static int insert_one(gcp_ctx *c, const gb_create_req *req, const char *zone,
 	         zone);
 	rc = gcp_api(c, "POST", url, body, "gce-mutate", what, &resp, err);
 	free(url);
+	*accepted = rc == 0; /* a 2xx: GCE took the insert from this call */
 	if (rc != 0) {
 		h->http_free(h->ctx, &resp);
 		if (err->cls == GB_ERR_CONFLICT) {
@@ -171,7 +176,24 @@ static int insert_one(gcp_ctx *c, const gb_create_req *req, const char *zone,
 			gcp_label_value(req->token, want);
 			if (r == 1 && gcp_inst_label(&old, GB_TAG_TOKEN) &&
 			    strcmp(gcp_inst_label(&old, GB_TAG_TOKEN), want) == 0) {
+				/* made by an earlier try with this token, which
+				 * the host may have recorded: not this call's
+				 * to clean up if the call fails.  One that is
+				 * being deleted (the earlier try's cleanup) is
+				 * not a result: try again once it is gone. */
+				const char *why;
+				gb_instance_state ost = gcp_inst_state(&old, &why);
+				*taken = 1;
 				gcp_inst_free(&old);
+				if (ost == GB_INST_STOPPING) {
+					drvc_err(err, GB_ERR_TRANSIENT, 409,
+					         "InstanceBeingDeleted",
+					         "GCE instance %s in %s (from an earlier "
+					         "try with this token) is being deleted; "
+					         "the create is retried once it is gone",
+					         name, zone);
+					return -1;
+				}
 				memset(err, 0, sizeof(*err));
 				op->done = 1;
 				return 0;
@@ -257,16 +279,20 @@ int gcp_create(void *ctx, const gb_create_req *req, gb_instance_cb emit,
 
 	for (i = 0; i < n; i++) {
 		char *body = gcp_insert_body(req, names[i], zone, &p, err);
-		int taken = 0, r;
+		int taken = 0, accepted = 0, r;
 		if (!body)
 			goto fail;
-		touched[i] = 1;
 		r = insert_one(c, req, zone, names[i],
 		               req->first_index + (unsigned)i, body, &ops[i],
-		               &taken, err);
+		               &taken, &accepted, err);
 		free(body);
-		if (taken)
-			touched[i] = 0;
+		/* Only an insert GCE accepted from this call is this call's to
+		 * delete if the call fails.  A name that already existed, or
+		 * an insert whose every try failed (throttled, or an answer
+		 * lost after the work was done), is left alone: it may be an
+		 * instance of an earlier try that the host has recorded, and a
+		 * replay with the same token finds it. */
+		touched[i] = accepted && !taken;
 		if (r != 0)
 			goto fail;
 	}

@@ -775,6 +775,19 @@ static void test_create_all_or_nothing(void **state)
 	fakehost_free(fh);
 }
 
+/* An existing VM of ours (token tok-abc123): GET finds it, PUT again
+ * answers it (ARM 200). */
+static void own_vm_routes(const char *name, const char *prov)
+{
+	char path[96];
+	char *vm = vm_json(name, prov, "running", "Regular", "tok-abc123",
+	                   "train-42");
+	snprintf(path, sizeof(path), "virtualMachines/%s?", name);
+	on("GET", path, -1, 200, vm, NULL, NULL);
+	on("PUT", path, -1, 200, vm, NULL, NULL);
+	free(vm);
+}
+
 static void test_create_name_conflict_and_retry(void **state)
 {
 	fakehost *fh = mk(1);
@@ -802,17 +815,52 @@ static void test_create_name_conflict_and_retry(void **state)
 	 * found and emitted. */
 	routes_reset();
 	token_route(TOK1, 3600, -1);
-	vm = vm_json("pool-a-0", "Succeeded", "running", "Regular",
-	             "tok-abc123", "train-42");
-	on("GET", "virtualMachines/pool-a-0?", -1, 200, vm, NULL, NULL);
-	on("PUT", "virtualMachines/pool-a-0?", -1, 200, vm, NULL, NULL);
-	free(vm);
+	own_vm_routes("pool-a-0", "Succeeded");
 	nic_route("pool-a-0", "10.0.0.9");
 	assert_int_equal(azure_driver_desc.create(ctx, &r, collect, &g, &err),
 	                 0);
 	assert_int_equal(g.n, 1);
 	assert_string_equal(g.priv[0], "10.0.0.9");
 	assert_int_equal(unmatched, 0);
+
+	/* The same retry for two VMs: pool-a-0 is ours from the earlier try
+	 * (the host may have recorded it), pool-a-1's PUT fails: the cleanup
+	 * deletes only the VM this call made. */
+	routes_reset();
+	token_route(TOK1, 3600, -1);
+	own_vm_routes("pool-a-0", "Succeeded");
+	on("GET", "virtualMachines/pool-a-1?", -1, 404, "{}", NULL, NULL);
+	on("PUT", "virtualMachines/pool-a-1?", -1, 409,
+	   "{\"error\":{\"code\":\"SkuNotAvailable\",\"message\":\"not "
+	   "available\"}}", NULL, NULL);
+	on("DELETE", "virtualMachines/pool-a-", -1, 202, "", NULL, NULL);
+	r.count = 2;
+	memset(&g, 0, sizeof(g));
+	assert_int_equal(azure_driver_desc.create(ctx, &r, collect, &g, &err),
+	                 -1);
+	assert_int_equal(err.cls, GB_ERR_CAPACITY);
+	assert_int_equal(count_reqs(fh, "DELETE", "virtualMachines/pool-a-0?"),
+	                 0);
+	assert_int_equal(count_reqs(fh, "DELETE", "virtualMachines/pool-a-1?"),
+	                 1);
+
+	/* Ours but Deleting (an earlier try's cleanup): not a result, a
+	 * transient error; no PUT, nothing deleted by this call. */
+	routes_reset();
+	token_route(TOK1, 3600, -1);
+	own_vm_routes("pool-a-0", "Deleting"); /* the PUT must not be made */
+	r.count = 1;
+	memset(&g, 0, sizeof(g));
+	{
+		size_t puts = count_reqs(fh, "PUT", "virtualMachines");
+		size_t dels = count_reqs(fh, "DELETE", "virtualMachines");
+		assert_int_equal(
+			azure_driver_desc.create(ctx, &r, collect, &g, &err), -1);
+		assert_int_equal(err.cls, GB_ERR_TRANSIENT);
+		assert_string_equal(err.code, "VMBeingDeleted");
+		assert_int_equal(count_reqs(fh, "PUT", "virtualMachines"), puts);
+		assert_int_equal(count_reqs(fh, "DELETE", "virtualMachines"), dels);
+	}
 	azure_driver_desc.fini(ctx);
 	fakehost_free(fh);
 }

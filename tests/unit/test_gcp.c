@@ -797,6 +797,23 @@ static void test_create_all_or_nothing(void **state)
 	fakehost_free(fh);
 }
 
+/* GCE's answer to an insert whose name exists (once), and the existing
+ * instance in us-central1-a with the given status and token label. */
+static void exists_routes(const char *name, const char *status,
+                          const char *token)
+{
+	char *inst;
+	char path[96];
+	on("POST", "instances?requestId=", 1, 409,
+	   "{\"error\":{\"code\":409,\"message\":\"already exists\","
+	   "\"errors\":[{\"reason\":\"alreadyExists\"}]}}", NULL, NULL);
+	inst = inst_json(name, "us-central1-a", status, "STANDARD", token,
+	                 "train-42");
+	snprintf(path, sizeof(path), "instances/%s", name);
+	on("GET", path, -1, 200, inst, NULL, NULL);
+	free(inst);
+}
+
 static void test_create_conflict(void **state)
 {
 	fakehost *fh = mk(1);
@@ -830,6 +847,56 @@ static void test_create_conflict(void **state)
 	assert_int_equal(gcp_driver_desc.create(ctx, &r, collect, &g, &err), 0);
 	assert_int_equal(g.n, 1);
 	assert_int_equal(unmatched, 0);
+
+	/* A retry with the same token finds train-42-0 made by the earlier
+	 * try (the host may have recorded it), and train-42-1 fails: the
+	 * cleanup deletes only what this call made. */
+	routes_reset();
+	token_route(TOK1, 3600, -1);
+	exists_routes("train-42-0", "RUNNING", "0123abcdef");
+	create_routes("train-42-1", "us-central1-a", "op-b", 0,
+	              "ZONE_RESOURCE_POOL_EXHAUSTED");
+	on("DELETE", "instances/train-42-", -1, 200,
+	   "{\"name\":\"op-del\",\"status\":\"RUNNING\"}", NULL, NULL);
+	r.count = 2;
+	memset(&g, 0, sizeof(g));
+	assert_int_equal(gcp_driver_desc.create(ctx, &r, collect, &g, &err), -1);
+	assert_int_equal(err.cls, GB_ERR_CAPACITY);
+	assert_int_equal(count_reqs(fh, "DELETE", "instances/train-42-0?"), 0);
+	assert_int_equal(count_reqs(fh, "DELETE", "instances/train-42-1?"), 1);
+
+	/* Ours but STOPPING (an earlier try's cleanup deletes it): not a
+	 * result, a transient error; nothing deleted by this call. */
+	routes_reset();
+	token_route(TOK1, 3600, -1);
+	exists_routes("train-42-0", "STOPPING", "0123abcdef");
+	r.count = 1;
+	memset(&g, 0, sizeof(g));
+	{
+		size_t dels = count_reqs(fh, "DELETE", "instances/");
+		assert_int_equal(gcp_driver_desc.create(ctx, &r, collect, &g, &err),
+		                 -1);
+		assert_int_equal(err.cls, GB_ERR_TRANSIENT);
+		assert_string_equal(err.code, "InstanceBeingDeleted");
+		assert_int_equal(g.n, 0);
+		assert_int_equal(count_reqs(fh, "DELETE", "instances/"), dels);
+	}
+
+	/* Every insert try throttled: GCE never took this call's insert, and
+	 * the name may hold an instance of an earlier try: nothing deleted. */
+	routes_reset();
+	token_route(TOK1, 3600, -1);
+	on("POST", "instances?requestId=", -1, 403,
+	   "{\"error\":{\"code\":403,\"message\":\"Quota exceeded for "
+	   "quota metric 'Queries'\",\"errors\":[{\"reason\":"
+	   "\"rateLimitExceeded\"}]}}", NULL, NULL);
+	{
+		size_t dels = count_reqs(fh, "DELETE", "instances/");
+		assert_int_equal(gcp_driver_desc.create(ctx, &r, collect, &g, &err),
+		                 -1);
+		assert_int_equal(err.cls, GB_ERR_THROTTLED);
+		assert_int_equal(count_reqs(fh, "DELETE", "instances/"), dels);
+	}
 	gcp_driver_desc.fini(ctx);
 	fakehost_free(fh);
 }
