@@ -5,8 +5,6 @@
 #include <string.h>
 
 /* engine_create.c */
-int gb_engine__replay_create(gb_engine *e, const gb_pool_spec *spec,
-                             const gb_intent_row *in, char *err, size_t cap);
 int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
                      int64_t generation, int need, const char *cloud,
                      const char *region, const char *zone, int *placed,
@@ -156,24 +154,40 @@ static void classified_free(classified *c)
 
 /* Creates of this pool whose outcome is unknown (their intents are still
  * open: lost answers, an interrupted process) are replayed with their
- * token first, so what they made is known before anything new is made. */
-static void replay_open(gb_engine *e, const char *pool,
-                        const gb_pool_spec *spec)
+ * token first, so what they made is known before anything new is made.
+ * Returns how many instances those still open may yet produce (asked
+ * for, not recorded): converge does not place them again elsewhere,
+ * which would leave the pool over size once the lost ones appear. */
+static int replay_open(gb_engine *e, const char *pool,
+                       const gb_pool_spec *spec)
 {
 	gb_intent_row *v;
 	size_t n;
+	int outstanding = 0;
 	if (gb_store_intent_list_open(e->o.store, &v, &n) != 0)
-		return;
+		return 0;
 	for (size_t i = 0; i < n; i++) {
 		char err[512];
 		if (strcmp(v[i].kind, "create") != 0 || strcmp(v[i].pool, pool) != 0)
 			continue;
-		if (gb_engine__replay_create(e, spec, &v[i], err, sizeof(err)) != 0)
+		if (gb_engine__replay_create(e, spec, &v[i], err, sizeof(err)) < 0)
 			gb_engine__event(e, pool, NULL, "error",
 			                 "replaying create %lld failed: %s",
 			                 (long long)v[i].id, err);
 	}
 	gb_intent_list_free(v, n);
+	if (gb_store_intent_list_open(e->o.store, &v, &n) != 0)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		int all, mine;
+		if (strcmp(v[i].kind, "create") != 0 || strcmp(v[i].pool, pool) != 0)
+			continue;
+		gb_engine__live(e, pool, v[i].id, &all, &mine);
+		if (v[i].count > mine)
+			outstanding += v[i].count - mine;
+	}
+	gb_intent_list_free(v, n);
+	return outstanding;
 }
 
 /* Rows left "terminating" by a scale-down or a replacement whose
@@ -205,11 +219,11 @@ static int converge_locked(gb_engine *e, const gb_pool_row *row,
 	gb_inst_row *rows = NULL;
 	size_t n = 0;
 	classified c;
-	int need, placed = 0, rc = 0;
+	int need, placed = 0, rc = 0, outstanding, waiting = 0;
 	char msg[1024] = "";
 	const char *cl = NULL, *rg = NULL, *zn = NULL;
 
-	replay_open(e, row->name, spec);
+	outstanding = replay_open(e, row->name, spec);
 	if (gb_store_inst_list(e->o.store, row->name, 1, &rows, &n) != 0) {
 		snprintf(res->message, sizeof(res->message), "%s",
 		         gb_store_errmsg(e->o.store));
@@ -227,6 +241,18 @@ static int converge_locked(gb_engine *e, const gb_pool_row *row,
 	classify(spec, row->desired, rows, n, &c);
 	need = row->desired - (int)c.nkeep;
 	res->kept = (int)c.nkeep;
+	if (need > 0 && outstanding > 0) {
+		int wait = outstanding < need ? outstanding : need;
+		need -= wait;
+		waiting = 1;
+		res->partial = 1;
+		snprintf(res->message, sizeof(res->message),
+		         "pool %s: %d instance%s of a create whose outcome is "
+		         "still unknown (throttled or failing after retries) %s "
+		         "not placed elsewhere; the create is replayed with its "
+		         "token on the next pass", row->name, wait,
+		         wait == 1 ? "" : "s", wait == 1 ? "is" : "are");
+	}
 
 	if (c.nbroken) {
 		for (size_t i = 0; i < c.nbroken; i++)
@@ -282,7 +308,7 @@ static int converge_locked(gb_engine *e, const gb_pool_row *row,
 	}
 	/* Make before break: incompatible instances go only once their
 	 * replacements were placed. */
-	if (c.nincompat && rc == 0) {
+	if (c.nincompat && rc == 0 && !waiting) {
 		gb_engine__terminate_rows(e, c.incompat, c.nincompat,
 		                          "replaced (spec changed)");
 		res->replaced += (int)c.nincompat;
@@ -292,10 +318,10 @@ static int converge_locked(gb_engine *e, const gb_pool_row *row,
 		res->destroyed += (int)c.nextra;
 	}
 	retry_terminating(e, rows, n);
-	res->ok = rc == 0;
+	res->ok = rc == 0 && !waiting;
 	classified_free(&c);
 	gb_inst_list_free(rows, n);
-	return rc;
+	return rc != 0 || waiting ? -1 : 0;
 }
 
 static int converge(gb_engine *e, const char *pool, int refresh,

@@ -372,24 +372,24 @@ static void try_candidate(gb_engine *e, const gb_pool_spec *spec,
 	execute(e, spec, &cd, all_or_nothing, a);
 	if (a->unknown) {
 		/* once more, same token: a lost answer comes back now */
-		attempt again;
-		int before = a->created;
-		execute(e, spec, &cd, all_or_nothing, &again);
-		/* the replay reports every instance of the token */
-		if (again.created < before)
-			again.created = before;
-		*a = again;
+		execute(e, spec, &cd, all_or_nothing, a);
+	}
+	if (a->unknown) {
+		/* Still unknown: what the two calls made is what the store
+		 * recorded for this intent (a replay that failed again reports
+		 * only part of what the first one did, or nothing). */
+		int all;
+		gb_engine__live(e, spec->name, cd.intent_id, &all, &a->created);
 	}
 }
-
-int gb_engine__replay_create(gb_engine *e, const gb_pool_spec *spec,
-                             const gb_intent_row *in, char *err, size_t cap);
 
 /* Recovery of an open create intent of an active pool: the same call
  * again, with the same token.  Providers deduplicate (EC2 ClientToken,
  * ARM PUT by name, GCE requestId), so this returns the instances the
  * interrupted call made -- even ones describe cannot see yet -- and makes
- * the rest.  0 when resolved. */
+ * the rest.  0 when replayed (the intent closed, or kept open while the
+ * outcome is still unknown), 1 when it was given up and resolved by
+ * describe, -1 with err when the store failed. */
 int gb_engine__replay_create(gb_engine *e, const gb_pool_spec *spec,
                              const gb_intent_row *in, char *err, size_t cap)
 {
@@ -414,6 +414,29 @@ int gb_engine__replay_create(gb_engine *e, const gb_pool_spec *spec,
 	cd.intent_id = in->id;
 	cd.replay_of_ms = in->created_at;
 	execute(e, spec, &cd, spec->colocate != GB_COLOCATE_NONE, &a);
+	if (a.unknown && in->created_at > 0 &&
+	    gb_now_ms() - in->created_at > GB_UNKNOWN_GIVE_UP_MS) {
+		/* Every replay for ten minutes ended throttled or transient:
+		 * take what the cloud lists with the token and close the
+		 * intent, so the pool may be placed elsewhere.  Anything of
+		 * the token that shows up later is found by gc. */
+		gb_engine__event(e, spec->name, NULL, "unknown",
+		                 "create %lld in %s/%s%s%s still has no answer after "
+		                 "%lld s (%s); resolving it by describe and cooling "
+		                 "the place down so the pool fails over",
+		                 (long long)in->id, in->cloud, in->region,
+		                 cd.zone[0] ? "/" : "", cd.zone,
+		                 (long long)((gb_now_ms() - in->created_at) / 1000),
+		                 a.err.code[0] ? a.err.code
+		                               : gb_err_class_name(a.err.cls));
+		gb_store_unavailable_mark(e->o.store, in->cloud, in->region,
+		                          cd.zone, in->instance_type, in->capacity,
+		                          gb_now_ms() / 1000 + e->cooldown_s,
+		                          a.err.code[0] ? a.err.code
+		                                        : gb_err_class_name(a.err.cls));
+		gb_engine__resolve_by_describe(e, in);
+		return 1;
+	}
 	if (a.failed) {
 		snprintf(err, cap, "%s%s%s", a.err.code, a.err.code[0] ? ": " : "",
 		         a.err.message);
@@ -529,6 +552,10 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 				left -= h.created;
 				*placed += h.created;
 				got += h.created;
+				if (h.unknown) {
+					a = h; /* stops the walk, below */
+					break;
+				}
 				if (!h.failed && left > 0) {
 					want = left; /* room for that much: try the rest */
 					continue;
@@ -551,6 +578,22 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 		last = a;
 		if (!a.failed)
 			continue;
+		if (a.unknown) {
+			/* The create may yet have made what it was asked for
+			 * (a lost answer, a throttled retry): placing the rest
+			 * elsewhere could leave the pool over size.  Its intent
+			 * stays open; the next converge replays it first. */
+			snprintf(msg, cap,
+			         "pool %s: placed %d of %d instances; the create in "
+			         "%s/%s ended %s%s%s after retries and its outcome "
+			         "is unknown, so nothing more is placed until it is "
+			         "replayed with its token (next apply, or the "
+			         "daemon's next reconcile)", spec->name, need - left,
+			         need, o->cloud, where(o),
+			         gb_err_class_name(a.err.cls),
+			         a.err.code[0] ? " " : "", a.err.code);
+			goto out;
+		}
 		gb_buf_printf(&why, "\n  %s/%s %s %s: %s%s%s%s", o->cloud, where(o),
 		              o->instance_type, gb_capacity_name(o->capacity),
 		              gb_err_class_name(a.err.cls),

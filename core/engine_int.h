@@ -69,5 +69,22 @@ void gb_engine__stat(gb_engine *e, uint64_t *field, uint64_t by);
  * cloud/region pairs). */
 int gb_engine__refresh_rows(gb_engine *e, const char *pool, gb_inst_row *rows,
                             size_t n);
+/* Live (pending or running) instances of a pool in the store: *all of
+ * them, and *of_intent those a create intent recorded (intent_id; 0 for
+ * none).  A store error counts as none. */
+void gb_engine__live(gb_engine *e, const char *pool, int64_t intent_id,
+                     int *all, int *of_intent);
+/* Replay an open create intent with its token (engine_create.c).  0 when
+ * replayed, 1 when given up (GB_UNKNOWN_GIVE_UP_MS) and resolved by
+ * describe, -1 with err when the store failed. */
+int gb_engine__replay_create(gb_engine *e, const gb_pool_spec *spec,
+                             const gb_intent_row *in, char *err, size_t cap);
+/* Resolve an open create intent by describe: adopt what carries its
+ * token, then close it (kept open when the describe fails). */
+void gb_engine__resolve_by_describe(gb_engine *e, const gb_intent_row *in);
+/* A create whose outcome stays unknown this long after it was journaled
+ * (every replay ended throttled or transient) is resolved by describe,
+ * so a zone that keeps failing does not hold its pool forever. */
+#define GB_UNKNOWN_GIVE_UP_MS (10 * 60 * 1000)
 
 #endif

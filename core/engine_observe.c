@@ -385,32 +385,54 @@ static int token_matches(const char *tag, const char *token)
 	       (tag[n] == '\0' || tag[n] == '-');
 }
 
-/* Adopt the instances a create intent made (or find none), then close it. */
-int gb_engine__replay_create(gb_engine *e, const gb_pool_spec *spec,
-                             const gb_intent_row *in, char *err, size_t cap);
-static void recover_by_describe(gb_engine *e, const gb_intent_row *in);
+void gb_engine__live(gb_engine *e, const char *pool, int64_t intent_id,
+                     int *all, int *of_intent)
+{
+	gb_inst_row *rows;
+	size_t n;
+	*all = *of_intent = 0;
+	if (gb_store_inst_list(e->o.store, pool, 1, &rows, &n) != 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		int live = strcmp(rows[i].state, "pending") == 0 ||
+		           strcmp(rows[i].state, "running") == 0;
+		*all += live;
+		*of_intent += live && intent_id && rows[i].intent_id == intent_id;
+	}
+	gb_inst_list_free(rows, n);
+}
 
-/* Adopt the instances an interrupted create made.  For an active pool
- * the create is replayed with the same token (see engine_create.c);
- * otherwise the instances carrying the token are adopted (so destroy
- * terminates them) and the intent is closed. */
+/* An open create intent (a crash mid-call, or an unknown outcome).  For
+ * an active pool that still wants what it asked for, the create is
+ * replayed with the same token (see engine_create.c): providers
+ * deduplicate, so it returns what the interrupted call made and makes
+ * the rest.  Otherwise (the pool is being destroyed, or was scaled down
+ * meanwhile) replaying would make more than the pool wants: the
+ * instances carrying the token are adopted, by describe, and the intent
+ * closed; destroy or the next converge releases any surplus. */
 static void recover_create(gb_engine *e, const gb_intent_row *in)
 {
 	gb_pool_row prow;
 	if (gb_store_pool_get(e->o.store, in->pool, &prow) == 0) {
-		int active = strcmp(prow.state, "active") == 0;
+		int all, mine;
+		int active;
 		gb_pool_spec spec;
 		char err[1024];
+		gb_engine__live(e, in->pool, in->id, &all, &mine);
+		active = strcmp(prow.state, "active") == 0 &&
+		         all - mine + in->count <= prow.desired;
 		if (active && gb_engine__spec(&prow, &spec, err, sizeof(err)) == 0) {
 			gb_engine__lock_pool(e, in->pool);
-			if (gb_engine__replay_create(e, &spec, in, err, sizeof(err)) == 0)
+			int r = gb_engine__replay_create(e, &spec, in, err,
+			                                 sizeof(err));
+			if (r == 0)
 				gb_engine__event(e, in->pool, NULL, "recovered",
 				                 "replayed interrupted create %lld "
 				                 "(token %s) in %s/%s%s%s", (long long)in->id,
 				                 in->token, in->cloud, in->region,
 				                 in->zone && *in->zone ? "/" : "",
 				                 in->zone ? in->zone : "");
-			else
+			else if (r < 0)
 				gb_engine__event(e, in->pool, NULL, "error",
 				                 "cannot resolve create intent %lld: %s; "
 				                 "will retry on the next start",
@@ -422,10 +444,10 @@ static void recover_create(gb_engine *e, const gb_intent_row *in)
 		}
 		gb_pool_row_free(&prow);
 	}
-	recover_by_describe(e, in);
+	gb_engine__resolve_by_describe(e, in);
 }
 
-static void recover_by_describe(gb_engine *e, const gb_intent_row *in)
+void gb_engine__resolve_by_describe(gb_engine *e, const gb_intent_row *in)
 {
 	gb_drv *drv = gb_engine__drv(e, in->cloud);
 	gb_describe_req req;

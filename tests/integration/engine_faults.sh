@@ -28,7 +28,8 @@ write_spec "$T/gcp.yaml" fs-gcp gcp L4 3
 # reconciler (here: apply again) keeps converging.  Never duplicates.
 for attempt in 1 2 3 4 5; do
 	gb apply -f "$T/all.yaml" --auto-approve --wait --timeout 60s >"$T/apply-$attempt.out" 2>"$T/apply-$attempt.log" && break
-	echo "apply attempt $attempt did not fully converge under the storm; applying again"
+	echo "apply attempt $attempt did not fully converge under the storm; applying again. It said:"
+	grep -v '^ ' "$T/apply-$attempt.log" | grep -iE 'error|unknown|placed|timed out' | tail -3 | sed 's/^/  | /'
 done
 for p in fs-aws fs-azure fs-gcp; do
 	wait_until 30 "[ \"\$(store_live $p)\" = 3 ] && [ \"\$(sim_live $p)\" = 3 ]" ||
