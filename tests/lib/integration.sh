@@ -37,8 +37,15 @@ export GPUBROKER_BROKER_ID=${GPUBROKER_BROKER_ID:-gbtest}
 export GB_NO_TTY=1
 unset GPUBROKER_SERVER GPUBROKER_TOKEN
 
+# BG_PIDS: other background processes a test started (an events
+# --follow, a load generator); killed on exit, so a failing test does not
+# leave them holding its output open.
+BG_PIDS=
 lib_cleanup() {
 	rc=$?
+	for _p in $BG_PIDS; do
+		kill -TERM "$_p" 2>/dev/null || true
+	done
 	if [ -n "$D_PID" ] && kill -0 "$D_PID" 2>/dev/null; then
 		kill -TERM "$D_PID" 2>/dev/null || true
 		wait "$D_PID" 2>/dev/null || true
