@@ -69,6 +69,10 @@ void gb_cli_err(const gb_cli *cli, const char *fmt, ...) GB_PRINTF(2, 3);
 /* Usage error: prints the message and the command's usage line; returns
  * GB_EXIT_USAGE. */
 int gb_cli_usage(const gb_cli *cli, const char *fmt, ...) GB_PRINTF(2, 3);
+/* Asks QUESTION on stderr and reads a line from stdin: 1 only for
+ * "yes" (as Terraform does), 0 for anything else or end of input.  Callers
+ * ask only when stdin and stderr are terminals. */
+int gb_cli_confirm(const gb_cli *cli, const char *question);
 /* Informational line to stderr unless -q. */
 void gb_cli_info(const gb_cli *cli, const char *fmt, ...) GB_PRINTF(2, 3);
 void gb_cli_free(gb_cli *cli);

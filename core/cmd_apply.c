@@ -39,7 +39,6 @@ static void on_signal(int sig)
 }
 
 /* Asks on the terminal; 1 when the user typed "yes". */
-int gb_cli_confirm(const gb_cli *cli, const char *question);
 int gb_cli_confirm(const gb_cli *cli, const char *question)
 {
 	char line[64];

@@ -10,7 +10,6 @@
 #include "remote.h"
 #include "session.h"
 
-int gb_cli_confirm(const gb_cli *cli, const char *question);
 
 static volatile sig_atomic_t stop_flag;
 

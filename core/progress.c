@@ -17,10 +17,12 @@ void gb_progress_init(gb_progress *p, const gb_cli *cli)
 
 static void status_line(gb_progress *p)
 {
-	fprintf(stderr, "\r\033[K  requested %d | running %d | failed %d | "
-	                "terminated %d | failovers %d",
-	        p->requested, p->running, p->failed, p->terminated,
-	        p->failovers);
+	/* created but not yet running, failed or gone */
+	int pending = p->requested - p->running - p->failed - p->terminated;
+	fprintf(stderr, "\r\033[K  requested %d | pending %d | running %d | "
+	                "failed %d | terminated %d | failovers %d",
+	        p->requested, pending > 0 ? pending : 0, p->running, p->failed,
+	        p->terminated, p->failovers);
 	p->line_shown = 1;
 }
 

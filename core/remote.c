@@ -11,7 +11,6 @@
 #include "pool_output.h"
 #include "spec.h"
 
-int gb_cli_confirm(const gb_cli *cli, const char *question);
 
 static size_t on_body(char *p, size_t size, size_t n, void *ud)
 {

@@ -21,7 +21,8 @@ else
 	done
 fi
 # Tools the tests and benchmarks drive as real peers.
-for tool in curl:curl sshd:openssh-server ssh:openssh-client jq:jq wrk:wrk; do
+for tool in curl:curl sshd:openssh-server ssh:openssh-client jq:jq wrk:wrk \
+    script:bsdutils; do
 	cmd=${tool%%:*}
 	deb=${tool#*:}
 	if ! command -v "$cmd" >/dev/null 2>&1 && [ ! -x "/usr/sbin/$cmd" ]; then
