@@ -25,6 +25,11 @@ write_spec "$T/a.yaml" lim-a aws A10G 3 on-demand "lifecycle: {ttl: 2h}"
 gb apply -f "$T/a.yaml" --auto-approve --wait --timeout 60s >"$T/a.out" 2>"$T/a.log" ||
 	fail "apply lim-a (inside the limits)"
 check "[ \"\$(sim_live lim-a)\" = 3 ]" "lim-a runs 3 instances"
+gb status >"$T/status.txt" || fail "status"
+check "head -1 $T/status.txt | grep -q '^POOL  *TEAM  *PURPOSE  *STATE  *DESIRED  *RUNNING  *CLOUDS  *\$/H  *AGE  *TTL LEFT$'" \
+	"status shows pool, team, purpose, state, desired/running, clouds, \$/h, age, TTL left"
+check "awk '\$1 == \"lim-a\" && \$2 == \"research\" && \$4 == \"active\" && \$5 == 3 && \$6 == 3 && \$7 == \"aws\" && \$8 == \"3.02\" && \$10 ~ /^1h5[0-9]m\$/ { ok = 1 } END { exit !ok }' $T/status.txt" \
+	"lim-a's row: research, active, 3/3, aws, \$3.02/h, under 2 h left"
 c0=$(calls)
 check "[ $c0 -ge 1 ]" "cloudsim counted lim-a's create call ($c0)"
 
