@@ -2,7 +2,8 @@
 # engine_limits.sh -- what the engine refuses before any cloud call (team
 # GPU quota, team $/h, monthly budget, a pool's own limits), apply --wait
 # running out of time, make-before-break replacement after a spec change,
-# events --follow on local state, and cost --since.
+# events --follow on local state, cost --since and --by team, and a
+# destroy whose terminate calls all fail.
 . "$GB_SRC/tests/lib/integration.sh"
 
 # the example config with a small team "research"
@@ -137,5 +138,31 @@ rc=0
 gb cost --since yesterday >/dev/null 2>"$T/since.err" || rc=$?
 check "[ $rc = 2 ] && grep -q 'expected a duration like' $T/since.err" "a bad --since is a usage error"
 gb destroy lim-e --auto-approve >/dev/null 2>>"$T/destroy.log" || fail "destroy lim-e (the pool that never had a candidate)"
+
+# 10. destroy while every terminate call fails: not confirmed, so the
+#     instances stay 'terminating' (and billed); a second destroy once the
+#     cloud answers again finishes the job.  Team "product" for cost --by team.
+write_spec "$T/x.yaml" lim-x aws A10G 2 on-demand "lifecycle: {ttl: 1h}"
+sed -i 's/^  team: research$/  team: product/' "$T/x.yaml"
+gb apply -f "$T/x.yaml" --auto-approve --wait --timeout 60s >"$T/x.out" 2>"$T/x.log" ||
+	fail "apply lim-x: $(tail -3 "$T/x.log")"
+sim_post /_sim/scenario '{"error_rates": {"aws": {"TerminateInstances": 1}}}'
+rc=0
+gb destroy lim-x --auto-approve --timeout 5s >"$T/x-d1.out" 2>"$T/x-d1.log" || rc=$?
+check "[ $rc = 1 ] && grep -q '2 instances are not yet confirmed terminated by their cloud' $T/x-d1.log" \
+	"destroy says the terminations are not confirmed (exit $rc)"
+check "grep -q \"terminate lim-x-0 failed (transient InternalError)\" $T/x-d1.log" "and why, with EC2's code"
+check "[ \"\$(sim_live lim-x)\" = 2 ] && [ \"\$(gb status lim-x -o json | jq '[.instances[] | select(.state==\"terminating\")] | length')\" = 2 ]" \
+	"both still run in cloudsim and are 'terminating' in the store, not gone"
+sim_post /_sim/scenario '{"error_rates": {"aws": {"TerminateInstances": 0}}}'
+gb destroy lim-x --auto-approve >"$T/x-d2.out" 2>"$T/x-d2.log" || fail "second destroy of lim-x: $(tail -3 "$T/x-d2.log")"
+check "[ \"\$(sim_live lim-x)\" = 0 ]" "the second destroy terminated them"
+gb cost --by team -o json >"$T/cost-team.json" || fail "cost --by team"
+check "[ \"\$(jq -r '[.groups[].key] | sort | join(\",\")' $T/cost-team.json)\" = product,research ]" \
+	"cost --by team has a group per team"
+check "jq -e '([.groups[].cost] | add) - .total | fabs < 0.000001' $T/cost-team.json >/dev/null" \
+	"the teams add up to the total"
+check "jq -e '[.groups[] | select(.key==\"product\")][0] | .instances == 2 and .cost > 0' $T/cost-team.json >/dev/null" \
+	"product's group is lim-x's 2 instances"
 check "[ \"\$(sim_live)\" = 0 ]" "nothing left in cloudsim"
 echo PASS
