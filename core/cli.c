@@ -20,7 +20,9 @@ static const struct {
 	{"output", 'o', "FORMAT", "table | json | yaml (default table)"},
 	{"quiet", 'q', NULL, "print only results and errors"},
 	{"verbose", 'v', NULL, "log more (repeat for debug)"},
-	{"server", 0, "URL", "talk to a gpubroker daemon (or GPUBROKER_SERVER)"},
+	{"server", 0, "URL", "talk to a gpubroker daemon (or GPUBROKER_SERVER; "
+	                     "https is verified against the system CAs or "
+	                     "GPUBROKER_CA_FILE)"},
 	{"token", 0, "TOKEN", "bearer token for --server (or GPUBROKER_TOKEN)"},
 	{"help", 'h', NULL, "show help for the command"},
 };

@@ -22,7 +22,7 @@ else
 fi
 # Tools the tests and benchmarks drive as real peers.
 for tool in curl:curl sshd:openssh-server ssh:openssh-client jq:jq wrk:wrk \
-    script:bsdutils; do
+    script:bsdutils openssl:openssl; do
 	cmd=${tool%%:*}
 	deb=${tool#*:}
 	if ! command -v "$cmd" >/dev/null 2>&1 && [ ! -x "/usr/sbin/$cmd" ]; then
