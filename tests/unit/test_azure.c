@@ -1338,6 +1338,26 @@ static void test_terminate(void **state)
 	fakehost_free(fh);
 }
 
+/* The image when a spec names none (issue 5 item 7): the option
+ * image.<region>, else the option image, else the driver's GPU-ready
+ * default.  (A spec's own image wins before any of these: see create.) */
+static void test_image_choice(void **state)
+{
+	fakehost *fh = mk(1);
+	void *ctx = init(fh);
+	(void)state;
+	assert_string_equal(azure_image_for(ctx, "westeurope"), AZURE_DEFAULT_IMAGE);
+	assert_string_equal(azure_image_for(ctx, NULL), AZURE_DEFAULT_IMAGE);
+	azure_driver_desc.fini(ctx);
+	fakehost_option(fh, "image", "img-everywhere");
+	fakehost_option(fh, "image.westeurope", "img-regional");
+	ctx = init(fh);
+	assert_string_equal(azure_image_for(ctx, "westeurope"), "img-regional");
+	assert_string_equal(azure_image_for(ctx, "eastus"), "img-everywhere");
+	azure_driver_desc.fini(ctx);
+	fakehost_free(fh);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1349,6 +1369,7 @@ int main(void)
 		cmocka_unit_test(test_create_polls_and_emits),
 		cmocka_unit_test(test_create_all_or_nothing),
 		cmocka_unit_test(test_create_name_conflict_and_retry),
+		cmocka_unit_test(test_image_choice),
 		cmocka_unit_test(test_error_classes),
 		cmocka_unit_test(test_throttle_end_to_end),
 		cmocka_unit_test(test_describe_paging_and_states),

@@ -1442,6 +1442,26 @@ static int make_key(void)
 	return key_json ? 0 : -1;
 }
 
+/* The image when a spec names none (issue 5 item 7): the option
+ * image.<region>, else the option image, else the driver's GPU-ready
+ * default.  (A spec's own image wins before any of these: see create.) */
+static void test_image_choice(void **state)
+{
+	fakehost *fh = mk(1);
+	void *ctx = init(fh);
+	(void)state;
+	assert_string_equal(gcp_image_for(ctx, "europe-west4"), GCP_DEFAULT_IMAGE);
+	assert_string_equal(gcp_image_for(ctx, NULL), GCP_DEFAULT_IMAGE);
+	gcp_driver_desc.fini(ctx);
+	fakehost_option(fh, "image", "img-everywhere");
+	fakehost_option(fh, "image.europe-west4", "img-regional");
+	ctx = init(fh);
+	assert_string_equal(gcp_image_for(ctx, "europe-west4"), "img-regional");
+	assert_string_equal(gcp_image_for(ctx, "us-central1"), "img-everywhere");
+	gcp_driver_desc.fini(ctx);
+	fakehost_free(fh);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1452,6 +1472,7 @@ int main(void)
 		cmocka_unit_test(test_create_polls_and_emits),
 		cmocka_unit_test(test_create_all_or_nothing),
 		cmocka_unit_test(test_create_conflict),
+		cmocka_unit_test(test_image_choice),
 		cmocka_unit_test(test_error_classes),
 		cmocka_unit_test(test_throttle_end_to_end),
 		cmocka_unit_test(test_describe_paging_and_states),
