@@ -229,12 +229,30 @@ static void transport_rates(const gb_drv *drv, gb_kvs *out)
 	gb_kvs_free(&all);
 }
 
+/* A whole-number transport option in [lo, hi]; *out = 0 (the transport's
+ * default) when unset.  0, or -1 with err naming the driver and option. */
+static int transport_int(const gb_drv *drv, const char *key, int64_t lo,
+                         int64_t hi, int64_t *out, char *err, size_t cap)
+{
+	const char *v = gb_kvs_get(&drv->options, key);
+	*out = 0;
+	if (!v || !*v)
+		return 0;
+	if (gb_parse_int64(v, out) != 0 || *out < lo || *out > hi) {
+		snprintf(err, cap, "driver '%s': option %s: expected a whole "
+		         "number from %lld to %lld, found \"%s\"", drv->name, key,
+		         (long long)lo, (long long)hi, v);
+		*out = 0;
+		return -1;
+	}
+	return 0;
+}
+
 int gb_drv_init(gb_drv *drv, const gb_kvs *options, char *err, size_t cap)
 {
 	gb_error e;
 	gb_http_opts ho;
 	gb_kvs rates = {0};
-	const char *v;
 	int64_t n;
 
 	gb_kvs_free(&drv->options);
@@ -253,21 +271,33 @@ int gb_drv_init(gb_drv *drv, const gb_kvs *options, char *err, size_t cap)
 	ho.rates = &rates;
 	ho.ca_file = gb_kvs_get(&drv->options, "ca_file");
 	ho.ca_path = gb_kvs_get(&drv->options, "ca_path");
-	if ((v = gb_kvs_get(&drv->options, "http_attempts")) &&
-	    gb_parse_int64(v, &n) == 0 && n > 0 && n < 100)
-		ho.max_attempts = (int)n;
-	if ((v = gb_kvs_get(&drv->options, "http_timeout_ms")) &&
-	    gb_parse_int64(v, &n) == 0 && n > 0 && n < 3600000)
-		ho.timeout_ms = (unsigned)n;
-	if ((v = gb_kvs_get(&drv->options, "max_in_flight")) &&
-	    gb_parse_int64(v, &n) == 0 && n > 0 && n < 10000)
-		ho.max_in_flight = (int)n;
-	if ((v = gb_kvs_get(&drv->options, "backoff_base_ms")) &&
-	    gb_parse_int64(v, &n) == 0 && n > 0)
-		ho.backoff_base_ms = n;
-	if ((v = gb_kvs_get(&drv->options, "backoff_cap_ms")) &&
-	    gb_parse_int64(v, &n) == 0 && n > 0)
-		ho.backoff_cap_ms = n;
+	if (transport_int(drv, "http_attempts", 1, 99, &n, err, cap) != 0)
+		goto bad_option;
+	ho.max_attempts = (int)n;
+	if (transport_int(drv, "http_timeout_ms", 1, 3600000, &n, err, cap) != 0)
+		goto bad_option;
+	ho.timeout_ms = (unsigned)n;
+	if (transport_int(drv, "max_in_flight", 1, 9999, &n, err, cap) != 0)
+		goto bad_option;
+	ho.max_in_flight = (int)n;
+	if (transport_int(drv, "backoff_base_ms", 1, 600000, &n, err, cap) != 0)
+		goto bad_option;
+	ho.backoff_base_ms = n;
+	if (transport_int(drv, "backoff_cap_ms", 1, 3600000, &n, err, cap) != 0)
+		goto bad_option;
+	ho.backoff_cap_ms = n;
+	for (size_t i = 0; i < drv->options.n; i++) {
+		double rc_cap, rc_refill;
+		const char *k = drv->options.keys[i], *val = drv->options.vals[i];
+		if (strncmp(k, "rate.", 5) != 0 || !k[5] || strcmp(val, "0") == 0 ||
+		    strcmp(val, "off") == 0 ||
+		    gb_http_parse_rate(val, &rc_cap, &rc_refill) == 0)
+			continue;
+		snprintf(err, cap, "driver '%s': option %s: expected "
+		         "CAPACITY/REFILL_PER_SECOND (e.g. 5/2), or 0 or off to "
+		         "drop the bucket, found \"%s\"", drv->name, k, val);
+		goto bad_option;
+	}
 	drv->http = gb_http_client_new(&ho);
 	gb_kvs_free(&rates);
 
@@ -302,6 +332,10 @@ int gb_drv_init(gb_drv *drv, const gb_kvs *options, char *err, size_t cap)
 	drv->ready = 1;
 	snprintf(drv->status, sizeof(drv->status), "ready");
 	return 0;
+bad_option:
+	gb_kvs_free(&rates);
+	snprintf(drv->status, sizeof(drv->status), "%s", err);
+	return -1;
 }
 
 void gb_drv_close(gb_drv *drv)

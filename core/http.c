@@ -47,7 +47,7 @@ static void curl_init_once(void)
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
-static int parse_rate(const char *spec, double *cap, double *refill)
+int gb_http_parse_rate(const char *spec, double *cap, double *refill)
 {
 	char *end;
 	double c, r;
@@ -76,7 +76,7 @@ static int set_rate_locked(gb_http_client *c, const char *cls,
 {
 	double cap, refill;
 	bucket *b;
-	if (parse_rate(spec, &cap, &refill) != 0)
+	if (gb_http_parse_rate(spec, &cap, &refill) != 0)
 		return -1;
 	b = bucket_find(c, cls);
 	if (!b) {

@@ -63,6 +63,9 @@ typedef struct gb_http_metrics {
 } gb_http_metrics;
 
 void gb_http_metrics_get(gb_http_client *c, gb_http_metrics *out);
+/* "CAP/REFILL" (a bucket of CAP requests refilled REFILL per second, both
+ * > 0) -> 0 with the two numbers, or -1. */
+int gb_http_parse_rate(const char *spec, double *cap, double *refill);
 /* Change/set one rate class at run time ("5/2" syntax); 0 or -1. */
 int gb_http_set_rate(gb_http_client *c, const char *cls, const char *spec);
 

@@ -6,6 +6,7 @@
 #include <strings.h>
 
 #include "azure.h"
+#include "drvc_opts.h"
 #include "drvc_mem.h"
 #include "drvc_util.h"
 
@@ -37,28 +38,13 @@ static void strip_slash(char *s)
 		s[--n] = '\0';
 }
 
-static int64_t num_opt(const gb_host *h, const char *key, int64_t def,
-                       int64_t lo, int64_t hi)
-{
-	const char *v = opt(h, key);
-	char *end;
-	long long x;
-	if (!v)
-		return def;
-	x = strtoll(v, &end, 10);
-	if (*end || x < lo || x > hi)
-		return def;
-	return (int64_t)x;
-}
-
 int azure_config_load(azure_ctx *c, gb_error *err)
 {
 	const gb_host *h = c->host;
 	char probe[4096];
-	const char *pip;
+	int64_t disk_gb;
 	char miss[512] = "";
 
-	(void)err;
 	c->arm = setting(h, "arm_endpoint", "AZURE_ARM_ENDPOINT",
 	                 AZURE_DEFAULT_ARM);
 	c->authority = setting(h, "authority_host", "AZURE_AUTHORITY_HOST",
@@ -78,14 +64,17 @@ int azure_config_load(azure_ctx *c, gb_error *err)
 	c->image = setting(h, "image", NULL, NULL);
 	c->security_type = setting(h, "security_type", NULL, NULL);
 	c->os_disk_type = setting(h, "os_disk_type", NULL, "StandardSSD_LRS");
-	c->os_disk_gb = (int)num_opt(h, "os_disk_gb", 0, 1, 4095);
-	pip = opt(h, "public_ip");
-	c->public_ip = pip && (strcasecmp(pip, "true") == 0 ||
-	                       strcmp(pip, "1") == 0 ||
-	                       strcasecmp(pip, "yes") == 0);
-	c->create_timeout_ms =
-		num_opt(h, "create_timeout_s", 900, 1, 86400) * 1000;
-	c->poll_interval_ms = num_opt(h, "poll_interval_ms", 5000, 1, 600000);
+	/* numbers and flags: a bad value is an error, not the default */
+	if (drvc_opt_int(h, "os_disk_gb", 0, 1, 4095, &disk_gb, err) != 0)
+		return -1;
+	c->os_disk_gb = (int)disk_gb;
+	if (drvc_opt_bool(h, "public_ip", 0, &c->public_ip, err) != 0 ||
+	    drvc_opt_int(h, "create_timeout_s", 900, 1, 86400,
+	                 &c->create_timeout_ms, err) != 0 ||
+	    drvc_opt_int(h, "poll_interval_ms", 5000, 1, 600000,
+	                 &c->poll_interval_ms, err) != 0)
+		return -1;
+	c->create_timeout_ms *= 1000;
 
 	/* Credentials: all three must be there; say which are not. */
 	if (!c->tenant)

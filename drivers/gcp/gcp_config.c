@@ -11,6 +11,7 @@
 #include "drvc_mem.h"
 #include "drvc_util.h"
 #include "gcp.h"
+#include "drvc_opts.h"
 
 #define KEY_MAX (64 * 1024)
 
@@ -32,29 +33,6 @@ static char *setting(const gb_host *h, const char *key, const char *env,
 	if (!v)
 		v = def;
 	return drvc_xstrdup(v);
-}
-
-static int64_t num_opt(const gb_host *h, const char *key, int64_t def,
-                       int64_t lo, int64_t hi)
-{
-	const char *v = opt(h, key);
-	char *end;
-	long long x;
-	if (!v)
-		return def;
-	x = strtoll(v, &end, 10);
-	if (*end || x < lo || x > hi)
-		return def;
-	return (int64_t)x;
-}
-
-static int bool_opt(const gb_host *h, const char *key, int def)
-{
-	const char *v = opt(h, key);
-	if (!v)
-		return def;
-	return strcasecmp(v, "true") == 0 || strcmp(v, "1") == 0 ||
-	       strcasecmp(v, "yes") == 0;
 }
 
 /* Reads the key through host->secret: "file:/path" (the file) or
@@ -110,8 +88,8 @@ int gcp_config_load(gcp_ctx *c, gb_error *err)
 	const gb_host *h = c->host;
 	char *key, *why = NULL, *key_project = NULL;
 	size_t n;
+	int64_t num;
 
-	(void)err;
 	c->compute = setting(h, "endpoint", "CLOUDSDK_API_ENDPOINT_OVERRIDES_COMPUTE",
 	                     GCP_DEFAULT_COMPUTE);
 	n = strlen(c->compute);
@@ -129,11 +107,16 @@ int gcp_config_load(gcp_ctx *c, gb_error *err)
 	c->subnetwork = setting(h, "subnetwork", NULL, NULL);
 	c->image = setting(h, "image", NULL, NULL);
 	c->disk_type = setting(h, "disk_type", NULL, "pd-balanced");
-	c->disk_gb = (int)num_opt(h, "disk_gb", 200, 10, 65536);
-	c->public_ip = bool_opt(h, "public_ip", 1);
-	c->create_timeout_ms =
-		num_opt(h, "create_timeout_s", 900, 1, 86400) * 1000;
-	c->poll_interval_ms = num_opt(h, "poll_interval_ms", 2000, 1, 600000);
+	/* numbers and flags: a bad value is an error, not the default */
+	if (drvc_opt_int(h, "disk_gb", 200, 10, 65536, &num, err) != 0 ||
+	    drvc_opt_bool(h, "public_ip", 1, &c->public_ip, err) != 0 ||
+	    drvc_opt_int(h, "create_timeout_s", 900, 1, 86400,
+	                 &c->create_timeout_ms, err) != 0 ||
+	    drvc_opt_int(h, "poll_interval_ms", 2000, 1, 600000,
+	                 &c->poll_interval_ms, err) != 0)
+		return -1;
+	c->disk_gb = (int)num;
+	c->create_timeout_ms *= 1000;
 
 	key = read_key(c, &c->key_where);
 	if (!key) {

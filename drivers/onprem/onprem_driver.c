@@ -13,6 +13,7 @@
 
 #include "drvc_enc.h"
 #include "drvc_mem.h"
+#include "drvc_opts.h"
 #include "drvc_util.h"
 #include "onprem.h"
 
@@ -65,19 +66,6 @@ static int64_t parse_duration(const char *s)
 	return -1;
 }
 
-static int parse_bool(const char *s, int *out)
-{
-	if (!strcmp(s, "true") || !strcmp(s, "1") || !strcmp(s, "yes")) {
-		*out = 1;
-		return 0;
-	}
-	if (!strcmp(s, "false") || !strcmp(s, "0") || !strcmp(s, "no")) {
-		*out = 0;
-		return 0;
-	}
-	return -1;
-}
-
 static int opt_duration(const gb_host *h, const char *key, int64_t def,
                         int64_t min, int64_t max, int64_t *out, gb_error *err)
 {
@@ -95,20 +83,6 @@ static int opt_duration(const gb_host *h, const char *key, int64_t def,
 		return -1;
 	}
 	*out = d;
-	return 0;
-}
-
-static int opt_bool(const gb_host *h, const char *key, int *out,
-                    gb_error *err)
-{
-	const char *v = opt(h, key);
-	*out = 0;
-	if (v && parse_bool(v, out) != 0) {
-		drvc_err(err, GB_ERR_INVALID, 0, "BadOption",
-		         "option %s: expected true or false, found \"%s\"", key,
-		         v);
-		return -1;
-	}
 	return 0;
 }
 
@@ -223,8 +197,8 @@ static int onprem_init(const gb_host *host, void **out, gb_error *err)
 	                                                           : "nvidia-smi");
 	if (opt_duration(host, "probe_max_age", 86400, 1, 366 * 86400,
 	                 &c->probe_max_age_s, err) != 0 ||
-	    opt_bool(host, "require_probe", &c->require_probe, err) != 0 ||
-	    opt_bool(host, "probe_full", &c->probe_full, err) != 0 ||
+	    drvc_opt_bool(host, "require_probe", 0, &c->require_probe, err) != 0 ||
+	    drvc_opt_bool(host, "probe_full", 0, &c->probe_full, err) != 0 ||
 	    opt_duration(host, "probe_timeout", 900, 1, 86400, &d, err) != 0)
 		goto fail;
 	c->probe_timeout_s = (int)d;

@@ -313,3 +313,26 @@ size_t fakehost_pending(const fakehost *fh)
 {
 	return fh->qn - fh->qhead;
 }
+
+char *fakehost_init_refusal(fakehost *fh, const gb_driver *d,
+                            const char *key, const char *value,
+                            const char *needle)
+{
+	void *ctx = NULL;
+	gb_error err;
+	memset(&err, 0, sizeof(err));
+	fakehost_option(fh, key, value);
+	if (d->init(fakehost_host(fh), &ctx, &err) == 0) {
+		d->fini(ctx);
+		return gb_xasprintf("%s=%s: init accepted it", key, value);
+	}
+	if (ctx)
+		return gb_xasprintf("%s=%s: init failed but left a context", key,
+		                    value);
+	if (err.cls != GB_ERR_INVALID || strcmp(err.code, "BadOption") != 0 ||
+	    !strstr(err.message, needle))
+		return gb_xasprintf("%s=%s: class %d code \"%s\" message \"%s\" "
+		                    "(want INVALID, BadOption, \"%s\")", key, value,
+		                    (int)err.cls, err.code, err.message, needle);
+	return NULL;
+}

@@ -35,6 +35,12 @@ void fakehost_free(fakehost *fh);
 const gb_host *fakehost_host(fakehost *fh);
 
 void fakehost_option(fakehost *fh, const char *key, const char *value);
+/* Sets option key=value and initialises driver d on this host, which
+ * must refuse: INVALID, code BadOption, a message containing needle.
+ * NULL when it did; otherwise what happened instead (caller frees). */
+char *fakehost_init_refusal(fakehost *fh, const gb_driver *d,
+                            const char *key, const char *value,
+                            const char *needle);
 /* source like "env:AWS_SECRET_ACCESS_KEY" -> value */
 void fakehost_secret(fakehost *fh, const char *source, const char *value);
 /* Queue one answer.  headers: NULL-terminated "Name: value" list or NULL.

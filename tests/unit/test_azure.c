@@ -1338,6 +1338,30 @@ static void test_terminate(void **state)
 	fakehost_free(fh);
 }
 
+/* Numeric and boolean options are read strictly: a bad value fails
+ * init with the option's name, what it accepts and what was found. */
+static void test_bad_options(void **state)
+{
+	static const char *const cases[][3] = {
+		{"poll_interval_ms", "fast", "option poll_interval_ms: expected a "
+		                             "whole number from 1 to 600000, found "
+		                             "\"fast\""},
+		{"create_timeout_s", "0", "option create_timeout_s"},
+		{"public_ip", "maybe", "option public_ip: expected true or false, "
+		                       "found \"maybe\""},
+		{"os_disk_gb", "big", "option os_disk_gb"},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		fakehost *fh = mk(1);
+		char *why = fakehost_init_refusal(fh, &azure_driver_desc, cases[i][0],
+		                                  cases[i][1], cases[i][2]);
+		fakehost_free(fh);
+		if (why)
+			fail_msg("%s", why);
+	}
+}
+
 /* The image when a spec names none (issue 5 item 7): the option
  * image.<region>, else the option image, else the driver's GPU-ready
  * default.  (A spec's own image wins before any of these: see create.) */
@@ -1370,6 +1394,7 @@ int main(void)
 		cmocka_unit_test(test_create_all_or_nothing),
 		cmocka_unit_test(test_create_name_conflict_and_retry),
 		cmocka_unit_test(test_image_choice),
+		cmocka_unit_test(test_bad_options),
 		cmocka_unit_test(test_error_classes),
 		cmocka_unit_test(test_throttle_end_to_end),
 		cmocka_unit_test(test_describe_paging_and_states),

@@ -149,6 +149,58 @@ static void test_init_failure_kept_with_status(void **state)
 	gb_drv_close(drv);
 }
 
+/* Transport options the host reads itself: a value it cannot use is an
+ * error naming the driver, the option and what it accepts -- the driver
+ * is not initialised with a silent default. */
+static void test_bad_transport_options(void **state)
+{
+	static const char *const cases[][3] = {
+		{"http_attempts", "lots", "option http_attempts: expected a whole "
+		                          "number from 1 to 99, found \"lots\""},
+		{"http_attempts", "0", "from 1 to 99, found \"0\""},
+		{"http_timeout_ms", "5s", "option http_timeout_ms: expected a "
+		                          "whole number"},
+		{"backoff_base_ms", "-5", "option backoff_base_ms"},
+		{"max_in_flight", "1e3", "option max_in_flight"},
+		{"rate.RunInstances", "fast", "option rate.RunInstances: expected "
+		                              "CAPACITY/REFILL_PER_SECOND"},
+		{"rate.Describe", "5/0", "found \"5/0\""},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		gb_drv *drv = NULL;
+		char err[600] = "";
+		gb_kvs opts = {0};
+		assert_int_equal(gb_drv_open(fake("fake_good"), "fake", &drv, err,
+		                             sizeof(err)), 0);
+		gb_kvs_set(&opts, cases[i][0], cases[i][1]);
+		assert_int_equal(gb_drv_init(drv, &opts, err, sizeof(err)), -1);
+		assert_false(drv->ready);
+		if (!strstr(err, cases[i][2]) || !strstr(err, "driver 'fake'"))
+			fail_msg("%s=%s: error lacks \"%s\": %s", cases[i][0],
+			         cases[i][1], cases[i][2], err);
+		assert_string_equal(drv->status, err);
+		gb_kvs_free(&opts);
+		gb_drv_close(drv);
+	}
+	/* good values, and 0/off dropping a bucket, are accepted */
+	{
+		gb_drv *drv = NULL;
+		char err[600];
+		gb_kvs opts = {0};
+		assert_int_equal(gb_drv_open(fake("fake_good"), "fake", &drv, err,
+		                             sizeof(err)), 0);
+		gb_kvs_set(&opts, "http_attempts", "3");
+		gb_kvs_set(&opts, "backoff_cap_ms", "2000");
+		gb_kvs_set(&opts, "rate.RunInstances", "5/2.5");
+		gb_kvs_set(&opts, "rate.Describe", "off");
+		gb_kvs_set(&opts, "rate.default", "0");
+		assert_int_equal(gb_drv_init(drv, &opts, err, sizeof(err)), 0);
+		gb_kvs_free(&opts);
+		gb_drv_close(drv);
+	}
+}
+
 /* Loading a config with a broken driver keeps going: the others load,
  * the broken one is listed with its reason. */
 static void test_load_list_keeps_going(void **state)
@@ -189,6 +241,7 @@ int main(void)
 		cmocka_unit_test(test_good_driver),
 		cmocka_unit_test(test_old_minor_optional_not_called),
 		cmocka_unit_test(test_init_failure_kept_with_status),
+		cmocka_unit_test(test_bad_transport_options),
 		cmocka_unit_test(test_load_list_keeps_going),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
