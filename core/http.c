@@ -97,6 +97,21 @@ static int set_rate_locked(gb_http_client *c, const char *cls,
 	return 0;
 }
 
+int gb_http_get_rate(gb_http_client *c, const char *cls, double *cap,
+                     double *refill)
+{
+	bucket *b;
+	int rc = -1;
+	pthread_mutex_lock(&c->lock);
+	if ((b = bucket_find(c, cls))) {
+		*cap = b->capacity;
+		*refill = b->refill;
+		rc = 0;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
 int gb_http_set_rate(gb_http_client *c, const char *cls, const char *spec)
 {
 	int rc;

@@ -66,6 +66,10 @@ void gb_http_metrics_get(gb_http_client *c, gb_http_metrics *out);
 /* "CAP/REFILL" (a bucket of CAP requests refilled REFILL per second, both
  * > 0) -> 0 with the two numbers, or -1. */
 int gb_http_parse_rate(const char *spec, double *cap, double *refill);
+/* The bucket of a rate class: 0 with its capacity and refill per second,
+ * or -1 when the class has none (unlimited, or the default bucket). */
+int gb_http_get_rate(gb_http_client *c, const char *cls, double *cap,
+                     double *refill);
 /* Change/set one rate class at run time ("5/2" syntax); 0 or -1. */
 int gb_http_set_rate(gb_http_client *c, const char *cls, const char *spec);
 

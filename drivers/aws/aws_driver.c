@@ -255,6 +255,21 @@ static int aws_create(void *ctx, const gb_create_req *req,
 	return n < 0 ? -1 : 0;
 }
 
+/* EC2's documented request buckets (capacity/refill per second, per
+ * account and region; the host's buckets are per driver, so across
+ * regions they are stricter than EC2): RunInstances 5/2,
+ * TerminateInstances 100/5, Describe* 100/20.  rate.<Action> in the
+ * broker config overrides one. */
+static const char *const aws_default_rates[] = {
+	"RunInstances", "5/2",
+	"TerminateInstances", "100/5",
+	"DescribeInstances", "100/20",
+	"DescribeInstanceTypes", "100/20",
+	"DescribeSpotPriceHistory", "100/20",
+	"DescribeAvailabilityZones", "100/20",
+	NULL, NULL,
+};
+
 const gb_driver aws_driver = {
 	.abi_major = GB_DRIVER_ABI_MAJOR,
 	.abi_minor = GB_DRIVER_ABI_MINOR,
@@ -275,4 +290,5 @@ const gb_driver aws_driver = {
 	.refresh_prices = aws_refresh_prices,
 	.quota = NULL,
 	.command = NULL,
+	.default_rates = aws_default_rates,
 };

@@ -64,6 +64,16 @@ static int azure_list_offers(void *ctx, gb_offer_cb emit, void *ud,
 	return drvc_catalog_emit(path, NULL, emit, ud, err);
 }
 
+/* ARM's documented per-principal buckets (since 2024; capacity/refill
+ * per second): reads 250/25, writes 200/10, deletes 200/10.
+ * rate.arm-read etc. in the broker config override them. */
+static const char *const azure_default_rates[] = {
+	"arm-read", "250/25",
+	"arm-write", "200/10",
+	"arm-delete", "200/10",
+	NULL, NULL,
+};
+
 const gb_driver azure_driver_desc = {
 	.abi_major = GB_DRIVER_ABI_MAJOR,
 	.abi_minor = GB_DRIVER_ABI_MINOR,
@@ -83,4 +93,5 @@ const gb_driver azure_driver_desc = {
 	.refresh_prices = azure_refresh_prices,
 	.quota = NULL,
 	.command = NULL,
+	.default_rates = azure_default_rates,
 };

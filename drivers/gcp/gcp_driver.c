@@ -64,6 +64,17 @@ static int gcp_list_offers(void *ctx, gb_offer_cb emit, void *ud,
 	return drvc_catalog_emit(path, NULL, emit, ud, err);
 }
 
+/* Compute Engine's default rate quotas, 1,500 per minute for each of
+ * mutations, reads, lists and operation reads, as buckets of 1500
+ * refilled 25 per second.  rate.gce-mutate etc. override them. */
+static const char *const gcp_default_rates[] = {
+	"gce-mutate", "1500/25",
+	"gce-read", "1500/25",
+	"gce-list", "1500/25",
+	"gce-ops", "1500/25",
+	NULL, NULL,
+};
+
 const gb_driver gcp_driver_desc = {
 	.abi_major = GB_DRIVER_ABI_MAJOR,
 	.abi_minor = GB_DRIVER_ABI_MINOR,
@@ -83,4 +94,5 @@ const gb_driver gcp_driver_desc = {
 	.refresh_prices = gcp_refresh_prices,
 	.quota = NULL,
 	.command = NULL,
+	.default_rates = gcp_default_rates,
 };

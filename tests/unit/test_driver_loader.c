@@ -14,6 +14,10 @@
 #include <unistd.h>
 
 #include "drivers.h"
+#include "http.h"
+#include "../../drivers/aws/aws.h"
+#include "../../drivers/azure/azure.h"
+#include "../../drivers/gcp/gcp.h"
 
 static char path[512];
 
@@ -201,6 +205,49 @@ static void test_bad_transport_options(void **state)
 	}
 }
 
+/* The driver's documented default_rates become the host's buckets; the
+ * config's rate.<class> overrides one, adds one, or drops one (off/0).
+ * And the shipped cloud drivers document theirs. */
+static void test_default_rates(void **state)
+{
+	gb_drv *drv = NULL;
+	char err[600];
+	gb_kvs opts = {0};
+	double cap = 0, refill = 0;
+	const gb_driver *shipped[] = {&aws_driver, &azure_driver_desc,
+	                              &gcp_driver_desc};
+	(void)state;
+	assert_int_equal(gb_drv_open(fake("fake_good"), "fake", &drv, err,
+	                             sizeof(err)), 0);
+	gb_kvs_set(&opts, "rate.fake-b", "off");
+	gb_kvs_set(&opts, "rate.fake-c", "7/0.5");
+	assert_int_equal(gb_drv_init(drv, &opts, err, sizeof(err)), 0);
+	assert_int_equal(gb_http_get_rate(drv->http, "fake-a", &cap, &refill), 0);
+	assert_true(cap == 3 && refill == 1);
+	assert_int_equal(gb_http_get_rate(drv->http, "fake-b", &cap, &refill), -1);
+	assert_int_equal(gb_http_get_rate(drv->http, "fake-c", &cap, &refill), 0);
+	assert_true(cap == 7 && refill == 0.5);
+	gb_kvs_free(&opts);
+	gb_drv_close(drv);
+
+	for (size_t i = 0; i < sizeof(shipped) / sizeof(shipped[0]); i++) {
+		const char *const *p = shipped[i]->default_rates;
+		size_t n = 0;
+		assert_true(shipped[i]->abi_minor >= 2);
+		assert_non_null(p);
+		for (; p[0]; p += 2, n++) {
+			assert_non_null(p[1]);
+			if (gb_http_parse_rate(p[1], &cap, &refill) != 0)
+				fail_msg("%s: default rate %s=%s does not parse",
+				         shipped[i]->name, p[0], p[1]);
+		}
+		assert_true(n >= 3);
+	}
+	/* EC2's own RunInstances bucket */
+	assert_string_equal(aws_driver.default_rates[0], "RunInstances");
+	assert_string_equal(aws_driver.default_rates[1], "5/2");
+}
+
 /* Loading a config with a broken driver keeps going: the others load,
  * the broken one is listed with its reason. */
 static void test_load_list_keeps_going(void **state)
@@ -242,6 +289,7 @@ int main(void)
 		cmocka_unit_test(test_old_minor_optional_not_called),
 		cmocka_unit_test(test_init_failure_kept_with_status),
 		cmocka_unit_test(test_bad_transport_options),
+		cmocka_unit_test(test_default_rates),
 		cmocka_unit_test(test_load_list_keeps_going),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

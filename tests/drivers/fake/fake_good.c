@@ -16,6 +16,13 @@ static int fake_command(void *ctx, const char *verb, int argc,
 	return 0;
 }
 
+/* documented limits: the host's buckets start from these */
+static const char *const fake_rates[] = {
+	"fake-a", "3/1",
+	"fake-b", "10/5",
+	NULL, NULL,
+};
+
 static const gb_driver desc = {
 	.abi_major = GB_DRIVER_ABI_MAJOR,
 	.abi_minor = GB_DRIVER_ABI_MINOR,
@@ -26,6 +33,7 @@ static const gb_driver desc = {
 	.caps = GB_DRV_CAP_ZONES,
 	FAKE_METHODS,
 	.command = fake_command,
+	.default_rates = fake_rates,
 };
 
 GB_DRIVER_EXPORT const gb_driver *gb_driver_entry(uint32_t host_major);
