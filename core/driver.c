@@ -229,6 +229,66 @@ static void transport_rates(const gb_drv *drv, gb_kvs *out)
 	gb_kvs_free(&all);
 }
 
+/* Options the host reads itself, or fills in for every driver. */
+static int host_key(const char *key)
+{
+	static const char *const keys[] = {
+		"data_dir", "bin_dir", "state_dir", "broker_id", "inventory",
+		"ca_file", "ca_path", "http_attempts", "http_timeout_ms",
+		"max_in_flight", "backoff_base_ms", "backoff_cap_ms", NULL};
+	if (strncmp(key, "rate.", 5) == 0)
+		return 1;
+	for (size_t i = 0; keys[i]; i++)
+		if (strcmp(keys[i], key) == 0)
+			return 1;
+	return 0;
+}
+
+/* Is key in the driver's list ("KEY.*" covers KEY and KEY.<anything>)? */
+static int driver_key(const char *const *list, const char *key)
+{
+	for (; *list; list++) {
+		size_t n = strlen(*list);
+		if (n > 2 && strcmp(*list + n - 2, ".*") == 0) {
+			if (strncmp(key, *list, n - 2) == 0 &&
+			    (key[n - 2] == '\0' || (key[n - 2] == '.' && key[n - 1])))
+				return 1;
+		} else if (strcmp(*list, key) == 0) {
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Warns about configured options the driver does not read (a typo would
+ * otherwise be ignored in silence).  Returns how many. */
+static int warn_unknown_options(const gb_drv *drv)
+{
+	int n = 0;
+	if (!GB_DRV_HAS(drv, options))
+		return 0;
+	for (size_t i = 0; i < drv->options.n; i++) {
+		const char *k = drv->options.keys[i];
+		gb_strv known = {0};
+		char *list;
+		if (host_key(k) || driver_key(drv->d->options, k))
+			continue;
+		for (const char *const *p = drv->d->options; *p; p++)
+			gb_strv_push(&known, *p);
+		list = gb_strv_join(&known, ", ");
+		gb_log(GB_LOG_WARN, drv->name,
+		       "option %s is not one driver '%s' reads, so it is ignored "
+		       "(a typo?). Its options: %s; the host's: rate.<class>, "
+		       "ca_file, ca_path, http_attempts, http_timeout_ms, "
+		       "max_in_flight, backoff_base_ms, backoff_cap_ms", k,
+		       drv->name, list);
+		free(list);
+		gb_strv_free(&known);
+		n++;
+	}
+	return n;
+}
+
 /* A whole-number transport option in [lo, hi]; *out = 0 (the transport's
  * default) when unset.  0, or -1 with err naming the driver and option. */
 static int transport_int(const gb_drv *drv, const char *key, int64_t lo,
@@ -318,6 +378,7 @@ int gb_drv_init(gb_drv *drv, const gb_kvs *options, char *err, size_t cap)
 	drv->host.secret = host_secret;
 	drv->host.redact = host_redact;
 
+	warn_unknown_options(drv);
 	memset(&e, 0, sizeof(e));
 	if (drv->d->init(&drv->host, &drv->ctx, &e) != 0) {
 		char *msg = gb_redact(e.message);

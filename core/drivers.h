@@ -45,6 +45,7 @@ typedef struct gb_drivers {
 #define GB_DRV_MINOR_quota 0
 #define GB_DRV_MINOR_command 1
 #define GB_DRV_MINOR_default_rates 2
+#define GB_DRV_MINOR_options 4
 /* 1 when drv's descriptor has a usable `method`. */
 #define GB_DRV_HAS(drv, method)                                               \
 	((drv)->d && (drv)->d->abi_minor + 1u > GB_DRV_MINOR_##method &&      \

@@ -270,6 +270,16 @@ static const char *const aws_default_rates[] = {
 	NULL, NULL,
 };
 
+/* Every option the driver reads (see drivers/aws/README.md). */
+static const char *const aws_options[] = {
+	"endpoint", "profile", "regions", "catalog",
+	"credentials.access_key_id", "credentials.secret_access_key",
+	"credentials.session_token",
+	"image.*", "subnet_id.*", "security_group_ids.*", "key_name.*",
+	"iam_instance_profile.*",
+	NULL,
+};
+
 const gb_driver aws_driver = {
 	.abi_major = GB_DRIVER_ABI_MAJOR,
 	.abi_minor = GB_DRIVER_ABI_MINOR,
@@ -291,4 +301,5 @@ const gb_driver aws_driver = {
 	.quota = NULL,
 	.command = NULL,
 	.default_rates = aws_default_rates,
+	.options = aws_options,
 };

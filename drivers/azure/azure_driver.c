@@ -74,6 +74,16 @@ static const char *const azure_default_rates[] = {
 	NULL, NULL,
 };
 
+/* Every option the driver reads (see drivers/azure/README.md). */
+static const char *const azure_options[] = {
+	"arm_endpoint", "authority_host", "prices_endpoint", "tenant_id",
+	"client_id", "credentials.client_secret", "subscription_id",
+	"resource_group", "subnet_id.*", "image.*", "security_type",
+	"os_disk_type", "os_disk_gb", "public_ip", "create_timeout_s",
+	"poll_interval_ms", "catalog",
+	NULL,
+};
+
 const gb_driver azure_driver_desc = {
 	.abi_major = GB_DRIVER_ABI_MAJOR,
 	.abi_minor = GB_DRIVER_ABI_MINOR,
@@ -94,4 +104,5 @@ const gb_driver azure_driver_desc = {
 	.quota = NULL,
 	.command = NULL,
 	.default_rates = azure_default_rates,
+	.options = azure_options,
 };

@@ -75,6 +75,15 @@ static const char *const gcp_default_rates[] = {
 	NULL, NULL,
 };
 
+/* Every option the driver reads (see drivers/gcp/README.md). */
+static const char *const gcp_options[] = {
+	"endpoint", "billing_endpoint", "project", "network", "subnetwork",
+	"image.*", "disk_type", "disk_gb", "public_ip", "create_timeout_s",
+	"poll_interval_ms", "credentials.key_file",
+	"credentials.service_account_json", "catalog",
+	NULL,
+};
+
 const gb_driver gcp_driver_desc = {
 	.abi_major = GB_DRIVER_ABI_MAJOR,
 	.abi_minor = GB_DRIVER_ABI_MINOR,
@@ -95,4 +104,5 @@ const gb_driver gcp_driver_desc = {
 	.quota = NULL,
 	.command = NULL,
 	.default_rates = gcp_default_rates,
+	.options = gcp_options,
 };

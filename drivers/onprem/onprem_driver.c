@@ -488,6 +488,15 @@ static int onprem_command(void *ctx, const char *verb, int argc,
 
 /* ---------------------------------------------------------------- entry */
 
+/* Every option the driver reads (see drivers/onprem/README.md);
+ * state_dir, broker_id and inventory are filled by the host. */
+static const char *const onprem_options[] = {
+	"inventory", "state_dir", "broker_id", "probe_path", "probe_remote_path",
+	"ssh", "nvidia_smi", "probe_max_age", "require_probe", "probe_full",
+	"probe_timeout", "setup_timeout", "ssh_connect_timeout",
+	NULL,
+};
+
 static const gb_driver descriptor = {
 	.abi_major = GB_DRIVER_ABI_MAJOR,
 	.abi_minor = GB_DRIVER_ABI_MINOR,
@@ -506,6 +515,8 @@ static const gb_driver descriptor = {
 	.refresh_prices = NULL,
 	.quota = NULL,
 	.command = onprem_command,
+	.default_rates = NULL,
+	.options = onprem_options,
 };
 
 GB_DRIVER_EXPORT const gb_driver *gb_driver_entry(uint32_t host_abi_major);

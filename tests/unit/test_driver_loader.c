@@ -15,6 +15,7 @@
 
 #include "drivers.h"
 #include "http.h"
+#include "log.h"
 #include "../../drivers/aws/aws.h"
 #include "../../drivers/azure/azure.h"
 #include "../../drivers/gcp/gcp.h"
@@ -248,6 +249,49 @@ static void test_default_rates(void **state)
 	assert_string_equal(aws_driver.default_rates[1], "5/2");
 }
 
+/* A configured option that neither the driver (its ABI 1.4 options
+ * list) nor the host reads is named in a warning, not ignored in
+ * silence; known ones, KEY.* patterns and the host's own are not. */
+static void test_unknown_option_warned(void **state)
+{
+	gb_drv *drv = NULL;
+	char err[600], buf[8192];
+	gb_kvs opts = {0};
+	FILE *f = tmpfile();
+	size_t n;
+	(void)state;
+	assert_non_null(f);
+	assert_int_equal(gb_drv_open(fake("fake_good"), "fake", &drv, err,
+	                             sizeof(err)), 0);
+	gb_kvs_set(&opts, "known", "1");
+	gb_kvs_set(&opts, "image", "img");
+	gb_kvs_set(&opts, "image.eu-west-1", "img-eu");
+	gb_kvs_set(&opts, "rate.fake-a", "1/1");
+	gb_kvs_set(&opts, "ca_file", "/dev/null");
+	gb_kvs_set(&opts, "state_dir", "/tmp");
+	gb_kvs_set(&opts, "knwon", "1");
+	gb_kvs_set(&opts, "image.", "x");
+	gb_log_set_file(f);
+	assert_int_equal(gb_drv_init(drv, &opts, err, sizeof(err)), 0);
+	gb_log_set_file(NULL);
+	rewind(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	assert_non_null(strstr(buf, "option knwon is not one driver 'fake' "
+	                            "reads, so it is ignored (a typo?). Its "
+	                            "options: known, image.*"));
+	assert_non_null(strstr(buf, "option image. is not one"));
+	assert_null(strstr(buf, "option known "));
+	assert_null(strstr(buf, "option image.eu-west-1"));
+	assert_null(strstr(buf, "option image is"));
+	assert_null(strstr(buf, "option rate.fake-a"));
+	assert_null(strstr(buf, "option ca_file"));
+	assert_null(strstr(buf, "option state_dir"));
+	gb_kvs_free(&opts);
+	gb_drv_close(drv);
+}
+
 /* Loading a config with a broken driver keeps going: the others load,
  * the broken one is listed with its reason. */
 static void test_load_list_keeps_going(void **state)
@@ -290,6 +334,7 @@ int main(void)
 		cmocka_unit_test(test_init_failure_kept_with_status),
 		cmocka_unit_test(test_bad_transport_options),
 		cmocka_unit_test(test_default_rates),
+		cmocka_unit_test(test_unknown_option_warned),
 		cmocka_unit_test(test_load_list_keeps_going),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

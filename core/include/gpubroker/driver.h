@@ -49,7 +49,7 @@ extern "C" {
 #endif
 
 #define GB_DRIVER_ABI_MAJOR 1
-#define GB_DRIVER_ABI_MINOR 3
+#define GB_DRIVER_ABI_MINOR 4
 #define GB_DRIVER_ENTRY_NAME "gb_driver_entry"
 
 #if defined(__GNUC__)
@@ -403,6 +403,15 @@ typedef struct gb_driver {
 	 * rate.<class> overrides one ("0" turns that bucket off).  Static
 	 * storage; read once, before init. */
 	const char *const *default_rates;
+
+	/* ---- minor 4 ---- */
+	/* Optional.  Every option key the driver reads, NULL-terminated; an
+	 * entry ending in ".*" also covers KEY.<anything> (per-region
+	 * overrides such as "image.*").  The host warns, naming the option
+	 * and the driver, about a configured option that is neither here nor
+	 * one of the host's own (rate.*, ca_file, http_*, backoff_*, ...), so
+	 * a typo is not silently ignored.  Static storage. */
+	const char *const *options;
 } gb_driver;
 
 /* Size of the minor-0 descriptor: the host refuses anything shorter. */

@@ -23,6 +23,9 @@ static const char *const fake_rates[] = {
 	NULL, NULL,
 };
 
+/* the options it reads */
+static const char *const fake_options[] = {"known", "image.*", NULL};
+
 static const gb_driver desc = {
 	.abi_major = GB_DRIVER_ABI_MAJOR,
 	.abi_minor = GB_DRIVER_ABI_MINOR,
@@ -34,6 +37,7 @@ static const gb_driver desc = {
 	FAKE_METHODS,
 	.command = fake_command,
 	.default_rates = fake_rates,
+	.options = fake_options,
 };
 
 GB_DRIVER_EXPORT const gb_driver *gb_driver_entry(uint32_t host_major);
