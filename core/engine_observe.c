@@ -478,10 +478,11 @@ void gb_engine__resolve_by_describe(gb_engine *e, const gb_intent_row *in)
 		gb_seen_list_free(&seen);
 		return;
 	}
-	active = gb_store_pool_get(e->o.store, in->pool, &pool) == 0 &&
-	         strcmp(pool.state, "active") == 0;
-	if (gb_store_pool_get(e->o.store, in->pool, &pool) == 0)
+	active = 0;
+	if (gb_store_pool_get(e->o.store, in->pool, &pool) == 0) {
+		active = strcmp(pool.state, "active") == 0;
 		gb_pool_row_free(&pool);
+	}
 	for (size_t i = 0; i < seen.n; i++) {
 		gb_seen *s = &seen.v[i];
 		gb_inst_row r, old;
