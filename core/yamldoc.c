@@ -206,13 +206,18 @@ static gb_ynode *new_node(loader *L, gb_ykind kind, const yaml_mark_t *m)
 
 static void child_add(gb_ynode *parent, gb_ynode *key, gb_ynode *val)
 {
-	parent->items = gb_xrealloc(parent->items,
-	                            (parent->n + 1) * sizeof(gb_ynode *));
-	if (parent->kind == GB_Y_MAP) {
-		parent->keys = gb_xrealloc(parent->keys,
-		                           (parent->n + 1) * sizeof(gb_ynode *));
-		parent->keys[parent->n] = key;
+	/* grow geometrically: a sequence of 60,000 items must not cost
+	 * 60,000 copies of itself */
+	if (parent->n == parent->cap) {
+		parent->cap = parent->cap ? parent->cap * 2 : 4;
+		parent->items = gb_xrealloc(parent->items,
+		                            parent->cap * sizeof(gb_ynode *));
+		if (parent->kind == GB_Y_MAP)
+			parent->keys = gb_xrealloc(parent->keys,
+			                           parent->cap * sizeof(gb_ynode *));
 	}
+	if (parent->kind == GB_Y_MAP)
+		parent->keys[parent->n] = key;
 	parent->items[parent->n++] = val;
 }
 

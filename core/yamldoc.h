@@ -32,6 +32,7 @@ struct gb_ynode {
 	size_t n;
 	gb_ynode **items;
 	gb_ynode **keys;  /* mappings only; keys are scalars */
+	size_t cap;       /* allocated length of items (and keys) */
 };
 
 typedef struct gb_yaml_opts {
