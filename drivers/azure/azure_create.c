@@ -218,7 +218,11 @@ int azure_create(void *ctx, const gb_create_req *req, gb_instance_cb emit,
 fail:
 	if (err->cls == GB_ERR_NONE)
 		err->cls = GB_ERR_INTERNAL;
-	cleanup(c, names, touched, n, err);
+	/* A throttled or transient failure leaves the outcome unknown to the
+	 * host, which replays the create with the same token: the PUTs by
+	 * name find what this call made.  Only a definite failure cleans up. */
+	if (err->cls != GB_ERR_THROTTLED && err->cls != GB_ERR_TRANSIENT)
+		cleanup(c, names, touched, n, err);
 out:
 	for (i = 0; i < n; i++) {
 		free(names[i]);

@@ -323,7 +323,13 @@ int gcp_create(void *ctx, const gb_create_req *req, gb_instance_cb emit,
 fail:
 	if (err->cls == GB_ERR_NONE)
 		err->cls = GB_ERR_INTERNAL;
-	cleanup(c, zone, names, touched, n, err);
+	/* A throttled or transient failure leaves the outcome unknown to the
+	 * host, which replays the create with the same token: the replay's
+	 * requestId returns this call's operations and finds what they made.
+	 * Deleting it here would leave that requestId pointing at a deleted
+	 * instance, and the replay could never succeed. */
+	if (err->cls != GB_ERR_THROTTLED && err->cls != GB_ERR_TRANSIENT)
+		cleanup(c, zone, names, touched, n, err);
 out:
 	for (i = 0; i < n; i++) {
 		free(ops[i].name);

@@ -1149,13 +1149,17 @@ static void test_malformed_answers(void **state)
 	assert_int_equal(gcp_driver_desc.describe(ctx, &d, collect, &g, &err), -1);
 	assert_string_equal(err.code, "UnexpectedContentType");
 
-	/* An insert answered with something that is not an Operation. */
+	/* An insert answered with something that is not an Operation: a
+	 * transient failure whose outcome is unknown (GCE took the insert).
+	 * Nothing is deleted: the host replays with the same requestId,
+	 * which finds the instance; deleting it would leave that requestId
+	 * pointing at a deleted instance forever. */
 	on("POST", "instances?requestId=", 1, 200, "{\"status\":[]}", NULL, NULL);
 	on("DELETE", "instances/train-42-0", -1, 200, "{}", NULL, NULL);
 	assert_int_equal(gcp_driver_desc.create(ctx, &r, collect, &g, &err), -1);
 	assert_int_equal(err.cls, GB_ERR_TRANSIENT);
 	assert_string_equal(err.code, "MalformedOperation");
-	assert_int_equal(count_reqs(fh, "DELETE", "train-42-0"), 1);
+	assert_int_equal(count_reqs(fh, "DELETE", "train-42-0"), 0);
 	gcp_driver_desc.fini(ctx);
 
 	/* Token endpoint garbage and errors. */
@@ -1442,6 +1446,48 @@ static int make_key(void)
 	return key_json ? 0 : -1;
 }
 
+/* A create that ends TRANSIENT after GCE accepted an insert: the outcome
+ * is unknown to the host, which replays with the same token.  Nothing is
+ * deleted (a deleted instance behind a deduplicated requestId could never
+ * be created by the replay), and the replay returns both instances. */
+static void test_create_transient_left_for_replay(void **state)
+{
+	fakehost *fh = mk(1);
+	void *ctx = init(fh);
+	gb_create_req r = base_req(2, "a2-highgpu-1g");
+	got g;
+	gb_error err;
+	char *op;
+	(void)state;
+	token_route(TOK1, 3600, -1);
+	op = op_json("op-a", "RUNNING", NULL);
+	on("POST", "instances?requestId=", 1, 200, op, NULL, NULL);
+	free(op);
+	on("POST", "instances?requestId=", -1, 503,
+	   "{\"error\":{\"code\":503,\"message\":\"backend\","
+	   "\"errors\":[{\"reason\":\"backendError\"}]}}", NULL, NULL);
+	on("DELETE", "instances/train-42-", -1, 200,
+	   "{\"name\":\"op-del\",\"status\":\"RUNNING\"}", NULL, NULL);
+	memset(&g, 0, sizeof(g));
+	assert_int_equal(gcp_driver_desc.create(ctx, &r, collect, &g, &err), -1);
+	assert_int_equal(err.cls, GB_ERR_TRANSIENT);
+	assert_int_equal(count_reqs(fh, "DELETE", "instances"), 0);
+	assert_int_equal(g.n, 0);
+
+	/* the replay: the first insert's requestId returns its (now DONE)
+	 * operation, the second goes through */
+	routes_reset();
+	token_route(TOK1, 3600, -1);
+	create_routes("train-42-0", "us-central1-a", "op-a", 0, NULL);
+	create_routes("train-42-1", "us-central1-a", "op-b", 0, NULL);
+	memset(&g, 0, sizeof(g));
+	assert_int_equal(gcp_driver_desc.create(ctx, &r, collect, &g, &err), 0);
+	assert_int_equal(g.n, 2);
+	assert_int_equal(count_reqs(fh, "DELETE", "instances"), 0);
+	gcp_driver_desc.fini(ctx);
+	fakehost_free(fh);
+}
+
 /* Numeric and boolean options are read strictly: a bad value fails
  * init with the option's name, what it accepts and what was found. */
 static void test_bad_options(void **state)
@@ -1496,6 +1542,7 @@ int main(void)
 		cmocka_unit_test(test_create_polls_and_emits),
 		cmocka_unit_test(test_create_all_or_nothing),
 		cmocka_unit_test(test_create_conflict),
+		cmocka_unit_test(test_create_transient_left_for_replay),
 		cmocka_unit_test(test_image_choice),
 		cmocka_unit_test(test_bad_options),
 		cmocka_unit_test(test_error_classes),

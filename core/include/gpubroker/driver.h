@@ -367,8 +367,13 @@ typedef struct gb_driver {
 	int (*list_offers)(void *ctx, gb_offer_cb emit, void *ud, gb_error *err);
 	/* Mandatory.  Create req->count instances as one batch where the
 	 * provider allows, emitting each created (or, on an idempotent retry,
-	 * found) instance.  All-or-nothing: on failure, nothing created by
-	 * this call may be left running (the driver cleans up what it made). */
+	 * found) instance.  All-or-nothing: on a definite failure (CAPACITY,
+	 * QUOTA, INVALID, ...), nothing created by this call may be left
+	 * running (the driver cleans up what it made).  On THROTTLED or
+	 * TRANSIENT the outcome is unknown to the host, which keeps the
+	 * intent open and replays the same request (same token) until it
+	 * gets an answer, or adopts what carries the token: what this call
+	 * made must then be left for the replay to find. */
 	int (*create)(void *ctx, const gb_create_req *req, gb_instance_cb emit,
 	              void *ud, gb_error *err);
 	/* Mandatory.  Emit the instances matching req. */
