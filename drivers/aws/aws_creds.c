@@ -8,14 +8,9 @@
 #include <strings.h>
 
 #include "aws_util.h"
+#include "drvc_opts.h"
 
 #define CREDS_FILE_MAX (1024 * 1024)
-
-static const char *opt(const gb_host *h, const char *key)
-{
-	const char *v = h->option ? h->option(h->ctx, key) : NULL;
-	return v && *v ? v : NULL;
-}
 
 static int secret(const gb_host *h, const char *source, char *buf,
                   size_t cap)
@@ -123,7 +118,7 @@ static int from_file(const gb_host *h, aws_creds *c)
 	int found;
 
 	if (!profile || !*profile)
-		profile = opt(h, "profile");
+		profile = drvc_opt(h, "profile");
 	if (!profile)
 		profile = "default";
 	if (env_path && *env_path) {
@@ -191,9 +186,9 @@ void aws_creds_clear(aws_creds *c)
 
 void aws_creds_load(const gb_host *h, aws_creds *c)
 {
-	const char *ak = opt(h, "credentials.access_key_id");
-	const char *sk = opt(h, "credentials.secret_access_key");
-	const char *st = opt(h, "credentials.session_token");
+	const char *ak = drvc_opt(h, "credentials.access_key_id");
+	const char *sk = drvc_opt(h, "credentials.secret_access_key");
+	const char *st = drvc_opt(h, "credentials.session_token");
 
 	memset(c, 0, sizeof(*c));
 	/* 1. sources named in the broker config */

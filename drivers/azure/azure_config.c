@@ -6,21 +6,15 @@
 #include <strings.h>
 
 #include "azure.h"
-#include "drvc_opts.h"
 #include "drvc_mem.h"
+#include "drvc_opts.h"
 #include "drvc_util.h"
-
-static const char *opt(const gb_host *h, const char *key)
-{
-	const char *v = h->option ? h->option(h->ctx, key) : NULL;
-	return v && *v ? v : NULL;
-}
 
 /* option, else environment variable, else def; malloc'd or NULL. */
 static char *setting(const gb_host *h, const char *key, const char *env,
                      const char *def)
 {
-	const char *v = opt(h, key);
+	const char *v = drvc_opt(h, key);
 	if (!v && env) {
 		v = getenv(env);
 		if (v && !*v)
@@ -146,7 +140,7 @@ const char *azure_subnet_for(azure_ctx *c, const char *region)
 	char key[160];
 	const char *v;
 	snprintf(key, sizeof(key), "subnet_id.%s", region ? region : "");
-	v = opt(c->host, key);
+	v = drvc_opt(c->host, key);
 	return v ? v : c->subnet;
 }
 
@@ -155,7 +149,7 @@ const char *azure_image_for(azure_ctx *c, const char *region)
 	char key[160];
 	const char *v;
 	snprintf(key, sizeof(key), "image.%s", region ? region : "");
-	v = opt(c->host, key);
+	v = drvc_opt(c->host, key);
 	if (v)
 		return v;
 	return c->image ? c->image : AZURE_DEFAULT_IMAGE;

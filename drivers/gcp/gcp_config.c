@@ -9,22 +9,16 @@
 #include <strings.h>
 
 #include "drvc_mem.h"
+#include "drvc_opts.h"
 #include "drvc_util.h"
 #include "gcp.h"
-#include "drvc_opts.h"
 
 #define KEY_MAX (64 * 1024)
-
-static const char *opt(const gb_host *h, const char *key)
-{
-	const char *v = h->option ? h->option(h->ctx, key) : NULL;
-	return v && *v ? v : NULL;
-}
 
 static char *setting(const gb_host *h, const char *key, const char *env,
                      const char *def)
 {
-	const char *v = opt(h, key);
+	const char *v = drvc_opt(h, key);
 	if (!v && env) {
 		v = getenv(env);
 		if (v && !*v)
@@ -41,13 +35,13 @@ static char *setting(const gb_host *h, const char *key, const char *env,
 static char *read_key(gcp_ctx *c, char **where)
 {
 	const gb_host *h = c->host;
-	const char *src = opt(h, "credentials.key_file");
+	const char *src = drvc_opt(h, "credentials.key_file");
 	const char *optname = "credentials.key_file";
 	char *buf = drvc_xmalloc(KEY_MAX), *path = NULL;
 	int n;
 
 	if (!src) {
-		src = opt(h, "credentials.service_account_json");
+		src = drvc_opt(h, "credentials.service_account_json");
 		optname = "credentials.service_account_json";
 	}
 	if (src) {
@@ -185,7 +179,7 @@ const char *gcp_image_for(gcp_ctx *c, const char *region)
 	char key[160];
 	const char *v;
 	snprintf(key, sizeof(key), "image.%s", region ? region : "");
-	v = opt(c->host, key);
+	v = drvc_opt(c->host, key);
 	if (v)
 		return v;
 	return c->image ? c->image : GCP_DEFAULT_IMAGE;

@@ -40,12 +40,6 @@ int64_t onprem_now(const onprem_ctx *c)
 
 /* ---------------------------------------------------------------- options */
 
-static const char *opt(const gb_host *h, const char *key)
-{
-	const char *v = h->option ? h->option(h->ctx, key) : NULL;
-	return v && *v ? v : NULL;
-}
-
 /* "90", "90s", "30m", "24h", "2d" -> seconds; -1 when malformed. */
 static int64_t parse_duration(const char *s)
 {
@@ -69,7 +63,7 @@ static int64_t parse_duration(const char *s)
 static int opt_duration(const gb_host *h, const char *key, int64_t def,
                         int64_t min, int64_t max, int64_t *out, gb_error *err)
 {
-	const char *v = opt(h, key);
+	const char *v = drvc_opt(h, key);
 	int64_t d;
 	*out = def;
 	if (!v)
@@ -177,23 +171,23 @@ static int onprem_init(const gb_host *host, void **out, gb_error *err)
 
 	*out = NULL;
 	c->host = host;
-	c->state_dir = (v = opt(host, "state_dir")) ? drvc_xstrdup(v)
+	c->state_dir = (v = drvc_opt(host, "state_dir")) ? drvc_xstrdup(v)
 	                                            : default_state_dir();
 	c->lease_dir = drvc_xasprintf("%s/leases", c->state_dir);
 	c->probe_dir = drvc_xasprintf("%s/probe", c->state_dir);
 	c->known_hosts = drvc_xasprintf("%s/known_hosts", c->state_dir);
-	c->broker_id = drvc_xstrdup((v = opt(host, "broker_id")) ? v
+	c->broker_id = drvc_xstrdup((v = drvc_opt(host, "broker_id")) ? v
 	                                                         : "gpubroker");
-	if ((v = opt(host, "probe_path")))
+	if ((v = drvc_opt(host, "probe_path")))
 		c->probe_path = drvc_xstrdup(v);
-	else if ((v = opt(host, "bin_dir")))
+	else if ((v = drvc_opt(host, "bin_dir")))
 		c->probe_path = drvc_xasprintf("%s/gpuprobe", v);
 	else
 		c->probe_path = drvc_xstrdup("gpuprobe");
-	c->probe_remote = drvc_xstrdup((v = opt(host, "probe_remote_path"))
+	c->probe_remote = drvc_xstrdup((v = drvc_opt(host, "probe_remote_path"))
 	                                       ? v : ".gpubroker/gpuprobe");
-	c->ssh_bin = drvc_xstrdup((v = opt(host, "ssh")) ? v : "ssh");
-	c->nvidia_smi = drvc_xstrdup((v = opt(host, "nvidia_smi")) ? v
+	c->ssh_bin = drvc_xstrdup((v = drvc_opt(host, "ssh")) ? v : "ssh");
+	c->nvidia_smi = drvc_xstrdup((v = drvc_opt(host, "nvidia_smi")) ? v
 	                                                           : "nvidia-smi");
 	if (opt_duration(host, "probe_max_age", 86400, 1, 366 * 86400,
 	                 &c->probe_max_age_s, err) != 0 ||
@@ -215,7 +209,7 @@ static int onprem_init(const gb_host *host, void **out, gb_error *err)
 		goto fail;
 	}
 
-	inv = opt(host, "inventory");
+	inv = drvc_opt(host, "inventory");
 	if (!inv) {
 		onprem_log(c, GB_LOG_INFO, "no inventory configured (onprem: "
 		           "{inventory: PATH} in the broker config): no on-prem "
