@@ -1295,8 +1295,11 @@ static const char fake_smi[] =
 	"echo \"$*\" >> @DIR@/smi.log\n"
 	"case \"$*\" in\n"
 	"*-cgi*)\n"
+	/* the driver sets slices up in parallel: the counter is locked */
+	"  exec 9>@DIR@/gi.lock; flock 9\n"
 	"  n=$(cat @DIR@/gi 2>/dev/null || echo 7)\n"
 	"  echo $((n + 1)) > @DIR@/gi\n"
+	"  flock -u 9\n"
 	"  p=$5\n"
 	"  echo \"Successfully created GPU instance ID  $n on GPU  $3 using "
 	"profile MIG $p (ID 19)\"\n"
@@ -1329,6 +1332,7 @@ static void test_mig(void **state)
 	insts a, b;
 	gb_error e;
 	char *script, *path, *oldpath, *newpath, *log;
+	int gi0 = 0;
 	(void)state;
 	env_open(&E, mig_inv, NULL);
 	/* a fake nvidia-smi first on PATH, recording its arguments */
@@ -1382,9 +1386,14 @@ static void test_mig(void **state)
 	                         "mig -i 0 -cgi 1g.10gb -C\n");
 	free(log);
 	{
-		onprem_lease l;
+		/* the two slices are set up in parallel: each got its own GPU
+		 * instance, 7 and 8 in either order */
+		onprem_lease l, l0;
+		assert_int_equal(onprem_lease_read_id(E.ctx, "m1/mig0", &l0), 0);
 		assert_int_equal(onprem_lease_read_id(E.ctx, "m1/mig1", &l), 0);
-		assert_int_equal(l.gi, 8);
+		assert_true((l0.gi == 7 && l.gi == 8) || (l0.gi == 8 && l.gi == 7));
+		gi0 = l0.gi;
+		onprem_lease_clear(&l0);
 		assert_int_equal(l.ci, 0);
 		assert_int_equal(l.gpu, 0);
 		assert_string_equal(l.profile, "1g.10gb");
@@ -1413,10 +1422,14 @@ static void test_mig(void **state)
 	/* terminate destroys the compute and GPU instance it recorded */
 	assert_int_equal(terminate(&E, "s1", "m1/mig0", &e), 0);
 	log = file_in(&E, "smi.log");
-	assert_string_equal(log, "mig -i 0 -cgi 1g.10gb -C\n"
-	                         "mig -i 0 -cgi 1g.10gb -C\n"
-	                         "mig -i 0 -gi 7 -ci 0 -dci\n"
-	                         "mig -i 0 -gi 7 -dgi\n");
+	{
+		char want[256];
+		snprintf(want, sizeof(want),
+		         "mig -i 0 -cgi 1g.10gb -C\nmig -i 0 -cgi 1g.10gb -C\n"
+		         "mig -i 0 -gi %d -ci 0 -dci\nmig -i 0 -gi %d -dgi\n", gi0,
+		         gi0);
+		assert_string_equal(log, want);
+	}
 	free(log);
 	assert_int_equal(terminate(&E, "s1", "m1/mig1", &e), 0);
 	list_offers(&E, &os);
