@@ -98,7 +98,9 @@ EOF
 
 PORT=""
 for try in 1 2 3 4 5 6 7 8; do
-	p=$(( ($$ * 7 + try * 7919 + $(date +%S) * 131) % 30000 + 20000 ))
+	sec=$(date +%S)
+	sec=${sec#0} # "08" would read as a bad octal number
+	p=$(( ($$ * 7 + try * 7919 + sec * 131) % 30000 + 20000 ))
 	if start_sshd "$p"; then
 		PORT=$p
 		break
