@@ -113,6 +113,11 @@ gb_err_class azure_classify(void *ud, const gb_http_resp *r, gb_error *err,
 int azure_arm(azure_ctx *c, const char *method, const char *url,
               const char *body, const char *rate_class, const char *what,
               gb_http_resp *resp, gb_error *err);
+/* The same with one extra request header line ("If-None-Match: *"),
+ * borrowed; NULL for none. */
+int azure_arm_hdr(azure_ctx *c, const char *method, const char *url,
+                  const char *body, const char *extra, const char *rate_class,
+                  const char *what, gb_http_resp *resp, gb_error *err);
 /* "<arm>/subscriptions/<sub>/resourceGroups/<rg>/providers/
  * Microsoft.Compute/virtualMachines[/<name>]" (caller frees). */
 char *azure_vm_url(azure_ctx *c, const char *name, const char *query);
@@ -162,6 +167,7 @@ typedef struct azure_op {
 	const char *name;   /* VM name (borrowed) */
 	char *url;          /* poll URL (owned) */
 	int location;       /* 1: Location semantics (202 = running) */
+	int64_t next_ms;    /* mono ms of the next poll; 0: at once */
 	int done;           /* terminal */
 	int failed;
 	gb_error err;       /* when failed */

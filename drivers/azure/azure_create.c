@@ -2,8 +2,9 @@
  *
  * ARM has no batch create for plain VMs: one PUT per VM, deterministic
  * names "<prefix>-<index>", the same body on every retry (so ARM answers
- * 200, not 409), the idempotency token in tag gpubroker-token.  A name
- * already taken by a VM without our token is a CONFLICT.  Then every
+ * 200, not 409), the idempotency token in tag gpubroker-token.  The first
+ * PUT carries If-None-Match: * (create only); on 412 the VM is read, and
+ * a name taken by a VM without our token is a CONFLICT.  Then every
  * operation is polled to the end; if any VM fails (or ends
  * provisioningState Failed) every VM of this request is deleted and the
  * failure's class (CAPACITY for allocation failures) is returned. */
@@ -89,6 +90,77 @@ static void op_class(gb_error *e)
 		e->cls = GB_ERR_CAPACITY;
 }
 
+/* One PUT.  create_only: with If-None-Match: *; returns 1 when ARM
+ * answered 412 (the name exists).  0: sent, op filled (poll URL and the
+ * time of its first poll); -1 with err. */
+static int put_vm(azure_ctx *c, const char *name, const char *body,
+                  int create_only, azure_op *op, gb_error *err)
+{
+	const gb_host *h = c->host;
+	gb_http_resp resp;
+	char what[160], *url = azure_vm_url(c, name, NULL);
+	int r;
+
+	snprintf(what, sizeof(what), "PUT VM %s", name);
+	r = azure_arm_hdr(c, "PUT", url, body,
+	                  create_only ? "If-None-Match: *" : NULL, "arm-write",
+	                  what, &resp, err);
+	free(url);
+	if (r != 0) {
+		int exists = create_only && resp.status == 412;
+		h->http_free(h->ctx, &resp);
+		return exists ? 1 : -1;
+	}
+	free(op->url);
+	op->url = azure_op_url(c, &resp, &op->location);
+	/* ARM's Retry-After says when the operation is worth a poll */
+	op->next_ms = h->mono_ms(h->ctx) +
+	              drvc_retry_after_ms(&resp, h->now_ms(h->ctx));
+	h->http_free(h->ctx, &resp);
+	return 0;
+}
+
+/* The name is taken: 0 when the VM is ours (this token) and may be PUT
+ * again, -1 with err otherwise.  A name held by someone else must not be
+ * overwritten. */
+static int existing_ok(azure_ctx *c, const gb_create_req *req,
+                       const char *name, gb_error *err)
+{
+	azure_vm old;
+	const char *tok, *why;
+	int ours, deleting, r = azure_get_vm(c, name, &old, err);
+
+	if (r < 0)
+		return -1;
+	if (r == 0) {
+		drvc_err(err, GB_ERR_TRANSIENT, 412, "VMNameRace",
+		         "Azure VM %s existed when it was PUT and is gone now; "
+		         "the create is retried", name);
+		return -1;
+	}
+	tok = azure_vm_tag(&old, GB_TAG_TOKEN);
+	ours = tok && strcmp(tok, req->token) == 0;
+	deleting = azure_vm_state(&old, &why) == GB_INST_STOPPING;
+	azure_vm_free(&old);
+	if (ours && deleting) {
+		/* the earlier try's cleanup is deleting it: not a result; the
+		 * create is retried once it is gone */
+		drvc_err(err, GB_ERR_TRANSIENT, 409, "VMBeingDeleted",
+		         "Azure VM %s (from an earlier try with this token) is "
+		         "being deleted; the create is retried once it is gone",
+		         name);
+		return -1;
+	}
+	if (!ours) {
+		drvc_err(err, GB_ERR_CONFLICT, 409, "VMNameTaken",
+		         "Azure VM %s already exists in resource group %s and "
+		         "does not carry gpubroker-token %s",
+		         name, c->rg, req->token);
+		return -1;
+	}
+	return 0;
+}
+
 int azure_create(void *ctx, const gb_create_req *req, gb_instance_cb emit,
                  void *ud, gb_error *err)
 {
@@ -129,57 +201,19 @@ int azure_create(void *ctx, const gb_create_req *req, gb_instance_cb emit,
 	deadline = h->mono_ms(h->ctx) + c->create_timeout_ms;
 
 	for (i = 0; i < n; i++) {
-		gb_http_resp resp;
-		azure_vm old;
-		char what[160], *url, *body;
+		char *body = azure_vm_body(req, names[i], &p, err);
 		int r;
-
-		body = azure_vm_body(req, names[i], &p, err);
 		if (!body)
 			goto fail;
-		/* A name held by someone else must not be overwritten. */
-		r = azure_get_vm(c, names[i], &old, err);
-		if (r < 0) {
-			free(body);
-			goto fail;
-		}
-		if (r == 1) {
-			const char *tok = azure_vm_tag(&old, GB_TAG_TOKEN);
-			const char *why;
-			int ours = tok && strcmp(tok, req->token) == 0;
-			int deleting = azure_vm_state(&old, &why) == GB_INST_STOPPING;
-			azure_vm_free(&old);
-			if (ours && deleting) {
-				/* the earlier try's cleanup is deleting it: not
-				 * a result; the create is retried once it is gone */
-				drvc_err(err, GB_ERR_TRANSIENT, 409, "VMBeingDeleted",
-				         "Azure VM %s (from an earlier try with this "
-				         "token) is being deleted; the create is "
-				         "retried once it is gone", names[i]);
-				free(body);
-				goto fail;
-			}
-			if (!ours) {
-				drvc_err(err, GB_ERR_CONFLICT, 409, "VMNameTaken",
-				         "Azure VM %s already exists in resource group "
-				         "%s and does not carry gpubroker-token %s",
-				         names[i], c->rg, req->token);
-				free(body);
-				goto fail;
-			}
-		}
-		/* a VM of ours from an earlier try with this token may be
-		 * recorded by the host: only what this call makes is its to
-		 * delete when it fails */
-		touched[i] = r == 0;
-		url = azure_vm_url(c, names[i], NULL);
-		snprintf(what, sizeof(what), "PUT VM %s", names[i]);
-		r = azure_arm(c, "PUT", url, body, "arm-write", what, &resp, err);
-		free(url);
-		free(body);
+		/* The first PUT creates only: If-None-Match: * makes ARM answer
+		 * 412 instead of updating a VM that already has the name.  That
+		 * saves a GET per VM from ARM's read bucket. */
+		r = put_vm(c, names[i], body, 1, &ops[i], err);
 		if (r == 0)
-			ops[i].url = azure_op_url(c, &resp, &ops[i].location);
-		h->http_free(h->ctx, &resp);
+			touched[i] = 1; /* made by this call */
+		else if (r == 1 && (r = existing_ok(c, req, names[i], err)) == 0)
+			r = put_vm(c, names[i], body, 0, &ops[i], err);
+		free(body);
 		if (r != 0)
 			goto fail;
 	}

@@ -12,7 +12,15 @@ int azure_arm(azure_ctx *c, const char *method, const char *url,
               const char *body, const char *rate_class, const char *what,
               gb_http_resp *resp, gb_error *err)
 {
-	const char *hdrs[] = {
+	return azure_arm_hdr(c, method, url, body, NULL, rate_class, what, resp,
+	                     err);
+}
+
+int azure_arm_hdr(azure_ctx *c, const char *method, const char *url,
+                  const char *body, const char *extra, const char *rate_class,
+                  const char *what, gb_http_resp *resp, gb_error *err)
+{
+	const char *hdrs[3] = {
 		"Accept: application/json",
 		"Content-Type: application/json",
 	};
@@ -25,6 +33,8 @@ int azure_arm(azure_ctx *c, const char *method, const char *url,
 	req.url = url;
 	req.headers = hdrs;
 	req.nheaders = body ? 2 : 1;
+	if (extra)
+		hdrs[req.nheaders++] = extra;
 	req.body = body;
 	req.body_len = body ? strlen(body) : 0;
 	req.rate_class = rate_class;

@@ -1,7 +1,7 @@
 /* azure_lro.c -- ARM long-running operations: poll Azure-AsyncOperation
  * (status InProgress|Succeeded|Failed|Canceled), or Location (202 while
  * running, 200/204 when done) when ARM gave no Azure-AsyncOperation,
- * honouring Retry-After between rounds, until a deadline. */
+ * each at the time its Retry-After names, until a deadline. */
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -109,7 +109,7 @@ int azure_lro_wait(azure_ctx *c, azure_op *ops, size_t n, int64_t deadline,
 {
 	const gb_host *h = c->host;
 	for (;;) {
-		int64_t wait = 0, now;
+		int64_t now = h->mono_ms(h->ctx), next = 0;
 		size_t pending = 0;
 		for (size_t i = 0; i < n; i++) {
 			int64_t d = 0;
@@ -119,25 +119,31 @@ int azure_lro_wait(azure_ctx *c, azure_op *ops, size_t n, int64_t deadline,
 				ops[i].done = 1;
 				continue;
 			}
-			if (poll_once(c, &ops[i], &d, err) != 0)
-				return -1;
-			if (!ops[i].done) {
-				pending++;
-				if (d > wait)
-					wait = d;
+			/* each operation is polled when its last answer (or the
+			 * PUT's Retry-After) said to, not before: ARM's read
+			 * bucket is the subscription's, shared with everyone */
+			if (ops[i].next_ms <= now) {
+				if (poll_once(c, &ops[i], &d, err) != 0)
+					return -1;
+				if (ops[i].done)
+					continue;
+				ops[i].next_ms = h->mono_ms(h->ctx) +
+				                 (d > 0 ? d : c->poll_interval_ms);
 			}
+			pending++;
+			if (!next || ops[i].next_ms < next)
+				next = ops[i].next_ms;
 		}
 		if (!pending)
 			return 0;
-		if (wait <= 0)
-			wait = c->poll_interval_ms;
 		now = h->mono_ms(h->ctx);
-		if (now + wait > deadline) {
+		if (next > deadline) {
 			drvc_err(err, GB_ERR_TRANSIENT, 0, "OperationTimeout",
 			         "Azure: %zu VM operation(s) still running after the "
 			         "create timeout (option create_timeout_s)", pending);
 			return -1;
 		}
-		h->sleep_ms(h->ctx, wait);
+		if (next > now)
+			h->sleep_ms(h->ctx, next - now);
 	}
 }

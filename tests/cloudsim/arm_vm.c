@@ -1,7 +1,7 @@
 /*
  * arm_vm.c -- Microsoft.Compute/virtualMachines: PUT by name (201 for a
- * new VM, 200 for a repeat; 409 PropertyChangeNotAllowed when an
- * immutable property changes), GET (optionally $expand=instanceView),
+ * new VM, 200 for a repeat, 412 for a repeat with If-None-Match: *; 409
+ * PropertyChangeNotAllowed when an immutable property changes), GET (optionally $expand=instanceView),
  * DELETE (202, or 204 when already gone), list with nextLink paging, and
  * the long-running operations behind Azure-AsyncOperation / Location.
  *
@@ -75,6 +75,13 @@ static int valid_name(const char *n)
 static const char *jstr(const json_t *o, const char *k)
 {
 	return json_string_value(json_object_get(o, k));
+}
+
+/* If-None-Match: * -- create only, never update. */
+static int if_none_match_any(const az_ctx *c)
+{
+	const char *v = sim_req_header(c->req, "If-None-Match");
+	return v && strcmp(v, "*") == 0;
 }
 
 /* The properties a re-PUT may not change. */
@@ -540,6 +547,13 @@ void arm_vm_put(az_ctx *c)
 	in = sim_inst_find(key);
 	if (in && sim_inst_phase(in, c->now) == SIM_PH_GONE) {
 		in = NULL; /* deleted; purge happens lazily */
+	}
+	if (in && if_none_match_any(c)) {
+		az_error(c, 412, "PreconditionFailed",
+		         "The condition specified using HTTP conditional header(s) "
+		         "is not met: VM '%s' already exists (If-None-Match: *).",
+		         c->name);
+		goto out;
 	}
 	if (in) {
 		sim_phase ph = sim_inst_phase(in, c->now);

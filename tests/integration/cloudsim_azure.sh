@@ -92,6 +92,11 @@ expect_match '^198\.1[89]\.' "$(jget "$BODY_FILE" 'j["properties"]["ipAddress"]'
 # --- PUT by name: idempotent, immutable properties ---------------------------
 arm PUT "$(az_vm_url vm-a)" "$(az_vm_body Standard_NC24ads_A100_v4 1)"
 expect_status 200 "same PUT again: 200"
+req PUT "$(az_vm_url vm-a)" -H "Authorization: Bearer $AZ_TOKEN" \
+	-H 'Content-Type: application/json' -H 'If-None-Match: *' \
+	--data-binary "$(az_vm_body Standard_NC24ads_A100_v4 1)"
+expect_status 412 "PUT with If-None-Match: * on an existing VM"
+expect_eq "$(code)" PreconditionFailed "PreconditionFailed"
 curl -s "$CTL_URL/_sim/instances?cloud=azure" >"$T/i.json"
 expect_eq "$(jget "$T/i.json" 'j["count"]')" 1 "still one VM"
 arm PUT "$(az_vm_url vm-a)" "$(az_vm_body Standard_NC4as_T4_v3 1)"

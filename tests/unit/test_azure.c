@@ -88,10 +88,16 @@ static void handler(void *ud, const fakehost_req *req, long *status,
                     char **body, char ***headers, size_t *nh)
 {
 	(void)ud;
+	const char *inm = fakehost_req_header(req, "If-None-Match");
 	for (size_t i = 0; i < nroutes; i++) {
 		route *r = &routes[i];
-		if (r->times == 0 || strcmp(r->method, req->method) != 0 ||
-		    !strstr(req->url, r->sub))
+		/* "PUT-INM": only a PUT with If-None-Match: * (create only) */
+		int cond = strcmp(r->method, "PUT-INM") == 0;
+		if (r->times == 0 || !strstr(req->url, r->sub))
+			continue;
+		if (cond ? strcmp(req->method, "PUT") != 0 || !inm ||
+		                   strcmp(inm, "*") != 0
+		         : strcmp(r->method, req->method) != 0)
 			continue;
 		if (r->times > 0)
 			r->times--;
@@ -314,9 +320,6 @@ static void create_routes(const char *name, const char *op,
 	snprintf(opsub, 128, "operations/%s?", op);
 	snprintf(hdr, sizeof(hdr),
 	         "Azure-AsyncOperation: " OPS "%s?api-version=2024-07-01", op);
-	on("GET", get, 1, 404,
-	   "{\"error\":{\"code\":\"ResourceNotFound\",\"message\":\"not found\"}}",
-	   NULL, NULL);
 	on("PUT", get, -1, 201,
 	   "{\"name\":\"x\",\"properties\":{\"provisioningState\":\"Creating\"}}",
 	   hdr, "Retry-After: 7");
@@ -653,13 +656,18 @@ static void test_create_polls_and_emits(void **state)
 	assert_string_equal(g.ids[0], "pool-a-0");
 	assert_int_equal(g.st[0], GB_INST_RUNNING);
 	assert_string_equal(g.priv[0], "10.0.0.4");
-	/* Three polls (InProgress, InProgress, Succeeded), Retry-After: 7
-	 * honoured between them. */
+	/* Three polls (InProgress, InProgress, Succeeded): the PUT's
+	 * Retry-After: 7 honoured before the first, and theirs between. */
 	assert_int_equal(count_reqs(fh, "GET", "operations/op-0"), 3);
 	assert_true(fakehost_host(fh)->now_ms(fakehost_host(fh)->ctx) - t0 >=
-	            14000);
+	            21000);
+	/* No GET before the PUT (If-None-Match: * guards the name); one
+	 * after the operation, for the instance view. */
+	assert_int_equal(count_reqs(fh, "GET", "virtualMachines/pool-a-0?"), 1);
+	assert_int_equal(count_reqs(fh, "PUT", "virtualMachines/pool-a-0?"), 1);
 	put = find_req(fh, "PUT", "virtualMachines/pool-a-0?", 0);
 	assert_non_null(put);
+	assert_string_equal(fakehost_req_header(put, "If-None-Match"), "*");
 	assert_string_equal(put->url, VMS "/pool-a-0?api-version=2024-07-01");
 	assert_string_equal(put->rate_class, "arm-write");
 	assert_string_equal(fakehost_req_header(put, "Authorization"),
@@ -726,7 +734,6 @@ static void test_create_all_or_nothing(void **state)
 	 * deleted and reported as capacity. */
 	routes_reset();
 	token_route(TOK1, 3600, -1);
-	on("GET", "virtualMachines/pool-a-0?", 1, 404, "{}", NULL, NULL);
 	on("PUT", "virtualMachines/pool-a-0?", -1, 201, "{}",
 	   "Azure-AsyncOperation: " OPS "op-9?api-version=2024-07-01", NULL);
 	on("GET", "operations/op-9?", -1, 200, "{\"status\":\"Succeeded\"}",
@@ -749,7 +756,6 @@ static void test_create_all_or_nothing(void **state)
 	/* A synchronous SkuNotAvailable on the 2nd PUT: the 1st is deleted. */
 	routes_reset();
 	token_route(TOK1, 3600, -1);
-	on("GET", "virtualMachines/pool-a-", -1, 404, "{}", NULL, NULL);
 	on("PUT", "virtualMachines/pool-a-0?", -1, 201, "{}",
 	   "Azure-AsyncOperation: " OPS "op-0?api-version=2024-07-01", NULL);
 	on("PUT", "virtualMachines/pool-a-1?", -1, 409,
@@ -775,14 +781,19 @@ static void test_create_all_or_nothing(void **state)
 	fakehost_free(fh);
 }
 
-/* An existing VM of ours (token tok-abc123): GET finds it, PUT again
- * answers it (ARM 200). */
+#define PRECONDITION_FAILED                                                \
+	"{\"error\":{\"code\":\"PreconditionFailed\",\"message\":\"The "   \
+	"condition specified using HTTP conditional header(s) is not met.\"}}"
+
+/* An existing VM of ours (token tok-abc123): the create-only PUT gets
+ * 412, GET finds it, PUT again answers it (ARM 200). */
 static void own_vm_routes(const char *name, const char *prov)
 {
 	char path[96];
 	char *vm = vm_json(name, prov, "running", "Regular", "tok-abc123",
 	                   "train-42");
 	snprintf(path, sizeof(path), "virtualMachines/%s?", name);
+	on("PUT-INM", path, -1, 412, PRECONDITION_FAILED, NULL, NULL);
 	on("GET", path, -1, 200, vm, NULL, NULL);
 	on("PUT", path, -1, 200, vm, NULL, NULL);
 	free(vm);
@@ -798,17 +809,26 @@ static void test_create_name_conflict_and_retry(void **state)
 	char *vm;
 	(void)state;
 
-	/* Someone else's VM holds the name: CONFLICT, nothing deleted. */
+	/* Someone else's VM holds the name: the create-only PUT gets 412,
+	 * the GET shows another token: CONFLICT, no second (updating) PUT,
+	 * nothing deleted. */
 	token_route(TOK1, 3600, -1);
 	vm = vm_json("pool-a-0", "Succeeded", "running", "Regular", "other",
 	             "other-pool");
+	on("PUT-INM", "virtualMachines/pool-a-0?", -1, 412, PRECONDITION_FAILED,
+	   NULL, NULL);
 	on("GET", "virtualMachines/pool-a-0?", -1, 200, vm, NULL, NULL);
 	free(vm);
 	memset(&g, 0, sizeof(g));
 	assert_int_equal(azure_driver_desc.create(ctx, &r, collect, &g, &err),
 	                 -1);
 	assert_int_equal(err.cls, GB_ERR_CONFLICT);
-	assert_int_equal(count_reqs(fh, "PUT", "virtualMachines"), 0);
+	assert_string_equal(err.code, "VMNameTaken");
+	assert_int_equal(count_reqs(fh, "PUT", "virtualMachines"), 1);
+	assert_string_equal(
+		fakehost_req_header(find_req(fh, "PUT", "virtualMachines", 0),
+		                    "If-None-Match"),
+		"*");
 	assert_int_equal(count_reqs(fh, "DELETE", "virtualMachines"), 0);
 
 	/* Our own VM from an earlier try: PUT again (same body, ARM 200),
@@ -824,12 +844,12 @@ static void test_create_name_conflict_and_retry(void **state)
 	assert_int_equal(unmatched, 0);
 
 	/* The same retry for two VMs: pool-a-0 is ours from the earlier try
-	 * (the host may have recorded it), pool-a-1's PUT fails: the cleanup
-	 * deletes only the VM this call made. */
+	 * (the host may have recorded it), pool-a-1's PUT is refused (ARM
+	 * made nothing): the cleanup deletes neither.  Only what a PUT of
+	 * this call created is this call's to delete. */
 	routes_reset();
 	token_route(TOK1, 3600, -1);
 	own_vm_routes("pool-a-0", "Succeeded");
-	on("GET", "virtualMachines/pool-a-1?", -1, 404, "{}", NULL, NULL);
 	on("PUT", "virtualMachines/pool-a-1?", -1, 409,
 	   "{\"error\":{\"code\":\"SkuNotAvailable\",\"message\":\"not "
 	   "available\"}}", NULL, NULL);
@@ -842,13 +862,13 @@ static void test_create_name_conflict_and_retry(void **state)
 	assert_int_equal(count_reqs(fh, "DELETE", "virtualMachines/pool-a-0?"),
 	                 0);
 	assert_int_equal(count_reqs(fh, "DELETE", "virtualMachines/pool-a-1?"),
-	                 1);
+	                 0);
 
 	/* Ours but Deleting (an earlier try's cleanup): not a result, a
 	 * transient error; no PUT, nothing deleted by this call. */
 	routes_reset();
 	token_route(TOK1, 3600, -1);
-	own_vm_routes("pool-a-0", "Deleting"); /* the PUT must not be made */
+	own_vm_routes("pool-a-0", "Deleting"); /* no updating PUT */
 	r.count = 1;
 	memset(&g, 0, sizeof(g));
 	{
@@ -858,9 +878,33 @@ static void test_create_name_conflict_and_retry(void **state)
 			azure_driver_desc.create(ctx, &r, collect, &g, &err), -1);
 		assert_int_equal(err.cls, GB_ERR_TRANSIENT);
 		assert_string_equal(err.code, "VMBeingDeleted");
-		assert_int_equal(count_reqs(fh, "PUT", "virtualMachines"), puts);
+		/* the create-only PUT (412) and no other */
+		assert_int_equal(count_reqs(fh, "PUT", "virtualMachines"),
+		                 puts + 1);
 		assert_int_equal(count_reqs(fh, "DELETE", "virtualMachines"), dels);
 	}
+
+	/* 412, then the GET finds no VM (deleted in between): a transient
+	 * error for the host to replay, no updating PUT, nothing deleted. */
+	routes_reset();
+	token_route(TOK1, 3600, -1);
+	on("PUT-INM", "virtualMachines/pool-a-0?", -1, 412, PRECONDITION_FAILED,
+	   NULL, NULL);
+	on("GET", "virtualMachines/pool-a-0?", -1, 404,
+	   "{\"error\":{\"code\":\"ResourceNotFound\",\"message\":\"x\"}}",
+	   NULL, NULL);
+	{
+		size_t puts = count_reqs(fh, "PUT", "virtualMachines");
+		size_t dels = count_reqs(fh, "DELETE", "virtualMachines");
+		assert_int_equal(
+			azure_driver_desc.create(ctx, &r, collect, &g, &err), -1);
+		assert_int_equal(err.cls, GB_ERR_TRANSIENT);
+		assert_string_equal(err.code, "VMNameRace");
+		assert_int_equal(count_reqs(fh, "PUT", "virtualMachines"),
+		                 puts + 1);
+		assert_int_equal(count_reqs(fh, "DELETE", "virtualMachines"), dels);
+	}
+	assert_int_equal(unmatched, 0);
 	azure_driver_desc.fini(ctx);
 	fakehost_free(fh);
 }
