@@ -276,6 +276,7 @@ int main(int argc, char **argv)
 	}
 	if (!config || npasses < 1 || optind != argc)
 		return usage(argv[0]);
+	gb_mem_limit_arenas(); /* as `gpubroker serve` does */
 	if (open_session(config, &cli, &s) != 0)
 		return 1;
 	rc = passes(&cli, &s, npasses, breakdown);

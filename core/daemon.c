@@ -322,6 +322,7 @@ static int run_serve(gb_cli *cli)
 		           cli->cfg.listen);
 		return GB_EXIT_FAIL;
 	}
+	gb_mem_limit_arenas(); /* before the first thread starts */
 	gb_log_set_json(cli->cfg.log_json);
 	if (gb_log_get_level() < GB_LOG_INFO)
 		gb_log_set_level(GB_LOG_INFO);

@@ -100,7 +100,8 @@ int gb_engine_apply(gb_engine *e, const gb_pool_spec *spec,
  * missing, destroy extra) -- the reconciler's step. */
 int gb_engine_converge(gb_engine *e, const char *pool, gb_engine_result *res);
 /* The same without the pool's own describe first (the caller has just
- * refreshed every pool with gb_engine_refresh(e, NULL)). */
+ * refreshed every pool with gb_engine_refresh(e, NULL)), and without
+ * res->pool (left NULL: the reconciler has no use for it). */
 int gb_engine_converge_fresh(gb_engine *e, const char *pool,
                              gb_engine_result *res);
 /* The first half of apply, for the daemon: quota/budget checks, store the

@@ -324,8 +324,11 @@ static int converge_locked(gb_engine *e, const gb_pool_row *row,
 	return rc != 0 || waiting ? -1 : 0;
 }
 
+/* refresh: describe the pool first; want_json: fill res->pool (the
+ * reconciler's converges discard it, and it costs a store read of the
+ * pool and its instances) */
 static int converge(gb_engine *e, const char *pool, int refresh,
-                    gb_engine_result *res)
+                    int want_json, gb_engine_result *res)
 {
 	gb_pool_row row;
 	gb_pool_spec spec;
@@ -355,19 +358,20 @@ static int converge(gb_engine *e, const char *pool, int refresh,
 	gb_pool_spec_free(&spec);
 	gb_pool_row_free(&row);
 	gb_engine__unlock_pool(e, pool);
-	res->pool = gb_engine_pool_json(e, pool);
+	if (want_json)
+		res->pool = gb_engine_pool_json(e, pool);
 	return rc;
 }
 
 int gb_engine_converge(gb_engine *e, const char *pool, gb_engine_result *res)
 {
-	return converge(e, pool, 1, res);
+	return converge(e, pool, 1, 1, res);
 }
 
 int gb_engine_converge_fresh(gb_engine *e, const char *pool,
                              gb_engine_result *res)
 {
-	return converge(e, pool, 0, res);
+	return converge(e, pool, 0, 0, res);
 }
 
 /* Price of the best candidate for the pool (for budgets); -1 if none. */

@@ -3,11 +3,25 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 static void oom(size_t n)
 {
 	fprintf(stderr, "gpubroker: out of memory allocating %zu bytes\n", n);
 	abort();
+}
+
+void gb_mem_limit_arenas(void)
+{
+#if defined(__GLIBC__) && defined(M_ARENA_MAX)
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	if (getenv("MALLOC_ARENA_MAX"))
+		return;
+	mallopt(M_ARENA_MAX, ncpu > 2 ? (int)(ncpu > 64 ? 64 : ncpu) : 2);
+#endif
 }
 
 void *gb_xmalloc(size_t n)

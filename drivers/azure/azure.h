@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "drvc_cache.h"
 #include "drvc_token.h"
 #include "gpubroker/driver.h"
 
@@ -40,12 +41,6 @@
 #define AZURE_MAX_PAGES 200                /* list / price pages followed */
 #define AZURE_ADDR_CACHE 4096
 
-typedef struct azure_addr {
-	char *key;     /* vmId, or the VM name when ARM gave no vmId */
-	char *priv;
-	char *pub;
-} azure_addr;
-
 typedef struct azure_ctx {
 	const gb_host *host;
 	char *arm;          /* ARM endpoint, no trailing '/' */
@@ -66,9 +61,7 @@ typedef struct azure_ctx {
 	int64_t create_timeout_ms;
 	int64_t poll_interval_ms;
 	drvc_token tok;
-	pthread_mutex_t addr_mu;
-	azure_addr *addrs;
-	size_t naddrs;
+	drvc_cache addrs;   /* vmId (or name) -> [private IP, public IP] */
 } azure_ctx;
 
 extern const gb_driver azure_driver_desc;
@@ -205,7 +198,6 @@ int azure_emit_vm(azure_ctx *c, azure_vm *vm, gb_instance_cb emit, void *ud);
 int azure_parse_vm_page(const char *body, size_t len,
                         int (*fn)(void *ud, azure_vm *vm), void *ud,
                         char **next, gb_error *err);
-void azure_addr_cache_free(azure_ctx *c);
 
 /* azure_prices.c */
 int azure_refresh_prices(void *ctx, const char *region, gb_offer_cb emit,

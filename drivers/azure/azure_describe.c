@@ -57,54 +57,6 @@ int azure_parse_vm_page(const char *body, size_t len,
 
 /* ---------------------------------------------------------- addresses */
 
-static int cache_get(azure_ctx *c, const char *key, char **priv, char **pub)
-{
-	int found = 0;
-	pthread_mutex_lock(&c->addr_mu);
-	for (size_t i = 0; i < c->naddrs; i++) {
-		if (strcmp(c->addrs[i].key, key) == 0) {
-			*priv = drvc_xstrdup(c->addrs[i].priv);
-			*pub = drvc_xstrdup(c->addrs[i].pub);
-			found = 1;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&c->addr_mu);
-	return found;
-}
-
-static void cache_put(azure_ctx *c, const char *key, const char *priv,
-                      const char *pub)
-{
-	pthread_mutex_lock(&c->addr_mu);
-	if (c->naddrs == AZURE_ADDR_CACHE) {
-		free(c->addrs[0].key);
-		free(c->addrs[0].priv);
-		free(c->addrs[0].pub);
-		memmove(c->addrs, c->addrs + 1,
-		        (c->naddrs - 1) * sizeof(*c->addrs));
-		c->naddrs--;
-	}
-	c->addrs = drvc_xrealloc(c->addrs, (c->naddrs + 1) * sizeof(*c->addrs));
-	c->addrs[c->naddrs].key = drvc_xstrdup(key);
-	c->addrs[c->naddrs].priv = drvc_xstrdup(priv);
-	c->addrs[c->naddrs].pub = drvc_xstrdup(pub);
-	c->naddrs++;
-	pthread_mutex_unlock(&c->addr_mu);
-}
-
-void azure_addr_cache_free(azure_ctx *c)
-{
-	for (size_t i = 0; i < c->naddrs; i++) {
-		free(c->addrs[i].key);
-		free(c->addrs[i].priv);
-		free(c->addrs[i].pub);
-	}
-	free(c->addrs);
-	c->addrs = NULL;
-	c->naddrs = 0;
-}
-
 static int resource_id_ok(const char *id)
 {
 	if (strncasecmp(id, "/subscriptions/", 15) != 0 || strstr(id, ".."))
@@ -144,7 +96,15 @@ static void fetch_addrs(azure_ctx *c, const azure_vm *vm, char **priv,
 	char what[160], *pub_id = NULL;
 	json_t *nic;
 	*priv = *pub = NULL;
-	if (cache_get(c, key, priv, pub) || !vm->nic_id[0])
+	{
+		char *v[2];
+		if (drvc_cache_get(&c->addrs, key, v, 2)) {
+			*priv = v[0];
+			*pub = v[1];
+			return;
+		}
+	}
+	if (!vm->nic_id[0])
 		return;
 	snprintf(what, sizeof(what), "NIC of VM %s", vm->name);
 	nic = get_network(c, vm->nic_id, what);
@@ -161,8 +121,10 @@ static void fetch_addrs(azure_ctx *c, const azure_vm *vm, char **priv,
 	}
 	free(pub_id);
 	/* Cache only complete answers: a public IP may still be allocating. */
-	if (*priv && (!c->public_ip || *pub))
-		cache_put(c, key, *priv, *pub);
+	if (*priv && (!c->public_ip || *pub)) {
+		const char *v[2] = {*priv, *pub};
+		drvc_cache_put(&c->addrs, key, v, 2);
+	}
 }
 
 int azure_emit_vm(azure_ctx *c, azure_vm *vm, gb_instance_cb emit, void *ud)

@@ -23,11 +23,12 @@ static int azure_init(const gb_host *host, void **out, gb_error *err)
 	c = drvc_xcalloc(1, sizeof(*c));
 	c->host = host;
 	drvc_token_init(&c->tok);
-	pthread_mutex_init(&c->addr_mu, NULL);
+	if (drvc_cache_init(&c->addrs, AZURE_ADDR_CACHE) != 0)
+		abort();
 	if (azure_config_load(c, err) != 0) {
 		azure_config_free(c);
 		drvc_token_fini(&c->tok);
-		pthread_mutex_destroy(&c->addr_mu);
+		drvc_cache_free(&c->addrs);
 		free(c);
 		return -1;
 	}
@@ -44,9 +45,8 @@ static void azure_fini(void *ctx)
 	if (!c)
 		return;
 	azure_config_free(c);
-	azure_addr_cache_free(c);
+	drvc_cache_free(&c->addrs);
 	drvc_token_fini(&c->tok);
-	pthread_mutex_destroy(&c->addr_mu);
 	free(c);
 }
 

@@ -20,6 +20,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "drvc_cache.h"
 #include "drvc_token.h"
 #include "gpubroker/driver.h"
 
@@ -38,11 +39,6 @@
 #define GCP_MAX_SMALL ((size_t)1 << 20)   /* token, operation, instance */
 #define GCP_MAX_PAGES 200
 #define GCP_ZONE_CACHE 8192
-
-typedef struct gcp_zone_ent {
-	char *name;
-	char *zone;
-} gcp_zone_ent;
 
 typedef struct gcp_ctx {
 	const gb_host *host;
@@ -65,9 +61,7 @@ typedef struct gcp_ctx {
 	EVP_PKEY *pkey;
 	char *auth_problem; /* why we cannot get a token; NULL when fine */
 	drvc_token tok;
-	pthread_mutex_t zone_mu;
-	gcp_zone_ent *zones;
-	size_t nzones;
+	drvc_cache zones;   /* instance name -> [zone] */
 } gcp_ctx;
 
 extern const gb_driver gcp_driver_desc;
@@ -197,7 +191,6 @@ void gcp_zone_remember(gcp_ctx *c, const char *name, const char *zone);
 /* malloc'd zone or NULL */
 char *gcp_zone_lookup(gcp_ctx *c, const char *name);
 void gcp_zone_forget(gcp_ctx *c, const char *name);
-void gcp_zone_free(gcp_ctx *c);
 
 /* gcp_create.c / gcp_describe.c / gcp_delete.c */
 int gcp_create(void *ctx, const gb_create_req *req, gb_instance_cb emit,

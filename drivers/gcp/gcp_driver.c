@@ -23,11 +23,12 @@ static int gcp_init(const gb_host *host, void **out, gb_error *err)
 	c = drvc_xcalloc(1, sizeof(*c));
 	c->host = host;
 	drvc_token_init(&c->tok);
-	pthread_mutex_init(&c->zone_mu, NULL);
+	if (drvc_cache_init(&c->zones, GCP_ZONE_CACHE) != 0)
+		abort();
 	if (gcp_config_load(c, err) != 0) {
 		gcp_config_free(c);
 		drvc_token_fini(&c->tok);
-		pthread_mutex_destroy(&c->zone_mu);
+		drvc_cache_free(&c->zones);
 		free(c);
 		return -1;
 	}
@@ -44,9 +45,8 @@ static void gcp_fini(void *ctx)
 	if (!c)
 		return;
 	gcp_config_free(c);
-	gcp_zone_free(c);
+	drvc_cache_free(&c->zones);
 	drvc_token_fini(&c->tok);
-	pthread_mutex_destroy(&c->zone_mu);
 	free(c);
 }
 
