@@ -31,6 +31,7 @@ gb_engine *gb_engine_new(const gb_engine_opts *o)
 	                                  : "gpubroker");
 	pthread_mutex_init(&e->locks_mu, NULL);
 	pthread_mutex_init(&e->stats_mu, NULL);
+	pthread_mutex_init(&e->kept_mu, NULL);
 	return e;
 }
 
@@ -47,6 +48,8 @@ void gb_engine_free(gb_engine *e)
 	}
 	pthread_mutex_destroy(&e->locks_mu);
 	pthread_mutex_destroy(&e->stats_mu);
+	gb_engine__drop_kept(e);
+	pthread_mutex_destroy(&e->kept_mu);
 	free(e->broker_id);
 	free(e);
 }

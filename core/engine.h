@@ -132,6 +132,13 @@ int gb_engine_destroy_step(gb_engine *e, const char *pool, const char *reason,
 /* Ask the drivers about live instances (of one pool, or all when NULL)
  * and update their states; one describe per driver and region. */
 int gb_engine_refresh(gb_engine *e, const char *pool);
+/* gb_engine_refresh(e, NULL); with keep_for_gc the listings it made are
+ * kept for the next gb_engine_gc, which then lists again only the
+ * (driver, region) pairs the refresh did not (or could not), if it runs
+ * within GB_GC_REUSE_MS.  The reconciler's gc pass is one of its passes:
+ * listing every instance twice in it cost as much as the pass itself. */
+int gb_engine_refresh_all(gb_engine *e, int keep_for_gc);
+#define GB_GC_REUSE_MS 60000
 /* Refresh until every desired instance runs, or timeout_s passes (0 =
  * wait forever until *stop).  1 = all running, 0 = timed out, -1 error. */
 int gb_engine_wait(gb_engine *e, const char *pool, int64_t timeout_s,

@@ -26,7 +26,17 @@ struct gb_engine {
 	pool_lock *locks;
 	pthread_mutex_t stats_mu;
 	gb_engine_stats stats;
+	/* The listings of the last gb_engine_refresh_all(e, 1), kept for the
+	 * gc that follows it in the same reconcile pass (engine_observe.c's
+	 * dgroup array; taken, or dropped by the next refresh). */
+	pthread_mutex_t kept_mu;
+	void *kept;
+	size_t nkept;
+	int64_t kept_ms;  /* mono ms of its describes */
 };
+
+/* Frees the kept listings (engine_observe.c). */
+void gb_engine__drop_kept(gb_engine *e);
 
 /* A copy of what a driver reported about one instance. */
 typedef struct gb_seen {

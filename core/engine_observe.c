@@ -58,12 +58,15 @@ typedef struct dgroup {
 	strindex ids;            /* seen.v by provider id (after describe) */
 	gb_error err;
 	int rc;
+	int reused;              /* seen was taken from the kept listings */
 } dgroup;
 
 static void run_dgroup(void *ud, size_t i)
 {
 	dgroup *g = &((dgroup *)ud)[i];
 	gb_describe_req req;
+	if (g->reused)
+		return;
 	memset(&req, 0, sizeof(req));
 	memset(&g->err, 0, sizeof(g->err));
 	if (!g->drv) {
@@ -253,8 +256,32 @@ static void apply_seen(gb_engine *e, gb_inst_row *r, const gb_seen *s,
 		                 s->state_reason ? s->state_reason : "no reason given");
 }
 
-int gb_engine__refresh_rows(gb_engine *e, const char *pool, gb_inst_row *rows,
-                            size_t n)
+void gb_engine__drop_kept(gb_engine *e)
+{
+	pthread_mutex_lock(&e->kept_mu);
+	groups_free(e->kept, e->nkept);
+	e->kept = NULL;
+	e->nkept = 0;
+	pthread_mutex_unlock(&e->kept_mu);
+}
+
+/* Hands this refresh's listings to the next gc (see gb_engine_refresh_all). */
+static void keep_groups(gb_engine *e, dgroup *g, size_t ng)
+{
+	void *old;
+	size_t nold;
+	pthread_mutex_lock(&e->kept_mu);
+	old = e->kept;
+	nold = e->nkept;
+	e->kept = g;
+	e->nkept = ng;
+	e->kept_ms = gb_mono_ms();
+	pthread_mutex_unlock(&e->kept_mu);
+	groups_free(old, nold);
+}
+
+static int refresh_rows(gb_engine *e, const char *pool, gb_inst_row *rows,
+                        size_t n, int keep)
 {
 	size_t ng, *grp = gb_xmalloc((n ? n : 1) * sizeof(*grp));
 	strindex gx;
@@ -312,22 +339,43 @@ int gb_engine__refresh_rows(gb_engine *e, const char *pool, gb_inst_row *rows,
 		       gb_store_errmsg(e->o.store));
 		rc = -1;
 	}
-	groups_free(g, ng);
+	if (keep && !pool)
+		keep_groups(e, g, ng);
+	else
+		groups_free(g, ng);
 	strindex_free(&gx);
 	free(grp);
 	return rc;
 }
 
-int gb_engine_refresh(gb_engine *e, const char *pool)
+int gb_engine__refresh_rows(gb_engine *e, const char *pool, gb_inst_row *rows,
+                            size_t n)
+{
+	return refresh_rows(e, pool, rows, n, 0);
+}
+
+static int refresh(gb_engine *e, const char *pool, int keep)
 {
 	gb_inst_row *rows;
 	size_t n;
 	int rc;
+	if (keep)
+		gb_engine__drop_kept(e); /* never a listing older than this */
 	if (gb_store_inst_list(e->o.store, pool, 1, &rows, &n) != 0)
 		return -1;
-	rc = n ? gb_engine__refresh_rows(e, pool, rows, n) : 0;
+	rc = n ? refresh_rows(e, pool, rows, n, keep) : 0;
 	gb_inst_list_free(rows, n);
 	return rc;
+}
+
+int gb_engine_refresh(gb_engine *e, const char *pool)
+{
+	return refresh(e, pool, 0);
+}
+
+int gb_engine_refresh_all(gb_engine *e, int keep_for_gc)
+{
+	return refresh(e, NULL, keep_for_gc);
 }
 
 int gb_engine_wait(gb_engine *e, const char *pool, int64_t timeout_s,
@@ -670,6 +718,39 @@ static int load_known(gb_engine *e, known *k)
 	return 0;
 }
 
+/* Moves the kept listings of a recent full refresh into the gc's groups
+ * of the same (cloud, region); those are not listed again.  A listing a
+ * little older than the gc's own is as good for finding orphans: an
+ * instance it shows was created before it, so it is known by now (in
+ * the rows, live or not, or as an open intent's token) unless it is an
+ * orphan. */
+static void reuse_kept(gb_engine *e, dgroup *g, size_t ng)
+{
+	dgroup *kept;
+	size_t nkept, usable;
+	pthread_mutex_lock(&e->kept_mu);
+	kept = e->kept;
+	nkept = usable = e->nkept;
+	if (kept && gb_mono_ms() - e->kept_ms > GB_GC_REUSE_MS)
+		usable = 0; /* too old: listed again (and freed below) */
+	e->kept = NULL;
+	e->nkept = 0;
+	pthread_mutex_unlock(&e->kept_mu);
+	for (size_t j = 0; j < ng; j++)
+		for (size_t k = 0; k < usable; k++) {
+			dgroup *s = &kept[k];
+			if (s->rc != 0 || s->reused || strcmp(s->cloud, g[j].cloud) ||
+			    strcmp(s->region, g[j].region))
+				continue;
+			g[j].seen = s->seen;
+			memset(&s->seen, 0, sizeof(s->seen));
+			g[j].rc = 0;
+			g[j].reused = s->reused = 1;
+			break;
+		}
+	groups_free(kept, nkept);
+}
+
 int gb_engine_gc(gb_engine *e, int adopt, json_t **report)
 {
 	size_t unchecked = 0;
@@ -700,6 +781,7 @@ int gb_engine_gc(gb_engine *e, int adopt, json_t **report)
 		g[ng].drv = gb_engine__drv(e, o->cloud);
 		ng++;
 	}
+	reuse_kept(e, g, ng);
 	gb_parallel_for(ng, e->workers, run_dgroup, g);
 	if (load_known(e, &k) != 0) {
 		groups_free(g, ng);

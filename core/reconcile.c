@@ -52,9 +52,11 @@ void gb_daemon_reconcile(gb_daemon *d)
 	gb_pool_row *pools;
 	size_t np;
 	double secs;
+	int gc_due = ++pass % GB_GC_EVERY == 1;
 
-	/* one describe per driver and region for every live instance */
-	gb_engine_refresh(d->eng, NULL);
+	/* one describe per driver and region for every live instance (kept
+	 * for the gc when this pass runs one) */
+	gb_engine_refresh_all(d->eng, gc_due);
 	if (gb_store_pool_list(d->store, NULL, 0, &pools, &np) != 0) {
 		gb_log(GB_LOG_ERROR, "reconcile", "%s", gb_store_errmsg(d->store));
 		return;
@@ -114,7 +116,7 @@ void gb_daemon_reconcile(gb_daemon *d)
 		gb_engine_result_free(&res);
 	}
 	gb_pool_list_free(pools, np);
-	if (++pass % GB_GC_EVERY == 1 && !gb_daemon_stopping(d)) {
+	if (gc_due && !gb_daemon_stopping(d)) {
 		json_t *rep = NULL;
 		if (gb_engine_gc(d->eng, 0, &rep) >= 0 && json_array_size(rep))
 			gb_log(GB_LOG_WARN, "reconcile", "gc: %zu orphans or unchecked regions (see events)",
