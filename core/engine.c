@@ -173,31 +173,6 @@ void gb_engine__unlock_pool(gb_engine *e, const char *name)
 	pthread_mutex_unlock(&e->locks_mu);
 }
 
-int gb_engine__spec(const gb_pool_row *row, gb_pool_spec *out, char *err,
-                    size_t cap)
-{
-	gb_spec_set set;
-	gb_diags d = GB_DIAGS_INIT;
-	gb_spec_opts so;
-	memset(&so, 0, sizeof(so));
-	memset(out, 0, sizeof(*out));
-	if (gb_spec_load_json(row->name, row->spec_json, strlen(row->spec_json),
-	                      &so, &set, &d) != 0 || set.n != 1) {
-		char *m = gb_diags_str(&d);
-		snprintf(err, cap, "stored spec of pool %s no longer loads: %s",
-		         row->name, m);
-		free(m);
-		gb_diags_free(&d);
-		if (set.n)
-			gb_spec_set_free(&set);
-		return -1;
-	}
-	gb_diags_free(&d);
-	gb_pool_spec_copy(out, &set.pools[0]);
-	gb_spec_set_free(&set);
-	return 0;
-}
-
 const char *gb_engine__state_str(gb_instance_state st)
 {
 	switch (st) {

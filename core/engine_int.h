@@ -65,9 +65,12 @@ void gb_engine__event(gb_engine *e, const char *pool, const char *instance,
 gb_drv *gb_engine__drv(gb_engine *e, const char *cloud);
 void gb_engine__lock_pool(gb_engine *e, const char *name);
 void gb_engine__unlock_pool(gb_engine *e, const char *name);
-/* Parse a stored pool's spec JSON.  0 or -1 with err. */
+/* Parse a stored pool's spec JSON (engine_spec.c: once per name and
+ * text, copied out; free out with gb_pool_spec_free).  0 or -1 with err. */
 int gb_engine__spec(const gb_pool_row *row, gb_pool_spec *out, char *err,
                     size_t cap);
+/* Its purpose name (static), "unknown" when the spec does not load. */
+const char *gb_engine__spec_purpose(const gb_pool_row *row);
 /* The store state string for a driver state. */
 const char *gb_engine__state_str(gb_instance_state st);
 /* Ask the driver to terminate rows (journaled), marking them

@@ -1,7 +1,6 @@
 /* engine_report.c -- pools as JSON, cost reports, team quota checks. */
 #include "engine_int.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -40,103 +39,6 @@ static json_t *inst_json(const gb_inst_row *r, int64_t now_ms)
 	return j;
 }
 
-/* The purpose of a stored spec, as gb_engine__spec reads it ("unknown"
- * when the spec no longer loads).  Loading a spec costs far more than the
- * rest of a pool's JSON, and a stored spec never changes (a new apply
- * stores new text), so the answer is remembered per spec text.  Bounded:
- * past PURPOSE_MEMO_MAX entries the memo starts over. */
-#define PURPOSE_MEMO_MAX 4096
-
-typedef struct purpose_ent {
-	uint64_t hash;
-	char *spec_json;
-	const char *purpose;  /* static string */
-} purpose_ent;
-
-static struct {
-	pthread_mutex_t mu;
-	purpose_ent *slots;
-	size_t cap, n;
-} purpose_memo = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0};
-
-static uint64_t text_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
-}
-
-static void purpose_memo_clear(void)
-{
-	for (size_t i = 0; i < purpose_memo.cap; i++)
-		free(purpose_memo.slots[i].spec_json);
-	free(purpose_memo.slots);
-	purpose_memo.slots = NULL;
-	purpose_memo.cap = purpose_memo.n = 0;
-}
-
-static const char *spec_purpose(const gb_pool_row *p)
-{
-	uint64_t h = text_hash(p->spec_json);
-	const char *purpose = NULL;
-	gb_pool_spec spec;
-	char err[256];
-	size_t i;
-
-	pthread_mutex_lock(&purpose_memo.mu);
-	for (i = h & (purpose_memo.cap - 1); purpose_memo.cap &&
-	     purpose_memo.slots[i].spec_json; i = (i + 1) & (purpose_memo.cap - 1))
-		if (purpose_memo.slots[i].hash == h &&
-		    strcmp(purpose_memo.slots[i].spec_json, p->spec_json) == 0) {
-			purpose = purpose_memo.slots[i].purpose;
-			break;
-		}
-	pthread_mutex_unlock(&purpose_memo.mu);
-	if (purpose)
-		return purpose;
-
-	if (gb_engine__spec(p, &spec, err, sizeof(err)) == 0) {
-		purpose = gb_purpose_name(spec.purpose);
-		gb_pool_spec_free(&spec);
-	} else {
-		purpose = "unknown";
-	}
-
-	pthread_mutex_lock(&purpose_memo.mu);
-	if (purpose_memo.n >= PURPOSE_MEMO_MAX)
-		purpose_memo_clear();
-	if ((purpose_memo.n + 1) * 2 > purpose_memo.cap) {
-		size_t ncap = purpose_memo.cap ? purpose_memo.cap * 2 : 256;
-		purpose_ent *ns = gb_xcalloc(ncap, sizeof(*ns));
-		for (size_t k = 0; k < purpose_memo.cap; k++) {
-			purpose_ent *o = &purpose_memo.slots[k];
-			size_t j;
-			if (!o->spec_json)
-				continue;
-			for (j = o->hash & (ncap - 1); ns[j].spec_json;
-			     j = (j + 1) & (ncap - 1))
-				;
-			ns[j] = *o;
-		}
-		free(purpose_memo.slots);
-		purpose_memo.slots = ns;
-		purpose_memo.cap = ncap;
-	}
-	for (i = h & (purpose_memo.cap - 1); purpose_memo.slots[i].spec_json;
-	     i = (i + 1) & (purpose_memo.cap - 1))
-		if (purpose_memo.slots[i].hash == h &&
-		    strcmp(purpose_memo.slots[i].spec_json, p->spec_json) == 0)
-			break;
-	if (!purpose_memo.slots[i].spec_json) {
-		purpose_memo.slots[i].hash = h;
-		purpose_memo.slots[i].spec_json = gb_xstrdup(p->spec_json);
-		purpose_memo.slots[i].purpose = purpose;
-		purpose_memo.n++;
-	}
-	pthread_mutex_unlock(&purpose_memo.mu);
-	return purpose;
-}
 
 /* The pool as JSON; rows are its live instances (borrowed). */
 static json_t *pool_json(const gb_pool_row *p, const gb_inst_row *rows,
@@ -167,7 +69,7 @@ static json_t *pool_json(const gb_pool_row *p, const gb_inst_row *rows,
 	}
 	json_object_set_new(j, "name", json_string(p->name));
 	json_object_set_new(j, "team", json_string(p->team));
-	json_object_set_new(j, "purpose", json_string(spec_purpose(p)));
+	json_object_set_new(j, "purpose", json_string(gb_engine__spec_purpose(p)));
 	json_object_set_new(j, "state", json_string(p->state));
 	if (p->destroy_reason)
 		json_object_set_new(j, "reason", json_string(p->destroy_reason));
