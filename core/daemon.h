@@ -75,10 +75,13 @@ typedef struct gb_daemon {
 	int recon_started;
 	int ready;                /* recovered and serving */
 
-	/* metrics */
+	/* metrics.  The API counters are written by every request without
+	 * a lock (relaxed atomic adds: a mutex taken by every one of 50
+	 * connection threads is where a preempted holder stalls the rest)
+	 * and read atomically; the rest under mmu. */
 	pthread_mutex_t mmu;
 	uint64_t api_lat[GB_API_LAT_BUCKETS];
-	double api_lat_sum;
+	uint64_t api_lat_sum_us;
 	uint64_t api_count;
 	uint64_t api_by_class[6]; /* 1xx..5xx by first digit */
 	double recon_last_s, recon_sum_s;

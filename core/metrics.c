@@ -13,15 +13,22 @@ static const double api_bounds[GB_API_LAT_BUCKETS] = {
 
 void gb_metrics_api(gb_daemon *d, double secs, unsigned status)
 {
-	pthread_mutex_lock(&d->mmu);
+	uint64_t us = secs > 0 ? (uint64_t)(secs * 1e6 + 0.5) : 0;
+	/* buckets first and the count last: a render, which reads the count
+	 * first, never shows more requests than its +Inf bucket holds */
 	for (int i = 0; i < GB_API_LAT_BUCKETS; i++)
 		if (secs <= api_bounds[i])
-			d->api_lat[i]++;
-	d->api_lat_sum += secs;
-	d->api_count++;
+			__atomic_fetch_add(&d->api_lat[i], 1, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&d->api_lat_sum_us, us, __ATOMIC_RELAXED);
 	if (status >= 100 && status < 600)
-		d->api_by_class[status / 100]++;
-	pthread_mutex_unlock(&d->mmu);
+		__atomic_fetch_add(&d->api_by_class[status / 100], 1,
+		                   __ATOMIC_RELAXED);
+	__atomic_fetch_add(&d->api_count, 1, __ATOMIC_RELEASE);
+}
+
+static unsigned long long ld(const uint64_t *p)
+{
+	return (unsigned long long)__atomic_load_n(p, __ATOMIC_ACQUIRE);
 }
 
 static void le(gb_buf *b, double v)
@@ -113,24 +120,29 @@ static char *render(gb_daemon *d)
 		lv(&b, k);
 		gb_buf_printf(&b, "\"} %.4f\n", json_real_value(v));
 	}
-	pthread_mutex_lock(&d->mmu);
-	gb_buf_puts(&b, "# HELP gpubroker_api_request_duration_seconds API "
-	                "latency.\n# TYPE gpubroker_api_request_duration_seconds "
-	                "histogram\n");
-	for (int i = 0; i < GB_API_LAT_BUCKETS; i++) {
-		gb_buf_puts(&b, "gpubroker_api_request_duration_seconds_bucket{le=\"");
-		le(&b, api_bounds[i]);
-		gb_buf_printf(&b, "\"} %llu\n", (unsigned long long)d->api_lat[i]);
+	{
+		unsigned long long count = ld(&d->api_count);
+		gb_buf_puts(&b, "# HELP gpubroker_api_request_duration_seconds "
+		                "API latency.\n# TYPE "
+		                "gpubroker_api_request_duration_seconds histogram\n");
+		for (int i = 0; i < GB_API_LAT_BUCKETS; i++) {
+			gb_buf_puts(&b, "gpubroker_api_request_duration_seconds_"
+			                "bucket{le=\"");
+			le(&b, api_bounds[i]);
+			gb_buf_printf(&b, "\"} %llu\n", ld(&d->api_lat[i]));
+		}
+		gb_buf_printf(&b, "gpubroker_api_request_duration_seconds_sum "
+		                  "%.6f\ngpubroker_api_request_duration_seconds_"
+		                  "count %llu\n",
+		              (double)ld(&d->api_lat_sum_us) / 1e6, count);
 	}
-	gb_buf_printf(&b, "gpubroker_api_request_duration_seconds_sum %.6f\n"
-	                  "gpubroker_api_request_duration_seconds_count %llu\n",
-	              d->api_lat_sum, (unsigned long long)d->api_count);
 	gb_buf_puts(&b, "# HELP gpubroker_api_requests_total API requests by "
 	                "status class.\n# TYPE gpubroker_api_requests_total "
 	                "counter\n");
 	for (int c = 1; c <= 5; c++)
 		gb_buf_printf(&b, "gpubroker_api_requests_total{code=\"%dxx\"} %llu\n",
-		              c, (unsigned long long)d->api_by_class[c]);
+		              c, ld(&d->api_by_class[c]));
+	pthread_mutex_lock(&d->mmu);
 	gb_buf_printf(&b, "# HELP gpubroker_reconcile_duration_seconds "
 	                  "Reconcile passes.\n"
 	                  "# TYPE gpubroker_reconcile_duration_seconds summary\n"

@@ -74,4 +74,21 @@ check "jq -e '[.[] | select(.action==\"destroy\" and .actor==\"demo-admin\" and 
 	"the admin's destroy is audited"
 check "jq -e 'all(.[]; .time != null and .role != null)' $T/audit.json >/dev/null" "every row has time and role"
 check "! grep -q 'demo-ci-token\\|demo-admin-token' $T/audit.json $T/daemon.log" "no token value in the audit or the log"
+
+# the request counters saw every request above (16 of them refused;
+# nothing else calls the
+# API now): classes add up to the histogram's count, which its +Inf
+# bucket equals
+curl -sf -H "Authorization: Bearer $ADMIN" "$U/metrics" >"$T/metrics.txt" || fail "metrics"
+m() { awk -v k="$1" '$1 == k { print $2 }' "$T/metrics.txt"; }
+n=$(m gpubroker_api_request_duration_seconds_count)
+inf=$(m 'gpubroker_api_request_duration_seconds_bucket{le="+Inf"}')
+c2=$(m 'gpubroker_api_requests_total{code="2xx"}')
+c4=$(m 'gpubroker_api_requests_total{code="4xx"}')
+echo "api requests: $n counted, +Inf bucket $inf, 2xx $c2, 4xx $c4"
+check "[ \"$n\" -ge 30 ] && [ \"$n\" = \"$inf\" ]" "the latency histogram counted every request"
+check "[ \"$c4\" -ge 16 ] && [ \"$c2\" -ge 8 ]" "refused and served requests are counted by class"
+tot=0
+for c in 1 2 3 4 5; do tot=$((tot + $(m "gpubroker_api_requests_total{code=\"${c}xx\"}"))); done
+check "[ \"$tot\" = \"$n\" ]" "the classes add up to the count ($tot)"
 echo PASS
