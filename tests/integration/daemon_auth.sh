@@ -76,9 +76,8 @@ check "jq -e 'all(.[]; .time != null and .role != null)' $T/audit.json >/dev/nul
 check "! grep -q 'demo-ci-token\\|demo-admin-token' $T/audit.json $T/daemon.log" "no token value in the audit or the log"
 
 # the request counters saw every request above (16 of them refused;
-# nothing else calls the
-# API now): classes add up to the histogram's count, which its +Inf
-# bucket equals
+# nothing else calls the API now): the classes add up to the histogram's
+# count, which its +Inf bucket equals
 curl -sf -H "Authorization: Bearer $ADMIN" "$U/metrics" >"$T/metrics.txt" || fail "metrics"
 m() { awk -v k="$1" '$1 == k { print $2 }' "$T/metrics.txt"; }
 n=$(m gpubroker_api_request_duration_seconds_count)
