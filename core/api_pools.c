@@ -28,7 +28,10 @@
  *
  * The snapshot is one allocation (header, entries, then the text they
  * point into), so the daemon frees it with free(); readers hold a
- * reference (refs, under d->mu) while they copy from it. */
+ * reference (refs, under snap_mu) while they copy from it.  snap_mu
+ * guards the snapshot fields of gb_daemon (pools_cache, pools_gen,
+ * pools_at_ms) and nothing else: the daemon's own mutex (jobs, events)
+ * stays off the read path. */
 
 #define POOLS_MAX_AGE_MS 1000
 #define POOLS_REFRESH_AT_MS 800
@@ -43,7 +46,7 @@ typedef struct snap_entry {
 } snap_entry;
 
 typedef struct pools_snap {
-	size_t refs;            /* under d->mu; the cache holds one */
+	size_t refs;            /* under snap_mu; the cache holds one */
 	size_t n;
 	snap_entry e[];
 } pools_snap;
@@ -52,16 +55,17 @@ typedef struct pools_snap {
 static atomic_uint_fast64_t pool_writes;
 /* One rebuild at a time. */
 static pthread_mutex_t build_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t snap_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static void pools_changed(void)
 {
 	atomic_fetch_add(&pool_writes, 1);
 }
 
-/* Caller holds d->mu. */
 static uint64_t pools_gen_now(gb_daemon *d)
 {
-	return d->event_gen + (uint64_t)atomic_load(&pool_writes);
+	return __atomic_load_n(&d->event_gen, __ATOMIC_ACQUIRE) +
+	       (uint64_t)atomic_load(&pool_writes);
 }
 
 /* A pool without its instances, for lists. */
@@ -122,12 +126,12 @@ static pools_snap *snap_build(gb_daemon *d)
 	return s;
 }
 
-static void snap_release(gb_daemon *d, pools_snap *s)
+static void snap_release(pools_snap *s)
 {
 	int last;
-	pthread_mutex_lock(&d->mu);
+	pthread_mutex_lock(&snap_mu);
 	last = --s->refs == 0;
-	pthread_mutex_unlock(&d->mu);
+	pthread_mutex_unlock(&snap_mu);
 	if (last)
 		free(s);
 }
@@ -140,18 +144,18 @@ static void snap_refresh(gb_daemon *d)
 	int64_t at = gb_mono_ms();
 	/* the generation before the store is read: a change made meanwhile
 	 * makes this snapshot stale at once, never a change lost */
-	pthread_mutex_lock(&d->mu);
+	pthread_mutex_lock(&snap_mu);
 	gen = pools_gen_now(d);
-	pthread_mutex_unlock(&d->mu);
+	pthread_mutex_unlock(&snap_mu);
 	s = snap_build(d);
-	pthread_mutex_lock(&d->mu);
+	pthread_mutex_lock(&snap_mu);
 	old = (pools_snap *)(void *)d->pools_cache;
 	d->pools_cache = (char *)(void *)s;
 	d->pools_gen = gen;
 	d->pools_at_ms = at;
-	pthread_mutex_unlock(&d->mu);
+	pthread_mutex_unlock(&snap_mu);
 	if (old)
-		snap_release(d, old);
+		snap_release(old);
 }
 
 /* A referenced snapshot no older than the rules above allow. */
@@ -161,7 +165,7 @@ static pools_snap *snap_get(gb_daemon *d)
 		pools_snap *s = NULL;
 		int fresh = 0, ahead = 0;
 		int64_t now = gb_mono_ms();
-		pthread_mutex_lock(&d->mu);
+		pthread_mutex_lock(&snap_mu);
 		if (d->pools_cache && d->pools_gen == pools_gen_now(d)) {
 			int64_t age = now - d->pools_at_ms;
 			fresh = age < POOLS_MAX_AGE_MS;
@@ -171,7 +175,7 @@ static pools_snap *snap_get(gb_daemon *d)
 			s = (pools_snap *)(void *)d->pools_cache;
 			s->refs++;
 		}
-		pthread_mutex_unlock(&d->mu);
+		pthread_mutex_unlock(&snap_mu);
 		if (s) {
 			/* close to its limit: one request rebuilds, the
 			 * others keep using this one meanwhile */
@@ -184,18 +188,18 @@ static pools_snap *snap_get(gb_daemon *d)
 		/* stale: wait for (or make) a new one; after a rebuild of our
 		 * own we serve it even if an event came in meanwhile */
 		pthread_mutex_lock(&build_mu);
-		pthread_mutex_lock(&d->mu);
+		pthread_mutex_lock(&snap_mu);
 		fresh = d->pools_cache && d->pools_gen == pools_gen_now(d) &&
 		        gb_mono_ms() - d->pools_at_ms < POOLS_MAX_AGE_MS;
-		pthread_mutex_unlock(&d->mu);
+		pthread_mutex_unlock(&snap_mu);
 		if (!fresh || round > 0)
 			snap_refresh(d);
 		pthread_mutex_unlock(&build_mu);
 		if (round > 0) {
-			pthread_mutex_lock(&d->mu);
+			pthread_mutex_lock(&snap_mu);
 			s = (pools_snap *)(void *)d->pools_cache;
 			s->refs++;
-			pthread_mutex_unlock(&d->mu);
+			pthread_mutex_unlock(&snap_mu);
 			return s;
 		}
 	}
@@ -257,7 +261,7 @@ void gb_api_pools_list(gb_api_req *r)
 	}
 	*at++ = '}';
 	*at = '\0';
-	snap_release(r->d, s);
+	snap_release(s);
 	free(pick);
 	r->text = out;
 	r->content_type = "application/json";

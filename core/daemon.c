@@ -22,7 +22,8 @@ static void on_event(void *ud, const char *pool, const char *instance,
 	(void)kind;
 	(void)message;
 	pthread_mutex_lock(&d->mu);
-	d->event_gen++;
+	/* atomic: api_pools.c reads it without mu */
+	__atomic_fetch_add(&d->event_gen, 1, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&d->event_cv);
 	pthread_mutex_unlock(&d->mu);
 }
