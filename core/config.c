@@ -60,7 +60,7 @@ void gb_config_defaults(gb_config *c)
 	c->listen = gb_xstrdup("127.0.0.1:7878");
 	c->reconcile_period_s = 15;
 	c->failover_cooldown_s = 180;
-	c->workers = 16;
+	c->workers = 64;
 	c->jobs = 8;
 	c->log_json = 0;
 }

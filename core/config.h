@@ -19,7 +19,7 @@
  *   reservations: [{cloud: aws, region: us-east-1, instance_type: p5.48xlarge, count: 2, price_per_hour: 60}]
  *   onprem: {inventory: /etc/gpubroker/nodes.yaml}
  *   daemon: {reconcile_period: 15s, log_format: text|json, failover_cooldown: 3m,
- *            workers: 16, jobs: 8}
+ *            workers: 64, jobs: 8}
  *
  * Secrets are never written inline: credentials map a name to a *source*
  * ("env:NAME" or "file:/path").  A value that is neither is refused.

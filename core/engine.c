@@ -18,7 +18,7 @@ gb_engine *gb_engine_new(const gb_engine_opts *o)
 	e->o = *o;
 	e->workers = o->workers > 0 ? o->workers
 	             : o->cfg && o->cfg->workers > 0 ? o->cfg->workers
-	                                             : 16;
+	                                             : 64;
 	e->cooldown_s = o->cooldown_s > 0 ? o->cooldown_s
 	                : o->cfg && o->cfg->failover_cooldown_s > 0
 	                        ? o->cfg->failover_cooldown_s

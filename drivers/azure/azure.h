@@ -161,6 +161,7 @@ typedef struct azure_op {
 	char *url;          /* poll URL (owned) */
 	int location;       /* 1: Location semantics (202 = running) */
 	int64_t next_ms;    /* mono ms of the next poll; 0: at once */
+	int64_t retry_ms;   /* the PUT's Retry-After; 0: none */
 	int done;           /* terminal */
 	int failed;
 	gb_error err;       /* when failed */
@@ -168,11 +169,14 @@ typedef struct azure_op {
 /* Poll URL from a PUT/DELETE answer (Azure-AsyncOperation, else
  * Location), or NULL.  Refuses URLs off the ARM origin. */
 char *azure_op_url(azure_ctx *c, const gb_http_resp *r, int *location);
-/* Polls every unfinished op until all are terminal or the deadline
- * (mono ms) passes.  Returns 0 when all are terminal (some may have
- * failed), -1 with err on timeout or when polling itself failed. */
-int azure_lro_wait(azure_ctx *c, azure_op *ops, size_t n, int64_t deadline,
-                   gb_error *err);
+/* Reads each VM (ops[i].name) from ops[i].next_ms on, again every
+ * ops[i].retry_ms (poll_interval_ms when 0), until its provisioningState
+ * is terminal or the deadline (mono ms) passes.  A VM that Succeeded is
+ * left in vms[i] (the caller frees it); one that Failed gets ops[i].failed
+ * and ops[i].err (its operation's error when there is one).  Returns 0
+ * when all are terminal, -1 with err on timeout or when a read failed. */
+int azure_vm_wait(azure_ctx *c, azure_op *ops, azure_vm *vms, size_t n,
+                  int64_t deadline, gb_error *err);
 /* Parses an Azure-AsyncOperation body (pure; fuzzed): status into st,
  * error code/message when present. */
 int azure_parse_op(const char *body, size_t len, char *st, size_t stcap,

@@ -4,10 +4,10 @@
  * names "<prefix>-<index>", the same body on every retry (so ARM answers
  * 200, not 409), the idempotency token in tag gpubroker-token.  The first
  * PUT carries If-None-Match: * (create only); on 412 the VM is read, and
- * a name taken by a VM without our token is a CONFLICT.  Then every
- * operation is polled to the end; if any VM fails (or ends
- * provisioningState Failed) every VM of this request is deleted and the
- * failure's class (CAPACITY for allocation failures) is returned. */
+ * a name taken by a VM without our token is a CONFLICT.  Then each VM is
+ * read until its provisioningState is terminal (azure_lro.c); if any VM
+ * fails, every VM this call made is deleted and the failure's class
+ * (CAPACITY for allocation failures) is returned. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,15 +81,6 @@ static void cleanup(azure_ctx *c, char **names, const int *touched, size_t n,
 	}
 }
 
-/* A failed operation with no telling code is an allocation failure. */
-static void op_class(gb_error *e)
-{
-	if (e->cls == GB_ERR_TRANSIENT ||
-	    (e->cls == GB_ERR_INVALID && strncasecmp(e->code, "Invalid", 7) &&
-	     !strcasestr(e->code, "NotFound")))
-		e->cls = GB_ERR_CAPACITY;
-}
-
 /* One PUT.  create_only: with If-None-Match: *; returns 1 when ARM
  * answered 412 (the name exists).  0: sent, op filled (poll URL and the
  * time of its first poll); -1 with err. */
@@ -113,9 +104,9 @@ static int put_vm(azure_ctx *c, const char *name, const char *body,
 	}
 	free(op->url);
 	op->url = azure_op_url(c, &resp, &op->location);
-	/* ARM's Retry-After says when the operation is worth a poll */
-	op->next_ms = h->mono_ms(h->ctx) +
-	              drvc_retry_after_ms(&resp, h->now_ms(h->ctx));
+	/* ARM's Retry-After says when the VM is worth a look */
+	op->retry_ms = drvc_retry_after_ms(&resp, h->now_ms(h->ctx));
+	op->next_ms = h->mono_ms(h->ctx) + op->retry_ms;
 	h->http_free(h->ctx, &resp);
 	return 0;
 }
@@ -218,29 +209,11 @@ int azure_create(void *ctx, const gb_create_req *req, gb_instance_cb emit,
 			goto fail;
 	}
 
-	if (azure_lro_wait(c, ops, n, deadline, err) != 0)
+	if (azure_vm_wait(c, ops, vms, n, deadline, err) != 0)
 		goto fail;
 	for (i = 0; i < n; i++) {
 		if (ops[i].failed) {
 			*err = ops[i].err;
-			op_class(err);
-			goto fail;
-		}
-	}
-	for (i = 0; i < n; i++) {
-		int r = azure_get_vm(c, names[i], &vms[i], err);
-		if (r < 0)
-			goto fail;
-		if (r == 0) {
-			drvc_err(err, GB_ERR_TRANSIENT, 404, "VMNotFound",
-			         "Azure VM %s is gone right after its create "
-			         "operation succeeded", names[i]);
-			goto fail;
-		}
-		if (strcasecmp(vms[i].prov_state, "Failed") == 0) {
-			drvc_err(err, GB_ERR_CAPACITY, 0, "VMProvisioningFailed",
-			         "Azure VM %s (%s in %s) ended provisioningState "
-			         "Failed", names[i], req->instance_type, req->region);
 			goto fail;
 		}
 	}

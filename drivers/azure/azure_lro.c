@@ -1,7 +1,11 @@
-/* azure_lro.c -- ARM long-running operations: poll Azure-AsyncOperation
- * (status InProgress|Succeeded|Failed|Canceled), or Location (202 while
- * running, 200/204 when done) when ARM gave no Azure-AsyncOperation,
- * each at the time its Retry-After names, until a deadline. */
+/* azure_lro.c -- waiting for VM creates.  ARM's PUT starts a long-running
+ * operation; rather than polling the operation and then reading the VM,
+ * the driver reads the VM itself (GET with its instance view) when the
+ * PUT's Retry-After says, until provisioningState is terminal: one ARM
+ * read per VM instead of two or more, and ARM's read bucket is the
+ * subscription's.  The operation (Azure-AsyncOperation, or Location: 202
+ * while running, 200/204 when done) is read only when the VM ended
+ * Failed, for its error code (AllocationFailed, ...). */
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -104,31 +108,74 @@ static int poll_once(azure_ctx *c, azure_op *op, int64_t *delay,
 	return 0;
 }
 
-int azure_lro_wait(azure_ctx *c, azure_op *ops, size_t n, int64_t deadline,
-                   gb_error *err)
+/* A failed operation with no telling code is an allocation failure. */
+static void op_class(gb_error *e)
+{
+	if (e->cls == GB_ERR_TRANSIENT ||
+	    (e->cls == GB_ERR_INVALID && strncasecmp(e->code, "Invalid", 7) &&
+	     !strcasestr(e->code, "NotFound")))
+		e->cls = GB_ERR_CAPACITY;
+}
+
+/* The error of a VM that ended provisioningState Failed: its operation's,
+ * when the operation says so (AllocationFailed & co. classify as they
+ * should), else VMProvisioningFailed (CAPACITY). */
+static void vm_failed(azure_ctx *c, azure_op *op, const char *why)
+{
+	gb_error e;
+	int64_t d;
+	if (op->url && poll_once(c, op, &d, &e) == 0 && op->failed) {
+		op_class(&op->err);
+		return;
+	}
+	op->done = op->failed = 1;
+	drvc_err(&op->err, GB_ERR_CAPACITY, 0, "VMProvisioningFailed",
+	         "Azure VM %s ended provisioningState %s", op->name, why);
+}
+
+int azure_vm_wait(azure_ctx *c, azure_op *ops, azure_vm *vms, size_t n,
+                  int64_t deadline, gb_error *err)
 {
 	const gb_host *h = c->host;
 	for (;;) {
 		int64_t now = h->mono_ms(h->ctx), next = 0;
 		size_t pending = 0;
 		for (size_t i = 0; i < n; i++) {
-			int64_t d = 0;
 			if (ops[i].done)
 				continue;
-			if (!ops[i].url) {
-				ops[i].done = 1;
-				continue;
-			}
-			/* each operation is polled when its last answer (or the
-			 * PUT's Retry-After) said to, not before: ARM's read
-			 * bucket is the subscription's, shared with everyone */
 			if (ops[i].next_ms <= now) {
-				if (poll_once(c, &ops[i], &d, err) != 0)
+				azure_vm vm;
+				int r = azure_get_vm(c, ops[i].name, &vm, err);
+				if (r < 0)
 					return -1;
-				if (ops[i].done)
-					continue;
+				if (r == 1) {
+					const char *ps = vm.prov_state;
+					if (strcasecmp(ps, "Succeeded") == 0) {
+						vms[i] = vm; /* the caller's now */
+						ops[i].done = 1;
+						continue;
+					}
+					if (strcasecmp(ps, "Failed") == 0) {
+						azure_vm_free(&vm);
+						vm_failed(c, &ops[i], "Failed");
+						continue;
+					}
+					if (strcasecmp(ps, "Deleting") == 0) {
+						azure_vm_free(&vm);
+						ops[i].done = ops[i].failed = 1;
+						drvc_err(&ops[i].err, GB_ERR_TRANSIENT, 0,
+						         "VMDeletedDuringCreate",
+						         "Azure VM %s is being deleted while "
+						         "it was being created", ops[i].name);
+						continue;
+					}
+					azure_vm_free(&vm); /* Creating, Updating, ... */
+				}
+				/* not there yet (404 right after the PUT) or still
+				 * provisioning: again after ARM's Retry-After */
 				ops[i].next_ms = h->mono_ms(h->ctx) +
-				                 (d > 0 ? d : c->poll_interval_ms);
+				                 (ops[i].retry_ms > 0 ? ops[i].retry_ms
+				                                      : c->poll_interval_ms);
 			}
 			pending++;
 			if (!next || ops[i].next_ms < next)
@@ -139,7 +186,7 @@ int azure_lro_wait(azure_ctx *c, azure_op *ops, size_t n, int64_t deadline,
 		now = h->mono_ms(h->ctx);
 		if (next > deadline) {
 			drvc_err(err, GB_ERR_TRANSIENT, 0, "OperationTimeout",
-			         "Azure: %zu VM operation(s) still running after the "
+			         "Azure: %zu VM(s) still provisioning after the "
 			         "create timeout (option create_timeout_s)", pending);
 			return -1;
 		}

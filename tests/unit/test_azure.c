@@ -309,13 +309,19 @@ static char *form_field(const char *body, const char *name)
 }
 
 /* Standard happy create routes for VM `name` with op `op`. */
+/* A VM's create: the PUT (Retry-After: 7), the VM read `creating` times
+ * while provisioning, then as it ends (Failed when final_status, the
+ * operation's status body, is not Succeeded; the operation is read only
+ * then), and its NIC. */
 static void create_routes(const char *name, const char *op,
-                          const char *final_status, int inprogress)
+                          const char *final_status, int creating)
 {
-	char *vm = vm_json(name, "Succeeded", "running", "Regular",
-	                   "tok-abc123", "train-42");
+	int ok = strstr(final_status, "Succeeded") != NULL;
+	char *vm = vm_json(name, ok ? "Succeeded" : "Failed",
+	                   ok ? "running" : "stopped", "Regular", "tok-abc123",
+	                   "train-42");
 	char get[128], opsub[128];
-	char hdr[512], body[256];
+	char hdr[512];
 	snprintf(get, 128, "virtualMachines/%s?", name);
 	snprintf(opsub, 128, "operations/%s?", op);
 	snprintf(hdr, sizeof(hdr),
@@ -323,11 +329,13 @@ static void create_routes(const char *name, const char *op,
 	on("PUT", get, -1, 201,
 	   "{\"name\":\"x\",\"properties\":{\"provisioningState\":\"Creating\"}}",
 	   hdr, "Retry-After: 7");
-	if (inprogress)
-		on("GET", opsub, inprogress, 200, "{\"status\":\"InProgress\"}",
-		   "Retry-After: 7", NULL);
-	snprintf(body, sizeof(body), "%s", final_status);
-	on("GET", opsub, -1, 200, body, NULL, NULL);
+	if (creating) {
+		char *cr = vm_json(name, "Creating", "starting", "Regular",
+		                   "tok-abc123", "train-42");
+		on("GET", get, creating, 200, cr, NULL, NULL);
+		free(cr);
+	}
+	on("GET", opsub, -1, 200, final_status, NULL, NULL);
 	on("GET", get, -1, 200, vm, NULL, NULL);
 	free(vm);
 	nic_route(name, "10.0.0.4");
@@ -656,14 +664,14 @@ static void test_create_polls_and_emits(void **state)
 	assert_string_equal(g.ids[0], "pool-a-0");
 	assert_int_equal(g.st[0], GB_INST_RUNNING);
 	assert_string_equal(g.priv[0], "10.0.0.4");
-	/* Three polls (InProgress, InProgress, Succeeded): the PUT's
-	 * Retry-After: 7 honoured before the first, and theirs between. */
-	assert_int_equal(count_reqs(fh, "GET", "operations/op-0"), 3);
+	/* The VM itself is read, not the operation: three reads (Creating,
+	 * Creating, Succeeded), the PUT's Retry-After: 7 before the first and
+	 * between them.  No GET before the PUT (If-None-Match: * guards the
+	 * name), and the operation is never read when the VM succeeds. */
+	assert_int_equal(count_reqs(fh, "GET", "virtualMachines/pool-a-0?"), 3);
+	assert_int_equal(count_reqs(fh, "GET", "operations/op-0"), 0);
 	assert_true(fakehost_host(fh)->now_ms(fakehost_host(fh)->ctx) - t0 >=
 	            21000);
-	/* No GET before the PUT (If-None-Match: * guards the name); one
-	 * after the operation, for the instance view. */
-	assert_int_equal(count_reqs(fh, "GET", "virtualMachines/pool-a-0?"), 1);
 	assert_int_equal(count_reqs(fh, "PUT", "virtualMachines/pool-a-0?"), 1);
 	put = find_req(fh, "PUT", "virtualMachines/pool-a-0?", 0);
 	assert_non_null(put);
@@ -729,9 +737,12 @@ static void test_create_all_or_nothing(void **state)
 	                 1);
 	assert_string_equal(
 		find_req(fh, "DELETE", "pool-a-0", 0)->rate_class, "arm-delete");
+	/* the failed VM's operation was read for its error, the other's not */
+	assert_int_equal(count_reqs(fh, "GET", "operations/op-1"), 1);
+	assert_int_equal(count_reqs(fh, "GET", "operations/op-0"), 0);
 
-	/* The operation succeeds but the VM ends provisioningState Failed:
-	 * deleted and reported as capacity. */
+	/* The VM ends provisioningState Failed and its operation says
+	 * nothing more: deleted and reported as capacity. */
 	routes_reset();
 	token_route(TOK1, 3600, -1);
 	on("PUT", "virtualMachines/pool-a-0?", -1, 201, "{}",
@@ -905,6 +916,87 @@ static void test_create_name_conflict_and_retry(void **state)
 		assert_int_equal(count_reqs(fh, "DELETE", "virtualMachines"), dels);
 	}
 	assert_int_equal(unmatched, 0);
+	azure_driver_desc.fini(ctx);
+	fakehost_free(fh);
+}
+
+/* The VM is read until provisioningState is terminal: not yet visible
+ * (404) and Creating mean "again later" (poll_interval_ms without a
+ * Retry-After); Deleting is a transient failure; a VM still Creating at
+ * create_timeout_s is a transient OperationTimeout (no cleanup: the host
+ * replays the create, which finds it by name). */
+static void test_create_reads_vm_until_terminal(void **state)
+{
+	fakehost *fh = mk(1);
+	void *ctx;
+	gb_create_req r = base_req(1);
+	got g;
+	gb_error err;
+	int64_t t0;
+	char *cr = vm_json("pool-a-0", "Creating", "starting", "Regular",
+	                   "tok-abc123", "train-42");
+	char *ok = vm_json("pool-a-0", "Succeeded", "running", "Regular",
+	                   "tok-abc123", "train-42");
+	char *del = vm_json("pool-a-0", "Deleting", "running", "Regular",
+	                    "tok-abc123", "train-42");
+	(void)state;
+	fakehost_option(fh, "create_timeout_s", "5");
+	ctx = init(fh);
+
+	token_route(TOK1, 3600, -1);
+	on("PUT", "virtualMachines/pool-a-0?", -1, 201, "{}",
+	   "Azure-AsyncOperation: " OPS "op-0?api-version=2024-07-01", NULL);
+	on("GET", "virtualMachines/pool-a-0?", 1, 404,
+	   "{\"error\":{\"code\":\"ResourceNotFound\",\"message\":\"x\"}}",
+	   NULL, NULL);
+	on("GET", "virtualMachines/pool-a-0?", 1, 200, cr, NULL, NULL);
+	on("GET", "virtualMachines/pool-a-0?", -1, 200, ok, NULL, NULL);
+	nic_route("pool-a-0", "10.0.0.4");
+	memset(&g, 0, sizeof(g));
+	t0 = fakehost_host(fh)->now_ms(fakehost_host(fh)->ctx);
+	assert_int_equal(azure_driver_desc.create(ctx, &r, collect, &g, &err),
+	                 0);
+	assert_int_equal(g.n, 1);
+	assert_int_equal(g.st[0], GB_INST_RUNNING);
+	assert_int_equal(count_reqs(fh, "GET", "virtualMachines/pool-a-0?"), 3);
+	assert_int_equal(count_reqs(fh, "GET", "operations/"), 0);
+	/* no Retry-After: read at once, then every poll_interval_ms (1 s) */
+	assert_true(fakehost_host(fh)->now_ms(fakehost_host(fh)->ctx) - t0 >=
+	            2000);
+	assert_int_equal(unmatched, 0);
+
+	/* Deleting while being created */
+	routes_reset();
+	token_route(TOK1, 3600, -1);
+	on("PUT", "virtualMachines/pool-a-0?", -1, 201, "{}", NULL, NULL);
+	on("GET", "virtualMachines/pool-a-0?", -1, 200, del, NULL, NULL);
+	assert_int_equal(azure_driver_desc.create(ctx, &r, collect, &g, &err),
+	                 -1);
+	assert_int_equal(err.cls, GB_ERR_TRANSIENT);
+	assert_string_equal(err.code, "VMDeletedDuringCreate");
+	assert_int_equal(count_reqs(fh, "DELETE", "virtualMachines"), 0);
+
+	/* Creating past create_timeout_s (5 s) */
+	routes_reset();
+	token_route(TOK1, 3600, -1);
+	on("PUT", "virtualMachines/pool-a-0?", -1, 201, "{}", "Retry-After: 2",
+	   NULL);
+	on("GET", "virtualMachines/pool-a-0?", -1, 200, cr, NULL, NULL);
+	{
+		size_t reads = count_reqs(fh, "GET", "virtualMachines/pool-a-0?");
+		assert_int_equal(
+			azure_driver_desc.create(ctx, &r, collect, &g, &err), -1);
+		assert_int_equal(err.cls, GB_ERR_TRANSIENT);
+		assert_string_equal(err.code, "OperationTimeout");
+		/* at 2 s and 4 s; the next (6 s) would pass the deadline */
+		assert_int_equal(count_reqs(fh, "GET", "virtualMachines/pool-a-0?"),
+		                 reads + 2);
+	}
+	assert_int_equal(count_reqs(fh, "DELETE", "virtualMachines"), 0);
+	assert_int_equal(unmatched, 0);
+	free(cr);
+	free(ok);
+	free(del);
 	azure_driver_desc.fini(ctx);
 	fakehost_free(fh);
 }
@@ -1437,6 +1529,7 @@ int main(void)
 		cmocka_unit_test(test_create_polls_and_emits),
 		cmocka_unit_test(test_create_all_or_nothing),
 		cmocka_unit_test(test_create_name_conflict_and_retry),
+		cmocka_unit_test(test_create_reads_vm_until_terminal),
 		cmocka_unit_test(test_image_choice),
 		cmocka_unit_test(test_bad_options),
 		cmocka_unit_test(test_error_classes),

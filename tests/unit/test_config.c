@@ -67,7 +67,7 @@ static void test_defaults(void **state)
 	assert_int_equal(c.nteams, 0);
 	assert_int_equal(c.reconcile_period_s, 15);
 	assert_int_equal(c.failover_cooldown_s, 180);
-	assert_int_equal(c.workers, 16);
+	assert_int_equal(c.workers, 64);
 	assert_int_equal(c.jobs, 8);
 	assert_int_equal(c.log_json, 0);
 	assert_null(c.tls_cert);
