@@ -451,9 +451,13 @@ bench_provision() {
 	fi
 	WALL_A=$WALL
 	curl -sf -X POST "$CONTROL/_sim/reset" >/dev/null
-	# (b) parallelism capped at 10: engine workers and in-flight requests
+	# (b) parallelism capped at 10 in Terraform's sense (-parallelism=10:
+	# at most 10 operations in progress across the whole apply): one pool
+	# converging at a time (daemon.jobs 1), 10 creates in flight in it
+	# (daemon.workers 10), 10 requests in flight per driver
 	write_config "$T/prov-b.yaml" "$T/prov-b.db" '      max_in_flight: "10"' \
-		"  workers: 10"
+		"  workers: 10
+  jobs: 1"
 	if ! provision_run prov-b "$T/prov-b.yaml" "$T/prov-b.db"; then
 		could_not provision "run (b) failed"
 		stop_pid "$SIM_PID"
