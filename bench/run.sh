@@ -22,6 +22,8 @@
 #
 # Environment: BUILD (default build), GB_BENCH_API_RUNS (wrk runs per
 # endpoint, default 3), GB_BENCH_API_SECONDS (per wrk run, default 10),
+# GB_BENCH_API_SWEEP (connection counts of the latency sweep after the
+# 50-connection runs, default "8 16 32"; empty: none),
 # GB_BENCH_API_PERIOD (the API daemon's reconcile period; default: the
 # daemon's default, 15s), GB_BENCH_KEEP=1 keeps the work folder (logs,
 # state files).
@@ -34,6 +36,7 @@ B=$BUILD/bench
 BIN=$BUILD/bin
 API_RUNS=${GB_BENCH_API_RUNS:-3}
 API_SECONDS=${GB_BENCH_API_SECONDS:-10}
+API_SWEEP=${GB_BENCH_API_SWEEP-8 16 32}
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/gbbench.XXXXXX")
 RESULTS=$T/results
@@ -335,6 +338,16 @@ bench_api() {
 		wrk_runs "$ep" "$path"
 		result "api[$path] rps $RPS target>=20000 ratio $(awk -v v="$RPS" 'BEGIN { printf "%.2f", v / 20000 }') $(awk -v v="$RPS" 'BEGIN { print (v >= 20000 ? "PASS" : "MISS") }') (median of $API_RUNS x ${API_SECONDS}s; $SPREAD)"
 		result "api[$path] p99_ms $P99 target<5 ratio $(awk -v v="$P99" 'BEGIN { printf "%.2f", v / 5 }') $(awk -v v="$P99" 'BEGIN { print (v < 5 ? "PASS" : "MISS") }')"
+	done
+	# latency against concurrency (one run each; not targets): where
+	# the tail comes from, with GET /healthz (no auth, 15 bytes) as the
+	# control for the server's and the machine's own floor
+	for _c in $API_SWEEP; do
+		for path in /healthz /v1/pools /metrics; do
+			wrk -t2 -c"$_c" -d"${API_SECONDS}s" --latency -H "$AUTH" \
+				"$URL$path" >"$T/sweep.wrk" 2>&1
+			say "api: sweep -c$_c $path: $(awk '/^Requests\/sec:/ { printf "%.0f", $2 }' "$T/sweep.wrk") req/s, p50 $(to_ms "$(awk '$1 == "50%" { print $2 }' "$T/sweep.wrk")") ms, p99 $(to_ms "$(awk '$1 == "99%" { print $2 }' "$T/sweep.wrk")") ms"
+		done
 	done
 	stop_pid "$D_PID"
 	stop_pid "$SIM_PID"

@@ -22,9 +22,12 @@
  *   - it is younger than POOLS_MAX_AGE_MS, so what only time changes
  *     (age_s, ttl_left_s) and what other processes write to the same
  *     state file show within that.
- * A stale snapshot is rebuilt by one request while the others wait for
- * it; one close to its age limit is rebuilt by one request while the
- * others still use it (so a steady load never stalls on a rebuild).
+ * A snapshot that a change made stale is rebuilt by one request while
+ * the others wait for it.  One due for its age (POOLS_REFRESH_AT_MS on)
+ * is rebuilt by one request while the others still use it, also past
+ * POOLS_MAX_AGE_MS for as long as that rebuild takes: a steady load
+ * never stalls on a rebuild, and what only time changes is at most the
+ * age limit plus one rebuild old.
  *
  * The snapshot is one allocation (header, entries, then the text they
  * point into), so the daemon frees it with free(); readers hold a
@@ -163,36 +166,46 @@ static pools_snap *snap_get(gb_daemon *d)
 {
 	for (int round = 0;; round++) {
 		pools_snap *s = NULL;
-		int fresh = 0, ahead = 0;
+		int current = 0, fresh = 0, ahead = 0;
 		int64_t now = gb_mono_ms();
 		pthread_mutex_lock(&snap_mu);
 		if (d->pools_cache && d->pools_gen == pools_gen_now(d)) {
 			int64_t age = now - d->pools_at_ms;
+			current = 1;
 			fresh = age < POOLS_MAX_AGE_MS;
 			ahead = age >= POOLS_REFRESH_AT_MS;
 		}
-		if (fresh) {
+		if (current) {
 			s = (pools_snap *)(void *)d->pools_cache;
 			s->refs++;
 		}
 		pthread_mutex_unlock(&snap_mu);
 		if (s) {
-			/* close to its limit: one request rebuilds, the
-			 * others keep using this one meanwhile */
-			if (ahead && pthread_mutex_trylock(&build_mu) == 0) {
+			if (!ahead)
+				return s;
+			/* due: one request rebuilds it; the others keep using
+			 * this one meanwhile -- past POOLS_MAX_AGE_MS too, while
+			 * that rebuild runs (under a saturating load the
+			 * rebuilding thread gets a small share of the CPU, and
+			 * every reader waiting for it was the API's p99) */
+			if (pthread_mutex_trylock(&build_mu) == 0) {
 				snap_refresh(d);
 				pthread_mutex_unlock(&build_mu);
+				if (!fresh) { /* too old to serve: take the new one */
+					snap_release(s);
+					continue;
+				}
 			}
 			return s;
 		}
-		/* stale: wait for (or make) a new one; after a rebuild of our
-		 * own we serve it even if an event came in meanwhile */
+		/* changed since it was built (or none yet): wait for (or
+		 * make) a new one; after a rebuild of our own we serve it even
+		 * if an event came in meanwhile */
 		pthread_mutex_lock(&build_mu);
 		pthread_mutex_lock(&snap_mu);
-		fresh = d->pools_cache && d->pools_gen == pools_gen_now(d) &&
-		        gb_mono_ms() - d->pools_at_ms < POOLS_MAX_AGE_MS;
+		current = d->pools_cache && d->pools_gen == pools_gen_now(d);
 		pthread_mutex_unlock(&snap_mu);
-		if (!fresh || round > 0)
+		if (!current || round > 0)
 			snap_refresh(d);
 		pthread_mutex_unlock(&build_mu);
 		if (round > 0) {

@@ -227,12 +227,8 @@ static char *render(gb_daemon *d)
 	return gb_buf_take(&b);
 }
 
-/* Rendering reads the store; under load serve a copy at most 1 s old.
- * One request renders at a time: once the copy is 800 ms old, the first
- * request to notice renders a new one while the others still serve the
- * old copy (a steady load never waits for a render); a copy past 1 s is
- * never served, requests then wait for the render. */
-#define METRICS_MAX_AGE_MS 1000
+/* Rendering reads the store; under load serve a copy: at most
+ * METRICS_REFRESH_AT_MS plus one render old (see gb_metrics_render). */
 #define METRICS_REFRESH_AT_MS 800
 
 static pthread_mutex_t render_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -249,40 +245,41 @@ static void refresh(gb_daemon *d)
 	pthread_mutex_unlock(&d->mmu);
 }
 
-/* A copy of the cached text when it is younger than max_age_ms, else
- * NULL; *ahead = 1 when it is due for a refresh. */
-static char *cached(gb_daemon *d, int *ahead)
+/* A copy of the cached text (NULL when there is none yet); *age_ms its
+ * age. */
+static char *cached(gb_daemon *d, int64_t *age_ms)
 {
 	char *out = NULL;
-	int64_t age;
 	pthread_mutex_lock(&d->mmu);
-	age = gb_mono_ms() - d->metrics_at_ms;
-	if (d->metrics_cache && age < METRICS_MAX_AGE_MS) {
+	*age_ms = gb_mono_ms() - d->metrics_at_ms;
+	if (d->metrics_cache)
 		out = gb_xstrdup(d->metrics_cache);
-		*ahead = age >= METRICS_REFRESH_AT_MS;
-	}
 	pthread_mutex_unlock(&d->mmu);
 	return out;
 }
 
+/* The text is rendered at most about once per METRICS_REFRESH_AT_MS, by
+ * the request that finds it due (that one serves the new text); the
+ * others serve the current copy meanwhile, however long the render takes
+ * (under a saturating load the rendering thread gets a small share of
+ * the CPU, and readers that used to wait for it past 1 s made the API's
+ * p99).  Only when there is no copy yet do requests wait. */
 char *gb_metrics_render(gb_daemon *d)
 {
-	int ahead = 0;
-	char *out = cached(d, &ahead);
-	if (out) {
-		if (ahead && pthread_mutex_trylock(&render_mu) == 0) {
-			refresh(d);
-			pthread_mutex_unlock(&render_mu);
-		}
+	int64_t age;
+	char *out = cached(d, &age);
+	if (out && age < METRICS_REFRESH_AT_MS)
 		return out;
-	}
-	pthread_mutex_lock(&render_mu);
-	out = cached(d, &ahead);
-	if (!out) {
+	if (out && pthread_mutex_trylock(&render_mu) != 0)
+		return out; /* being rendered: the current copy meanwhile */
+	if (!out)
+		pthread_mutex_lock(&render_mu); /* none yet: wait for one */
+	free(out);
+	out = cached(d, &age);
+	if (!out || age >= METRICS_REFRESH_AT_MS) {
+		free(out);
 		refresh(d);
-		pthread_mutex_lock(&d->mmu);
-		out = gb_xstrdup(d->metrics_cache);
-		pthread_mutex_unlock(&d->mmu);
+		out = cached(d, &age);
 	}
 	pthread_mutex_unlock(&render_mu);
 	return out;
