@@ -7,23 +7,35 @@
 # that no process wrote a ThreadSanitizer report.
 #
 # The TSan build: GB_BUILD itself when it is one (make TSAN=1
-# test-reliability), else GB_TSAN_BUILD, else build/rel-tsan or build/tsan
-# under the source tree (make TSAN=1 BUILD=build/rel-tsan all).
+# test-reliability), else GB_TSAN_BUILD, else build/tsan or build/rel-tsan
+# under the source tree (make TSAN=1 BUILD=build/tsan all).  A build
+# older than the sources fails the test.
 # Suppressions: tests/tsan.supp (only genuine third-party false
 # positives, each commented).
 set -u
 : "${GB_BUILD:?}" "${GB_SRC:?}"
 is_tsan() { nm -D "$1/bin/gpubroker" 2>/dev/null | grep -q __tsan_init; }
 TB=""
-for b in "$GB_BUILD" "${GB_TSAN_BUILD:-}" "$GB_SRC/build/rel-tsan" "$GB_SRC/build/tsan"; do
+for b in "$GB_BUILD" "${GB_TSAN_BUILD:-}" "$GB_SRC/build/tsan" "$GB_SRC/build/rel-tsan"; do
 	if [ -n "$b" ] && [ -x "$b/bin/gpubroker" ] && [ -x "$b/bin/cloudsim" ] && is_tsan "$b"; then
 		TB=$b
 		break
 	fi
 done
 if [ -z "$TB" ]; then
-	echo "SKIP: no ThreadSanitizer build (make TSAN=1 BUILD=build/rel-tsan all, or set GB_TSAN_BUILD)"
+	echo "SKIP: no ThreadSanitizer build (make TSAN=1 BUILD=build/tsan all, or set GB_TSAN_BUILD)"
 	exit 77
+fi
+# a TSan build older than the sources would test other code and pass
+# for it: refuse it (this once happened: a build/rel-tsan of the
+# morning was found first all evening)
+newer=$(find "$GB_SRC/core" "$GB_SRC/drivers" "$GB_SRC/tests/cloudsim" \
+	-name '*.[ch]' -newer "$TB/bin/gpubroker" 2>/dev/null | head -n 3)
+if [ -n "$newer" ]; then
+	echo "FAIL: the ThreadSanitizer build $TB is older than the sources"
+	echo "($(echo $newer | tr ' ' ',') ...): rebuild it with"
+	echo "  make TSAN=1 BUILD=${TB#"$GB_SRC"/} all"
+	exit 1
 fi
 LOGS=$(mktemp -d "${TMPDIR:-/tmp}/gbtsan.XXXXXX")
 SUPP=$GB_SRC/tests/tsan.supp
