@@ -69,10 +69,9 @@ static void op_failed(azure_op *op, const char *code, const char *msg,
 	         msg && *msg ? ": " : "", msg ? msg : "");
 }
 
-/* One poll.  Returns 0 (op updated, *delay = suggested ms or 0) or -1
+/* One read of the operation.  Returns 0 (op updated) or -1
  * with err when the poll request itself failed. */
-static int poll_once(azure_ctx *c, azure_op *op, int64_t *delay,
-                     gb_error *err)
+static int poll_once(azure_ctx *c, azure_op *op, gb_error *err)
 {
 	const gb_host *h = c->host;
 	gb_http_resp resp;
@@ -81,7 +80,6 @@ static int poll_once(azure_ctx *c, azure_op *op, int64_t *delay,
 
 	snprintf(what, sizeof(what), "operation status of VM %s", op->name);
 	rc = azure_arm(c, "GET", op->url, NULL, "arm-read", what, &resp, err);
-	*delay = drvc_retry_after_ms(&resp, h->now_ms(h->ctx));
 	if (rc != 0) {
 		h->http_free(h->ctx, &resp);
 		return -1;
@@ -123,8 +121,7 @@ static void op_class(gb_error *e)
 static void vm_failed(azure_ctx *c, azure_op *op, const char *why)
 {
 	gb_error e;
-	int64_t d;
-	if (op->url && poll_once(c, op, &d, &e) == 0 && op->failed) {
+	if (op->url && poll_once(c, op, &e) == 0 && op->failed) {
 		op_class(&op->err);
 		return;
 	}
