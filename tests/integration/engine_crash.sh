@@ -25,6 +25,7 @@ converged() {
 clouds="aws gcp azure"
 gpus="A10G L4 T4"
 kills=0
+dkilled= # pools whose destroy a kill interrupted
 for r in $(seq 1 "$ROUNDS"); do
 	c=$(echo $clouds | cut -d' ' -f$(( (r - 1) % 3 + 1 )))
 	g=$(echo $gpus | cut -d' ' -f$(( (r - 1) % 3 + 1 )))
@@ -59,7 +60,10 @@ for r in $(seq 1 "$ROUNDS"); do
 	"$GB" -c "$CONF" destroy "$pool" --auto-approve >/dev/null 2>>"$T/apply.log" &
 	pid=$!
 	sleep "$(awk -v m="$(rand_ms 700)" 'BEGIN { printf "%.3f", m / 1000 }')"
-	kill -KILL "$pid" 2>/dev/null && kills=$((kills + 1))
+	if kill -KILL "$pid" 2>/dev/null; then
+		kills=$((kills + 1))
+		dkilled="$dkilled,$pool"
+	fi
 	wait "$pid" 2>/dev/null || true
 	gb destroy "$pool" --auto-approve >/dev/null 2>>"$T/apply.log" ||
 		fail "round $r: destroy after the kill failed"
@@ -75,15 +79,22 @@ check "[ \"\$(sim_live)\" = 0 ]" "cloudsim has nothing live"
 bill=$(curl -sf "$CONTROL/_sim/bill" | jq -r .total)
 ours=$(gb cost -o json | jq -r .total)
 echo "bill $bill, ours $ours"
-# Per instance: billed once, at its price, start within 0.3 s and end
-# within 0.5 s of cloudsim's bill.  The total gets 2%: a terminate cut off by a kill is
-# found done at the restart and ends at its journal time, one call's
-# latency (150-250 ms here) before the cloud processed it -- unknowable
-# after the kill -- and these instances live only ~3 s.
+# Per instance: billed once, at its price, start within 0.3 s of
+# cloudsim's bill; see costdiff.
 /usr/bin/python3 "$GB_SRC/tests/reliability/truth.py" costdiff "$GPUBROKER_STATE" "$CONTROL" 300 500 >"$T/costdiff.txt" && crc=0 || crc=$?
 head -n 12 "$T/costdiff.txt"
 grep '^largest\|^BAD' "$T/costdiff.txt" || true
 check "[ $crc = 0 ]" "every instance billed once, at its price, start within 0.3 s and end within 0.5 s of cloudsim's bill"
-check "awk -v a=$bill -v b=$ours 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a > 0 && d / a < 0.02) }'" \
-	"cost equals cloudsim's bill within 2% despite the kills"
+# Where billing ended: a terminate that returned is recorded at its
+# return, within 0.1 s of the bill.  One cut off by a kill and found done
+# at the restart ends at its journal time: early by up to one call's
+# latency (150-250 ms here) plus the journal commit (allowed 400 ms), and
+# only in a pool whose destroy a kill interrupted.  The totals: `gpubroker
+# cost` is the sum of its rows, and it differs from the bill by no more
+# than those allowances add up to.  (This replaced "within 2% of the
+# bill", which depended on how many kills hit a terminate: it failed
+# once at -2.09% with every instance within its allowance.)
+/usr/bin/python3 "$GB_SRC/tests/reliability/truth.py" endcheck "$GPUBROKER_STATE" "$CONTROL" 100 400 "$dkilled" "$ours" >"$T/endcheck.txt" && erc=0 || erc=$?
+cat "$T/endcheck.txt"
+check "[ $erc = 0 ]" "ends within 0.1 s of the bill, or up to 0.4 s early where a kill cut a destroy; cost = its rows; bill - cost within the allowances"
 echo PASS

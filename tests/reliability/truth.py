@@ -28,6 +28,16 @@ cloudsim's /_sim/instances?live=1.  Standard library only.
       cloudsim's bill; prints the largest differences.  With tolerances:
       exit 1 when an instance is billed by one side only, has another
       price, or its start / end differ by more than the tolerance.
+  truth.py endcheck DB CONTROL EXACT_MS EARLY_MS POOLS OURS
+      where billing ended: every billed instance's end in the store must
+      be within EXACT_MS of cloudsim's, except in POOLS (comma-separated:
+      pools whose terminate a kill interrupted), where it may also be up
+      to EARLY_MS early (recovery ends it at the journal time: the cloud
+      took the request somewhere within that call).  Then the totals:
+      OURS (gpubroker's cost total) must equal the store rows' sum, the
+      bill's total the sum of its instances, and the two totals may
+      differ by no more than the per-instance allowances add up to (sum of
+      price x (start difference + end allowance)).  Exit 1 otherwise.
   truth.py creates DB POOL SINCE_MS
       "INTENTS INSTANCES FIRST_ISSUED LAST_ISSUED LAST_CLOSED" (unix ms)
       of the pool's create intents issued at or after SINCE_MS.
@@ -187,17 +197,21 @@ def iso_ms(t):
     return calendar.timegm(time.strptime(base, "%Y-%m-%dT%H:%M:%S")) * 1000 + int(frac)
 
 
-def costdiff(db, control, start_tol=None, end_tol=None):
+def bill_and_rows(db, control, cols):
+    """cloudsim's bill and the store's instance rows (the given columns)"""
     with urllib.request.urlopen(control + "/_sim/bill", timeout=20) as r:
         bill = json.load(r)
     c = db_open(db)
     try:
-        rows = c.execute(
-            "SELECT i.cloud, i.provider_id, i.pool, i.state, i.launched_ms,"
-            " i.terminated_ms, i.terminate_requested_ms, i.price_per_hour,"
-            " i.intent_id FROM instances i").fetchall()
+        return bill, c.execute("SELECT %s FROM instances" % cols).fetchall()
     finally:
         c.close()
+
+
+def costdiff(db, control, start_tol=None, end_tol=None):
+    bill, rows = bill_and_rows(
+        db, control, "cloud, provider_id, pool, state, launched_ms,"
+        " terminated_ms, terminate_requested_ms, price_per_hour, intent_id")
     store = {}
     for cl, pid, pool, st, l, t, tr, price, iid in rows:
         store.setdefault((cl, pid), []).append((pool, st, l, t, tr, price, iid))
@@ -252,6 +266,53 @@ def costdiff(db, control, start_tol=None, end_tol=None):
     return 0
 
 
+def endcheck(db, control, exact_ms, early_ms, pools, ours):
+    bill, rows = bill_and_rows(
+        db, control, "cloud, provider_id, pool, launched_ms, terminated_ms,"
+        " terminate_requested_ms, price_per_hour")
+    store = {(cl, pid): (pool, l, t or tr, price)
+             for cl, pid, pool, l, t, tr, price in rows}
+    tot_s = sum(max(0, e - l) / 3.6e6 * p for _, l, e, p in store.values())
+    bad = []
+    bound = 0.0
+    early = {}
+    for b in bill["instances"]:
+        key = (b["cloud"], b["id"])
+        if key not in store or not b.get("ended"):
+            bad.append("%s/%s: not ended on both sides" % key)
+            continue
+        pool, l, end, price = store[key]
+        de = end - iso_ms(b["ended"])
+        lo = -(early_ms if pool in pools else exact_ms)
+        ds = abs(l - iso_ms(b["started"]))
+        bound += price * (ds + max(-lo, exact_ms)) / 3.6e6
+        if de < -exact_ms:
+            early.setdefault(pool, []).append(de)
+        if not lo <= de <= exact_ms:
+            bad.append("%s/%s (%s): end %+d ms vs the bill, allowed %d..+%d"
+                       % (key[0], key[1], pool, de, lo, exact_ms))
+    for pool in sorted(early):
+        print("early end (interrupted terminate): %s %s ms" % (
+            pool, " ".join("%+d" % d for d in sorted(early[pool]))))
+    print("bill total %.6f, store rows %.6f, gpubroker cost %.6f; gap %.6f,"
+          " bound %.6f" % (bill["total"], tot_s, ours, bill["total"] - ours,
+                           bound))
+    billed = sum(b["cost"] for b in bill["instances"])
+    # cloudsim rounds each instance's cost to 6 decimals
+    if abs(bill["total"] - billed) > 5e-7 * len(bill["instances"]) + 1e-9:
+        bad.append("cloudsim's bill total %.6f is not the sum of its "
+                   "instances %.6f" % (bill["total"], billed))
+    if abs(ours - tot_s) > 1e-6:
+        bad.append("gpubroker's cost total %.6f is not the sum of its rows "
+                   "%.6f" % (ours, tot_s))
+    if abs(bill["total"] - ours) > bound + 1e-6:
+        bad.append("the totals differ by %.6f, more than the per-instance "
+                   "allowances add up to (%.6f)" % (bill["total"] - ours, bound))
+    for x in bad[:10]:
+        print("BAD " + x)
+    return 1 if bad else 0
+
+
 def main(argv):
     if len(argv) >= 6 and argv[1] == "check":
         return check(argv[2], argv[3], argv[4], argv[5])
@@ -261,6 +322,10 @@ def main(argv):
         return costdiff(argv[2], argv[3], int(argv[4]), int(argv[5]))
     if len(argv) >= 4 and argv[1] == "costdiff":
         return costdiff(argv[2], argv[3])
+    if len(argv) >= 8 and argv[1] == "endcheck":
+        return endcheck(argv[2], argv[3], int(argv[4]), int(argv[5]),
+                        set(p for p in argv[6].split(",") if p),
+                        float(argv[7]))
     if len(argv) >= 5 and argv[1] == "creates":
         return creates(argv[2], argv[3], argv[4])
     if len(argv) >= 5 and argv[1] == "summary":
