@@ -23,7 +23,7 @@
 # Environment: BUILD (default build), GB_BENCH_API_RUNS (wrk runs per
 # endpoint, default 3), GB_BENCH_API_SECONDS (per wrk run, default 10),
 # GB_BENCH_API_SWEEP (connection counts of the latency sweep after the
-# 50-connection runs, default "8 16 32"; empty: none),
+# 50-connection runs, default "8 16 32 50"; empty: none),
 # GB_BENCH_API_PERIOD (the API daemon's reconcile period; default: the
 # daemon's default, 15s), GB_BENCH_KEEP=1 keeps the work folder (logs,
 # state files).
@@ -36,7 +36,7 @@ B=$BUILD/bench
 BIN=$BUILD/bin
 API_RUNS=${GB_BENCH_API_RUNS:-3}
 API_SECONDS=${GB_BENCH_API_SECONDS:-10}
-API_SWEEP=${GB_BENCH_API_SWEEP-8 16 32}
+API_SWEEP=${GB_BENCH_API_SWEEP-8 16 32 50}
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/gbbench.XXXXXX")
 RESULTS=$T/results

@@ -14,49 +14,57 @@
  * far too slow to do per request.  The daemon keeps a snapshot instead
  * (d->pools_cache): every listed pool's summary rendered once as compact
  * JSON, sorted by name, with its team; a request filters, pages and
- * concatenates.  The snapshot is used only while
+ * concatenates.  What only time changes (age_s, ttl_left_s) is not in the
+ * snapshot's text: each request writes it from the pool's created_at and
+ * ttl, so a snapshot never ages.  It is used only while
  *   - no engine event happened since it was built (d->event_gen) and no
  *     pool was written through this API without one (pool_writes:
- *     destroy requests, heartbeats, re-applies), so a change shows in the
- *     very next read; and
- *   - it is younger than POOLS_MAX_AGE_MS, so what only time changes
- *     (age_s, ttl_left_s) and what other processes write to the same
- *     state file show within that.
- * A snapshot that a change made stale is rebuilt by one request while
- * the others wait for it.  One due for its age (POOLS_REFRESH_AT_MS on)
- * is rebuilt by one request while the others still use it, also past
- * POOLS_MAX_AGE_MS for as long as that rebuild takes: a steady load
- * never stalls on a rebuild, and what only time changes is at most the
- * age limit plus one rebuild old.
+ *     destroy requests, heartbeats, re-applies): a change shows in the
+ *     very next read, the readers waiting for one rebuild; and
+ *   - the store's version (gb_store_version_try: rows this process
+ *     wrote, commits of other processes to the same file) is the one it
+ *     was built at.  That is looked at by one request every
+ *     POOLS_CHECK_MS, without waiting for the store; when it moved, that
+ *     request rebuilds while the others go on with the snapshot they
+ *     have.  So a write no event announces (another CLI on the same
+ *     state file, an instance's state the reconciler wrote quietly)
+ *     shows within POOLS_CHECK_MS plus one rebuild, and a daemon where
+ *     nothing changes never rebuilds: the rebuild (~1,000 pools' JSON)
+ *     was what stalled readers under load (BENCHMARKS.md, api).
  *
  * The snapshot is one allocation (header, entries, then the text they
  * point into), so the daemon frees it with free(); readers hold a
  * reference (refs, under snap_mu) while they copy from it.  snap_mu
  * guards the snapshot fields of gb_daemon (pools_cache, pools_gen,
- * pools_at_ms) and nothing else: the daemon's own mutex (jobs, events)
- * stays off the read path. */
+ * pools_at_ms: when its version was last compared) and nothing else:
+ * the daemon's own mutex (jobs, events) stays off the read path. */
 
-#define POOLS_MAX_AGE_MS 1000
-#define POOLS_REFRESH_AT_MS 800
+#define POOLS_CHECK_MS 250
+/* ,"age_s":N,"ttl_left_s":N} -- two int64 at most 20 characters each */
+#define AGE_TEXT_MAX 80
 
 typedef struct snap_entry {
 	const char *name;
 	const char *team;
-	const char *json;       /* the summary, compact */
+	const char *json;       /* the summary, compact, without its '}' */
 	size_t json_len;
 	const char *name_json;  /* the name as a JSON string (next_after) */
 	size_t name_json_len;
+	int64_t created_at;     /* unix s */
+	int64_t ttl_s;          /* 0 = none */
 } snap_entry;
 
 typedef struct pools_snap {
 	size_t refs;            /* under snap_mu; the cache holds one */
 	size_t n;
+	int64_t ver[2];         /* the store's version it was built at */
+	int ver_known;          /* 0: the store was busy, compare = rebuild */
 	snap_entry e[];
 } pools_snap;
 
 /* Pool writes through this API that no engine event announces. */
 static atomic_uint_fast64_t pool_writes;
-/* One rebuild at a time. */
+/* One rebuild (or version check) at a time. */
 static pthread_mutex_t build_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t snap_mu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -71,12 +79,20 @@ static uint64_t pools_gen_now(gb_daemon *d)
 	       (uint64_t)atomic_load(&pool_writes);
 }
 
-/* A pool without its instances, for lists. */
-static json_t *summary(json_t *p)
+/* A pool without its instances and without what time changes, for
+ * lists: its compact JSON without the closing '}' (malloc'd). */
+static char *summary_text(json_t *p)
 {
 	json_t *s = json_deep_copy(p);
+	char *t;
 	json_object_del(s, "instances");
-	return s;
+	json_object_del(s, "age_s");
+	json_object_del(s, "ttl_left_s");
+	if (!(t = json_dumps(s, JSON_COMPACT)))
+		abort(); /* out of memory */
+	json_decref(s);
+	t[strlen(t) - 1] = '\0';
+	return t;
 }
 
 static pools_snap *snap_build(gb_daemon *d)
@@ -88,18 +104,16 @@ static pools_snap *snap_build(gb_daemon *d)
 	char *at;
 
 	json_array_foreach(all, i, p) {
-		json_t *sum = summary(p);
-		parts[2 * i] = json_dumps(sum, JSON_COMPACT);
+		parts[2 * i] = summary_text(p);
 		parts[2 * i + 1] = json_dumps(json_object_get(p, "name"),
 		                              JSON_COMPACT | JSON_ENCODE_ANY);
-		if (!parts[2 * i] || !parts[2 * i + 1])
+		if (!parts[2 * i + 1])
 			abort(); /* out of memory */
-		json_decref(sum);
 		text += strlen(parts[2 * i]) + strlen(parts[2 * i + 1]) + 2 +
 		        strlen(json_string_value(json_object_get(p, "name"))) +
 		        strlen(json_string_value(json_object_get(p, "team"))) + 2;
 	}
-	s = gb_xmalloc(sizeof(*s) + n * sizeof(snap_entry) + text);
+	s = gb_xcalloc(1, sizeof(*s) + n * sizeof(snap_entry) + text);
 	s->refs = 1;
 	s->n = n;
 	at = (char *)&s->e[n];
@@ -121,12 +135,34 @@ static pools_snap *snap_build(gb_daemon *d)
 			else if (k == 3)
 				s->e[i].name_json_len = len;
 		}
+		s->e[i].created_at =
+			json_integer_value(json_object_get(p, "created_at"));
+		/* ttl_left_s is null without a TTL; created_at + ttl_s - now
+		 * otherwise (engine_report.c) */
+		if (json_is_integer(json_object_get(p, "ttl_left_s")))
+			s->e[i].ttl_s = json_integer_value(
+				json_object_get(p, "ttl_left_s")) +
+				json_integer_value(json_object_get(p, "age_s"));
 		free(parts[2 * i]);
 		free(parts[2 * i + 1]);
 	}
 	free(parts);
 	json_decref(all);
 	return s;
+}
+
+/* What time changes, then the closing '}': at most AGE_TEXT_MAX bytes. */
+static size_t age_text(char *out, const snap_entry *e, int64_t now_s)
+{
+	int len;
+	if (e->ttl_s)
+		len = snprintf(out, AGE_TEXT_MAX, ",\"age_s\":%lld,\"ttl_left_s\":%lld}",
+		               (long long)(now_s - e->created_at),
+		               (long long)(e->created_at + e->ttl_s - now_s));
+	else
+		len = snprintf(out, AGE_TEXT_MAX, ",\"age_s\":%lld,\"ttl_left_s\":null}",
+		               (long long)(now_s - e->created_at));
+	return len > 0 && len < AGE_TEXT_MAX ? (size_t)len : 0;
 }
 
 static void snap_release(pools_snap *s)
@@ -144,13 +180,21 @@ static void snap_refresh(gb_daemon *d)
 {
 	pools_snap *s, *old;
 	uint64_t gen;
+	int64_t ver[2] = {0, 0};
+	int ver_known;
 	int64_t at = gb_mono_ms();
-	/* the generation before the store is read: a change made meanwhile
-	 * makes this snapshot stale at once, never a change lost */
+	/* the generation and version before the store is read: a change
+	 * made meanwhile makes this snapshot stale at once, never a change
+	 * lost */
 	pthread_mutex_lock(&snap_mu);
 	gen = pools_gen_now(d);
 	pthread_mutex_unlock(&snap_mu);
+	ver_known = gb_store_version_try(d->store, ver) == 0;
 	s = snap_build(d);
+	__atomic_fetch_add(&d->pools_builds, 1, __ATOMIC_RELAXED);
+	s->ver[0] = ver[0];
+	s->ver[1] = ver[1];
+	s->ver_known = ver_known;
 	pthread_mutex_lock(&snap_mu);
 	old = (pools_snap *)(void *)d->pools_cache;
 	d->pools_cache = (char *)(void *)s;
@@ -161,40 +205,50 @@ static void snap_refresh(gb_daemon *d)
 		snap_release(old);
 }
 
-/* A referenced snapshot no older than the rules above allow. */
+/* Compares the store's version with snapshot s's (one request at a time,
+ * every POOLS_CHECK_MS) and rebuilds when it moved: 1 = rebuilt.  The
+ * store busy: nothing now, the next request's turn. */
+static int snap_check(gb_daemon *d, const pools_snap *s, int64_t now)
+{
+	int64_t ver[2];
+	int rebuilt = 0, rc;
+	if (pthread_mutex_trylock(&build_mu) != 0)
+		return 0;
+	rc = gb_store_version_try(d->store, ver);
+	if (rc == 0 && (!s->ver_known || ver[0] != s->ver[0] ||
+	                ver[1] != s->ver[1])) {
+		snap_refresh(d);
+		rebuilt = 1;
+	} else if (rc == 0) {
+		pthread_mutex_lock(&snap_mu);
+		d->pools_at_ms = now;
+		pthread_mutex_unlock(&snap_mu);
+	}
+	pthread_mutex_unlock(&build_mu);
+	return rebuilt;
+}
+
+/* A referenced snapshot that the rules above allow. */
 static pools_snap *snap_get(gb_daemon *d)
 {
 	for (int round = 0;; round++) {
 		pools_snap *s = NULL;
-		int current = 0, fresh = 0, ahead = 0;
+		int current = 0, due = 0;
 		int64_t now = gb_mono_ms();
 		pthread_mutex_lock(&snap_mu);
 		if (d->pools_cache && d->pools_gen == pools_gen_now(d)) {
-			int64_t age = now - d->pools_at_ms;
 			current = 1;
-			fresh = age < POOLS_MAX_AGE_MS;
-			ahead = age >= POOLS_REFRESH_AT_MS;
-		}
-		if (current) {
+			due = now - d->pools_at_ms >= POOLS_CHECK_MS;
 			s = (pools_snap *)(void *)d->pools_cache;
 			s->refs++;
 		}
 		pthread_mutex_unlock(&snap_mu);
 		if (s) {
-			if (!ahead)
-				return s;
-			/* due: one request rebuilds it; the others keep using
-			 * this one meanwhile -- past POOLS_MAX_AGE_MS too, while
-			 * that rebuild runs (under a saturating load the
-			 * rebuilding thread gets a small share of the CPU, and
-			 * every reader waiting for it was the API's p99) */
-			if (pthread_mutex_trylock(&build_mu) == 0) {
-				snap_refresh(d);
-				pthread_mutex_unlock(&build_mu);
-				if (!fresh) { /* too old to serve: take the new one */
-					snap_release(s);
-					continue;
-				}
+			/* a rebuild of our own: serve it (the next round
+			 * finds it current) */
+			if (due && snap_check(d, s, now) && round == 0) {
+				snap_release(s);
+				continue;
 			}
 			return s;
 		}
@@ -225,6 +279,7 @@ void gb_api_pools_list(gb_api_req *r)
 	const char *lim = gb_api_query(r, "limit");
 	int64_t limit = 100;
 	size_t i, taken = 0, len, *pick;
+	int64_t now_s;
 	const snap_entry *next = NULL;
 	pools_snap *s;
 	char *out, *at;
@@ -252,8 +307,9 @@ void gb_api_pools_list(gb_api_req *r)
 			break;
 		}
 		pick[taken++] = i;
-		len += e->json_len + 1;
+		len += e->json_len + AGE_TEXT_MAX + 1;
 	}
+	now_s = gb_now_ms() / 1000;
 	out = gb_xmalloc(len);
 	memcpy(out, head, sizeof(head) - 1);
 	at = out + sizeof(head) - 1;
@@ -263,6 +319,7 @@ void gb_api_pools_list(gb_api_req *r)
 			*at++ = ',';
 		memcpy(at, e->json, e->json_len);
 		at += e->json_len;
+		at += age_text(at, e, now_s);
 	}
 	if (next) {
 		memcpy(at, na, sizeof(na) - 1);

@@ -87,12 +87,12 @@ typedef struct gb_daemon {
 	double recon_last_s, recon_sum_s;
 	uint64_t recon_count;
 	uint64_t ttl_destroys, idle_destroys;
-	char *metrics_cache;
-	int64_t metrics_at_ms;
-	uint64_t metrics_gen;
-	char *pools_cache;        /* JSON array of pool summaries */
+	char *metrics_cache;      /* the store's part of /metrics (metrics.c) */
+	int64_t metrics_at_ms;    /* its version last compared (metrics.c) */
+	char *pools_cache;        /* the /v1/pools snapshot (api_pools.c) */
 	uint64_t pools_gen;
 	int64_t pools_at_ms;
+	uint64_t pools_builds, metrics_builds; /* atomic: snapshot rebuilds */
 } gb_daemon;
 
 /* The stop flag is written once, under mu, by the main thread; threads

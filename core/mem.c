@@ -94,6 +94,11 @@ static void buf_grow(gb_buf *b, size_t extra)
 	b->cap = cap;
 }
 
+void gb_buf_reserve(gb_buf *b, size_t extra)
+{
+	buf_grow(b, extra);
+}
+
 void gb_buf_append(gb_buf *b, const void *p, size_t n)
 {
 	buf_grow(b, n);
@@ -113,17 +118,25 @@ void gb_buf_putc(gb_buf *b, char c)
 	gb_buf_append(b, &c, 1);
 }
 
+/* Formats straight into the room left and formats again only when the
+ * text did not fit (the usual case after gb_buf_reserve: once). */
 void gb_buf_vprintf(gb_buf *b, const char *fmt, va_list ap)
 {
 	va_list cp;
 	int n;
+	size_t room = b->cap > b->len ? b->cap - b->len : 0;
 	va_copy(cp, ap);
-	n = vsnprintf(NULL, 0, fmt, cp);
+	n = vsnprintf(room ? b->data + b->len : NULL, room, fmt, cp);
 	va_end(cp);
-	if (n < 0)
+	if (n < 0) {
+		if (room)
+			b->data[b->len] = '\0';
 		return;
-	buf_grow(b, (size_t)n);
-	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+	}
+	if ((size_t)n >= room) {
+		buf_grow(b, (size_t)n);
+		vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+	}
 	b->len += (size_t)n;
 }
 

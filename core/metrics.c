@@ -60,13 +60,14 @@ static int pool_name_cmp(const void *key, const void *elem)
 	return strcmp(key, ((const gb_pool_row *)elem)->name);
 }
 
-static char *render(gb_daemon *d)
+/* What the store holds: pools, instances, what they cost per hour.
+ * Malloc'd text, caller frees. */
+static char *render_store(gb_daemon *d)
 {
 	gb_buf b = GB_BUF_INIT;
 	gb_pool_row *pools;
 	gb_inst_row *rows;
 	size_t np = 0, n = 0;
-	gb_engine_stats st;
 	json_t *inst_counts = json_object(), *team_cost = json_object();
 	const char *k;
 	json_t *v;
@@ -120,30 +121,52 @@ static char *render(gb_daemon *d)
 		lv(&b, k);
 		gb_buf_printf(&b, "\"} %.4f\n", json_real_value(v));
 	}
+	json_decref(inst_counts);
+	json_decref(team_cost);
+	gb_pool_list_free(pools, np);
+	gb_inst_list_free(rows, n);
+	return gb_buf_take(&b);
+}
+
+/* What the daemon counts in memory: requests, passes, driver calls.
+ * Cheap (no store, a few dozen lines), so written for every request. */
+static void render_live(gb_daemon *d, gb_buf *b)
+{
+	gb_engine_stats st;
+	double rsum, rlast;
+	unsigned long long rcount, ttl, idle;
 	{
 		unsigned long long count = ld(&d->api_count);
-		gb_buf_puts(&b, "# HELP gpubroker_api_request_duration_seconds "
+		gb_buf_puts(b, "# HELP gpubroker_api_request_duration_seconds "
 		                "API latency.\n# TYPE "
 		                "gpubroker_api_request_duration_seconds histogram\n");
 		for (int i = 0; i < GB_API_LAT_BUCKETS; i++) {
-			gb_buf_puts(&b, "gpubroker_api_request_duration_seconds_"
+			gb_buf_puts(b, "gpubroker_api_request_duration_seconds_"
 			                "bucket{le=\"");
-			le(&b, api_bounds[i]);
-			gb_buf_printf(&b, "\"} %llu\n", ld(&d->api_lat[i]));
+			le(b, api_bounds[i]);
+			gb_buf_printf(b, "\"} %llu\n", ld(&d->api_lat[i]));
 		}
-		gb_buf_printf(&b, "gpubroker_api_request_duration_seconds_sum "
+		gb_buf_printf(b, "gpubroker_api_request_duration_seconds_sum "
 		                  "%.6f\ngpubroker_api_request_duration_seconds_"
 		                  "count %llu\n",
 		              (double)ld(&d->api_lat_sum_us) / 1e6, count);
 	}
-	gb_buf_puts(&b, "# HELP gpubroker_api_requests_total API requests by "
+	gb_buf_puts(b, "# HELP gpubroker_api_requests_total API requests by "
 	                "status class.\n# TYPE gpubroker_api_requests_total "
 	                "counter\n");
 	for (int c = 1; c <= 5; c++)
-		gb_buf_printf(&b, "gpubroker_api_requests_total{code=\"%dxx\"} %llu\n",
+		gb_buf_printf(b, "gpubroker_api_requests_total{code=\"%dxx\"} %llu\n",
 		              c, ld(&d->api_by_class[c]));
+	/* copied under mmu, written outside it: a thread preempted while
+	 * holding a lock the other 49 want is a p99 */
 	pthread_mutex_lock(&d->mmu);
-	gb_buf_printf(&b, "# HELP gpubroker_reconcile_duration_seconds "
+	rsum = d->recon_sum_s;
+	rlast = d->recon_last_s;
+	rcount = (unsigned long long)d->recon_count;
+	ttl = (unsigned long long)d->ttl_destroys;
+	idle = (unsigned long long)d->idle_destroys;
+	pthread_mutex_unlock(&d->mmu);
+	gb_buf_printf(b, "# HELP gpubroker_reconcile_duration_seconds "
 	                  "Reconcile passes.\n"
 	                  "# TYPE gpubroker_reconcile_duration_seconds summary\n"
 	                  "gpubroker_reconcile_duration_seconds_sum %.6f\n"
@@ -152,18 +175,15 @@ static char *render(gb_daemon *d)
 	                  "last pass.\n"
 	                  "# TYPE gpubroker_reconcile_last_duration_seconds gauge\n"
 	                  "gpubroker_reconcile_last_duration_seconds %.6f\n",
-	              d->recon_sum_s, (unsigned long long)d->recon_count,
-	              d->recon_last_s);
-	gb_buf_printf(&b, "# HELP gpubroker_teardowns_total Pools destroyed "
+	              rsum, rcount, rlast);
+	gb_buf_printf(b, "# HELP gpubroker_teardowns_total Pools destroyed "
 	                  "by the reconciler.\n"
 	                  "# TYPE gpubroker_teardowns_total counter\n"
 	                  "gpubroker_teardowns_total{reason=\"ttl\"} %llu\n"
 	                  "gpubroker_teardowns_total{reason=\"idle\"} %llu\n",
-	              (unsigned long long)d->ttl_destroys,
-	              (unsigned long long)d->idle_destroys);
-	pthread_mutex_unlock(&d->mmu);
+	              ttl, idle);
 	gb_engine_stats_get(d->eng, &st);
-	gb_buf_printf(&b, "# HELP gpubroker_failovers_total Capacity/quota "
+	gb_buf_printf(b, "# HELP gpubroker_failovers_total Capacity/quota "
 	                  "failovers to the next candidate.\n"
 	                  "# TYPE gpubroker_failovers_total counter\n"
 	                  "gpubroker_failovers_total %llu\n"
@@ -178,7 +198,7 @@ static char *render(gb_daemon *d)
 	              (unsigned long long)st.preemptions,
 	              (unsigned long long)st.gc_terminated,
 	              (unsigned long long)st.gc_adopted);
-	gb_buf_puts(&b, "# HELP gpubroker_driver_request_duration_seconds Driver "
+	gb_buf_puts(b, "# HELP gpubroker_driver_request_duration_seconds Driver "
 	                "HTTP calls.\n# TYPE gpubroker_driver_request_duration_"
 	                "seconds histogram\n");
 	for (size_t i = 0; i < d->rt.drivers.n; i++) {
@@ -188,19 +208,19 @@ static char *render(gb_daemon *d)
 			continue;
 		gb_http_metrics_get(drv->http, &m);
 		for (int j = 0; j < GB_HTTP_LAT_BUCKETS; j++) {
-			gb_buf_printf(&b, "gpubroker_driver_request_duration_seconds_"
+			gb_buf_printf(b, "gpubroker_driver_request_duration_seconds_"
 			                  "bucket{driver=\"%s\",le=\"", drv->name);
-			le(&b, gb_http_lat_bounds[j]);
-			gb_buf_printf(&b, "\"} %llu\n", (unsigned long long)m.lat_count[j]);
+			le(b, gb_http_lat_bounds[j]);
+			gb_buf_printf(b, "\"} %llu\n", (unsigned long long)m.lat_count[j]);
 		}
-		gb_buf_printf(&b, "gpubroker_driver_request_duration_seconds_sum"
+		gb_buf_printf(b, "gpubroker_driver_request_duration_seconds_sum"
 		                  "{driver=\"%s\"} %.6f\n"
 		                  "gpubroker_driver_request_duration_seconds_count"
 		                  "{driver=\"%s\"} %llu\n",
 		              drv->name, m.lat_sum_s, drv->name,
 		              (unsigned long long)m.requests);
 	}
-	gb_buf_puts(&b, "# HELP gpubroker_driver_calls_total Driver HTTP calls "
+	gb_buf_puts(b, "# HELP gpubroker_driver_calls_total Driver HTTP calls "
 	                "by outcome class (after retries).\n"
 	                "# TYPE gpubroker_driver_calls_total counter\n");
 	for (size_t i = 0; i < d->rt.drivers.n; i++) {
@@ -211,76 +231,145 @@ static char *render(gb_daemon *d)
 		gb_http_metrics_get(drv->http, &m);
 		for (int c = 0; c <= GB_ERR_INTERNAL; c++)
 			if (m.errors[c])
-				gb_buf_printf(&b, "gpubroker_driver_calls_total{driver="
+				gb_buf_printf(b, "gpubroker_driver_calls_total{driver="
 				                  "\"%s\",class=\"%s\"} %llu\n",
 				              drv->name,
 				              c ? gb_err_class_name((gb_err_class)c) : "ok",
 				              (unsigned long long)m.errors[c]);
-		gb_buf_printf(&b, "gpubroker_driver_retries_total{driver=\"%s\"} "
+		gb_buf_printf(b, "gpubroker_driver_retries_total{driver=\"%s\"} "
 		                  "%llu\n", drv->name,
 		              (unsigned long long)m.retries);
 	}
-	json_decref(inst_counts);
-	json_decref(team_cost);
-	gb_pool_list_free(pools, np);
-	gb_inst_list_free(rows, n);
-	return gb_buf_take(&b);
+	gb_buf_printf(b, "# HELP gpubroker_api_snapshot_builds_total Times "
+	                  "the store's part of GET /v1/pools and /metrics was "
+	                  "rebuilt (only after a change).\n"
+	                  "# TYPE gpubroker_api_snapshot_builds_total counter\n"
+	                  "gpubroker_api_snapshot_builds_total{endpoint=\"pools\"} "
+	                  "%llu\n"
+	                  "gpubroker_api_snapshot_builds_total{endpoint="
+	                  "\"metrics\"} %llu\n",
+	              ld(&d->pools_builds), ld(&d->metrics_builds));
 }
 
-/* Rendering reads the store; under load serve a copy: at most
- * METRICS_REFRESH_AT_MS plus one render old (see gb_metrics_render). */
-#define METRICS_REFRESH_AT_MS 800
+/* The store's part is rendered again only after the store changed:
+ * one request every METRICS_CHECK_MS compares the store's version
+ * (gb_store_version_try) with the one the text was rendered at and, when
+ * it moved, renders it while the others serve the current text (under a
+ * saturating load the rendering thread gets a small share of the CPU,
+ * and readers that waited for it made the API's p99).  Only when there
+ * is no text yet do requests wait.  The in-memory part is always live. */
+#define METRICS_CHECK_MS 250
+/* render_live's text with three drivers is about 4 KB */
+#define LIVE_TEXT_GUESS 8192
 
+/* The store's part as published: one allocation, so daemon.c frees the
+ * last one with free().  Readers take a reference under text_mu (which
+ * guards refs and d->metrics_cache, nothing longer) and copy outside it. */
+typedef struct metrics_text {
+	size_t refs;
+	size_t len;
+	char s[];
+} metrics_text;
+
+/* render_mu: one render (or version check) at a time; it guards
+ * store_ver and store_ver_known. */
 static pthread_mutex_t render_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t text_mu = PTHREAD_MUTEX_INITIALIZER;
+static int64_t store_ver[2];
+static int store_ver_known;
 
-/* Renders and publishes a new copy; caller holds render_mu. */
+static void text_release(metrics_text *t)
+{
+	int last;
+	pthread_mutex_lock(&text_mu);
+	last = --t->refs == 0;
+	pthread_mutex_unlock(&text_mu);
+	if (last)
+		free(t);
+}
+
+/* Renders and publishes the store's part; caller holds render_mu. */
 static void refresh(gb_daemon *d)
 {
 	int64_t at = gb_mono_ms();
-	char *text = render(d);
-	pthread_mutex_lock(&d->mmu);
-	free(d->metrics_cache);
-	d->metrics_cache = text;
+	char *text;
+	size_t len;
+	metrics_text *t, *old;
+	/* the version before the store is read: a change made meanwhile
+	 * shows at the next check */
+	store_ver_known = gb_store_version_try(d->store, store_ver) == 0;
+	text = render_store(d);
+	len = strlen(text);
+	t = gb_xmalloc(sizeof(*t) + len + 1);
+	t->refs = 1;
+	t->len = len;
+	memcpy(t->s, text, len + 1);
+	free(text);
+	__atomic_fetch_add(&d->metrics_builds, 1, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&text_mu);
+	old = (metrics_text *)(void *)d->metrics_cache;
+	d->metrics_cache = (char *)(void *)t;
 	d->metrics_at_ms = at;
-	pthread_mutex_unlock(&d->mmu);
+	pthread_mutex_unlock(&text_mu);
+	if (old)
+		text_release(old);
 }
 
-/* A copy of the cached text (NULL when there is none yet); *age_ms its
- * age. */
-static char *cached(gb_daemon *d, int64_t *age_ms)
+/* Compares versions (one request at a time) and renders when the store
+ * moved; the store busy: the next request's turn. */
+static void check(gb_daemon *d, int64_t now)
 {
-	char *out = NULL;
-	pthread_mutex_lock(&d->mmu);
-	*age_ms = gb_mono_ms() - d->metrics_at_ms;
-	if (d->metrics_cache)
-		out = gb_xstrdup(d->metrics_cache);
-	pthread_mutex_unlock(&d->mmu);
-	return out;
-}
-
-/* The text is rendered at most about once per METRICS_REFRESH_AT_MS, by
- * the request that finds it due (that one serves the new text); the
- * others serve the current copy meanwhile, however long the render takes
- * (under a saturating load the rendering thread gets a small share of
- * the CPU, and readers that used to wait for it past 1 s made the API's
- * p99).  Only when there is no copy yet do requests wait. */
-char *gb_metrics_render(gb_daemon *d)
-{
-	int64_t age;
-	char *out = cached(d, &age);
-	if (out && age < METRICS_REFRESH_AT_MS)
-		return out;
-	if (out && pthread_mutex_trylock(&render_mu) != 0)
-		return out; /* being rendered: the current copy meanwhile */
-	if (!out)
-		pthread_mutex_lock(&render_mu); /* none yet: wait for one */
-	free(out);
-	out = cached(d, &age);
-	if (!out || age >= METRICS_REFRESH_AT_MS) {
-		free(out);
+	int64_t v[2];
+	int rc;
+	if (pthread_mutex_trylock(&render_mu) != 0)
+		return;
+	rc = gb_store_version_try(d->store, v);
+	if (rc == 0 && (!store_ver_known || v[0] != store_ver[0] ||
+	                v[1] != store_ver[1])) {
 		refresh(d);
-		out = cached(d, &age);
+	} else if (rc == 0) {
+		pthread_mutex_lock(&text_mu);
+		d->metrics_at_ms = now;
+		pthread_mutex_unlock(&text_mu);
 	}
 	pthread_mutex_unlock(&render_mu);
-	return out;
+}
+
+/* A reference to the published text (NULL: none yet); *due: time to
+ * compare versions. */
+static metrics_text *text_get(gb_daemon *d, int64_t now, int *due)
+{
+	metrics_text *t;
+	pthread_mutex_lock(&text_mu);
+	t = (metrics_text *)(void *)d->metrics_cache;
+	if (t)
+		t->refs++;
+	*due = now - d->metrics_at_ms >= METRICS_CHECK_MS;
+	pthread_mutex_unlock(&text_mu);
+	return t;
+}
+
+char *gb_metrics_render(gb_daemon *d)
+{
+	gb_buf b = GB_BUF_INIT;
+	int64_t now = gb_mono_ms();
+	int due;
+	metrics_text *t = text_get(d, now, &due);
+	if (!t) { /* none yet: wait for one */
+		pthread_mutex_lock(&render_mu);
+		if (!(t = text_get(d, now, &due)))
+			refresh(d);
+		pthread_mutex_unlock(&render_mu);
+		if (!t)
+			t = text_get(d, now, &due);
+	} else if (due) {
+		check(d, now);
+	}
+	/* one allocation: under 50 connections every realloc was a turn
+	 * at a contended malloc arena */
+	gb_buf_reserve(&b, t->len + LIVE_TEXT_GUESS);
+	gb_buf_append(&b, t->s, t->len);
+	text_release(t);
+	render_live(d, &b);
+	return gb_buf_take(&b);
 }

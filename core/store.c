@@ -177,6 +177,30 @@ static int exec_sql(gb_store *s, const char *sql, const char *what)
 	return 0;
 }
 
+int gb_store_version_try(gb_store *s, int64_t v[2])
+{
+	sqlite3_stmt *st;
+	int rc = -1;
+	if (pthread_mutex_trylock(&s->lock) != 0)
+		return 1;
+	if (s->tx_depth) { /* our own transaction is open: not settled */
+		gb_store__unlock(s);
+		return 1;
+	}
+	if ((st = gb_store__stmt(s, "PRAGMA data_version"))) {
+		if (sqlite3_step(st) == SQLITE_ROW) {
+			v[0] = sqlite3_total_changes64(s->db);
+			v[1] = sqlite3_column_int64(st, 0);
+			rc = 0;
+		} else {
+			gb_store__fail(s, "read data_version");
+		}
+		sqlite3_reset(st);
+	}
+	gb_store__unlock(s);
+	return rc;
+}
+
 int gb_store_begin(gb_store *s)
 {
 	gb_store__lock(s);

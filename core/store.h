@@ -37,6 +37,15 @@ void gb_store_close(gb_store *s);
 const char *gb_store_errmsg(gb_store *s);
 const char *gb_store_path(const gb_store *s);
 
+/* Tells whether the database may have changed since an earlier call:
+ * v[0] counts the rows written through this connection
+ * (sqlite3_total_changes64), v[1] moves on every commit by any other
+ * connection, other processes included (PRAGMA data_version).  Unequal
+ * values mean "maybe changed"; equal ones mean unchanged.  Never waits
+ * for a thread that holds the store: 1 = busy (try later), 0 = v filled,
+ * -1 = error. */
+int gb_store_version_try(gb_store *s, int64_t v[2]);
+
 int gb_store_begin(gb_store *s);
 int gb_store_commit(gb_store *s);
 void gb_store_rollback(gb_store *s);

@@ -50,6 +50,8 @@ typedef struct gb_buf {
 } gb_buf;
 #define GB_BUF_INIT {NULL, 0, 0}
 
+/* Room for extra more bytes (and the NUL) without another allocation. */
+void gb_buf_reserve(gb_buf *b, size_t extra);
 void gb_buf_append(gb_buf *b, const void *p, size_t n);
 void gb_buf_puts(gb_buf *b, const char *s);
 void gb_buf_putc(gb_buf *b, char c);

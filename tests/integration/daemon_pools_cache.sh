@@ -22,13 +22,35 @@ field() { # field POOL JQ-EXPR: from the list endpoint
 }
 
 for p in pc-a pc-b pc-c; do
-	write_spec "$T/$p.yaml" "$p" aws A10G 1 on-demand
+	if [ $p = pc-c ]; then
+		write_spec "$T/$p.yaml" "$p" aws A10G 1 on-demand "lifecycle: {ttl: 2h}"
+	else
+		write_spec "$T/$p.yaml" "$p" aws A10G 1 on-demand
+	fi
 	gb apply -f "$T/$p.yaml" --auto-approve >/dev/null 2>>"$T/apply.log" || fail "apply $p"
 done
 # an instance coming up is an engine event: the list follows it
 wait_until 30 "[ \"\$(field pc-a .running)\" = 1 ] && [ \"\$(field pc-b .running)\" = 1 ] && [ \"\$(field pc-c .running)\" = 1 ]" ||
 	fail "the list never showed the instances running"
 echo "ok: instances coming up show in the list"
+
+# a list entry is the pool's own GET without its instances: same keys,
+# same values, the per-request age_s and ttl_left_s included (the GET
+# renders them itself; the two reads may straddle a second)
+same_as_get() { # POOL
+	_l=$(field "$1" '.')
+	_g=$(curl -sf -H "$H" "$GPUBROKER_SERVER/v1/pools/$1" | jq -c 'del(.instances)')
+	[ "$(echo "$_l" | jq -c 'del(.age_s, .ttl_left_s) | to_entries | sort_by(.key)')" = \
+		"$(echo "$_g" | jq -c 'del(.age_s, .ttl_left_s) | to_entries | sort_by(.key)')" ] &&
+	[ "$(echo "$_l" | jq -c 'keys')" = "$(echo "$_g" | jq -c 'keys')" ] &&
+	jq -n --argjson l "$_l" --argjson g "$_g" -e \
+		'($l.age_s - $g.age_s | fabs) <= 1 and
+		 (if $g.ttl_left_s == null then $l.ttl_left_s == null
+		  else ($l.ttl_left_s - $g.ttl_left_s | fabs) <= 1 end)' >/dev/null
+}
+check "same_as_get pc-a" "a list entry (no TTL) is the pool's GET without its instances"
+check "same_as_get pc-c" "a list entry with a TTL is the pool's GET without its instances"
+check "[ \"\$(field pc-c '.ttl_left_s + .age_s')\" = 7200 ]" "ttl_left_s + age_s is the 2h TTL"
 
 # paging and filters
 check "[ \"\$(pools '?limit=2' | jq -c '[.pools[].name], .next_after')\" = '[\"pc-a\",\"pc-b\"]
@@ -61,15 +83,31 @@ curl -sf -X DELETE -H "$H" "$GPUBROKER_SERVER/v1/pools/pc-a" >/dev/null || fail 
 st=$(field pc-a .state)
 check "[ \"$st\" = destroying ] || [ -z \"$st\" ]" "a destroy request shows in the next read (state $st)"
 
-# what only time changes: age_s moves on within a second
-a1=$(field pc-b .age_s)
-sleep 2
-a2=$(field pc-b .age_s)
-check "[ \"$a2\" -ge $((a1 + 1)) ]" "age_s advances ($a1 -> $a2)"
+# what only time changes moves on with no rebuild: the daemon rebuilds
+# the list and the store's part of /metrics only after the store changed
+builds() { # ENDPOINT
+	curl -sf -H "$H" "$GPUBROKER_SERVER/metrics" |
+		awk -v e="$1" '$1 == "gpubroker_api_snapshot_builds_total{endpoint=\"" e "\"}" { print $2 }'
+}
+wait_until 20 "[ \"\$(field pc-a .state)\" != destroying ]" || fail "pc-a was never destroyed"
+sleep 1
+a1=$(field pc-b .age_s) t1=$(field pc-c .ttl_left_s)
+b1=$(builds pools) m1=$(builds metrics)
+for _i in $(seq 1 20); do
+	field pc-b .age_s >/dev/null
+	curl -sf -H "$H" "$GPUBROKER_SERVER/metrics" >/dev/null
+	sleep 0.1
+done
+a2=$(field pc-b .age_s) t2=$(field pc-c .ttl_left_s)
+b2=$(builds pools) m2=$(builds metrics)
+check "[ \"$a2\" -ge $((a1 + 1)) ] && [ \"$t2\" -le $((t1 - 1)) ]" "age_s advances ($a1 -> $a2) and ttl_left_s counts down ($t1 -> $t2)"
+check "[ -n \"$b1\" ] && [ \"$b1\" = \"$b2\" ] && [ -n \"$m1\" ] && [ \"$m1\" = \"$m2\" ]" \
+	"nothing changed: 40 reads over 2 s, no rebuild (list $b1 -> $b2, /metrics $m1 -> $m2)"
 
 # another process writing the same state (the CLI in local mode) shows
 # within the snapshot's age limit
 (unset GPUBROKER_SERVER; gb scale pc-b 1 >/dev/null 2>"$T/local-scale.log") ||
 	fail "local scale failed: $(cat "$T/local-scale.log")"
 wait_until 3 "[ \"\$(field pc-b .desired)\" = 1 ]" || fail "a change by another process did not show within 3 s"
+check "[ \"\$(builds pools)\" -gt \"$b2\" ]" "that change rebuilt the list"
 echo "ok: a change written by another process shows within a second or two"

@@ -284,6 +284,87 @@ static void test_rollback_discards(void **state)
 	gb_store_close(s);
 }
 
+/* gb_store_version_try: unchanged while nothing is written; moves on a
+ * write through this connection and on a commit through another one (a
+ * second process, as the CLI next to the daemon); "busy" (1) inside an
+ * open transaction and while another thread holds the store. */
+static int version_moved(gb_store *s, int64_t v[2])
+{
+	int64_t w[2];
+	assert_int_equal(gb_store_version_try(s, w), 0);
+	int moved = w[0] != v[0] || w[1] != v[1];
+	v[0] = w[0];
+	v[1] = w[1];
+	return moved;
+}
+
+typedef struct holder_arg {
+	gb_store *s;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int stage; /* 1: holds the store; 2: may let go */
+} holder_arg;
+
+static void *holder(void *p)
+{
+	holder_arg *h = p;
+	assert_int_equal(gb_store_begin(h->s), 0);
+	pthread_mutex_lock(&h->mu);
+	h->stage = 1;
+	pthread_cond_broadcast(&h->cv);
+	while (h->stage != 2)
+		pthread_cond_wait(&h->cv, &h->mu);
+	pthread_mutex_unlock(&h->mu);
+	gb_store_commit(h->s);
+	return NULL;
+}
+
+static void test_version(void **state)
+{
+	gb_store *s = open_store(), *other = open_store();
+	int64_t v[2], w[2];
+	gb_pool_row r;
+	holder_arg h;
+	pthread_t t;
+	(void)state;
+	assert_int_equal(gb_store_version_try(s, v), 0);
+	assert_int_equal(gb_store_pool_get(s, "nothing", &r), 1); /* a read */
+	assert_false(version_moved(s, v));
+	put_pool(s, "here", 1, 1); /* this connection writes */
+	assert_true(version_moved(s, v));
+	assert_false(version_moved(s, v));
+	put_pool(other, "there", 1, 1); /* another connection commits */
+	assert_true(version_moved(s, v));
+	assert_false(version_moved(s, v));
+
+	/* our own transaction open: not settled yet */
+	assert_int_equal(gb_store_begin(s), 0);
+	assert_int_equal(gb_store_version_try(s, w), 1);
+	assert_int_equal(gb_store_commit(s), 0);
+
+	/* another thread holds the store: answered at once, "busy" */
+	h.s = s;
+	h.stage = 0;
+	pthread_mutex_init(&h.mu, NULL);
+	pthread_cond_init(&h.cv, NULL);
+	pthread_create(&t, NULL, holder, &h);
+	pthread_mutex_lock(&h.mu);
+	while (h.stage != 1)
+		pthread_cond_wait(&h.cv, &h.mu);
+	pthread_mutex_unlock(&h.mu);
+	assert_int_equal(gb_store_version_try(s, w), 1);
+	pthread_mutex_lock(&h.mu);
+	h.stage = 2;
+	pthread_cond_broadcast(&h.cv);
+	pthread_mutex_unlock(&h.mu);
+	pthread_join(t, NULL);
+	assert_int_equal(gb_store_version_try(s, w), 0);
+	pthread_mutex_destroy(&h.mu);
+	pthread_cond_destroy(&h.cv);
+	gb_store_close(other);
+	gb_store_close(s);
+}
+
 static void test_events_and_audit(void **state)
 {
 	gb_store *s = open_store();
@@ -449,6 +530,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_instance_needs_pool, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_intents_journal, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rollback_discards, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_version, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_events_and_audit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unavailable_cooldown, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_offers_replace, setup, teardown),
