@@ -184,6 +184,8 @@ typedef struct gb_engine_stats {
 	uint64_t preemptions;
 	uint64_t gc_terminated;
 	uint64_t gc_adopted;
+	uint64_t gc_listed;     /* (driver, region) listings a gc made */
+	uint64_t gc_reused;     /* ... and took from the pass's refresh */
 } gb_engine_stats;
 void gb_engine_stats_get(gb_engine *e, gb_engine_stats *out);
 

@@ -782,6 +782,13 @@ int gb_engine_gc(gb_engine *e, int adopt, json_t **report)
 		ng++;
 	}
 	reuse_kept(e, g, ng);
+	{
+		uint64_t reused = 0;
+		for (size_t j = 0; j < ng; j++)
+			reused += (uint64_t)g[j].reused;
+		gb_engine__stat(e, &e->stats.gc_reused, reused);
+		gb_engine__stat(e, &e->stats.gc_listed, ng - reused);
+	}
 	gb_parallel_for(ng, e->workers, run_dgroup, g);
 	if (load_known(e, &k) != 0) {
 		groups_free(g, ng);

@@ -193,11 +193,19 @@ static void render_live(gb_daemon *d, gb_buf *b)
 	                  "# HELP gpubroker_gc_total Leaked instances found by "
 	                  "gc.\n# TYPE gpubroker_gc_total counter\n"
 	                  "gpubroker_gc_total{action=\"terminated\"} %llu\n"
-	                  "gpubroker_gc_total{action=\"adopted\"} %llu\n",
+	                  "gpubroker_gc_total{action=\"adopted\"} %llu\n"
+	                  "# HELP gpubroker_gc_listings_total (driver, region) "
+	                  "listings the gc looked through: made for it, or "
+	                  "reused from the same pass's refresh.\n"
+	                  "# TYPE gpubroker_gc_listings_total counter\n"
+	                  "gpubroker_gc_listings_total{source=\"listed\"} %llu\n"
+	                  "gpubroker_gc_listings_total{source=\"reused\"} %llu\n",
 	              (unsigned long long)st.failovers,
 	              (unsigned long long)st.preemptions,
 	              (unsigned long long)st.gc_terminated,
-	              (unsigned long long)st.gc_adopted);
+	              (unsigned long long)st.gc_adopted,
+	              (unsigned long long)st.gc_listed,
+	              (unsigned long long)st.gc_reused);
 	gb_buf_puts(b, "# HELP gpubroker_driver_request_duration_seconds Driver "
 	                "HTTP calls.\n# TYPE gpubroker_driver_request_duration_"
 	                "seconds histogram\n");

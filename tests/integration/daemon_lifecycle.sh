@@ -101,6 +101,11 @@ wait_until $((PERIOD * 4 + 12)) "curl -sf '$CONTROL/_sim/instances?live=1' | jq 
 echo "ok: the reconciler garbage-collected the orphan"
 curl -sf -H "Authorization: Bearer $GPUBROKER_TOKEN" "$GPUBROKER_SERVER/metrics" >"$T/metrics.txt"
 check "grep -q 'gpubroker_gc_total{action=\"terminated\"} [1-9]' $T/metrics.txt" "the gc shows in /metrics"
+# the gc pass looks through the listing its pass's refresh just made of
+# aws/us-east-1 (where lc-spot lives, and the orphan was) instead of
+# listing it again; every other region of the catalog it lists itself
+check "grep -q 'gpubroker_gc_listings_total{source=\"reused\"} [1-9]' $T/metrics.txt" "the gc reused the refresh's listings"
+check "grep -q 'gpubroker_gc_listings_total{source=\"listed\"} [1-9]' $T/metrics.txt" "and listed the regions the refresh did not"
 check "grep -q 'gpubroker_preemptions_total [1-9]' $T/metrics.txt" "the preemption shows in /metrics"
 check "grep -q 'gpubroker_teardowns_total{reason=\"idle\"} [1-9]' $T/metrics.txt" "idle teardowns show in /metrics"
 
