@@ -162,6 +162,7 @@ typedef struct azure_op {
 	int location;       /* 1: Location semantics (202 = running) */
 	int64_t next_ms;    /* mono ms of the next poll; 0: at once */
 	int64_t retry_ms;   /* the PUT's Retry-After; 0: none */
+	int misses;         /* reads refused in a row (throttled, 5xx) */
 	int done;           /* terminal */
 	int failed;
 	gb_error err;       /* when failed */
@@ -173,8 +174,13 @@ char *azure_op_url(azure_ctx *c, const gb_http_resp *r, int *location);
  * ops[i].retry_ms (poll_interval_ms when 0), until its provisioningState
  * is terminal or the deadline (mono ms) passes.  A VM that Succeeded is
  * left in vms[i] (the caller frees it); one that Failed gets ops[i].failed
- * and ops[i].err (its operation's error when there is one).  Returns 0
- * when all are terminal, -1 with err on timeout or when a read failed. */
+ * and ops[i].err (its operation's error when there is one).  A read
+ * refused as throttled or transient (after the client's own retries) is
+ * not the end of the wait: that VM is read again after Retry-After, else
+ * after a backoff doubling per refusal (poll_interval_ms up to 32x), until
+ * the deadline.  Returns 0 when all are terminal, -1 with err on timeout
+ * (TRANSIENT OperationTimeout, naming the last refusal) or when a read
+ * failed otherwise (auth, a malformed answer...). */
 int azure_vm_wait(azure_ctx *c, azure_op *ops, azure_vm *vms, size_t n,
                   int64_t deadline, gb_error *err);
 /* Parses an Azure-AsyncOperation body (pure; fuzzed): status into st,

@@ -3,8 +3,9 @@
  * ARM has no batch create for plain VMs: one PUT per VM, deterministic
  * names "<prefix>-<index>", the same body on every retry (so ARM answers
  * 200, not 409), the idempotency token in tag gpubroker-token.  The first
- * PUT carries If-None-Match: * (create only); on 412 the VM is read, and
- * a name taken by a VM without our token is a CONFLICT.  Then each VM is
+ * PUT carries If-None-Match: * (create only); on 412 the VM is read: a
+ * name taken by a VM without our token is a CONFLICT, ours is PUT again
+ * only when it ended Failed (otherwise it is waited for).  Then each VM is
  * read until its provisioningState is terminal (azure_lro.c); if any VM
  * fails, every VM this call made is deleted and the failure's class
  * (CAPACITY for allocation failures) is returned. */
@@ -111,16 +112,19 @@ static int put_vm(azure_ctx *c, const char *name, const char *body,
 	return 0;
 }
 
-/* The name is taken: 0 when the VM is ours (this token) and may be PUT
- * again, -1 with err otherwise.  A name held by someone else must not be
- * overwritten. */
+/* The name is taken: 0 when the VM is ours (this token), -1 with err
+ * otherwise.  A name held by someone else must not be overwritten.  *again
+ * is 1 when ours ended Failed and is PUT again (ARM provisions it anew);
+ * one that is provisioning or Succeeded is only waited for: a second PUT
+ * would cost a write from ARM's smallest bucket on every replay. */
 static int existing_ok(azure_ctx *c, const gb_create_req *req,
-                       const char *name, gb_error *err)
+                       const char *name, int *again, gb_error *err)
 {
 	azure_vm old;
 	const char *tok, *why;
 	int ours, deleting, r = azure_get_vm(c, name, &old, err);
 
+	*again = 0;
 	if (r < 0)
 		return -1;
 	if (r == 0) {
@@ -132,6 +136,7 @@ static int existing_ok(azure_ctx *c, const gb_create_req *req,
 	tok = azure_vm_tag(&old, GB_TAG_TOKEN);
 	ours = tok && strcmp(tok, req->token) == 0;
 	deleting = azure_vm_state(&old, &why) == GB_INST_STOPPING;
+	*again = old.prov_state && strcasecmp(old.prov_state, "Failed") == 0;
 	azure_vm_free(&old);
 	if (ours && deleting) {
 		/* the earlier try's cleanup is deleting it: not a result; the
@@ -193,17 +198,20 @@ int azure_create(void *ctx, const gb_create_req *req, gb_instance_cb emit,
 
 	for (i = 0; i < n; i++) {
 		char *body = azure_vm_body(req, names[i], &p, err);
-		int r;
+		int r, again = 0;
 		if (!body)
 			goto fail;
 		/* The first PUT creates only: If-None-Match: * makes ARM answer
 		 * 412 instead of updating a VM that already has the name.  That
 		 * saves a GET per VM from ARM's read bucket. */
 		r = put_vm(c, names[i], body, 1, &ops[i], err);
-		if (r == 0)
+		if (r == 0) {
 			touched[i] = 1; /* made by this call */
-		else if (r == 1 && (r = existing_ok(c, req, names[i], err)) == 0)
+		} else if (r == 1 &&
+		           (r = existing_ok(c, req, names[i], &again, err)) == 0 &&
+		           again) {
 			r = put_vm(c, names[i], body, 0, &ops[i], err);
+		}
 		free(body);
 		if (r != 0)
 			goto fail;

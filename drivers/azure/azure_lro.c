@@ -134,6 +134,8 @@ int azure_vm_wait(azure_ctx *c, azure_op *ops, azure_vm *vms, size_t n,
                   int64_t deadline, gb_error *err)
 {
 	const gb_host *h = c->host;
+	gb_error last; /* the last refused read, for the timeout's message */
+	memset(&last, 0, sizeof(last));
 	for (;;) {
 		int64_t now = h->mono_ms(h->ctx), next = 0;
 		size_t pending = 0;
@@ -142,9 +144,34 @@ int azure_vm_wait(azure_ctx *c, azure_op *ops, azure_vm *vms, size_t n,
 				continue;
 			if (ops[i].next_ms <= now) {
 				azure_vm vm;
-				int r = azure_get_vm(c, ops[i].name, &vm, err);
-				if (r < 0)
+				gb_error e1;
+				int r = azure_get_vm(c, ops[i].name, &vm, &e1);
+				if (r < 0 && e1.cls != GB_ERR_THROTTLED &&
+				    e1.cls != GB_ERR_TRANSIENT) {
+					*err = e1;
 					return -1;
+				}
+				if (r < 0) {
+					/* refused, not answered: the VM is there
+					 * or coming all the same.  Giving up here
+					 * made the engine replay the whole create,
+					 * which under throttling kept the read
+					 * bucket empty (tests/reliability/
+					 * fault_storm.sh) */
+					int sh = ops[i].misses < 4 ? ops[i].misses + 1
+					                           : 5;
+					ops[i].misses++;
+					last = e1;
+					ops[i].next_ms = h->mono_ms(h->ctx) +
+					                 (e1.retry_after_ms > 0
+					                          ? e1.retry_after_ms
+					                          : c->poll_interval_ms << sh);
+					pending++;
+					if (!next || ops[i].next_ms < next)
+						next = ops[i].next_ms;
+					continue;
+				}
+				ops[i].misses = 0;
 				if (r == 1) {
 					const char *ps = vm.prov_state;
 					if (strcasecmp(ps, "Succeeded") == 0) {
@@ -184,7 +211,9 @@ int azure_vm_wait(azure_ctx *c, azure_op *ops, azure_vm *vms, size_t n,
 		if (next > deadline) {
 			drvc_err(err, GB_ERR_TRANSIENT, 0, "OperationTimeout",
 			         "Azure: %zu VM(s) still provisioning after the "
-			         "create timeout (option create_timeout_s)", pending);
+			         "create timeout (option create_timeout_s)%s%.400s",
+			         pending, last.cls ? "; the last read was refused: "
+			                           : "", last.cls ? last.message : "");
 			return -1;
 		}
 		if (next > now)

@@ -797,7 +797,7 @@ static void test_create_all_or_nothing(void **state)
 	"condition specified using HTTP conditional header(s) is not met.\"}}"
 
 /* An existing VM of ours (token tok-abc123): the create-only PUT gets
- * 412, GET finds it, PUT again answers it (ARM 200). */
+ * 412, GET finds it; were it PUT again, ARM would answer 200. */
 static void own_vm_routes(const char *name, const char *prov)
 {
 	char path[96];
@@ -842,16 +842,48 @@ static void test_create_name_conflict_and_retry(void **state)
 		"*");
 	assert_int_equal(count_reqs(fh, "DELETE", "virtualMachines"), 0);
 
-	/* Our own VM from an earlier try: PUT again (same body, ARM 200),
-	 * found and emitted. */
+	/* Our own VM from an earlier try, Succeeded: found and emitted with
+	 * no second PUT (a replay must not spend ARM writes on what exists) */
 	routes_reset();
 	token_route(TOK1, 3600, -1);
 	own_vm_routes("pool-a-0", "Succeeded");
 	nic_route("pool-a-0", "10.0.0.9");
-	assert_int_equal(azure_driver_desc.create(ctx, &r, collect, &g, &err),
-	                 0);
+	{
+		size_t puts = count_reqs(fh, "PUT", "virtualMachines");
+		assert_int_equal(
+			azure_driver_desc.create(ctx, &r, collect, &g, &err), 0);
+		assert_int_equal(count_reqs(fh, "PUT", "virtualMachines"),
+		                 puts + 1); /* the create-only one */
+	}
 	assert_int_equal(g.n, 1);
 	assert_string_equal(g.priv[0], "10.0.0.9");
+	assert_int_equal(unmatched, 0);
+
+	/* Ours but Failed: PUT again (ARM provisions it anew), then read
+	 * until Succeeded */
+	routes_reset();
+	token_route(TOK1, 3600, -1);
+	{
+		char *failed = vm_json("pool-a-0", "Failed", "", "Regular",
+		                       "tok-abc123", "train-42");
+		char *ok = vm_json("pool-a-0", "Succeeded", "running", "Regular",
+		                   "tok-abc123", "train-42");
+		size_t puts = count_reqs(fh, "PUT", "virtualMachines");
+		on("PUT-INM", "virtualMachines/pool-a-0?", -1, 412,
+		   PRECONDITION_FAILED, NULL, NULL);
+		on("GET", "virtualMachines/pool-a-0?", 1, 200, failed, NULL, NULL);
+		on("PUT", "virtualMachines/pool-a-0?", -1, 200, ok, NULL, NULL);
+		on("GET", "virtualMachines/pool-a-0?", -1, 200, ok, NULL, NULL);
+		nic_route("pool-a-0", "10.0.0.9");
+		memset(&g, 0, sizeof(g));
+		assert_int_equal(
+			azure_driver_desc.create(ctx, &r, collect, &g, &err), 0);
+		assert_int_equal(g.n, 1);
+		assert_int_equal(count_reqs(fh, "PUT", "virtualMachines"),
+		                 puts + 2);
+		free(failed);
+		free(ok);
+	}
 	assert_int_equal(unmatched, 0);
 
 	/* The same retry for two VMs: pool-a-0 is ours from the earlier try
@@ -997,6 +1029,88 @@ static void test_create_reads_vm_until_terminal(void **state)
 	free(cr);
 	free(ok);
 	free(del);
+	azure_driver_desc.fini(ctx);
+	fakehost_free(fh);
+}
+
+/* A read of the VM refused while waiting (throttled or 5xx, after the
+ * client's own 3 attempts) is waited out, not the end of the create:
+ * ending it made the engine replay every create, and under throttling the
+ * replays kept ARM's read bucket empty (the fault storm).  Other errors
+ * still end it at once; refusals until the deadline end it as
+ * OperationTimeout naming the refusal. */
+static void test_create_survives_refused_reads(void **state)
+{
+	fakehost *fh = mk(1);
+	void *ctx;
+	gb_create_req r = base_req(1);
+	got g;
+	gb_error err;
+	int64_t t0;
+	const gb_host *h;
+	char *ok = vm_json("pool-a-0", "Succeeded", "running", "Regular",
+	                   "tok-abc123", "train-42");
+	(void)state;
+	fakehost_option(fh, "create_timeout_s", "120");
+	ctx = init(fh);
+	h = fakehost_host(fh);
+
+	/* throttled twice (Retry-After: 3), then a 503 (no Retry-After:
+	 * twice the poll interval, then four times), then the VM */
+	token_route(TOK1, 3600, -1);
+	on("PUT", "virtualMachines/pool-a-0?", -1, 201, "{}", NULL, NULL);
+	on("GET", "virtualMachines/pool-a-0?", 6, 429, "", "Retry-After: 3",
+	   NULL);
+	on("GET", "virtualMachines/pool-a-0?", 6, 503, "", NULL, NULL);
+	on("GET", "virtualMachines/pool-a-0?", -1, 200, ok, NULL, NULL);
+	nic_route("pool-a-0", "10.0.0.4");
+	memset(&g, 0, sizeof(g));
+	t0 = h->now_ms(h->ctx);
+	if (azure_driver_desc.create(ctx, &r, collect, &g, &err) != 0)
+		fail_msg("create: %d %s: %s", err.cls, err.code, err.message);
+	assert_int_equal(g.n, 1);
+	assert_int_equal(g.st[0], GB_INST_RUNNING);
+	assert_int_equal(count_reqs(fh, "GET", "virtualMachines/pool-a-0?"),
+	                 13);
+	assert_int_equal(count_reqs(fh, "PUT", "virtualMachines"), 1);
+	assert_int_equal(count_reqs(fh, "DELETE", "virtualMachines"), 0);
+	/* 3 + 3 s (Retry-After) + 2 + 4 s (backoff) at least */
+	assert_true(h->now_ms(h->ctx) - t0 >= 12000);
+	assert_int_equal(unmatched, 0);
+
+	/* refused until the deadline: OperationTimeout, naming the refusal */
+	routes_reset();
+	token_route(TOK1, 3600, -1);
+	on("PUT", "virtualMachines/pool-a-0?", -1, 201, "{}", NULL, NULL);
+	on("GET", "virtualMachines/pool-a-0?", -1, 429, "", "Retry-After: 2",
+	   NULL);
+	assert_int_equal(azure_driver_desc.create(ctx, &r, collect, &g, &err),
+	                 -1);
+	assert_int_equal(err.cls, GB_ERR_TRANSIENT);
+	assert_string_equal(err.code, "OperationTimeout");
+	assert_non_null(strstr(err.message, "the last read was refused"));
+	assert_int_equal(count_reqs(fh, "DELETE", "virtualMachines"), 0);
+
+	/* any other error ends it at once, and the VM this call created is
+	 * deleted (as for any create that failed for good) */
+	routes_reset();
+	token_route(TOK1, 3600, -1);
+	on("PUT", "virtualMachines/pool-a-0?", -1, 201, "{}", NULL, NULL);
+	on("GET", "virtualMachines/pool-a-0?", -1, 403,
+	   "{\"error\":{\"code\":\"AuthorizationFailed\",\"message\":\"no\"}}",
+	   NULL, NULL);
+	on("DELETE", "virtualMachines/pool-a-0?", -1, 202, "", NULL, NULL);
+	{
+		size_t reads = count_reqs(fh, "GET", "virtualMachines/pool-a-0?");
+		assert_int_equal(
+			azure_driver_desc.create(ctx, &r, collect, &g, &err), -1);
+		assert_int_equal(err.cls, GB_ERR_AUTH);
+		assert_int_equal(count_reqs(fh, "GET", "virtualMachines/pool-a-0?"),
+		                 reads + 1);
+		assert_int_equal(count_reqs(fh, "DELETE", "virtualMachines"), 1);
+	}
+	assert_int_equal(unmatched, 0);
+	free(ok);
 	azure_driver_desc.fini(ctx);
 	fakehost_free(fh);
 }
@@ -1530,6 +1644,7 @@ int main(void)
 		cmocka_unit_test(test_create_all_or_nothing),
 		cmocka_unit_test(test_create_name_conflict_and_retry),
 		cmocka_unit_test(test_create_reads_vm_until_terminal),
+		cmocka_unit_test(test_create_survives_refused_reads),
 		cmocka_unit_test(test_image_choice),
 		cmocka_unit_test(test_bad_options),
 		cmocka_unit_test(test_error_classes),
