@@ -57,8 +57,7 @@ typedef struct snap_entry {
 typedef struct pools_snap {
 	size_t refs;            /* under snap_mu; the cache holds one */
 	size_t n;
-	int64_t ver[2];         /* the store's version it was built at */
-	int ver_known;          /* 0: the store was busy, compare = rebuild */
+	gb_store_ver ver;       /* the store's version it was built at */
 	snap_entry e[];
 } pools_snap;
 
@@ -180,8 +179,7 @@ static void snap_refresh(gb_daemon *d)
 {
 	pools_snap *s, *old;
 	uint64_t gen;
-	int64_t ver[2] = {0, 0};
-	int ver_known;
+	gb_store_ver ver;
 	int64_t at = gb_mono_ms();
 	/* the generation and version before the store is read: a change
 	 * made meanwhile makes this snapshot stale at once, never a change
@@ -189,12 +187,10 @@ static void snap_refresh(gb_daemon *d)
 	pthread_mutex_lock(&snap_mu);
 	gen = pools_gen_now(d);
 	pthread_mutex_unlock(&snap_mu);
-	ver_known = gb_store_version_try(d->store, ver) == 0;
+	gb_store_ver_read(d->store, &ver);
 	s = snap_build(d);
 	__atomic_fetch_add(&d->pools_builds, 1, __ATOMIC_RELAXED);
-	s->ver[0] = ver[0];
-	s->ver[1] = ver[1];
-	s->ver_known = ver_known;
+	s->ver = ver;
 	pthread_mutex_lock(&snap_mu);
 	old = (pools_snap *)(void *)d->pools_cache;
 	d->pools_cache = (char *)(void *)s;
@@ -210,13 +206,11 @@ static void snap_refresh(gb_daemon *d)
  * store busy: nothing now, the next request's turn. */
 static int snap_check(gb_daemon *d, const pools_snap *s, int64_t now)
 {
-	int64_t ver[2];
 	int rebuilt = 0, rc;
 	if (pthread_mutex_trylock(&build_mu) != 0)
 		return 0;
-	rc = gb_store_version_try(d->store, ver);
-	if (rc == 0 && (!s->ver_known || ver[0] != s->ver[0] ||
-	                ver[1] != s->ver[1])) {
+	rc = gb_store_ver_moved(d->store, &s->ver);
+	if (rc == 1) {
 		snap_refresh(d);
 		rebuilt = 1;
 	} else if (rc == 0) {

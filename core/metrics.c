@@ -280,11 +280,10 @@ typedef struct metrics_text {
 } metrics_text;
 
 /* render_mu: one render (or version check) at a time; it guards
- * store_ver and store_ver_known. */
+ * store_ver. */
 static pthread_mutex_t render_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t text_mu = PTHREAD_MUTEX_INITIALIZER;
-static int64_t store_ver[2];
-static int store_ver_known;
+static gb_store_ver store_ver;
 
 static void text_release(metrics_text *t)
 {
@@ -305,7 +304,7 @@ static void refresh(gb_daemon *d)
 	metrics_text *t, *old;
 	/* the version before the store is read: a change made meanwhile
 	 * shows at the next check */
-	store_ver_known = gb_store_version_try(d->store, store_ver) == 0;
+	gb_store_ver_read(d->store, &store_ver);
 	text = render_store(d);
 	len = strlen(text);
 	t = gb_xmalloc(sizeof(*t) + len + 1);
@@ -327,13 +326,11 @@ static void refresh(gb_daemon *d)
  * moved; the store busy: the next request's turn. */
 static void check(gb_daemon *d, int64_t now)
 {
-	int64_t v[2];
 	int rc;
 	if (pthread_mutex_trylock(&render_mu) != 0)
 		return;
-	rc = gb_store_version_try(d->store, v);
-	if (rc == 0 && (!store_ver_known || v[0] != store_ver[0] ||
-	                v[1] != store_ver[1])) {
+	rc = gb_store_ver_moved(d->store, &store_ver);
+	if (rc == 1) {
 		refresh(d);
 	} else if (rc == 0) {
 		pthread_mutex_lock(&text_mu);

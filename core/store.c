@@ -201,6 +201,19 @@ int gb_store_version_try(gb_store *s, int64_t v[2])
 	return rc;
 }
 
+void gb_store_ver_read(gb_store *s, gb_store_ver *at)
+{
+	at->known = gb_store_version_try(s, at->v) == 0;
+}
+
+int gb_store_ver_moved(gb_store *s, const gb_store_ver *at)
+{
+	int64_t v[2];
+	if (gb_store_version_try(s, v) != 0)
+		return -1;
+	return !at->known || v[0] != at->v[0] || v[1] != at->v[1];
+}
+
 int gb_store_begin(gb_store *s)
 {
 	gb_store__lock(s);

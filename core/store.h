@@ -45,6 +45,17 @@ const char *gb_store_path(const gb_store *s);
  * for a thread that holds the store: 1 = busy (try later), 0 = v filled,
  * -1 = error. */
 int gb_store_version_try(gb_store *s, int64_t v[2]);
+/* A version read by gb_store_version_try; known = 0 when the store was
+ * busy then (any later comparison says "moved"). */
+typedef struct gb_store_ver {
+	int64_t v[2];
+	int known;
+} gb_store_ver;
+/* Fills *at with the version now (known = 0 when the store is busy). */
+void gb_store_ver_read(gb_store *s, gb_store_ver *at);
+/* Whether the store may have changed since *at: 1 moved (or *at unknown),
+ * 0 unchanged, -1 busy or error (ask later).  Never waits. */
+int gb_store_ver_moved(gb_store *s, const gb_store_ver *at);
 
 int gb_store_begin(gb_store *s);
 int gb_store_commit(gb_store *s);

@@ -359,6 +359,21 @@ static void test_version(void **state)
 	pthread_mutex_unlock(&h.mu);
 	pthread_join(t, NULL);
 	assert_int_equal(gb_store_version_try(s, w), 0);
+
+	/* gb_store_ver: read, unchanged, moved by a write; unknown = moved */
+	{
+		gb_store_ver at;
+		gb_store_ver_read(s, &at);
+		assert_true(at.known);
+		assert_int_equal(gb_store_ver_moved(s, &at), 0);
+		put_pool(other, "later", 1, 1);
+		assert_int_equal(gb_store_ver_moved(s, &at), 1);
+		at.known = 0;
+		gb_store_ver_read(s, &at);
+		assert_int_equal(gb_store_ver_moved(s, &at), 0);
+		at.known = 0;
+		assert_int_equal(gb_store_ver_moved(s, &at), 1);
+	}
 	pthread_mutex_destroy(&h.mu);
 	pthread_cond_destroy(&h.cv);
 	gb_store_close(other);
