@@ -74,7 +74,7 @@ static enum kind detect(const char *buf, size_t len)
 	gb_ydocs docs;
 	gb_diags d = GB_DIAGS_INIT;
 	enum kind k = KIND_SPEC;
-	const char *keys[64];
+	const char *keys[64] = {0};
 	char *owned[64];
 	size_t nk = 0;
 	size_t i = 0;

@@ -27,9 +27,12 @@ static const char *const team_keys[] = {"name", "max_gpus",
 static const char *const reservation_keys[] = {
 	"cloud", "region", "instance_type", "count", "price_per_hour", NULL};
 static const char *const onprem_keys[] = {"inventory", NULL};
-static const char *const daemon_keys[] = {"reconcile_period", "log_format",
-                                          "failover_cooldown", "workers",
-                                          "jobs", NULL};
+static const char *const daemon_keys[] = {
+	"reconcile_period", "log_format", "failover_cooldown", "workers", "jobs",
+	"max_connections", "max_connections_per_client", "header_timeout",
+	"api_threads", "api_workers", "audit_retention", "events_retention",
+	"state_size_warning", "reconcile_per_minute", "refusals_per_minute",
+	NULL};
 static const char *const role_names[] = {"viewer", "operator", "admin", NULL};
 static const char *const log_formats[] = {"text", "json", NULL};
 static const char *const known_clouds[] = {"aws", "azure", "gcp", "onprem",
@@ -63,6 +66,16 @@ void gb_config_defaults(gb_config *c)
 	c->workers = 64;
 	c->jobs = 8;
 	c->log_json = 0;
+	c->max_connections = 8192;
+	c->max_conn_per_client = 512;
+	c->header_timeout_s = 10;
+	c->api_threads = 2;
+	c->api_workers = 16;
+	c->audit_retention_s = 90 * 86400;
+	c->events_retention_s = 90 * 86400;
+	c->state_size_warning = (int64_t)1 << 30;
+	c->reconcile_per_minute = 6;
+	c->refusals_per_minute = 60;
 }
 
 void gb_config_free(gb_config *c)
@@ -570,6 +583,38 @@ bad:
 	return NULL;
 }
 
+/* A size in bytes: a whole number with an optional unit (B, KiB, MiB,
+ * GiB, TiB, or KB, MB, GB, TB in powers of 1000); "0" = none. */
+static void dec_size(gb_ydec *c, const gb_ynode *n, const char *path,
+                     int64_t *out)
+{
+	static const struct {
+		const char *unit;
+		int64_t mult;
+	} units[] = {
+		{"", 1}, {"B", 1}, {"KiB", 1LL << 10}, {"MiB", 1LL << 20},
+		{"GiB", 1LL << 30}, {"TiB", 1LL << 40}, {"KB", 1000},
+		{"MB", 1000000}, {"GB", 1000000000}, {"TB", 1000000000000LL},
+	};
+	char what[128];
+	const char *s = n && n->kind == GB_Y_SCALAR && !n->is_null ? n->str
+	                                                            : NULL;
+	if (n && n->invalid)
+		return;
+	if (s && isdigit((unsigned char)s[0])) {
+		char *end;
+		unsigned long long v = strtoull(s, &end, 10);
+		for (size_t i = 0; i < GB_ARRAY_LEN(units); i++)
+			if (strcmp(end, units[i].unit) == 0 &&
+			    v <= (unsigned long long)(INT64_MAX / units[i].mult)) {
+				*out = (int64_t)v * units[i].mult;
+				return;
+			}
+	}
+	ERR(c, n, path, "expected a size such as 512MiB, 2GiB or 0 (no "
+	    "limit), found %s", gb_ydescribe(n, what, sizeof(what)));
+}
+
 static void dec_daemon(gb_ydec *c, const gb_ynode *n, gb_config *cfg)
 {
 	const gb_ynode *v;
@@ -598,6 +643,42 @@ static void dec_daemon(gb_ydec *c, const gb_ynode *n, gb_config *cfg)
 	if ((v = gb_ymap_get(n, "jobs")) &&
 	    gb_ydec_int(c, v, "daemon.jobs", 1, 64, &x) == 0)
 		cfg->jobs = (int)x;
+	if ((v = gb_ymap_get(n, "max_connections")) &&
+	    gb_ydec_int(c, v, "daemon.max_connections", 16, 1000000, &x) == 0)
+		cfg->max_connections = (int)x;
+	if ((v = gb_ymap_get(n, "max_connections_per_client")) &&
+	    gb_ydec_int(c, v, "daemon.max_connections_per_client", 0, 1000000,
+	                &x) == 0)
+		cfg->max_conn_per_client = (int)x;
+	if ((v = gb_ymap_get(n, "header_timeout")) &&
+	    gb_ydec_duration(c, v, "daemon.header_timeout", &x) == 0) {
+		if (x < 1 || x > 3600)
+			ERR(c, v, "daemon.header_timeout", "must be from 1s to "
+			    "1h");
+		else
+			cfg->header_timeout_s = x;
+	}
+	if ((v = gb_ymap_get(n, "api_threads")) &&
+	    gb_ydec_int(c, v, "daemon.api_threads", 1, 64, &x) == 0)
+		cfg->api_threads = (int)x;
+	if ((v = gb_ymap_get(n, "api_workers")) &&
+	    gb_ydec_int(c, v, "daemon.api_workers", 1, 256, &x) == 0)
+		cfg->api_workers = (int)x;
+	if ((v = gb_ymap_get(n, "audit_retention")) &&
+	    gb_ydec_duration(c, v, "daemon.audit_retention", &x) == 0)
+		cfg->audit_retention_s = x;
+	if ((v = gb_ymap_get(n, "events_retention")) &&
+	    gb_ydec_duration(c, v, "daemon.events_retention", &x) == 0)
+		cfg->events_retention_s = x;
+	if ((v = gb_ymap_get(n, "state_size_warning")))
+		dec_size(c, v, "daemon.state_size_warning",
+		         &cfg->state_size_warning);
+	if ((v = gb_ymap_get(n, "reconcile_per_minute")) &&
+	    gb_ydec_int(c, v, "daemon.reconcile_per_minute", 1, 100000, &x) == 0)
+		cfg->reconcile_per_minute = (int)x;
+	if ((v = gb_ymap_get(n, "refusals_per_minute")) &&
+	    gb_ydec_int(c, v, "daemon.refusals_per_minute", 0, 1000000, &x) == 0)
+		cfg->refusals_per_minute = (int)x;
 }
 
 static void dec_config(gb_ydec *c, const gb_ynode *root, gb_config *cfg)

@@ -19,7 +19,12 @@
  *   reservations: [{cloud: aws, region: us-east-1, instance_type: p5.48xlarge, count: 2, price_per_hour: 60}]
  *   onprem: {inventory: /etc/gpubroker/nodes.yaml}
  *   daemon: {reconcile_period: 15s, log_format: text|json, failover_cooldown: 3m,
- *            workers: 64, jobs: 8}
+ *            workers: 64, jobs: 8,
+ *            max_connections: 8192, max_connections_per_client: 512,
+ *            header_timeout: 10s, api_threads: 2, api_workers: 16,
+ *            audit_retention: 90d, events_retention: 90d,
+ *            state_size_warning: 1GiB, reconcile_per_minute: 6,
+ *            refusals_per_minute: 60}
  *
  * Secrets are never written inline: credentials map a name to a *source*
  * ("env:NAME" or "file:/path").  A value that is neither is refused.
@@ -90,6 +95,19 @@ typedef struct gb_config {
 	                              in parallel */
 	int jobs;                  /* pools the daemon converges at once */
 	int log_json;
+	/* the API's limits (daemon.*; README, 'The daemon') */
+	int max_connections;       /* open connections in all */
+	int max_conn_per_client;   /* from one client address; 0 = no cap */
+	int64_t header_timeout_s;  /* a connection silent this long before
+	                              its request's headers are complete, or
+	                              idle between requests, is closed */
+	int api_threads;           /* connection (epoll) threads */
+	int api_workers;           /* threads that run request handlers */
+	int64_t audit_retention_s;  /* 0 = keep forever */
+	int64_t events_retention_s; /* 0 = keep forever */
+	int64_t state_size_warning; /* bytes; 0 = no warning */
+	int reconcile_per_minute;  /* on-demand reconciles per token */
+	int refusals_per_minute;   /* audited refusals per client address */
 } gb_config;
 
 /* Load and validate; 0 ok, -1 with all errors in d (then *out is freed
