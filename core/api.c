@@ -1,14 +1,12 @@
-/* api.c -- libmicrohttpd plumbing: bodies, auth, routing, errors, audit. */
+/* api.c -- a request's own part: body, authentication, routing, errors,
+ * audit.  The server around it (connections, threads, limits) is
+ * api_http.c. */
 #include "api.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include "log.h"
 
@@ -22,10 +20,14 @@ void gb_api_error(gb_api_req *r, unsigned status, const char *code,
 	va_end(ap);
 	/* Messages echo what the client sent (a pool name from the URL):
 	 * jansson refuses invalid UTF-8, which would leave the error
-	 * without its body, so such bytes become '?'. */
+	 * without its body, so such bytes become '?', and so do control
+	 * characters other than newline and tab. */
 	for (size_t i = 0, n = strlen(msg); (i += gb_utf8_check(msg + i, n - i)) < n;
 	     i++)
 		msg[i] = '?';
+	for (char *p = msg; *p; p++)
+		if ((*p > 0 && *p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f)
+			*p = '?';
 	json_decref(r->resp);
 	r->resp = json_pack("{s:{s:s, s:s}}", "error", "code", code, "message",
 	                    msg);
@@ -177,10 +179,29 @@ static int authenticate(gb_api_req *r)
 	return 0;
 }
 
-static void audit(gb_api_req *r)
+static int is_mutation(const char *m)
+{
+	return strcmp(m, "GET") != 0 && strcmp(m, "HEAD") != 0;
+}
+
+void gb_api_audit_request(gb_api_req *r)
 {
 	gb_audit_row a;
-	char result[16];
+	char result[16], detail[sizeof(r->detail) + 96];
+	uint64_t dropped = 0;
+	if (!r->action || !r->method || !is_mutation(r->method))
+		return;
+	/* Refusals are written within a budget per client address: a client
+	 * that sends refused requests in a loop must not fill the disk with
+	 * audit rows (the rest are counted in
+	 * gpubroker_audit_refusals_dropped_total, and the next row written
+	 * for that address says how many were left out). */
+	if (r->status >= 400 && r->d->srv &&
+	    !gb_api_refusal_admit(gb_api_srv_limits(r->d),
+	                          r->peer_len ? (const struct sockaddr *)&r->peer
+	                                      : NULL,
+	                          r->d->cfg->refusals_per_minute, &dropped))
+		return;
 	memset(&a, 0, sizeof(a));
 	snprintf(result, sizeof(result), "%u", r->status);
 	a.actor = (char *)(r->actor ? r->actor : "unauthenticated");
@@ -189,13 +210,35 @@ static void audit(gb_api_req *r)
 	a.action = (char *)r->action;
 	a.target = r->target;
 	a.result = result;
-	a.detail = r->detail[0] ? r->detail : NULL;
+	snprintf(detail, sizeof(detail), "%s%s%s", r->detail,
+	         r->detail[0] && r->peer_text[0] ? "; " : "",
+	         r->peer_text[0] ? "from " : "");
+	if (r->peer_text[0])
+		snprintf(detail + strlen(detail), sizeof(detail) - strlen(detail),
+		         "%s", r->peer_text);
+	if (dropped)
+		snprintf(detail + strlen(detail), sizeof(detail) - strlen(detail),
+		         " (and %llu earlier refusals from this address, over "
+		         "daemon.refusals_per_minute, not written)",
+		         (unsigned long long)dropped);
+	a.detail = detail[0] ? detail : NULL;
 	if (gb_store_audit(r->d->store, &a) != 0)
 		gb_log(GB_LOG_ERROR, "api", "cannot write audit row: %s",
 		       gb_store_errmsg(r->d->store));
 }
 
-/* Splits "/v1/pools/NAME/scale" into parts; returns the count. */
+static int hexval(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0'
+	       : c >= 'a' && c <= 'f' ? c - 'a' + 10
+	       : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* Splits the path as sent ("/v1/pools/NAME/scale", still %-encoded)
+ * into segments at its '/' and then decodes each, so an encoded slash
+ * (%2F) stays inside its segment and never routes.  A segment that
+ * decodes to a NUL is cut there and marked with a byte no name may hold
+ * (so it matches nothing).  Returns the count (6 = more than 5). */
 static int split_path(const char *path, char parts[5][160])
 {
 	int n = 0;
@@ -204,11 +247,21 @@ static int split_path(const char *path, char parts[5][160])
 		p++;
 	while (*p && n < 5) {
 		const char *e = strchr(p, '/');
-		size_t len = e ? (size_t)(e - p) : strlen(p);
-		if (len >= 160)
-			len = 159;
-		memcpy(parts[n], p, len);
-		parts[n][len] = '\0';
+		size_t len = e ? (size_t)(e - p) : strlen(p), w = 0;
+		for (size_t i = 0; i < len && w < 159; i++) {
+			int hi, lo;
+			char c = p[i];
+			if (c == '%' && i + 2 < len &&
+			    (hi = hexval(p[i + 1])) >= 0 &&
+			    (lo = hexval(p[i + 2])) >= 0) {
+				c = (char)(hi * 16 + lo);
+				i += 2;
+			}
+			if (c == '\0')
+				c = '\x7f';
+			parts[n][w++] = c;
+		}
+		parts[n][w] = '\0';
 		n++;
 		if (!e)
 			break;
@@ -231,11 +284,6 @@ void gb_api_reload_offers(gb_api_req *r)
 	gb_catalog_free(old);
 	pthread_rwlock_unlock(&r->d->cfg_lock);
 	pthread_rwlock_rdlock(&r->d->cfg_lock);
-}
-
-static int is_mutation(const char *m)
-{
-	return strcmp(m, "GET") != 0 && strcmp(m, "HEAD") != 0;
 }
 
 /* /v1/<collection>[/<name>[/<tail>]].  action: NULL = GETs (not
@@ -335,189 +383,11 @@ notfound:
 	             "no endpoint %s %s (see README, 'The daemon')", m, r->path);
 }
 
-static enum MHD_Result send_response(gb_api_req *r)
+void gb_api_run(gb_api_req *r)
 {
-	struct MHD_Response *resp;
-	enum MHD_Result ret;
-	char *body;
-	size_t len;
-	if (r->text) {
-		body = r->text;
-		r->text = NULL;
-	} else {
-		body = r->resp ? json_dumps(r->resp, JSON_COMPACT) : gb_xstrdup("{}");
-		if (!body)
-			body = gb_xstrdup("{}");
-		r->content_type = "application/json";
-	}
-	len = strlen(body);
-	resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
-	MHD_add_response_header(resp, "Content-Type", r->content_type);
-	MHD_add_response_header(resp, "Cache-Control", "no-store");
-	ret = MHD_queue_response(r->conn, r->status ? r->status : 500, resp);
-	MHD_destroy_response(resp);
-	return ret;
-}
-
-static enum MHD_Result handler(void *cls, struct MHD_Connection *conn,
-                               const char *url, const char *method,
-                               const char *version, const char *upload,
-                               size_t *upload_size, void **con_cls)
-{
-	gb_daemon *d = cls;
-	gb_api_req *r = *con_cls;
-	enum MHD_Result ret;
-	(void)version;
-	if (!r) {
-		r = gb_xcalloc(1, sizeof(*r));
-		r->d = d;
-		r->conn = conn;
-		r->method = method;
-		r->path = url;
-		r->t0_ns = gb_mono_ns();
-		/* attempted mutations are audited even when refused */
-		if (is_mutation(method)) {
-			r->action = method;
-			snprintf(r->target, sizeof(r->target), "%s", url);
-		}
-		*con_cls = r;
-		return MHD_YES;
-	}
-	if (*upload_size) {
-		if (r->body.len + *upload_size > GB_API_MAX_BODY)
-			r->too_big = 1;
-		else
-			gb_buf_append(&r->body, upload, *upload_size);
-		*upload_size = 0;
-		return MHD_YES;
-	}
-	pthread_rwlock_rdlock(&d->cfg_lock);
 	if (r->too_big)
 		gb_api_error(r, 413, "TooLarge",
 		             "request body larger than %u bytes", GB_API_MAX_BODY);
 	else
 		route(r);
-	if (r->action && is_mutation(method))
-		audit(r);
-	pthread_rwlock_unlock(&d->cfg_lock);
-	ret = send_response(r);
-	gb_metrics_api(d, (double)(gb_mono_ns() - r->t0_ns) / 1e9, r->status);
-	return ret;
-}
-
-static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
-                      enum MHD_RequestTerminationCode toe)
-{
-	gb_api_req *r = *con_cls;
-	(void)cls;
-	(void)conn;
-	(void)toe;
-	if (!r)
-		return;
-	json_decref(r->resp);
-	free(r->text);
-	gb_buf_free(&r->body);
-	free(r->actor_copy);
-	free(r->team_copy);
-	free(r);
-	*con_cls = NULL;
-}
-
-static int parse_listen(const char *listen, struct sockaddr_in *sa, char *err,
-                        size_t cap)
-{
-	char host[256];
-	const char *colon = listen ? strrchr(listen, ':') : NULL;
-	int64_t port;
-	memset(sa, 0, sizeof(*sa));
-	sa->sin_family = AF_INET;
-	if (!listen || !colon) {
-		snprintf(err, cap, "listen address \"%s\" must be HOST:PORT",
-		         listen ? listen : "");
-		return -1;
-	}
-	snprintf(host, sizeof(host), "%.*s", (int)(colon - listen), listen);
-	if (gb_parse_int64(colon + 1, &port) != 0 || port < 0 || port > 65535) {
-		snprintf(err, cap, "listen address %s: bad port", listen);
-		return -1;
-	}
-	if (!*host || strcmp(host, "localhost") == 0)
-		snprintf(host, sizeof(host), "127.0.0.1");
-	if (inet_pton(AF_INET, host, &sa->sin_addr) != 1) {
-		snprintf(err, cap, "listen address %s: %s is not an IPv4 address",
-		         listen, host);
-		return -1;
-	}
-	sa->sin_port = htons((uint16_t)port);
-	return 0;
-}
-
-int gb_api_start(gb_daemon *d, char *err, size_t cap)
-{
-	struct sockaddr_in sa;
-	unsigned flags = MHD_USE_THREAD_PER_CONNECTION |
-	                 MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC;
-	char *cert = NULL, *key = NULL;
-	size_t len;
-	const union MHD_DaemonInfo *info;
-	if (parse_listen(d->cfg->listen ? d->cfg->listen : "127.0.0.1:7878", &sa,
-	                 err, cap) != 0)
-		return -1;
-	if (d->cfg->tls_cert && d->cfg->tls_key) {
-		if (gb_read_file(d->cfg->tls_cert, 1 << 20, &cert, &len) != 0 ||
-		    gb_read_file(d->cfg->tls_key, 1 << 20, &key, &len) != 0) {
-			snprintf(err, cap, "cannot read tls.cert %s or tls.key %s",
-			         d->cfg->tls_cert, d->cfg->tls_key);
-			free(cert);
-			return -1;
-		}
-		flags |= MHD_USE_TLS;
-		d->tls = 1;
-	}
-	if (d->tls)
-		d->mhd = MHD_start_daemon(flags, 0, NULL, NULL, handler, d,
-		                          MHD_OPTION_SOCK_ADDR, &sa,
-		                          MHD_OPTION_NOTIFY_COMPLETED, completed, d,
-		                          MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
-		                          MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-		                          (size_t)(64 * 1024),
-		                          MHD_OPTION_HTTPS_MEM_CERT, cert,
-		                          MHD_OPTION_HTTPS_MEM_KEY, key,
-		                          MHD_OPTION_END);
-	else
-		d->mhd = MHD_start_daemon(flags, 0, NULL, NULL, handler, d,
-		                          MHD_OPTION_SOCK_ADDR, &sa,
-		                          MHD_OPTION_NOTIFY_COMPLETED, completed, d,
-		                          MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
-		                          MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-		                          (size_t)(64 * 1024), MHD_OPTION_END);
-	if (key)
-		memset(key, 0, strlen(key));
-	free(cert);
-	free(key);
-	if (!d->mhd) {
-		snprintf(err, cap, "cannot listen on %s (in use, or not an "
-		                   "address of this machine)",
-		         d->cfg->listen ? d->cfg->listen : "127.0.0.1:7878");
-		return -1;
-	}
-	info = MHD_get_daemon_info(d->mhd, MHD_DAEMON_INFO_BIND_PORT);
-	d->port = info ? info->port : ntohs(sa.sin_port);
-	return 0;
-}
-
-void gb_api_quiesce(gb_daemon *d)
-{
-	if (d->mhd) {
-		MHD_socket s = MHD_quiesce_daemon(d->mhd);
-		if (s != MHD_INVALID_SOCKET)
-			close(s);
-	}
-}
-
-void gb_api_stop(gb_daemon *d)
-{
-	if (d->mhd)
-		MHD_stop_daemon(d->mhd);
-	d->mhd = NULL;
 }

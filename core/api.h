@@ -15,6 +15,7 @@
 
 #include <jansson.h>
 #include <microhttpd.h>
+#include <sys/socket.h>
 
 #include "daemon.h"
 
@@ -23,14 +24,47 @@
 /* GET /v1/offers lists at most this many (then "truncated": true) */
 #define GB_API_MAX_OFFERS 20000
 
-typedef struct gb_api_req {
+typedef struct gb_api_limits gb_api_limits;
+typedef struct gb_api_client gb_api_client;
+
+/* A request's way through the server (api_http.c). */
+enum {
+	GB_REQ_NEW = 0,   /* headers not looked at yet */
+	GB_REQ_BODY,      /* headers accepted; body arriving */
+	GB_REQ_RUN,       /* suspended; queued for or run by a handler thread */
+	GB_REQ_PARKED,    /* suspended; a long poll waiting, without a thread */
+	GB_REQ_DONE       /* the answer is set; the connection thread sends it */
+};
+
+typedef struct gb_api_req gb_api_req;
+typedef void (*gb_api_fn)(gb_api_req *r);
+
+struct gb_api_req {
 	gb_daemon *d;
 	struct MHD_Connection *conn;
 	const char *method;
-	const char *path;
+	char *path;          /* owned: the path as sent, still %-encoded,
+	                        without the query (routing splits it into
+	                        segments first and decodes each) */
 	gb_buf body;
 	int too_big;
 	int64_t t0_ns;
+	int phase;           /* GB_REQ_* */
+	gb_api_req *next, *prev; /* run queue / park list (api_http.c) */
+	/* the client: address (for limits and the audit) */
+	struct sockaddr_storage peer;
+	socklen_t peer_len;
+	char peer_text[64];
+	/* a long poll: gb_api_park() sets these; the handler runs `again`
+	 * when an event of `park_pool` (NULL: any pool) happens or at
+	 * park_until_ms (monotonic) */
+	gb_api_fn again;
+	int64_t park_until_ms;
+	char *park_pool;     /* owned */
+	int64_t ev_after;    /* events: the last id looked at */
+	int64_t ev_since;
+	int ev_started;
+	int retry_after_s;   /* > 0: sent as Retry-After (429, 503) */
 	/* who */
 	const char *actor;   /* token name, or "anonymous" */
 	gb_role role;
@@ -46,7 +80,7 @@ typedef struct gb_api_req {
 	const char *action;
 	char target[160];
 	char detail[512];
-} gb_api_req;
+};
 
 /* Set an error response: status, machine code, human message. */
 void gb_api_error(gb_api_req *r, unsigned status, const char *code,
@@ -69,6 +103,64 @@ int gb_api_is_admin(gb_api_req *r);
 /* The pool's team, from the store: 0 found, else sets 404 (also for
  * pools of other teams, so they cannot be probed). */
 int gb_api_pool_visible(gb_api_req *r, const char *pool);
+
+/* Long poll: answer later.  The calling handler returns without an
+ * answer; the request waits without a thread until an event of `pool`
+ * (NULL: any) or until_ms (monotonic), then `again` runs (with the
+ * config read lock held, as every handler). */
+void gb_api_park(gb_api_req *r, gb_api_fn again, const char *pool,
+                 int64_t until_ms);
+/* An engine event of `pool` (may be NULL): wake the long polls that wait
+ * for it.  Any thread. */
+void gb_api_wake(gb_daemon *d, const char *pool);
+/* Every long poll looks again now (the daemon is stopping). */
+void gb_api_wake_all(gb_daemon *d);
+/* The server's per-client and per-token budgets (api_limits.c). */
+gb_api_limits *gb_api_srv_limits(gb_daemon *d);
+/* The server's own counters for /metrics (connections, refusals, long
+ * polls, threads), appended to b. */
+void gb_api_metrics(gb_daemon *d, gb_buf *b);
+
+/* Handler side of a request (api.c): route, run and audit it.  Called by
+ * the handler threads with the config read lock held. */
+void gb_api_run(gb_api_req *r);
+/* Audit a refused or accepted mutation (api.c); no-op for others. */
+void gb_api_audit_request(gb_api_req *r);
+
+/* ---- api_limits.c: what the API counts per client address and per
+ * token.  One instance per daemon, shared by every thread (its own
+ * mutex). ---- */
+
+gb_api_limits *gb_api_limits_new(void);
+void gb_api_limits_free(gb_api_limits *l);
+/* May a new connection from sa be accepted?  0 yes; else 1 = the total
+ * cap, 2 = this client's cap (counted in the stats). max_per_client 0 =
+ * no per-client cap. */
+int gb_api_conn_check(gb_api_limits *l, const struct sockaddr *sa,
+                      int max_total, int max_per_client);
+/* A connection was opened / closed: the handle (borrowed, valid until
+ * its close) counts it against its address. */
+gb_api_client *gb_api_conn_opened(gb_api_limits *l, const struct sockaddr *sa);
+void gb_api_conn_closed(gb_api_limits *l, gb_api_client *c);
+/* A refusal from sa may be written to the audit: 1 yes (and *dropped is
+ * how many refusals of this address were not written since the last one
+ * that was), 0 no (counted).  per_minute 0 = every refusal is written. */
+int gb_api_refusal_admit(gb_api_limits *l, const struct sockaddr *sa,
+                         int per_minute, uint64_t *dropped);
+/* An on-demand reconcile by token `who`: 1 allowed, 0 refused with
+ * *retry_after_s set. */
+int gb_api_token_admit(gb_api_limits *l, const char *who, int per_minute,
+                       int *retry_after_s);
+typedef struct gb_api_limit_stats {
+	uint64_t open;              /* connections open now */
+	uint64_t opened;            /* since start */
+	uint64_t refused_total;     /* refused: the total cap */
+	uint64_t refused_client;    /* refused: a client's cap */
+	uint64_t refusals_dropped;  /* refusals not written to the audit */
+	uint64_t token_limited;     /* requests refused by a token's budget */
+	uint64_t clients;           /* addresses tracked now */
+} gb_api_limit_stats;
+void gb_api_limits_stats(gb_api_limits *l, gb_api_limit_stats *out);
 
 /* Rebuilds the daemon's catalog (shipped + stored prices + live driver
  * offers) and hands it to the engine.  Called with the config read lock

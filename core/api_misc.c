@@ -94,88 +94,75 @@ void gb_api_offers(gb_api_req *r)
 	r->status = 200;
 }
 
-/* Long-poll: with wait=N (seconds, <= 60), an empty answer waits for the
- * next event. Non-admins see only their team's pools' events. */
+/* Long poll: with wait=N (seconds, <= 60), an empty answer waits for the
+ * next event, parked without a thread (gb_api_park); this runs again
+ * when an event of the pool (or of any pool) is recorded, or at the
+ * deadline.  Non-admins see only their team's pools' events. */
 void gb_api_events(gb_api_req *r)
 {
 	const char *pool = gb_api_query(r, "pool");
-	const char *after_s = gb_api_query(r, "after");
-	const char *since_s = gb_api_query(r, "since_ms");
-	const char *wait_s = gb_api_query(r, "wait");
-	int64_t after = 0, since = 0, wait = 0;
-	int64_t deadline;
-	if ((after_s && gb_parse_int64(after_s, &after) != 0) ||
-	    (since_s && gb_parse_int64(since_s, &since) != 0) ||
-	    (wait_s && (gb_parse_int64(wait_s, &wait) != 0 || wait < 0 ||
-	                wait > 60))) {
-		gb_api_error(r, 400, "BadQuery",
-		             "after and since_ms are integers, wait is 0..60");
-		return;
+	gb_event_row *rows;
+	size_t n;
+	json_t *a;
+	if (!r->ev_started) {
+		const char *after_s = gb_api_query(r, "after");
+		const char *since_s = gb_api_query(r, "since_ms");
+		const char *wait_s = gb_api_query(r, "wait");
+		int64_t after = 0, since = 0, wait = 0;
+		if ((after_s && gb_parse_int64(after_s, &after) != 0) ||
+		    (since_s && gb_parse_int64(since_s, &since) != 0) ||
+		    (wait_s && (gb_parse_int64(wait_s, &wait) != 0 || wait < 0 ||
+		                wait > 60))) {
+			gb_api_error(r, 400, "BadQuery",
+			             "after and since_ms are integers, wait is 0..60");
+			return;
+		}
+		r->ev_started = 1;
+		r->ev_after = after;
+		r->ev_since = since;
+		r->park_until_ms = gb_mono_ms() + wait * 1000;
 	}
 	if (pool && !gb_api_pool_visible(r, pool))
 		return;
-	deadline = gb_mono_ms() + wait * 1000;
-	for (;;) {
-		gb_event_row *rows;
-		size_t n;
-		json_t *a;
-		uint64_t gen;
-		pthread_mutex_lock(&r->d->mu);
-		gen = r->d->event_gen;
-		pthread_mutex_unlock(&r->d->mu);
-		if (gb_store_event_list(r->d->store, pool, after, since, 1000,
-		                        &rows, &n) != 0) {
-			gb_api_error(r, 500, "StoreError", "%s",
-			             gb_store_errmsg(r->d->store));
-			return;
-		}
-		if (r->role != GB_ROLE_ADMIN && r->team && !pool) {
-			/* keep only events of the caller's team's pools */
-			size_t w = 0;
-			for (size_t i = 0; i < n; i++) {
-				gb_pool_row p;
-				int keep = 0;
-				if (rows[i].pool &&
-				    gb_store_pool_get(r->d->store, rows[i].pool, &p) == 0) {
-					keep = strcmp(p.team, r->team) == 0;
-					gb_pool_row_free(&p);
-				}
-				if (keep)
-					rows[w++] = rows[i];
-				else {
-					free(rows[i].pool);
-					free(rows[i].instance);
-					free(rows[i].kind);
-					free(rows[i].message);
-				}
-			}
-			if (n && !w)
-				after = rows[n - 1].id; /* nothing visible: move on */
-			n = w;
-		}
-		if (n || gb_mono_ms() >= deadline || gb_daemon_stopping(r->d)) {
-			a = gb_events_json(rows, n);
-			gb_event_list_free(rows, n);
-			r->resp = json_pack("{s:o}", "events", a);
-			r->status = 200;
-			return;
-		}
-		gb_event_list_free(rows, n);
-		/* Wait without the config lock the handler holds: a SIGHUP
-		 * reload (and with it SIGTERM, handled by the same thread)
-		 * would otherwise wait for every long-poll, forever while
-		 * followers overlap.  r->team is the request's own copy. */
-		pthread_rwlock_unlock(&r->d->cfg_lock);
-		pthread_mutex_lock(&r->d->mu);
-		if (r->d->event_gen == gen && !r->d->stop) {
-			struct timespec ts;
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_sec += 1;
-			pthread_cond_timedwait(&r->d->event_cv, &r->d->mu, &ts);
-		}
-		pthread_mutex_unlock(&r->d->mu);
-		pthread_rwlock_rdlock(&r->d->cfg_lock);
+	if (gb_store_event_list(r->d->store, pool, r->ev_after, r->ev_since, 1000,
+	                        &rows, &n) != 0) {
+		gb_api_error(r, 500, "StoreError", "%s",
+		             gb_store_errmsg(r->d->store));
+		return;
 	}
+	if (r->role != GB_ROLE_ADMIN && r->team && !pool) {
+		/* keep only events of the caller's team's pools */
+		size_t w = 0;
+		for (size_t i = 0; i < n; i++) {
+			gb_pool_row p;
+			int keep = 0;
+			if (rows[i].pool &&
+			    gb_store_pool_get(r->d->store, rows[i].pool, &p) == 0) {
+				keep = strcmp(p.team, r->team) == 0;
+				gb_pool_row_free(&p);
+			}
+			if (keep)
+				rows[w++] = rows[i];
+			else {
+				free(rows[i].pool);
+				free(rows[i].instance);
+				free(rows[i].kind);
+				free(rows[i].message);
+			}
+		}
+		if (n && !w)
+			r->ev_after = rows[n - 1].id; /* nothing visible: move on */
+		n = w;
+	}
+	if (n || gb_mono_ms() >= r->park_until_ms || gb_daemon_stopping(r->d)) {
+		a = gb_events_json(rows, n);
+		gb_event_list_free(rows, n);
+		r->resp = json_pack("{s:o}", "events", a);
+		r->status = 200;
+		return;
+	}
+	gb_event_list_free(rows, n);
+	gb_api_park(r, gb_api_events, pool, r->park_until_ms);
 }
 
 void gb_api_cost(gb_api_req *r)
@@ -287,9 +274,38 @@ void gb_api_offers_refresh(gb_api_req *r, const char *name)
 	snprintf(r->detail, sizeof(r->detail), "%d drivers refreshed", done);
 }
 
+/* POST /v1/reconcile: one pass soon.  Requests coalesce (one pass
+ * pending at a time; a request while a pass runs joins it) and each
+ * token may ask daemon.reconcile_per_minute times a minute (then 429
+ * with Retry-After): the reconciler also runs every period on its own. */
 void gb_api_reconcile(gb_api_req *r)
 {
-	gb_daemon_kick(r->d);
-	r->resp = json_pack("{s:s}", "status", "reconcile requested");
+	int retry = 0, per_minute = r->d->cfg->reconcile_per_minute;
+	const char *how;
+	if (r->d->srv &&
+	    !gb_api_token_admit(gb_api_srv_limits(r->d), r->actor, per_minute,
+	                        &retry)) {
+		gb_api_error(r, 429, "RateLimited",
+		             "token '%s' may ask for %d reconciles a minute "
+		             "(daemon.reconcile_per_minute); retry in %d s. The "
+		             "reconciler also runs every %llds on its own.",
+		             r->actor, per_minute, retry,
+		             (long long)r->d->cfg->reconcile_period_s);
+		r->retry_after_s = retry;
+		return;
+	}
+	switch (gb_daemon_request_reconcile(r->d)) {
+	case GB_RECONCILE_JOINED:
+		how = "joined the pass that is running";
+		break;
+	case GB_RECONCILE_PENDING:
+		how = "joined the pass already requested";
+		break;
+	default:
+		how = "reconcile requested";
+		break;
+	}
+	r->resp = json_pack("{s:s}", "status", how);
 	r->status = 202;
+	snprintf(r->detail, sizeof(r->detail), "%s", how);
 }

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "api.h"
 #include "log.h"
 
 /* first look at a pool's new instances, then twice the wait each time */
@@ -17,15 +18,13 @@ static void on_event(void *ud, const char *pool, const char *instance,
                      const char *kind, const char *message)
 {
 	gb_daemon *d = ud;
-	(void)pool;
 	(void)instance;
 	(void)kind;
 	(void)message;
-	pthread_mutex_lock(&d->mu);
 	/* atomic: api_pools.c reads it without mu */
 	__atomic_fetch_add(&d->event_gen, 1, __ATOMIC_RELEASE);
-	pthread_cond_broadcast(&d->event_cv);
-	pthread_mutex_unlock(&d->mu);
+	/* the event is stored: long polls waiting for it look again */
+	gb_api_wake(d, pool);
 }
 
 void gb_daemon_enqueue(gb_daemon *d, int kind, const char *pool,
@@ -58,6 +57,23 @@ void gb_daemon_kick(gb_daemon *d)
 	d->kick = 1;
 	pthread_cond_signal(&d->recon_cv);
 	pthread_mutex_unlock(&d->mu);
+}
+
+int gb_daemon_request_reconcile(gb_daemon *d)
+{
+	int how;
+	pthread_mutex_lock(&d->mu);
+	if (d->recon_running) {
+		how = GB_RECONCILE_JOINED;
+	} else if (d->kick) {
+		how = GB_RECONCILE_PENDING;
+	} else {
+		how = GB_RECONCILE_QUEUED;
+		d->kick = 1;
+		pthread_cond_signal(&d->recon_cv);
+	}
+	pthread_mutex_unlock(&d->mu);
+	return how;
 }
 
 void gb_daemon_watch(gb_daemon *d, const char *pool, int64_t delay_ms)
@@ -190,11 +206,18 @@ static void *recon_main(void *arg)
 	while (!gb_daemon_stopping(d)) {
 		struct timespec ts;
 		int64_t period, pass_at;
+		pthread_mutex_lock(&d->mu);
+		d->recon_running = 1;
+		d->kick = 0; /* this pass serves every request made so far */
+		pthread_mutex_unlock(&d->mu);
 		pthread_rwlock_rdlock(&d->cfg_lock);
 		period = d->cfg->reconcile_period_s > 0 ? d->cfg->reconcile_period_s
 		                                        : 15;
 		gb_daemon_reconcile(d);
 		pthread_rwlock_unlock(&d->cfg_lock);
+		pthread_mutex_lock(&d->mu);
+		d->recon_running = 0;
+		pthread_mutex_unlock(&d->mu);
 		pass_at = gb_mono_ms() + period * 1000;
 		pthread_mutex_lock(&d->mu);
 		while (!d->kick && !d->stop) {
@@ -218,7 +241,6 @@ static void *recon_main(void *arg)
 			}
 			pthread_cond_timedwait(&d->recon_cv, &d->mu, &ts);
 		}
-		d->kick = 0;
 		pthread_mutex_unlock(&d->mu);
 	}
 	return NULL;
@@ -334,7 +356,6 @@ static int run_serve(gb_cli *cli)
 	pthread_mutex_init(&d.mmu, NULL);
 	pthread_cond_init(&d.job_cv, NULL);
 	pthread_cond_init(&d.recon_cv, NULL);
-	pthread_cond_init(&d.event_cv, NULL);
 
 	/* Signals go to the main thread only (sigwait below). */
 	sigemptyset(&set);
@@ -407,8 +428,8 @@ static int run_serve(gb_cli *cli)
 	__atomic_store_n(&d.stop, 1, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&d.job_cv);
 	pthread_cond_broadcast(&d.recon_cv);
-	pthread_cond_broadcast(&d.event_cv);
 	pthread_mutex_unlock(&d.mu);
+	gb_api_wake_all(&d); /* long polls answer now, not at the end */
 	for (int i = 0; i < d.nworkers; i++)
 		pthread_join(d.workers[i], NULL);
 	if (d.recon_started)

@@ -4,7 +4,8 @@
  *
  * Threads: the main thread waits for signals (SIGTERM/SIGINT stop,
  * SIGHUP reloads the config: tokens, teams, org policies, period);
- * libmicrohttpd serves requests (a thread per connection); job workers
+ * the API's connection threads and handler threads (api_http.c); job
+ * workers
  * run converge/destroy steps queued by the API; one reconciler thread
  * runs a pass every period or when kicked.
  *
@@ -57,6 +58,7 @@ typedef struct gb_daemon {
 	gb_store *store;
 	gb_engine *eng;
 	struct MHD_Daemon *mhd;
+	struct gb_api_srv *srv;   /* the HTTP server's own state (api_http.c) */
 	int port;
 	int tls;
 	volatile sig_atomic_t stop;
@@ -64,9 +66,9 @@ typedef struct gb_daemon {
 	pthread_mutex_t mu;       /* jobs, wakeups, event sequence */
 	pthread_cond_t job_cv;
 	pthread_cond_t recon_cv;
-	pthread_cond_t event_cv;
 	gb_job *jobs, *jobs_tail;
 	int kick;                 /* reconcile now */
+	int recon_running;        /* a pass is running (under mu) */
 	gb_watch *watches;        /* under mu */
 	uint64_t event_gen;       /* bumped on every engine event */
 	pthread_t *workers;
@@ -93,6 +95,11 @@ typedef struct gb_daemon {
 	uint64_t pools_gen;
 	int64_t pools_at_ms;
 	uint64_t pools_builds, metrics_builds; /* atomic: snapshot rebuilds */
+	/* housekeeping (reconcile.c; under mmu) */
+	int64_t state_bytes, state_free_bytes;
+	uint64_t pruned_audit, pruned_events;
+	int64_t prune_at_ms;      /* monotonic: the last retention pass */
+	int64_t size_warned_ms;   /* monotonic: the last size warning */
 } gb_daemon;
 
 /* The stop flag is written once, under mu, by the main thread; threads
@@ -106,7 +113,14 @@ static inline int gb_daemon_stopping(gb_daemon *d)
 /* daemon.c */
 void gb_daemon_enqueue(gb_daemon *d, int kind, const char *pool,
                        const char *reason);
+/* Run a reconcile pass now (after a reload): always one more pass. */
 void gb_daemon_kick(gb_daemon *d);
+/* An on-demand pass (POST /v1/reconcile): requests coalesce.  Returns
+ * GB_RECONCILE_QUEUED (a pass will start), _PENDING (one was already
+ * requested and has not started) or _JOINED (a pass is running: it
+ * serves this request). */
+enum { GB_RECONCILE_QUEUED, GB_RECONCILE_PENDING, GB_RECONCILE_JOINED };
+int gb_daemon_request_reconcile(gb_daemon *d);
 /* Look at this pool again in delay_ms (and then back off) while it has
  * pending instances or is being destroyed, so new instances show as
  * running, and a destroy is confirmed, within seconds instead of at the

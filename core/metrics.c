@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api.h"
 #include "daemon.h"
 
 static const double api_bounds[GB_API_LAT_BUCKETS] = {
@@ -247,6 +248,37 @@ static void render_live(gb_daemon *d, gb_buf *b)
 		gb_buf_printf(b, "gpubroker_driver_retries_total{driver=\"%s\"} "
 		                  "%llu\n", drv->name,
 		              (unsigned long long)m.retries);
+	}
+	gb_api_metrics(d, b);
+	{
+		int64_t bytes, avail;
+		unsigned long long pa, pe;
+		pthread_mutex_lock(&d->mmu);
+		bytes = d->state_bytes;
+		avail = d->state_free_bytes;
+		pa = (unsigned long long)d->pruned_audit;
+		pe = (unsigned long long)d->pruned_events;
+		pthread_mutex_unlock(&d->mmu);
+		gb_buf_printf(b,
+			"# HELP gpubroker_state_bytes The state database on disk "
+			"(with its -wal and -shm files), as of the last reconcile "
+			"pass.\n# TYPE gpubroker_state_bytes gauge\n"
+			"gpubroker_state_bytes %lld\n"
+			"# HELP gpubroker_state_size_warning_bytes "
+			"daemon.state_size_warning (0: none).\n"
+			"# TYPE gpubroker_state_size_warning_bytes gauge\n"
+			"gpubroker_state_size_warning_bytes %lld\n"
+			"# HELP gpubroker_state_disk_free_bytes What the state's "
+			"filesystem has left (-1: unknown).\n"
+			"# TYPE gpubroker_state_disk_free_bytes gauge\n"
+			"gpubroker_state_disk_free_bytes %lld\n"
+			"# HELP gpubroker_retention_deleted_total Rows deleted "
+			"past their retention.\n"
+			"# TYPE gpubroker_retention_deleted_total counter\n"
+			"gpubroker_retention_deleted_total{table=\"audit\"} %llu\n"
+			"gpubroker_retention_deleted_total{table=\"events\"} %llu\n",
+			(long long)bytes, (long long)d->cfg->state_size_warning,
+			(long long)avail, pa, pe);
 	}
 	gb_buf_printf(b, "# HELP gpubroker_api_snapshot_builds_total Times "
 	                  "the store's part of GET /v1/pools and /metrics was "
