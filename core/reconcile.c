@@ -45,6 +45,67 @@ static void converge_pool(gb_daemon *d, const char *pool,
 		gb_engine_converge_fresh(d->eng, pool, res);
 }
 
+/* Retention and the state's size, once per pass.  Old audit and event
+ * rows are deleted (daemon.audit_retention, daemon.events_retention;
+ * checked every tenth of the shorter one, at most hourly, at least
+ * every second), and the state's size is measured for /metrics and
+ * compared with daemon.state_size_warning (a warning when over it, then
+ * hourly while it stays over). */
+static void housekeeping(gb_daemon *d)
+{
+	const gb_config *c = d->cfg;
+	int64_t now = gb_mono_ms(), wall = gb_now_ms(), bytes = 0, avail = -1;
+	int64_t shortest = 0, every;
+	if (c->audit_retention_s > 0)
+		shortest = c->audit_retention_s;
+	if (c->events_retention_s > 0 &&
+	    (!shortest || c->events_retention_s < shortest))
+		shortest = c->events_retention_s;
+	every = shortest * 100; /* a tenth of it, in ms */
+	if (every > 3600000)
+		every = 3600000;
+	if (every < 1000)
+		every = 1000;
+	if (shortest && (!d->prune_at_ms || now - d->prune_at_ms >= every)) {
+		int64_t na = 0, ne = 0;
+		d->prune_at_ms = now;
+		if (gb_store_prune(d->store,
+		                   c->audit_retention_s > 0
+		                           ? wall - c->audit_retention_s * 1000 : 0,
+		                   c->events_retention_s > 0
+		                           ? wall - c->events_retention_s * 1000 : 0,
+		                   &na, &ne) != 0)
+			gb_log(GB_LOG_ERROR, "reconcile", "retention: %s",
+			       gb_store_errmsg(d->store));
+		if (na || ne)
+			gb_log(GB_LOG_INFO, "reconcile", "retention: deleted %lld "
+			       "audit rows and %lld events older than "
+			       "daemon.audit_retention / daemon.events_retention",
+			       (long long)na, (long long)ne);
+		pthread_mutex_lock(&d->mmu);
+		d->pruned_audit += (uint64_t)na;
+		d->pruned_events += (uint64_t)ne;
+		pthread_mutex_unlock(&d->mmu);
+	}
+	gb_store_size(d->store, &bytes, &avail);
+	pthread_mutex_lock(&d->mmu);
+	d->state_bytes = bytes;
+	d->state_free_bytes = avail;
+	pthread_mutex_unlock(&d->mmu);
+	if (c->state_size_warning > 0 && bytes > c->state_size_warning &&
+	    (!d->size_warned_ms || now - d->size_warned_ms >= 3600000)) {
+		d->size_warned_ms = now;
+		gb_log(GB_LOG_WARN, "reconcile", "the state %s is %lld bytes, over "
+		       "daemon.state_size_warning (%lld bytes; %lld bytes free "
+		       "on its filesystem): shorten daemon.audit_retention or "
+		       "daemon.events_retention, or give it more room",
+		       gb_store_path(d->store), (long long)bytes,
+		       (long long)c->state_size_warning, (long long)avail);
+	} else if (bytes <= c->state_size_warning) {
+		d->size_warned_ms = 0;
+	}
+}
+
 void gb_daemon_reconcile(gb_daemon *d)
 {
 	static unsigned pass;
@@ -123,6 +184,7 @@ void gb_daemon_reconcile(gb_daemon *d)
 			       json_array_size(rep));
 		json_decref(rep);
 	}
+	housekeeping(d);
 	secs = (double)(gb_mono_ns() - t0) / 1e9;
 	pthread_mutex_lock(&d->mmu);
 	d->recon_last_s = secs;

@@ -243,6 +243,19 @@ int gb_store_unavailable_check(gb_store *s, const char *cloud,
                                int64_t now_s, char *reason, size_t cap,
                                int64_t *until_s);
 
+/* ---- retention and size (store_prune.c) ---- */
+/* Deletes audit rows written before audit_before_ms and events before
+ * events_before_ms (unix ms; 0 = keep them all), in transactions of at
+ * most a few thousand rows so other writers are not held up.  0 with the
+ * counts deleted, or -1. */
+int gb_store_prune(gb_store *s, int64_t audit_before_ms,
+                   int64_t events_before_ms, int64_t *audit_n,
+                   int64_t *events_n);
+/* The state's size on disk (the database and its -wal and -shm files,
+ * bytes) and what the filesystem holding it has left for this user
+ * (bytes; -1 unknown).  Never waits for the store. */
+int gb_store_size(gb_store *s, int64_t *bytes, int64_t *free_bytes);
+
 /* ---- meta ---- */
 int gb_store_meta_get(gb_store *s, const char *key, char **out);
 int gb_store_meta_set(gb_store *s, const char *key, const char *value);

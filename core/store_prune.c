@@ -1,0 +1,112 @@
+/* store_prune.c -- retention (old audit and event rows) and the state's
+ * size on disk. */
+#include "store_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+
+/* rows deleted per transaction: other writers wait at most one batch */
+#define PRUNE_BATCH 5000
+
+/* Deletes the rows of `table` older than before_ms.  Rows are found
+ * from the oldest id up to the first row that is not older (ids grow with
+ * time; a row written under a clock that stepped back stays until the
+ * rows before it go).  0 with *n deleted, or -1. */
+static int prune_table(gb_store *s, const char *first_kept_sql,
+                       const char *delete_sql, int64_t before_ms, int64_t *n)
+{
+	sqlite3_stmt *st;
+	int64_t cutoff = INT64_MAX;
+	int rc;
+	*n = 0;
+	gb_store__lock(s);
+	if (!(st = gb_store__stmt(s, first_kept_sql))) {
+		gb_store__unlock(s);
+		return -1;
+	}
+	sqlite3_bind_int64(st, 1, before_ms);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		cutoff = sqlite3_column_int64(st, 0);
+	else if (rc != SQLITE_DONE)
+		rc = gb_store__fail(s, "find rows past their retention");
+	sqlite3_reset(st);
+	gb_store__unlock(s);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return -1;
+	for (;;) {
+		int changed;
+		if (gb_store_begin(s) != 0)
+			return -1;
+		if (!(st = gb_store__stmt(s, delete_sql))) {
+			gb_store_rollback(s);
+			return -1;
+		}
+		sqlite3_bind_int64(st, 1, cutoff);
+		sqlite3_bind_int(st, 2, PRUNE_BATCH);
+		if (gb_store__exec_stmt(s, st, "delete rows past their "
+		                               "retention") != 0) {
+			gb_store_rollback(s);
+			return -1;
+		}
+		changed = sqlite3_changes(s->db);
+		if (gb_store_commit(s) != 0)
+			return -1;
+		*n += changed;
+		if (changed < PRUNE_BATCH)
+			return 0;
+	}
+}
+
+int gb_store_prune(gb_store *s, int64_t audit_before_ms,
+                   int64_t events_before_ms, int64_t *audit_n,
+                   int64_t *events_n)
+{
+	static const char audit_first[] =
+		"SELECT id FROM audit WHERE time_ms >= ? ORDER BY id LIMIT 1";
+	static const char audit_del[] =
+		"DELETE FROM audit WHERE id IN (SELECT id FROM audit WHERE id < ?"
+		" ORDER BY id LIMIT ?)";
+	static const char events_first[] =
+		"SELECT id FROM events WHERE time_ms >= ? ORDER BY id LIMIT 1";
+	static const char events_del[] =
+		"DELETE FROM events WHERE id IN (SELECT id FROM events WHERE id < ?"
+		" ORDER BY id LIMIT ?)";
+	*audit_n = *events_n = 0;
+	if (audit_before_ms > 0 &&
+	    prune_table(s, audit_first, audit_del, audit_before_ms, audit_n) != 0)
+		return -1;
+	if (events_before_ms > 0 &&
+	    prune_table(s, events_first, events_del, events_before_ms,
+	                events_n) != 0)
+		return -1;
+	return 0;
+}
+
+static int64_t file_size(const char *path, const char *suffix)
+{
+	struct stat st;
+	char *p = gb_xasprintf("%s%s", path, suffix);
+	int64_t n = stat(p, &st) == 0 ? (int64_t)st.st_size : 0;
+	free(p);
+	return n;
+}
+
+int gb_store_size(gb_store *s, int64_t *bytes, int64_t *free_bytes)
+{
+	struct statvfs vfs;
+	char *dir = gb_xstrdup(s->path), *slash = strrchr(dir, '/');
+	*bytes = file_size(s->path, "") + file_size(s->path, "-wal") +
+	         file_size(s->path, "-shm");
+	if (slash)
+		*(slash == dir ? slash + 1 : slash) = '\0';
+	else
+		strcpy(dir, ".");
+	*free_bytes = statvfs(dir, &vfs) == 0
+	                      ? (int64_t)vfs.f_bavail * (int64_t)vfs.f_frsize
+	                      : -1;
+	free(dir);
+	return 0;
+}
