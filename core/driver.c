@@ -3,27 +3,42 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "driver_int.h"
 #include "log.h"
 #include "paths.h"
 
 static const char *const shipped[] = {"aws", "azure", "gcp", "onprem", NULL};
 
-int gb_drv_open(const char *path, const char *expect_name, gb_drv **out,
-                char *err, size_t cap)
+/* How long init may take unless the driver's init_timeout_ms says. */
+#define GB_DRV_INIT_TIMEOUT_MS 30000
+
+/* dlopen, the entry and the descriptor checks, under the loading guard
+ * (driver_int.h): a constructor, the entry or a wild descriptor pointer
+ * that crashes is named on stderr. */
+static int open_guarded(const char *path, const char *expect_name,
+                        gb_drv **out, char *err, size_t cap)
 {
 	void *dl;
 	gb_driver_entry_fn entry;
 	const gb_driver *d;
 	gb_drv *drv;
 	const char *missing = NULL;
+	char *dotted = NULL;
 
-	*out = NULL;
+	/* dlopen searches the library path for a name without a slash;
+	 * the file checked is the one to load */
+	if (!strchr(path, '/'))
+		dotted = gb_xasprintf("./%s", path);
 	dlerror();
-	dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	dl = dlopen(dotted ? dotted : path, RTLD_NOW | RTLD_LOCAL);
+	free(dotted);
 	if (!dl) {
 		const char *e = dlerror();
 		snprintf(err, cap, "%s: cannot load: %s", path,
@@ -101,6 +116,36 @@ refuse:
 	if (!getenv("GB_NO_DLCLOSE"))
 		dlclose(dl);
 	return -1;
+}
+
+int gb_drv_open(const char *path, const char *expect_name, gb_drv **out,
+                char *err, size_t cap)
+{
+	char name[128];
+	int rc;
+
+	*out = NULL;
+	if (expect_name) {
+		snprintf(name, sizeof(name), "%s", expect_name);
+	} else {
+		/* unnamed (tests): the file's name without ".so" */
+		const char *base = strrchr(path, '/');
+		size_t n;
+		base = base ? base + 1 : path;
+		n = strlen(base);
+		if (n > 3 && strcmp(base + n - 3, ".so") == 0)
+			n -= 3;
+		snprintf(name, sizeof(name), "%.*s", (int)n, base);
+	}
+	gb_drv_guard_enter(name, path, GB_DRV_PHASE_LOADING);
+	/* flushed before dlopen: if the process dies in there, the last
+	 * line says which driver */
+	gb_log(GB_LOG_INFO, "drivers", "loading driver %s from %s", name, path);
+	rc = gb_drv_check_elf(path, err, cap);
+	if (rc == 0)
+		rc = open_guarded(path, expect_name, out, err, cap);
+	gb_drv_guard_leave();
+	return rc;
 }
 
 /* ---- the host table ---- */
@@ -235,7 +280,8 @@ static int host_key(const char *key)
 	static const char *const keys[] = {
 		"data_dir", "bin_dir", "state_dir", "broker_id", "inventory",
 		"ca_file", "ca_path", "http_attempts", "http_timeout_ms",
-		"max_in_flight", "backoff_base_ms", "backoff_cap_ms", NULL};
+		"max_in_flight", "backoff_base_ms", "backoff_cap_ms",
+		"init_timeout_ms", NULL};
 	if (strncmp(key, "rate.", 5) == 0)
 		return 1;
 	for (size_t i = 0; keys[i]; i++)
@@ -280,7 +326,8 @@ static int warn_unknown_options(const gb_drv *drv)
 		       "option %s is not one driver '%s' reads, so it is ignored "
 		       "(a typo?). Its options: %s; the host's: rate.<class>, "
 		       "ca_file, ca_path, http_attempts, http_timeout_ms, "
-		       "max_in_flight, backoff_base_ms, backoff_cap_ms", k,
+		       "max_in_flight, backoff_base_ms, backoff_cap_ms, "
+		       "init_timeout_ms", k,
 		       drv->name, list);
 		free(list);
 		gb_strv_free(&known);
@@ -308,13 +355,193 @@ static int transport_int(const gb_drv *drv, const char *key, int64_t lo,
 	return 0;
 }
 
+/* ---- init, in a thread of its own, with a deadline ----
+ *
+ * An init that never returns (an endpoint that does not answer, a lock
+ * it waits for forever) must not hang the loader: init runs in its own
+ * thread and the loader waits for it until the driver's init_timeout_ms.
+ * A thread cannot be cancelled safely in the middle of someone else's
+ * code, so past the deadline it is abandoned: detached, left running,
+ * and the driver refused.  Until it returns, that thread owns what init
+ * may still use -- the gb_drv with its host table, options and HTTP
+ * client, and the loaded library: gb_drv_close of an abandoned driver
+ * whose init has not returned hands the gb_drv to the thread, which
+ * frees it once init returns.  An init that returns late with success
+ * gets its fini from the same thread (nothing else ever sees that ctx);
+ * one that never returns keeps its memory and thread until the process
+ * ends. */
+struct gb_drv_init_job {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	pthread_t thread;
+	gb_drv *drv;
+	int64_t timeout_ms;
+	int done;      /* init returned (and, when abandoned, fini did) */
+	int abandoned; /* the loader stopped waiting */
+	int orphaned;  /* gb_drv_close came first: the thread frees drv */
+	int rc;        /* the rest: init's results, when not abandoned */
+	void *ctx;
+	gb_error e;
+};
+
+/* abandoned init threads still running (atomic) */
+static size_t abandoned_running;
+
+size_t gb_drv_abandoned_inits(void)
+{
+	return __atomic_load_n(&abandoned_running, __ATOMIC_ACQUIRE);
+}
+
+static void job_free(struct gb_drv_init_job *j)
+{
+	pthread_cond_destroy(&j->cv);
+	pthread_mutex_destroy(&j->mu);
+	free(j);
+}
+
+/* Everything but fini (done by whoever owns a ready ctx). */
+static void drv_free(gb_drv *drv)
+{
+	if (drv->dl && !getenv("GB_NO_DLCLOSE"))
+		dlclose(drv->dl);
+	gb_http_client_free(drv->http);
+	gb_kvs_free(&drv->options);
+	free(drv->name);
+	free(drv->path);
+	if (drv->job)
+		job_free(drv->job);
+	free(drv);
+}
+
+static void *init_main(void *arg)
+{
+	struct gb_drv_init_job *j = arg;
+	gb_drv *drv = j->drv;
+	void *stack = gb_drv_guard_thread_begin();
+	void *ctx = NULL;
+	gb_error e;
+	int rc, orphaned;
+
+	memset(&e, 0, sizeof(e));
+	rc = drv->d->init(&drv->host, &ctx, &e);
+	pthread_mutex_lock(&j->mu);
+	if (!j->abandoned) {
+		j->rc = rc;
+		j->ctx = ctx;
+		j->e = e;
+		j->done = 1;
+		pthread_cond_signal(&j->cv);
+		pthread_mutex_unlock(&j->mu);
+		gb_drv_guard_thread_end(stack);
+		return NULL; /* the loader joins */
+	}
+	pthread_mutex_unlock(&j->mu);
+	/* Too late: the driver was refused and nobody will ever use ctx.
+	 * drv stays valid: gb_drv_close leaves it to us until done. */
+	gb_log(GB_LOG_WARN, "drivers", "driver '%s': init returned (%s) after "
+	       "its %lld ms deadline; the driver stays unused until gpubroker "
+	       "restarts", drv->name, rc == 0 ? "success: calling its fini"
+	       : "failure", (long long)j->timeout_ms);
+	if (rc == 0)
+		drv->d->fini(ctx);
+	gb_drv_guard_thread_end(stack);
+	pthread_mutex_lock(&j->mu);
+	j->done = 1;
+	orphaned = j->orphaned;
+	pthread_mutex_unlock(&j->mu);
+	if (orphaned)
+		drv_free(drv); /* and j with it */
+	/* last: nothing of drv or j is touched after this */
+	__atomic_sub_fetch(&abandoned_running, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Runs drv's init in its own thread and waits up to timeout_ms.  0, or
+ * -1 with err (init's own failure, or the deadline). */
+static int run_init(gb_drv *drv, int64_t timeout_ms, char *err, size_t cap)
+{
+	struct gb_drv_init_job *j = gb_xcalloc(1, sizeof(*j));
+	pthread_condattr_t ca;
+	sigset_t block, old;
+	struct timespec dl;
+	int rc;
+
+	pthread_mutex_init(&j->mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&j->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	j->drv = drv;
+	j->timeout_ms = timeout_ms;
+	/* The thread starts with the stop signals blocked, so they reach
+	 * this thread and the guard's handler, even while init hangs. */
+	sigemptyset(&block);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	rc = pthread_create(&j->thread, NULL, init_main, j);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0) {
+		snprintf(err, cap, "driver '%s': cannot start a thread for its "
+		         "init: %s: the system is short of memory or threads",
+		         drv->name, strerror(rc));
+		job_free(j);
+		return -1;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &dl);
+	dl.tv_sec += (time_t)(timeout_ms / 1000);
+	dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	if (dl.tv_nsec >= 1000000000L) {
+		dl.tv_sec++;
+		dl.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&j->mu);
+	while (!j->done &&
+	       pthread_cond_timedwait(&j->cv, &j->mu, &dl) != ETIMEDOUT)
+		;
+	if (!j->done) {
+		j->abandoned = 1;
+		__atomic_add_fetch(&abandoned_running, 1, __ATOMIC_RELEASE);
+		pthread_mutex_unlock(&j->mu);
+		pthread_detach(j->thread);
+		drv->job = j;
+		snprintf(err, cap, "driver '%s': init did not return within "
+		         "%lld ms; it is left running in the background and the "
+		         "driver is not used: check what its init waits for (its "
+		         "endpoint, credentials, the network) or raise the "
+		         "driver's init_timeout_ms option", drv->name,
+		         (long long)timeout_ms);
+		return -1;
+	}
+	pthread_mutex_unlock(&j->mu);
+	pthread_join(j->thread, NULL);
+	rc = j->rc;
+	if (rc != 0) {
+		char *msg = gb_redact(j->e.message);
+		snprintf(err, cap, "driver '%s' failed to initialise: %s%s%s%s",
+		         drv->name, msg, j->e.code[0] ? " (" : "", j->e.code,
+		         j->e.code[0] ? ")" : "");
+		free(msg);
+	} else {
+		drv->ctx = j->ctx;
+	}
+	job_free(j);
+	return rc == 0 ? 0 : -1;
+}
+
 int gb_drv_init(gb_drv *drv, const gb_kvs *options, char *err, size_t cap)
 {
-	gb_error e;
 	gb_http_opts ho;
 	gb_kvs rates = {0};
-	int64_t n;
+	int64_t n, timeout_ms;
+	int rc = -1;
 
+	if (drv->job) {
+		snprintf(err, cap, "driver '%s': its earlier init was abandoned; "
+		         "restart gpubroker to load it again", drv->name);
+		return -1;
+	}
 	gb_kvs_free(&drv->options);
 	for (size_t i = 0; options && i < options->n; i++)
 		gb_kvs_set(&drv->options, options->keys[i], options->vals[i]);
@@ -322,6 +549,11 @@ int gb_drv_init(gb_drv *drv, const gb_kvs *options, char *err, size_t cap)
 		gb_kvs_set(&drv->options, "data_dir", gb_data_dir());
 	if (!gb_kvs_get(&drv->options, "bin_dir"))
 		gb_kvs_set(&drv->options, "bin_dir", gb_bin_dir());
+
+	/* from here on the driver's memory is read (default_rates,
+	 * options) and its code runs */
+	gb_drv_guard_enter(drv->name, drv->path, GB_DRV_PHASE_INIT);
+	gb_log(GB_LOG_INFO, "drivers", "initialising driver %s", drv->name);
 
 	/* Transport options: "rate.<class>" = "CAP/REFILL", "ca_file",
 	 * "ca_path", "http_attempts", "http_timeout_ms", "max_in_flight". */
@@ -346,6 +578,12 @@ int gb_drv_init(gb_drv *drv, const gb_kvs *options, char *err, size_t cap)
 	if (transport_int(drv, "backoff_cap_ms", 1, 3600000, &n, err, cap) != 0)
 		goto bad_option;
 	ho.backoff_cap_ms = n;
+	/* not a transport option, but read the same way */
+	if (transport_int(drv, "init_timeout_ms", 1, 3600000, &timeout_ms, err,
+	                  cap) != 0)
+		goto bad_option;
+	if (timeout_ms == 0)
+		timeout_ms = GB_DRV_INIT_TIMEOUT_MS;
 	for (size_t i = 0; i < drv->options.n; i++) {
 		double rc_cap, rc_refill;
 		const char *k = drv->options.keys[i], *val = drv->options.vals[i];
@@ -379,39 +617,42 @@ int gb_drv_init(gb_drv *drv, const gb_kvs *options, char *err, size_t cap)
 	drv->host.redact = host_redact;
 
 	warn_unknown_options(drv);
-	memset(&e, 0, sizeof(e));
-	if (drv->d->init(&drv->host, &drv->ctx, &e) != 0) {
-		char *msg = gb_redact(e.message);
-		snprintf(err, cap, "driver '%s' failed to initialise: %s%s%s%s",
-		         drv->name, msg, e.code[0] ? " (" : "", e.code,
-		         e.code[0] ? ")" : "");
-		free(msg);
+	drv->ctx = NULL;
+	if (run_init(drv, timeout_ms, err, cap) != 0) {
 		snprintf(drv->status, sizeof(drv->status), "%s", err);
 		drv->ctx = NULL;
-		return -1;
+		goto out;
 	}
 	drv->ready = 1;
 	snprintf(drv->status, sizeof(drv->status), "ready");
-	return 0;
+	rc = 0;
+	goto out;
 bad_option:
 	gb_kvs_free(&rates);
 	snprintf(drv->status, sizeof(drv->status), "%s", err);
-	return -1;
+out:
+	gb_drv_guard_leave();
+	return rc;
 }
 
 void gb_drv_close(gb_drv *drv)
 {
 	if (!drv)
 		return;
+	if (drv->job) {
+		struct gb_drv_init_job *j = drv->job;
+		int running;
+		pthread_mutex_lock(&j->mu);
+		running = !j->done;
+		if (running)
+			j->orphaned = 1;
+		pthread_mutex_unlock(&j->mu);
+		if (running)
+			return; /* its init thread frees it (see above) */
+	}
 	if (drv->ready && drv->d->fini)
 		drv->d->fini(drv->ctx);
-	if (drv->dl && !getenv("GB_NO_DLCLOSE"))
-		dlclose(drv->dl);
-	gb_http_client_free(drv->http);
-	gb_kvs_free(&drv->options);
-	free(drv->name);
-	free(drv->path);
-	free(drv);
+	drv_free(drv);
 }
 
 static void add_failed(gb_drivers *ds, const char *name, const char *path,

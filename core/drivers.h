@@ -2,13 +2,25 @@
  * drivers.h -- loading provider drivers (shared objects) and giving each
  * its host table.  See gpubroker/driver.h for the ABI itself.
  *
- * Loading refuses, naming the file and the reason: a file dlopen cannot
- * load, a missing gb_driver_entry symbol, an entry that returns NULL, an
- * ABI major mismatch, a descriptor shorter than the minor-0 layout, a
- * missing name, a name other than the configured one, and a NULL
- * mandatory method.  Optional methods are called only through
+ * Each driver is named in the log ("loading driver NAME from PATH",
+ * "initialising driver NAME", info level, flushed) before its code runs.
+ * Loading refuses, naming the file and the reason: a file that is not a
+ * complete ELF shared object for this machine (checked before dlopen, so
+ * a truncated copy is refused instead of killing the process with
+ * SIGBUS), a file dlopen cannot load, a missing gb_driver_entry symbol,
+ * an entry that returns NULL, an ABI major mismatch, a descriptor
+ * shorter than the minor-0 layout, a missing name, a name other than the
+ * configured one, and a NULL mandatory method.  Optional methods are called only through
  * GB_DRV_HAS(), which checks the driver's minor version, the descriptor's
  * size and the pointer.
+ *
+ * While a driver loads (dlopen, its constructors, the entry, init), a
+ * crash (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT), SIGTERM/SIGINT, or
+ * exit() ends the process with a line on stderr naming the driver and
+ * its file, and a non-zero status: the signal, or 1 for exit().  init
+ * runs in its own thread with a deadline, the host option
+ * init_timeout_ms (default 30000): past it the driver is refused and
+ * its init thread abandoned (see gb_drv_init).
  */
 #ifndef GB_DRIVERS_H
 #define GB_DRIVERS_H
@@ -33,6 +45,9 @@ typedef struct gb_drv {
 	gb_kvs options;
 	gb_host host;
 	gb_http_client *http;
+	/* set when init missed its deadline: that thread still owns this
+	 * gb_drv until init returns (gb_drv_close hands it over) */
+	struct gb_drv_init_job *job;
 } gb_drv;
 
 typedef struct gb_drivers {
@@ -59,9 +74,18 @@ int gb_drv_open(const char *path, const char *expect_name, gb_drv **out,
                 char *err, size_t cap);
 /* Build the host table and call init.  options are copied; "data_dir"
  * (shared data) and "bin_dir" (where gpubroker's executables are) are
- * added when absent.  0, or -1 with the driver's message in err. */
+ * added when absent.  init runs in a thread of its own, waited for up to
+ * the option init_timeout_ms (1..3600000, default 30000); past it the
+ * driver is refused ("init did not return within N ms") and the thread
+ * abandoned: it keeps drv alive until init returns, then calls fini on
+ * what a late successful init made.  0, or -1 with the driver's message
+ * (or the bad option, or the deadline) in err and drv->status. */
 int gb_drv_init(gb_drv *drv, const gb_kvs *options, char *err, size_t cap);
+/* Calls fini when ready, unloads and frees drv -- or, while an abandoned
+ * init still runs, leaves that to its thread. */
 void gb_drv_close(gb_drv *drv);
+/* How many abandoned init threads are still running. */
+size_t gb_drv_abandoned_inits(void);
 
 /* Load every driver in cfg (or the four shipped ones when cfg lists
  * none).  Drivers that fail to load or initialise stay in the list with

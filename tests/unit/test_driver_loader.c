@@ -1,16 +1,21 @@
 /* test_driver_loader.c -- the loader refuses broken drivers, naming the
  * file and the reason; optional methods are used only when the driver's
- * minor version and descriptor size allow.  The fake drivers are built
- * from tests/drivers/fake/ into $GB_BUILD/tests/fakedrv/. */
+ * minor version and descriptor size allow; a file that is not a complete
+ * ELF shared object for this machine is refused before dlopen; init has
+ * a deadline.  The fake drivers are built from tests/drivers/fake/ into
+ * $GB_BUILD/tests/fakedrv/.  (Crashes, exit() and SIGTERM while loading
+ * end the process: tests/integration/driver_loading.sh covers them.) */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <elf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "drivers.h"
@@ -170,6 +175,11 @@ static void test_bad_transport_options(void **state)
 		{"rate.RunInstances", "fast", "option rate.RunInstances: expected "
 		                              "CAPACITY/REFILL_PER_SECOND"},
 		{"rate.Describe", "5/0", "found \"5/0\""},
+		{"init_timeout_ms", "0", "option init_timeout_ms: expected a "
+		                         "whole number from 1 to 3600000, found "
+		                         "\"0\""},
+		{"init_timeout_ms", "3600001", "option init_timeout_ms"},
+		{"init_timeout_ms", "30s", "found \"30s\""},
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -200,6 +210,7 @@ static void test_bad_transport_options(void **state)
 		gb_kvs_set(&opts, "rate.RunInstances", "5/2.5");
 		gb_kvs_set(&opts, "rate.Describe", "off");
 		gb_kvs_set(&opts, "rate.default", "0");
+		gb_kvs_set(&opts, "init_timeout_ms", "3600000");
 		assert_int_equal(gb_drv_init(drv, &opts, err, sizeof(err)), 0);
 		gb_kvs_free(&opts);
 		gb_drv_close(drv);
@@ -269,6 +280,7 @@ static void test_unknown_option_warned(void **state)
 	gb_kvs_set(&opts, "rate.fake-a", "1/1");
 	gb_kvs_set(&opts, "ca_file", "/dev/null");
 	gb_kvs_set(&opts, "state_dir", "/tmp");
+	gb_kvs_set(&opts, "init_timeout_ms", "5000");
 	gb_kvs_set(&opts, "knwon", "1");
 	gb_kvs_set(&opts, "image.", "x");
 	gb_log_set_file(f);
@@ -288,8 +300,339 @@ static void test_unknown_option_warned(void **state)
 	assert_null(strstr(buf, "option rate.fake-a"));
 	assert_null(strstr(buf, "option ca_file"));
 	assert_null(strstr(buf, "option state_dir"));
+	assert_null(strstr(buf, "option init_timeout_ms"));
+	/* the host's own options are listed, the loader's deadline too */
+	assert_non_null(strstr(buf, "backoff_cap_ms, init_timeout_ms"));
 	gb_kvs_free(&opts);
 	gb_drv_close(drv);
+}
+
+/* ---- the ELF check before dlopen ---- */
+
+static char tmpdir[512];
+
+static void make_tmpdir(void)
+{
+	const char *t = getenv("TMPDIR");
+	snprintf(tmpdir, sizeof(tmpdir), "%s/gbloader.XXXXXX",
+	         t && *t ? t : "/tmp");
+	assert_non_null(mkdtemp(tmpdir));
+}
+
+static void remove_tmpdir(void)
+{
+	char cmd[600];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* Writes n bytes of data to tmpdir/name; returns the path (static). */
+static const char *write_tmp(const char *name, const void *data, size_t n)
+{
+	static char p[600];
+	FILE *f;
+	snprintf(p, sizeof(p), "%s/%s", tmpdir, name);
+	f = fopen(p, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(data, 1, n, f), n);
+	assert_int_equal(fclose(f), 0);
+	return p;
+}
+
+/* gb_drv_open refuses p with a message naming it and saying why. */
+static void refused_file(const char *p, const char *reason)
+{
+	gb_drv *drv = (gb_drv *)1;
+	char err[600] = "";
+	assert_int_equal(gb_drv_open(p, "fake", &drv, err, sizeof(err)), -1);
+	assert_null(drv);
+	if (!strstr(err, p))
+		fail_msg("error does not name the file %s: %s", p, err);
+	if (!strstr(err, reason))
+		fail_msg("error lacks \"%s\": %s", reason, err);
+}
+
+#if UINTPTR_MAX > 0xffffffffu
+typedef Elf64_Ehdr t_ehdr;
+typedef Elf64_Phdr t_phdr;
+#else
+typedef Elf32_Ehdr t_ehdr;
+typedef Elf32_Phdr t_phdr;
+#endif
+
+/* A good driver file, and copies of it broken in one way each. */
+static void test_elf_check_refusals(void **state)
+{
+	char *img, err[600];
+	size_t len;
+	t_ehdr eh, bad;
+	uint64_t load_end = 0;
+	gb_drv *drv = NULL;
+	char *copy;
+	struct stat st;
+	static const char garbage[] = "#!/bin/sh\necho this is not a driver\n";
+	(void)state;
+	make_tmpdir();
+	assert_int_equal(gb_read_file(fake("fake_good"), 64 << 20, &img, &len),
+	                 0);
+	assert_true(len > sizeof(eh));
+	memcpy(&eh, img, sizeof(eh));
+	for (unsigned i = 0; i < eh.e_phnum; i++) {
+		t_phdr ph;
+		memcpy(&ph, img + eh.e_phoff + (size_t)i * sizeof(ph), sizeof(ph));
+		if (ph.p_type == PT_LOAD && ph.p_offset + ph.p_filesz > load_end)
+			load_end = ph.p_offset + ph.p_filesz;
+	}
+	assert_true(load_end > 4096 && load_end <= len);
+	/* the section headers come after the segments in what ld makes */
+	assert_true(eh.e_shoff >= load_end);
+
+	/* control: an unbroken copy loads */
+	copy = gb_xstrdup(write_tmp("good.so", img, len));
+	assert_int_equal(gb_drv_open(copy, "fake", &drv, err, sizeof(err)), 0);
+	gb_drv_close(drv);
+	free(copy);
+
+	refused_file(write_tmp("empty.so", "", 0), "cannot load: the file is "
+	             "empty (0 bytes), not an ELF shared object");
+	refused_file(write_tmp("short.so", "\177EL", 3), "the file is too "
+	             "short (3 bytes)");
+	refused_file(write_tmp("garbage.so", garbage, sizeof(garbage) - 1),
+	             "cannot load: not an ELF file (it does not start with "
+	             "\\177ELF");
+	refused_file(write_tmp("header.so", img, 40), "truncated: the file has "
+	             "40 bytes, fewer than the");
+	/* truncated: inside the last loadable segment (the SIGBUS case), in
+	 * the program header table, in the section header table */
+	refused_file(write_tmp("trunc.so", img, load_end - 1),
+	             "truncated: the loadable segment of program header");
+	refused_file(write_tmp("trunc_ph.so", img,
+	                       eh.e_phoff + sizeof(t_phdr)),
+	             "truncated: the program header table ends at byte");
+	refused_file(write_tmp("trunc_sh.so", img, eh.e_shoff + 1),
+	             "truncated: the section header table ends at byte");
+
+	bad = eh;
+	bad.e_ident[EI_CLASS] = bad.e_ident[EI_CLASS] == ELFCLASS64 ? ELFCLASS32
+	                                                            : ELFCLASS64;
+	memcpy(img, &bad, sizeof(bad));
+	refused_file(write_tmp("class.so", img, len),
+	             bad.e_ident[EI_CLASS] == ELFCLASS32
+	                     ? "a 32-bit ELF file, but this gpubroker is 64-bit"
+	                     : "a 64-bit ELF file, but this gpubroker is 32-bit");
+	bad = eh;
+	bad.e_ident[EI_DATA] = bad.e_ident[EI_DATA] == ELFDATA2LSB ? ELFDATA2MSB
+	                                                           : ELFDATA2LSB;
+	memcpy(img, &bad, sizeof(bad));
+	refused_file(write_tmp("endian.so", img, len), "-endian ELF file, but "
+	             "this machine is");
+	bad = eh;
+	bad.e_machine = eh.e_machine == EM_AARCH64 ? EM_X86_64 : EM_AARCH64;
+	memcpy(img, &bad, sizeof(bad));
+	refused_file(write_tmp("machine.so", img, len),
+	             eh.e_machine == EM_AARCH64
+	                     ? "built for x86-64 (machine 62), but this "
+	                       "gpubroker runs on AArch64 (machine 183)"
+	                     : "built for AArch64 (machine 183), but this "
+	                       "gpubroker runs on");
+	bad = eh;
+	bad.e_type = ET_EXEC;
+	memcpy(img, &bad, sizeof(bad));
+	refused_file(write_tmp("exec.so", img, len), "not a shared object (the "
+	             "ELF file is an executable): build the driver with "
+	             "-shared");
+	bad.e_type = ET_REL;
+	memcpy(img, &bad, sizeof(bad));
+	refused_file(write_tmp("obj.so", img, len), "a relocatable object");
+	memcpy(img, &eh, sizeof(eh));
+
+	/* not a regular file */
+	refused_file(tmpdir, "not a regular file (a directory)");
+	assert_int_equal(stat("/dev/null", &st), 0);
+	refused_file("/dev/null", "not a regular file (a device");
+	free(img);
+	remove_tmpdir();
+}
+
+/* ---- logging each driver before its code runs ---- */
+
+static FILE *capture_start(gb_log_level *saved)
+{
+	FILE *f = tmpfile();
+	assert_non_null(f);
+	*saved = gb_log_get_level();
+	gb_log_set_level(GB_LOG_INFO);
+	gb_log_set_file(f);
+	return f;
+}
+
+/* Stops capturing; returns what was logged (caller frees). */
+static char *capture_end(FILE *f, gb_log_level saved)
+{
+	char *buf = calloc(1, 65536);
+	size_t n;
+	assert_non_null(buf);
+	gb_log_set_file(NULL);
+	gb_log_set_level(saved);
+	rewind(f);
+	n = fread(buf, 1, 65535, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static size_t count(const char *hay, const char *needle)
+{
+	size_t n = 0;
+	for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+static void test_each_driver_logged_before_loading(void **state)
+{
+	gb_log_level lvl;
+	FILE *f;
+	char *log, want[700], err[600];
+	gb_drv *drv = NULL;
+	gb_kvs opts = {0};
+	(void)state;
+	f = capture_start(&lvl);
+	assert_int_equal(gb_drv_open(fake("fake_good"), "fake", &drv, err,
+	                             sizeof(err)), 0);
+	assert_int_equal(gb_drv_init(drv, &opts, err, sizeof(err)), 0);
+	gb_drv_close(drv);
+	/* refused by the ELF check: still named first */
+	assert_int_equal(gb_drv_open("/nonexistent/x.so", NULL, &drv, err,
+	                             sizeof(err)), -1);
+	log = capture_end(f, lvl);
+	snprintf(want, sizeof(want), "info  drivers: loading driver fake from "
+	         "%s\n", fake("fake_good"));
+	assert_non_null(strstr(log, want));
+	assert_non_null(strstr(log, "info  drivers: initialising driver fake\n"));
+	assert_true(strstr(log, want) <
+	            strstr(log, "initialising driver fake"));
+	assert_non_null(strstr(log, "loading driver x from /nonexistent/x.so"));
+	free(log);
+}
+
+/* ---- init's deadline ---- */
+
+/* Waits (polling, up to 20 s) until only `base` abandoned inits run
+ * (those of hanging drivers other tests left behind). */
+static void wait_abandoned_done(size_t base)
+{
+	int64_t until = gb_mono_ms() + 20000;
+	while (gb_drv_abandoned_inits() > base && gb_mono_ms() < until)
+		gb_sleep_ms(5);
+	assert_int_equal(gb_drv_abandoned_inits(), base);
+}
+
+/* Opens fake_init_slow and inits it with sleep_ms and a deadline;
+ * returns gb_drv_init's result and how long it took. */
+static int slow_init(gb_drv **drv, const char *sleep_ms, const char *fail,
+                     const char *deadline, char *err, size_t cap,
+                     int64_t *took)
+{
+	gb_kvs opts = {0};
+	int rc;
+	int64_t t0;
+	assert_int_equal(gb_drv_open(fake("fake_init_slow"), "init_slow", drv,
+	                             err, cap), 0);
+	gb_kvs_set(&opts, "sleep_ms", sleep_ms);
+	if (fail)
+		gb_kvs_set(&opts, "fail", fail);
+	if (deadline)
+		gb_kvs_set(&opts, "init_timeout_ms", deadline);
+	t0 = gb_mono_ms();
+	rc = gb_drv_init(*drv, &opts, err, cap);
+	*took = gb_mono_ms() - t0;
+	gb_kvs_free(&opts);
+	return rc;
+}
+
+/* Past the deadline the driver is refused at once, naming it and the
+ * deadline; the init that returns later (success) gets fini exactly once
+ * from its own thread, whether the driver was closed before (the thread
+ * frees it) or after. */
+static void test_init_deadline_refuses(void **state)
+{
+	(void)state;
+	/* control: within its deadline it is ready, with fini once */
+	{
+		gb_drv *drv = NULL;
+		char err[600], *log;
+		int64_t took;
+		gb_log_level lvl;
+		FILE *f = capture_start(&lvl);
+		assert_int_equal(slow_init(&drv, "20", NULL, "10000", err,
+		                           sizeof(err), &took), 0);
+		assert_true(drv->ready);
+		assert_string_equal(drv->status, "ready");
+		assert_null(drv->job);
+		gb_drv_close(drv);
+		log = capture_end(f, lvl);
+		assert_int_equal(count(log, "init_slow: fini"), 1);
+		free(log);
+	}
+	for (int close_first = 0; close_first < 2; close_first++) {
+		gb_drv *drv = NULL;
+		char err[600] = "", *log;
+		int64_t took;
+		gb_log_level lvl;
+		size_t base = gb_drv_abandoned_inits();
+		FILE *f = capture_start(&lvl);
+		assert_int_equal(slow_init(&drv, "1500", NULL, "100", err,
+		                           sizeof(err), &took), -1);
+		if (!strstr(err, "driver 'init_slow': init did not return "
+		                 "within 100 ms; it is left running") ||
+		    !strstr(err, "raise the driver's init_timeout_ms option"))
+			fail_msg("unexpected error: %s", err);
+		/* waited for the deadline, not for init */
+		if (took < 90 || took >= 1200)
+			fail_msg("gb_drv_init took %lld ms", (long long)took);
+		assert_false(drv->ready);
+		assert_null(drv->ctx);
+		assert_string_equal(drv->status, err);
+		assert_int_equal(gb_drv_abandoned_inits(), base + 1);
+		if (close_first) {
+			gb_drv_close(drv); /* the thread frees it */
+			wait_abandoned_done(base);
+		} else {
+			wait_abandoned_done(base);
+			gb_drv_close(drv);
+		}
+		log = capture_end(f, lvl);
+		assert_int_equal(count(log, "init_slow: fini"), 1);
+		assert_non_null(strstr(log, "driver 'init_slow': init returned "
+		                            "(success: calling its fini) after "
+		                            "its 100 ms deadline"));
+		free(log);
+	}
+}
+
+/* A late failure: no fini (init made nothing). */
+static void test_init_deadline_late_failure(void **state)
+{
+	gb_drv *drv = NULL;
+	char err[600] = "", *log;
+	int64_t took;
+	gb_log_level lvl;
+	size_t base = gb_drv_abandoned_inits();
+	FILE *f;
+	(void)state;
+	f = capture_start(&lvl);
+	assert_int_equal(slow_init(&drv, "300", "1", "50", err, sizeof(err),
+	                           &took), -1);
+	assert_non_null(strstr(err, "init did not return within 50 ms"));
+	assert_int_equal(gb_drv_abandoned_inits(), base + 1);
+	gb_drv_close(drv);
+	wait_abandoned_done(base);
+	log = capture_end(f, lvl);
+	assert_int_equal(count(log, "init_slow: fini"), 0);
+	assert_non_null(strstr(log, "init returned (failure) after its 50 ms "
+	                            "deadline"));
+	free(log);
 }
 
 /* Loading a config with a broken driver keeps going: the others load,
@@ -319,6 +662,54 @@ static void test_load_list_keeps_going(void **state)
 	free(cfg.drivers);
 }
 
+/* A config with a truncated driver and one whose init never returns
+ * (init_timeout_ms 200): both are listed with their reasons, the good
+ * one is ready, and loading does not wait for the hanging init. */
+static void test_load_list_bad_files(void **state)
+{
+	gb_config cfg;
+	gb_drivers ds;
+	char good[512], hang[512], trunc[600], *img;
+	size_t len;
+	int64_t t0, took;
+	(void)state;
+	make_tmpdir();
+	snprintf(good, sizeof(good), "%s", fake("fake_good"));
+	snprintf(hang, sizeof(hang), "%s", fake("fake_init_hang"));
+	assert_int_equal(gb_read_file(good, 64 << 20, &img, &len), 0);
+	snprintf(trunc, sizeof(trunc), "%s", write_tmp("trunc.so", img,
+	                                               len / 2));
+	free(img);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.ndrivers = 3;
+	cfg.drivers = calloc(3, sizeof(gb_driver_cfg));
+	cfg.drivers[0].name = (char *)"cut";
+	cfg.drivers[0].path = trunc;
+	cfg.drivers[1].name = (char *)"init_hang";
+	cfg.drivers[1].path = hang;
+	gb_kvs_set(&cfg.drivers[1].options, "init_timeout_ms", "200");
+	cfg.drivers[2].name = (char *)"fake";
+	cfg.drivers[2].path = good;
+	t0 = gb_mono_ms();
+	assert_int_equal(gb_drivers_load(&ds, &cfg), 1);
+	took = gb_mono_ms() - t0;
+	if (took >= 5000)
+		fail_msg("loading took %lld ms", (long long)took);
+	assert_int_equal(ds.n, 3);
+	assert_true(gb_drivers_find(&ds, "fake")->ready);
+	assert_false(gb_drivers_find(&ds, "cut")->ready);
+	assert_non_null(strstr(gb_drivers_find(&ds, "cut")->status,
+	                       ": cannot load: truncated:"));
+	assert_false(gb_drivers_find(&ds, "init_hang")->ready);
+	assert_non_null(strstr(gb_drivers_find(&ds, "init_hang")->status,
+	                       "init did not return within 200 ms"));
+	/* the hanging init keeps its gb_drv: freeing the list must not */
+	gb_drivers_free(&ds);
+	gb_kvs_free(&cfg.drivers[1].options);
+	free(cfg.drivers);
+	remove_tmpdir();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -336,6 +727,11 @@ int main(void)
 		cmocka_unit_test(test_default_rates),
 		cmocka_unit_test(test_unknown_option_warned),
 		cmocka_unit_test(test_load_list_keeps_going),
+		cmocka_unit_test(test_elf_check_refusals),
+		cmocka_unit_test(test_each_driver_logged_before_loading),
+		cmocka_unit_test(test_init_deadline_refuses),
+		cmocka_unit_test(test_init_deadline_late_failure),
+		cmocka_unit_test(test_load_list_bad_files),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
