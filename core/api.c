@@ -171,6 +171,8 @@ static int authenticate(gb_api_req *r)
 		             "the bearer token is not valid for this broker");
 		return -1;
 	}
+	free(r->actor_copy); /* authenticated on the connection thread */
+	free(r->team_copy);  /* first (gb_api_run_now), then here */
 	r->actor_copy = gb_xstrdup(hit->name);
 	r->team_copy = hit->team ? gb_xstrdup(hit->team) : NULL;
 	r->actor = r->actor_copy;
@@ -390,4 +392,28 @@ void gb_api_run(gb_api_req *r)
 		             "request body larger than %u bytes", GB_API_MAX_BODY);
 	else
 		route(r);
+}
+
+int gb_api_run_now(gb_api_req *r)
+{
+	int metrics = strcmp(r->path, "/metrics") == 0, done = 0;
+	if (strcmp(r->method, "GET") != 0 || r->too_big ||
+	    (!metrics && strcmp(r->path, "/v1/pools") != 0))
+		return 0;
+	/* a reload holds the write lock: not now */
+	if (pthread_rwlock_tryrdlock(&r->d->cfg_lock) != 0)
+		return 0;
+	if (authenticate(r) != 0) {
+		done = 1; /* the 401 (GETs are not audited) */
+	} else if (metrics) {
+		if ((r->text = gb_metrics_render_now(r->d)) != NULL) {
+			r->content_type = "text/plain; version=0.0.4";
+			r->status = 200;
+			done = 1;
+		}
+	} else {
+		done = gb_api_pools_list_now(r);
+	}
+	pthread_rwlock_unlock(&r->d->cfg_lock);
+	return done;
 }

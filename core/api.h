@@ -124,6 +124,11 @@ void gb_api_metrics(gb_daemon *d, gb_buf *b);
 /* Handler side of a request (api.c): route, run and audit it.  Called by
  * the handler threads with the config read lock held. */
 void gb_api_run(gb_api_req *r);
+/* On the connection thread: answer GET /v1/pools and GET /metrics from
+ * their snapshots when that needs no waiting (no store, no lock held
+ * by another).  1 answered (r->status set), 0 leave it to a handler
+ * thread. */
+int gb_api_run_now(gb_api_req *r);
 /* Audit a refused or accepted mutation (api.c); no-op for others. */
 void gb_api_audit_request(gb_api_req *r);
 
@@ -170,6 +175,9 @@ void gb_api_reload_offers(gb_api_req *r);
 
 /* Endpoint handlers (return after setting r->status and r->resp). */
 void gb_api_pools_list(gb_api_req *r);
+/* GET /v1/pools from the current snapshot without waiting: 1 answered,
+ * 0 not now (run gb_api_pools_list on a handler thread). */
+int gb_api_pools_list_now(gb_api_req *r);
 void gb_api_pool_get(gb_api_req *r, const char *name);
 void gb_api_pool_put(gb_api_req *r, const char *name);
 void gb_api_pool_delete(gb_api_req *r, const char *name);

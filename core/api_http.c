@@ -9,8 +9,9 @@
  * complete its connection is suspended and the request queued for one of
  * `daemon.api_workers` handler threads, which runs it (config read lock
  * held), audits it and resumes the connection; the connection thread
- * then sends the answer.  Only /healthz and /readyz are answered on the
- * connection thread.  A long poll (GET /v1/events?wait=N) whose answer
+ * then sends the answer.  Only /healthz, /readyz, and GET /v1/pools and
+ * /metrics while their snapshots are current (gb_api_run_now: nothing
+ * to wait for), are answered on the connection thread.  A long poll (GET /v1/events?wait=N) whose answer
  * is empty does not keep its handler thread: it parks (the connection
  * stays suspended, the request on a list sorted by deadline) until an
  * event of its pool or its deadline puts it back on the run queue.  So
@@ -589,6 +590,11 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn,
 		if (is_probe(r)) {
 			/* no store, no config: answered right here */
 			gb_api_run(r);
+			r->phase = GB_REQ_DONE;
+			return send_response(r);
+		}
+		if (gb_api_run_now(r)) {
+			/* a snapshot, ready: answered right here too */
 			r->phase = GB_REQ_DONE;
 			return send_response(r);
 		}

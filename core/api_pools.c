@@ -266,7 +266,41 @@ static pools_snap *snap_get(gb_daemon *d)
 	}
 }
 
+/* The snapshot if it may be served without waiting for anything: it is
+ * current and no version check is due (NULL: leave the request to a
+ * handler thread, which checks, or rebuilds). */
+static pools_snap *snap_now(gb_daemon *d)
+{
+	pools_snap *s = NULL;
+	pthread_mutex_lock(&snap_mu);
+	if (d->pools_cache && d->pools_gen == pools_gen_now(d) &&
+	    gb_mono_ms() - d->pools_at_ms < POOLS_CHECK_MS) {
+		s = (pools_snap *)(void *)d->pools_cache;
+		s->refs++;
+	}
+	pthread_mutex_unlock(&snap_mu);
+	return s;
+}
+
+static void pools_list(gb_api_req *r, pools_snap *given);
+
 void gb_api_pools_list(gb_api_req *r)
+{
+	pools_list(r, NULL);
+}
+
+int gb_api_pools_list_now(gb_api_req *r)
+{
+	pools_snap *s = snap_now(r->d);
+	if (!s)
+		return 0;
+	pools_list(r, s);
+	return 1;
+}
+
+/* One page of the list from snapshot `given` (NULL: get one, waiting
+ * if need be). */
+static void pools_list(gb_api_req *r, pools_snap *given)
 {
 	const char *team = gb_api_query(r, "team");
 	const char *after = gb_api_query(r, "after");
@@ -281,9 +315,11 @@ void gb_api_pools_list(gb_api_req *r)
 
 	if (lim && (gb_parse_int64(lim, &limit) != 0 || limit < 1 || limit > 1000)) {
 		gb_api_error(r, 400, "BadQuery", "limit must be 1..1000");
+		if (given)
+			snap_release(given);
 		return;
 	}
-	s = snap_get(r->d);
+	s = given ? given : snap_get(r->d);
 	/* the page: visible pools after `after`, at most limit; next_after
 	 * names the page's last pool when more follow */
 	pick = gb_xmalloc((size_t)limit * sizeof(*pick));

@@ -134,6 +134,9 @@ void gb_api_quiesce(gb_daemon *d);
 void gb_api_stop(gb_daemon *d);
 /* metrics.c: the Prometheus text (new string, caller frees). */
 char *gb_metrics_render(gb_daemon *d);
+/* The same when it is ready without waiting for the store (the store's
+ * part current, no version check due); else NULL. */
+char *gb_metrics_render_now(gb_daemon *d);
 void gb_metrics_api(gb_daemon *d, double secs, unsigned status);
 
 #endif

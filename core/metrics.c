@@ -386,9 +386,32 @@ static metrics_text *text_get(gb_daemon *d, int64_t now, int *due)
 	return t;
 }
 
-char *gb_metrics_render(gb_daemon *d)
+/* The published text plus the live part (new string, caller frees). */
+static char *render_with(gb_daemon *d, metrics_text *t)
 {
 	gb_buf b = GB_BUF_INIT;
+	/* one allocation: under 50 connections every realloc was a turn
+	 * at a contended malloc arena */
+	gb_buf_reserve(&b, t->len + LIVE_TEXT_GUESS);
+	gb_buf_append(&b, t->s, t->len);
+	text_release(t);
+	render_live(d, &b);
+	return gb_buf_take(&b);
+}
+
+char *gb_metrics_render_now(gb_daemon *d)
+{
+	int due;
+	metrics_text *t = text_get(d, gb_mono_ms(), &due);
+	if (t && due) {
+		text_release(t);
+		t = NULL;
+	}
+	return t ? render_with(d, t) : NULL;
+}
+
+char *gb_metrics_render(gb_daemon *d)
+{
 	int64_t now = gb_mono_ms();
 	int due;
 	metrics_text *t = text_get(d, now, &due);
@@ -402,11 +425,5 @@ char *gb_metrics_render(gb_daemon *d)
 	} else if (due) {
 		check(d, now);
 	}
-	/* one allocation: under 50 connections every realloc was a turn
-	 * at a contended malloc arena */
-	gb_buf_reserve(&b, t->len + LIVE_TEXT_GUESS);
-	gb_buf_append(&b, t->s, t->len);
-	text_release(t);
-	render_live(d, &b);
-	return gb_buf_take(&b);
+	return render_with(d, t);
 }
