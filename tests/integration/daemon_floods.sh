@@ -15,12 +15,7 @@
 #     daemon.state_size_warning.
 . "$GB_SRC/tests/lib/integration.sh"
 
-PY=/usr/bin/python3
-[ -x $PY ] || { echo "SKIP: /usr/bin/python3 is missing"; exit 77; }
-if ! $PY -c 'import socket; s = socket.socket(); s.bind(("127.0.0.3", 0))' 2>/dev/null; then
-	echo "SKIP: cannot bind 127.0.0.3 (the test needs several loopback addresses)"
-	exit 77
-fi
+need_loopback_clients
 export GPUBROKER_INVENTORY=${GPUBROKER_INVENTORY:-$GB_SRC/examples/demo-inventory.yaml}
 export GPUBROKER_RECONCILE_PERIOD=60s # passes happen on request only
 BASE=$CONF

@@ -175,6 +175,18 @@ write_spec() {
 	} >"$_f"
 }
 
+# need_loopback_clients: a test that connects from addresses of its
+# own (127.0.0.2 and up, to stand for other clients) needs python3 and
+# those addresses; else it is skipped, saying why.  Sets PY.
+need_loopback_clients() {
+	PY=/usr/bin/python3
+	[ -x $PY ] || { echo "SKIP: /usr/bin/python3 is missing"; exit 77; }
+	if ! $PY -c 'import socket; s = socket.socket(); s.bind(("127.0.0.2", 0))' 2>/dev/null; then
+		echo "SKIP: cannot bind 127.0.0.2 (the test stands for other clients with loopback addresses of their own)"
+		exit 77
+	fi
+}
+
 # gb_spec_json FILE: a spec file as the JSON the API takes (Debian's
 # python3-yaml; make deps installs it)
 gb_spec_json() {

@@ -80,4 +80,25 @@ static __attribute__((unused)) int fake_terminate(void *ctx, const gb_instance_r
 	.create = fake_create, .describe = fake_describe,                \
 	.terminate = fake_terminate
 
+/* A whole fake driver named NAME whose init and fini are INIT and FINI
+ * (the other methods: the fakes above): its descriptor and its exported
+ * entry. */
+#define FAKE_DRIVER(NAME, INIT, FINI)                                     \
+	static const gb_driver fake_desc = {                              \
+		.abi_major = GB_DRIVER_ABI_MAJOR,                         \
+		.abi_minor = GB_DRIVER_ABI_MINOR,                         \
+		.struct_size = sizeof(gb_driver),                         \
+		.name = NAME,                                             \
+		.version = "1",                                           \
+		.init = INIT, .fini = FINI, .list_offers = fake_list,     \
+		.create = fake_create, .describe = fake_describe,         \
+		.terminate = fake_terminate,                              \
+	};                                                                \
+	GB_DRIVER_EXPORT const gb_driver *gb_driver_entry(uint32_t major); \
+	GB_DRIVER_EXPORT const gb_driver *gb_driver_entry(uint32_t major) \
+	{                                                                 \
+		(void)major;                                              \
+		return &fake_desc;                                        \
+	}
+
 #endif

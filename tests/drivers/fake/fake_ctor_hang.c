@@ -12,18 +12,4 @@ __attribute__((constructor)) static void stuck(void)
 		nanosleep(&ts, NULL);
 }
 
-static const gb_driver desc = {
-	.abi_major = GB_DRIVER_ABI_MAJOR,
-	.abi_minor = GB_DRIVER_ABI_MINOR,
-	.struct_size = sizeof(gb_driver),
-	.name = "ctor_hang",
-	.version = "1",
-	FAKE_METHODS,
-};
-
-GB_DRIVER_EXPORT const gb_driver *gb_driver_entry(uint32_t host_major);
-GB_DRIVER_EXPORT const gb_driver *gb_driver_entry(uint32_t host_major)
-{
-	(void)host_major;
-	return &desc;
-}
+FAKE_DRIVER("ctor_hang", fake_init, fake_fini)

@@ -26,20 +26,4 @@ static int overflow_init(const gb_host *host, void **out, gb_error *err)
 	return deep(0) == 42 ? 0 : -1;
 }
 
-static const gb_driver desc = {
-	.abi_major = GB_DRIVER_ABI_MAJOR,
-	.abi_minor = GB_DRIVER_ABI_MINOR,
-	.struct_size = sizeof(gb_driver),
-	.name = "init_overflow",
-	.version = "1",
-	.init = overflow_init, .fini = fake_fini, .list_offers = fake_list,
-	.create = fake_create, .describe = fake_describe,
-	.terminate = fake_terminate,
-};
-
-GB_DRIVER_EXPORT const gb_driver *gb_driver_entry(uint32_t host_major);
-GB_DRIVER_EXPORT const gb_driver *gb_driver_entry(uint32_t host_major)
-{
-	(void)host_major;
-	return &desc;
-}
+FAKE_DRIVER("init_overflow", overflow_init, fake_fini)

@@ -35,20 +35,4 @@ static void slow_fini(void *ctx)
 	free(c);
 }
 
-static const gb_driver desc = {
-	.abi_major = GB_DRIVER_ABI_MAJOR,
-	.abi_minor = GB_DRIVER_ABI_MINOR,
-	.struct_size = sizeof(gb_driver),
-	.name = "init_slow",
-	.version = "1",
-	.init = slow_init, .fini = slow_fini, .list_offers = fake_list,
-	.create = fake_create, .describe = fake_describe,
-	.terminate = fake_terminate,
-};
-
-GB_DRIVER_EXPORT const gb_driver *gb_driver_entry(uint32_t host_major);
-GB_DRIVER_EXPORT const gb_driver *gb_driver_entry(uint32_t host_major)
-{
-	(void)host_major;
-	return &desc;
-}
+FAKE_DRIVER("init_slow", slow_init, slow_fini)
