@@ -779,12 +779,11 @@ static void srv_stop_threads(gb_api_srv *s)
 	pthread_cond_broadcast(&s->work_cv);
 	pthread_cond_broadcast(&s->timer_cv);
 	pthread_mutex_unlock(&s->mu);
+	/* nworkers stays as it is: /metrics may still read it */
 	for (int i = 0; i < s->nworkers; i++)
 		pthread_join(s->workers[i], NULL);
-	s->nworkers = 0;
 	if (s->timer_started)
 		pthread_join(s->timer, NULL);
-	s->timer_started = 0;
 }
 
 int gb_api_start(gb_daemon *d, char *err, size_t cap)
