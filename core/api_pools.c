@@ -524,14 +524,23 @@ void gb_api_pool_diff(gb_api_req *r, const char *name)
 
 void gb_api_pool_delete(gb_api_req *r, const char *name)
 {
+	gb_engine_result res;
+	int rc;
 	if (!gb_api_pool_visible(r, name))
 		return;
-	gb_store_pool_set_state(r->d->store, name, "destroying", "user");
-	gb_store_event(r->d->store, name, NULL, "destroying",
-	               "destroy requested by %s", r->actor);
+	rc = gb_engine_request_destroy(r->d->eng, name, "user", r->actor, &res);
+	if (rc != 0) {
+		if (rc == 1)
+			r->retry_after_s = 5;
+		gb_api_error(r, rc == 1 ? 503 : 422,
+		             rc == 1 ? "StoreUnavailable" : "Refused", "%s",
+		             res.message);
+		gb_engine_result_free(&res);
+		return;
+	}
 	pools_changed();
 	gb_daemon_enqueue(r->d, GB_JOB_DESTROY, name, "user");
-	r->resp = gb_engine_pool_json(r->d->eng, name);
+	r->resp = res.pool;
 	r->status = 202;
 }
 

@@ -186,10 +186,13 @@ static void *worker_main(void *arg)
 			if (res.created || res.replaced)
 				gb_daemon_watch(d, j->pool, GB_WATCH_FIRST_MS);
 		} else {
-			if (gb_engine_destroy_step(d->eng, j->pool, j->reason,
-			                           &res) == 0)
+			int drc = gb_engine_destroy_step(d->eng, j->pool,
+			                                 j->reason, &res);
+			if (drc == 0)
 				/* confirm within seconds, not at the next pass */
 				gb_daemon_watch(d, j->pool, GB_WATCH_FIRST_MS);
+			else if (drc < 0 && res.message[0])
+				gb_log(GB_LOG_WARN, "daemon", "%s", res.message);
 		}
 		pthread_rwlock_unlock(&d->cfg_lock);
 		gb_engine_result_free(&res);

@@ -32,6 +32,8 @@ gb_engine *gb_engine_new(const gb_engine_opts *o)
 	pthread_mutex_init(&e->locks_mu, NULL);
 	pthread_mutex_init(&e->stats_mu, NULL);
 	pthread_mutex_init(&e->kept_mu, NULL);
+	pthread_mutex_init(&e->pend_mu, NULL);
+	pthread_mutex_init(&e->settle_mu, NULL);
 	return e;
 }
 
@@ -39,6 +41,7 @@ void gb_engine_free(gb_engine *e)
 {
 	if (!e)
 		return;
+	gb_engine__drop_pending(e);
 	while (e->locks) {
 		pool_lock *l = e->locks;
 		e->locks = l->next;
@@ -50,6 +53,8 @@ void gb_engine_free(gb_engine *e)
 	pthread_mutex_destroy(&e->stats_mu);
 	gb_engine__drop_kept(e);
 	pthread_mutex_destroy(&e->kept_mu);
+	pthread_mutex_destroy(&e->pend_mu);
+	pthread_mutex_destroy(&e->settle_mu);
 	free(e->broker_id);
 	free(e);
 }
@@ -103,40 +108,93 @@ gb_drv *gb_engine__drv(gb_engine *e, const char *cloud)
 	return d && d->ready ? d : NULL;
 }
 
+/* How to fix a lock path that cannot be used (errno err, about path). */
+static const char *lock_fix(int err, const char *path, char *buf, size_t cap)
+{
+	switch (err) {
+	case ENOTDIR:
+		snprintf(buf, cap, "%s must be a folder (gpubroker creates it): "
+		         "move the file of that name away", path);
+		break;
+	case EISDIR:
+		snprintf(buf, cap, "%s must be a file (gpubroker creates it): "
+		         "remove that folder", path);
+		break;
+	case EACCES:
+	case EPERM:
+	case EROFS:
+		snprintf(buf, cap, "make %s writable by this user (or run as "
+		         "the user that owns the state database)", path);
+		break;
+	default:
+		snprintf(buf, cap, "check %s", path);
+	}
+	return buf;
+}
+
+#define LOCK_WHY "the lock keeps a CLI and the daemon from changing one " \
+	"pool at once"
+
 /* The cross-process half of a pool lock: an flock on
  * <state>.locks/<pool>, so two CLIs, or a CLI and the daemon, never
  * converge one pool at once.  The kernel drops it when the holder dies,
- * even by SIGKILL.  -1 when it cannot be taken (logged; the in-process
- * lock still holds). */
-static int flock_pool(gb_engine *e, const char *name)
+ * even by SIGKILL.  The flock'ed fd, or -1 with err when it cannot be
+ * taken (the caller refuses its operation: carrying on with only the
+ * in-process lock would let another process change the pool too). */
+static int flock_pool(gb_engine *e, const char *name, char *err, size_t cap)
 {
 	const char *db = gb_store_path(e->o.store);
 	char *dir = gb_xasprintf("%s.locks", db);
 	char *path = gb_xasprintf("%s/%s", dir, name);
-	int fd;
+	char fix[1024];
+	int fd = -1;
 	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-		gb_log(GB_LOG_WARN, "engine", "cannot create %s: %s", dir,
-		       strerror(errno));
-		free(dir);
-		free(path);
-		return -1;
+		int en = errno;
+		char *parent = gb_xstrdup(db), *slash = strrchr(parent, '/');
+		if (!slash) {
+			free(parent);
+			parent = gb_xstrdup(".");
+		} else {
+			slash[slash == parent] = '\0'; /* "/x.db": "/" */
+		}
+		snprintf(err, cap, "cannot take the lock for pool %s: cannot "
+		         "create the folder %s: %s; " LOCK_WHY ": %s, then retry",
+		         name, dir, strerror(en),
+		         lock_fix(en, parent, fix, sizeof(fix)));
+		free(parent);
+		goto out;
 	}
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (fd >= 0) {
-		while (flock(fd, LOCK_EX) != 0 && errno == EINTR)
-			;
-	} else {
-		gb_log(GB_LOG_WARN, "engine", "cannot lock %s: %s", path,
-		       strerror(errno));
+	if (fd < 0) {
+		int en = errno;
+		snprintf(err, cap, "cannot take the lock for pool %s: %s: %s; "
+		         LOCK_WHY ": %s, then retry", name, path, strerror(en),
+		         lock_fix(en, en == EISDIR ? path : dir, fix, sizeof(fix)));
+		goto out;
 	}
+	while (flock(fd, LOCK_EX) != 0) {
+		int en = errno;
+		if (en == EINTR)
+			continue;
+		snprintf(err, cap, "cannot take the lock for pool %s: flock %s: "
+		         "%s; " LOCK_WHY ": keep the state database on a local "
+		         "file system that supports flock, then retry", name,
+		         path, strerror(en));
+		close(fd);
+		fd = -1;
+		break;
+	}
+out:
 	free(dir);
 	free(path);
 	return fd;
 }
 
-void gb_engine__lock_pool(gb_engine *e, const char *name)
+int gb_engine__lock_pool(gb_engine *e, const char *name, char *err,
+                         size_t cap)
 {
 	pool_lock *l;
+	int fd;
 	pthread_mutex_lock(&e->locks_mu);
 	for (l = e->locks; l; l = l->next)
 		if (strcmp(l->name, name) == 0)
@@ -152,7 +210,30 @@ void gb_engine__lock_pool(gb_engine *e, const char *name)
 	l->users++;
 	pthread_mutex_unlock(&e->locks_mu);
 	pthread_mutex_lock(&l->mu);
-	l->fd = flock_pool(e, name);
+	fd = flock_pool(e, name, err, cap);
+	if (fd < 0) {
+		/* nothing stays held: as gb_engine__unlock_pool, minus the fd */
+		pthread_mutex_lock(&e->locks_mu);
+		l->users--;
+		pthread_mutex_unlock(&l->mu);
+		pthread_mutex_unlock(&e->locks_mu);
+		gb_log(GB_LOG_INFO, "engine", "refused: %s", err);
+		return -1;
+	}
+	l->fd = fd;
+	return 0;
+}
+
+int gb_engine__begin(gb_engine *e, const char *pool, gb_engine_result *res)
+{
+	char err[sizeof(res->message) - 64];
+	if (gb_engine__settle(e, err, sizeof(err)) != 0) {
+		snprintf(res->message, sizeof(res->message), "pool %s: %s", pool,
+		         err);
+		return 1;
+	}
+	return gb_engine__lock_pool(e, pool, res->message,
+	                            sizeof(res->message));
 }
 
 void gb_engine__unlock_pool(gb_engine *e, const char *name)

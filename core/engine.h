@@ -13,6 +13,13 @@
  *   - On every start, open intents are resolved by asking the drivers for
  *     instances carrying the intent's token: they are adopted (or, when
  *     their pool is gone, terminated); the intent is closed.
+ *   - After a terminate call, its intent is closed and the time the cloud
+ *     accepted each instance's terminate (where its billing ends) is
+ *     recorded, in one transaction.  When the store refuses that write
+ *     (a full disk), the outcome is held in memory and written first by
+ *     every later operation, as soon as the store takes writes again;
+ *     until then nothing else changes.  A terminate whose intent cannot
+ *     be journaled is not sent.
  *   - A row is marked terminated only after the cloud confirmed it
  *     (describe says terminated, or the instance is gone); until then it
  *     is "terminating" and still costs money in `cost`.
@@ -30,8 +37,11 @@
  * newest (highest name index), so the longest-running ones stay.
  *
  * Threading: driver calls run on worker threads (opts.workers at once);
- * engine calls for one pool are serialised by a per-pool lock; different
- * pools proceed in parallel.
+ * engine calls for one pool are serialised by a per-pool lock (a mutex,
+ * plus an flock on <state>.locks/<pool> against other processes: when
+ * that cannot be taken, every operation that would change the pool is
+ * refused with the path and the reason); different pools proceed in
+ * parallel.
  */
 #ifndef GB_ENGINE_H
 #define GB_ENGINE_H
@@ -121,11 +131,22 @@ int gb_engine_scale(gb_engine *e, const char *pool, int n,
 int gb_engine_destroy(gb_engine *e, const char *pool, const char *reason,
                       gb_engine_result *res);
 
+/* The first half of destroy, for the daemon: under the pool's lock, mark
+ * an active pool destroying (reason recorded; the event names `by`); no
+ * cloud call (gb_engine_destroy_step does the rest).  0 done (res->pool
+ * set); 1 the store refuses writes now (a full disk); -1 refused (no such
+ * pool, or its lock cannot be taken), with res->message. */
+int gb_engine_request_destroy(gb_engine *e, const char *pool,
+                              const char *reason, const char *by,
+                              gb_engine_result *res);
+
 /* One non-blocking step of destroy for the daemon: mark the pool
  * destroying (with reason) if it is active, (re)send termination for live
  * instances not yet asked (or asked over a minute ago), and mark it
  * destroyed once every instance is confirmed gone.  1 = destroyed now,
- * 0 = still in progress, -1 = error (res->message). */
+ * 0 = still in progress (also while the store refuses writes: nothing
+ * done, res->message says why), -1 = error (res->message; the pool's
+ * lock cannot be taken, or the store failed). */
 int gb_engine_destroy_step(gb_engine *e, const char *pool, const char *reason,
                            gb_engine_result *res);
 

@@ -334,7 +334,8 @@ static int converge(gb_engine *e, const char *pool, int refresh,
 	gb_pool_spec spec;
 	int rc;
 	memset(res, 0, sizeof(*res));
-	gb_engine__lock_pool(e, pool);
+	if (gb_engine__begin(e, pool, res) != 0)
+		return -1;
 	rc = gb_store_pool_get(e->o.store, pool, &row);
 	if (rc != 0) {
 		snprintf(res->message, sizeof(res->message),
@@ -478,7 +479,8 @@ int gb_engine_submit(gb_engine *e, const gb_pool_spec *spec,
 	gb_pool_row row;
 	int rc;
 	memset(res, 0, sizeof(*res));
-	gb_engine__lock_pool(e, spec->name);
+	if (gb_engine__begin(e, spec->name, res) != 0)
+		return -1;
 	rc = submit_locked(e, spec, &row, res);
 	if (rc == 0)
 		gb_pool_row_free(&row);
@@ -494,7 +496,8 @@ int gb_engine_apply(gb_engine *e, const gb_pool_spec *spec,
 	gb_pool_row row;
 	int rc;
 	memset(res, 0, sizeof(*res));
-	gb_engine__lock_pool(e, spec->name);
+	if (gb_engine__begin(e, spec->name, res) != 0)
+		return -1;
 	rc = submit_locked(e, spec, &row, res);
 	if (rc == 0) {
 		rc = converge_locked(e, &row, spec, 1, res);
@@ -563,7 +566,8 @@ int gb_engine_set_desired(gb_engine *e, const char *pool, int n,
 	gb_pool_spec spec;
 	int rc;
 	memset(res, 0, sizeof(*res));
-	gb_engine__lock_pool(e, pool);
+	if (gb_engine__begin(e, pool, res) != 0)
+		return -1;
 	rc = set_desired_locked(e, pool, n, &row, &spec, res);
 	if (rc == 0) {
 		gb_pool_spec_free(&spec);
@@ -582,7 +586,8 @@ int gb_engine_scale(gb_engine *e, const char *pool, int n,
 	gb_pool_spec spec;
 	int rc;
 	memset(res, 0, sizeof(*res));
-	gb_engine__lock_pool(e, pool);
+	if (gb_engine__begin(e, pool, res) != 0)
+		return -1;
 	rc = set_desired_locked(e, pool, n, &row, &spec, res);
 	if (rc == 0) {
 		rc = converge_locked(e, &row, &spec, 1, res);

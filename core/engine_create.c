@@ -280,11 +280,15 @@ static void execute(gb_engine *e, const gb_pool_spec *spec,
 	           cd->first_index, ok, a->unknown, ok ? NULL : a->err.message,
 	           &rows, &nrows) != 0) {
 		/* The cloud made instances we could not record: the intent
-		 * stays open, so recovery (next start) replays it. */
+		 * stays open, and the pool's next converge (or recovery at
+		 * the next start) replays it with its token, which returns
+		 * the same instances, billed from the cloud's creation time;
+		 * nothing is placed elsewhere for them meanwhile. */
 		gb_error_set(&a->err, GB_ERR_INTERNAL, 0, "Store",
 		             "instances were created but could not be recorded "
-		             "(%s); the open intent will be resolved on the next "
-		             "start", gb_store_errmsg(e->o.store));
+		             "(%s); the open intent is replayed with its token "
+		             "by the pool's next converge, or the next start",
+		             gb_store_errmsg(e->o.store));
 		a->failed = 1;
 		goto out;
 	}

@@ -6,6 +6,21 @@
 
 #include "engine.h"
 
+/* The outcome of one journaled terminate call (a group: one pool, cloud
+ * and region) that the store refused to record (a full disk, an I/O
+ * error): kept in memory and written by gb_engine__settle, in one
+ * transaction, before anything else the engine does next. */
+typedef struct gb_term_outcome {
+	int64_t intent_id;     /* the group's terminate intent */
+	char *pool;
+	char *error;           /* intent closed "failed" with it; NULL: "done" */
+	size_t n;              /* rows whose terminate the cloud accepted: */
+	int64_t *row;          /*   their store ids */
+	int64_t *at_ms;        /*   when their call returned (unix ms) */
+	char *cause;           /* the store error that kept it here */
+	struct gb_term_outcome *next;
+} gb_term_outcome;
+
 typedef struct pool_lock {
 	char *name;
 	pthread_mutex_t mu;
@@ -33,6 +48,14 @@ struct gb_engine {
 	void *kept;
 	size_t nkept;
 	int64_t kept_ms;  /* mono ms of its describes */
+	/* Terminate outcomes the store refused (engine_destroy.c), oldest
+	 * first.  pend_mu guards the list and is a leaf lock (nothing else
+	 * is taken while it is held); settle_mu lets one thread at a time
+	 * write them and is taken before the store's lock, never after. */
+	pthread_mutex_t pend_mu;
+	pthread_mutex_t settle_mu;
+	gb_term_outcome *pend;
+	int64_t pend_logged_ms; /* mono ms of the last "still refused" log */
 };
 
 /* Frees the kept listings (engine_observe.c). */
@@ -63,8 +86,36 @@ void gb_seen_list_free(gb_seen_list *l);
 void gb_engine__event(gb_engine *e, const char *pool, const char *instance,
                       const char *kind, const char *fmt, ...) GB_PRINTF(5, 6);
 gb_drv *gb_engine__drv(gb_engine *e, const char *cloud);
-void gb_engine__lock_pool(gb_engine *e, const char *name);
+/* Takes a pool's lock: the in-process mutex, then an flock on
+ * <state>.locks/<pool>.  0 when held (release with
+ * gb_engine__unlock_pool); -1 when the flock cannot be taken, with err
+ * saying what, where and how to fix it: then nothing is held, and the
+ * caller refuses its operation (no store change, no cloud call), since
+ * another process (a CLI, the daemon) might be changing the pool. */
+int gb_engine__lock_pool(gb_engine *e, const char *name, char *err,
+                         size_t cap);
 void gb_engine__unlock_pool(gb_engine *e, const char *name);
+/* How every operation on a pool starts: the terminate outcomes the store
+ * refused earlier are written first (gb_engine__settle), then the pool's
+ * lock is taken.  0 with the lock held; 1 when the store still refuses
+ * those outcomes, -1 when the lock cannot be taken: both with
+ * res->message, and nothing held. */
+int gb_engine__begin(gb_engine *e, const char *pool, gb_engine_result *res);
+/* Writes the terminate outcomes the store refused earlier (engine_destroy.c);
+ * every engine operation that changes the store calls it first, so a
+ * refresh never ends an instance's billing at the time it saw it gone
+ * when the cloud had accepted its terminate earlier.  0 when none is
+ * left; -1 with err when the store still refuses them (then the caller
+ * changes nothing else). */
+int gb_engine__settle(gb_engine *e, char *err, size_t cap);
+/* Store ids of the rows whose terminate outcome is still unrecorded,
+ * sorted (a malloc'd array the caller frees; NULL and 0 when none). */
+int64_t *gb_engine__pending_rows(gb_engine *e, size_t *n);
+/* 1 when the outcome of this terminate intent is still held in memory. */
+int gb_engine__pending_intent(gb_engine *e, int64_t intent_id);
+/* Engine teardown: a last try to write them, then they are dropped
+ * (logged; their intents stay open for the next start's recovery). */
+void gb_engine__drop_pending(gb_engine *e);
 /* Parse a stored pool's spec JSON (engine_spec.c: once per name and
  * text, copied out; free out with gb_pool_spec_free).  0 or -1 with err. */
 int gb_engine__spec(const gb_pool_row *row, gb_pool_spec *out, char *err,
@@ -74,7 +125,9 @@ const char *gb_engine__spec_purpose(const gb_pool_row *row);
 /* The store state string for a driver state. */
 const char *gb_engine__state_str(gb_instance_state st);
 /* Ask the driver to terminate rows (journaled), marking them
- * terminating.  Returns 0 when the driver accepted. */
+ * terminating.  Rows whose intent cannot be journaled (or while earlier
+ * outcomes wait to be written: gb_engine__settle) are not sent and stay
+ * as they are.  Returns 0 when every call was sent and accepted. */
 int gb_engine__terminate_rows(gb_engine *e, gb_inst_row **rows, size_t n,
                               const char *reason);
 void gb_engine__stat(gb_engine *e, uint64_t *field, uint64_t by);

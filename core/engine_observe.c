@@ -280,15 +280,34 @@ static void keep_groups(gb_engine *e, dgroup *g, size_t ng)
 	groups_free(old, nold);
 }
 
+static int cmp_id(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
 static int refresh_rows(gb_engine *e, const char *pool, gb_inst_row *rows,
                         size_t n, int keep)
 {
-	size_t ng, *grp = gb_xmalloc((n ? n : 1) * sizeof(*grp));
+	size_t ng, *grp, npend;
 	strindex gx;
-	dgroup *g = group_rows(e, pool, rows, n, &ng, grp, &gx);
-	int64_t now = gb_now_ms();
+	dgroup *g;
+	int64_t now, *pend;
 	int rc = 0, tx;
+	char err[1024];
+	/* Terminate outcomes the store refused go first: a row seen gone
+	 * here must end at the time the cloud accepted its terminate, not
+	 * now.  While the store refuses them, nothing is described (its
+	 * writes would be refused too). */
+	if (gb_engine__settle(e, err, sizeof(err)) != 0)
+		return -1;
+	grp = gb_xmalloc((n ? n : 1) * sizeof(*grp));
+	g = group_rows(e, pool, rows, n, &ng, grp, &gx);
+	now = gb_now_ms();
 	gb_parallel_for(ng, e->workers, run_dgroup, g);
+	/* and one refused meanwhile (another pool's terminate, on another
+	 * thread) leaves its rows alone until it is written */
+	pend = gb_engine__pending_rows(e, &npend);
 	/* Every write of this refresh in one transaction: one commit instead
 	 * of one per instance.  When it cannot begin (another process holds
 	 * the database past the busy timeout) each write is its own
@@ -300,6 +319,8 @@ static int refresh_rows(gb_engine *e, const char *pool, gb_inst_row *rows,
 		const gb_seen *s;
 		if (gr->rc != 0)
 			continue; /* cannot tell: leave as is */
+		if (npend && bsearch(&r->id, pend, npend, sizeof(*pend), cmp_id))
+			continue; /* its terminate's outcome is not recorded yet */
 		s = find_seen(gr, r->provider_id);
 		if (s) {
 			apply_seen(e, r, s, now);
@@ -345,6 +366,7 @@ static int refresh_rows(gb_engine *e, const char *pool, gb_inst_row *rows,
 		groups_free(g, ng);
 	strindex_free(&gx);
 	free(grp);
+	free(pend);
 	return rc;
 }
 
@@ -359,8 +381,12 @@ static int refresh(gb_engine *e, const char *pool, int keep)
 	gb_inst_row *rows;
 	size_t n;
 	int rc;
+	char err[1024];
 	if (keep)
 		gb_engine__drop_kept(e); /* never a listing older than this */
+	/* before the rows are read: their recorded outcomes included */
+	if (gb_engine__settle(e, err, sizeof(err)) != 0)
+		return -1;
 	if (gb_store_inst_list(e->o.store, pool, 1, &rows, &n) != 0)
 		return -1;
 	rc = n ? refresh_rows(e, pool, rows, n, keep) : 0;
@@ -470,9 +496,19 @@ static void recover_create(gb_engine *e, const gb_intent_row *in)
 		active = strcmp(prow.state, "active") == 0 &&
 		         all - mine + in->count <= prow.desired;
 		if (active && gb_engine__spec(&prow, &spec, err, sizeof(err)) == 0) {
-			gb_engine__lock_pool(e, in->pool);
-			int r = gb_engine__replay_create(e, &spec, in, err,
-			                                 sizeof(err));
+			int r;
+			if (gb_engine__lock_pool(e, in->pool, err, sizeof(err)) != 0) {
+				/* another process may be changing the pool: its
+				 * intent stays open for the next start (or the
+				 * pool's next converge, which replays it) */
+				gb_engine__event(e, in->pool, NULL, "error",
+				                 "cannot resolve create intent %lld: "
+				                 "%s", (long long)in->id, err);
+				gb_pool_spec_free(&spec);
+				gb_pool_row_free(&prow);
+				return;
+			}
+			r = gb_engine__replay_create(e, &spec, in, err, sizeof(err));
 			if (r == 0)
 				gb_engine__event(e, in->pool, NULL, "recovered",
 				                 "replayed interrupted create %lld "
@@ -646,12 +682,17 @@ int gb_engine_recover(gb_engine *e)
 {
 	gb_intent_row *v;
 	size_t n;
+	char err[1024];
+	/* this engine's own refused outcomes are exact: written first, and
+	 * their intents not "recovered" by the journal time */
+	if (gb_engine__settle(e, err, sizeof(err)) != 0)
+		return -1;
 	if (gb_store_intent_list_open(e->o.store, &v, &n) != 0)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
 		if (strcmp(v[i].kind, "create") == 0)
 			recover_create(e, &v[i]);
-		else
+		else if (!gb_engine__pending_intent(e, v[i].id))
 			recover_terminate(e, &v[i]);
 	}
 	gb_intent_list_free(v, n);
@@ -761,6 +802,11 @@ int gb_engine_gc(gb_engine *e, int adopt, json_t **report)
 	int64_t now = gb_now_ms();
 
 	*report = rep;
+	{
+		char err[1024];
+		if (gb_engine__settle(e, err, sizeof(err)) != 0)
+			return -1; /* the store refuses writes */
+	}
 	/* every (driver, region) of the catalog -- one listing per driver
 	 * where the driver can describe every region at once */
 	for (size_t i = 0; i < ncat; i++) {

@@ -90,11 +90,40 @@ const char *gb_store_path(const gb_store *s)
 	return s->path;
 }
 
+/* After an error inside gb_store_begin .. commit: when SQLite rolled
+ * the transaction back because of it, it is the cause a later commit
+ * reports (caller holds the lock). */
+static void note_tx_err(gb_store *s)
+{
+	if (s->tx_depth > 0 && !s->tx_err[0] && sqlite3_get_autocommit(s->db))
+		memcpy(s->tx_err, s->errmsg, sizeof(s->tx_err));
+}
+
 int gb_store__fail(gb_store *s, const char *what)
 {
 	snprintf(s->errmsg, sizeof(s->errmsg), "state database %s: %s: %s",
 	         s->path, what, sqlite3_errmsg(s->db));
+	note_tx_err(s);
 	return -1;
+}
+
+/* Inside gb_store_begin .. commit, but SQLite has rolled the transaction
+ * back (it does on SQLITE_FULL, SQLITE_IOERR, SQLITE_NOMEM): a statement
+ * now would run, and commit, on its own. */
+static int tx_lost(gb_store *s)
+{
+	return s->tx_depth > 0 && sqlite3_get_autocommit(s->db);
+}
+
+static void fail_tx_lost(gb_store *s, const char *what)
+{
+	if (s->tx_err[0])
+		snprintf(s->errmsg, sizeof(s->errmsg), "%.400s (rolled back)",
+		         s->tx_err);
+	else
+		snprintf(s->errmsg, sizeof(s->errmsg), "state database %s: %s: "
+		         "the transaction was rolled back by an earlier step",
+		         s->path, what);
 }
 
 void gb_store__lock(gb_store *s)
@@ -110,6 +139,10 @@ void gb_store__unlock(gb_store *s)
 sqlite3_stmt *gb_store__stmt(gb_store *s, const char *sql)
 {
 	sqlite3_stmt *st;
+	if (tx_lost(s)) {
+		fail_tx_lost(s, "statement");
+		return NULL;
+	}
 	for (size_t i = 0; i < s->ncache; i++) {
 		if (s->cache[i].sql == sql) {
 			st = s->cache[i].st;
@@ -172,6 +205,7 @@ static int exec_sql(gb_store *s, const char *sql, const char *what)
 		snprintf(s->errmsg, sizeof(s->errmsg), "state database %s: %s: %s",
 		         s->path, what, msg ? msg : sqlite3_errmsg(s->db));
 		sqlite3_free(msg);
+		note_tx_err(s);
 		return -1;
 	}
 	return 0;
@@ -217,22 +251,41 @@ int gb_store_ver_moved(gb_store *s, const gb_store_ver *at)
 int gb_store_begin(gb_store *s)
 {
 	gb_store__lock(s);
-	if (s->tx_depth++ == 0 &&
-	    exec_sql(s, "BEGIN IMMEDIATE", "begin transaction") != 0) {
-		s->tx_depth--;
-		gb_store__unlock(s);
-		return -1;
+	if (s->tx_depth == 0) {
+		s->tx_err[0] = '\0';
+		if (exec_sql(s, "BEGIN IMMEDIATE", "begin transaction") != 0) {
+			gb_store__unlock(s);
+			return -1;
+		}
 	}
+	s->tx_depth++;
 	return 0;
+}
+
+/* ROLLBACK when a transaction is still open; the error that led here
+ * stays in errmsg (a failing ROLLBACK does not replace it). */
+static void rollback_open(gb_store *s)
+{
+	char keep[sizeof(s->errmsg)];
+	if (sqlite3_get_autocommit(s->db))
+		return; /* SQLite rolled back already */
+	memcpy(keep, s->errmsg, sizeof(keep));
+	exec_sql(s, "ROLLBACK", "rollback");
+	memcpy(s->errmsg, keep, sizeof(keep));
 }
 
 int gb_store_commit(gb_store *s)
 {
 	int rc = 0;
-	if (--s->tx_depth == 0)
-		rc = exec_sql(s, "COMMIT", "commit");
-	if (rc != 0) {
-		exec_sql(s, "ROLLBACK", "rollback");
+	if (--s->tx_depth == 0) {
+		if (sqlite3_get_autocommit(s->db)) {
+			/* already rolled back (by SQLite after an error, or an
+			 * inner gb_store_rollback): nothing to commit */
+			fail_tx_lost(s, "commit");
+			rc = -1;
+		} else if ((rc = exec_sql(s, "COMMIT", "commit")) != 0) {
+			rollback_open(s);
+		}
 	}
 	gb_store__unlock(s);
 	return rc;
@@ -244,8 +297,7 @@ void gb_store_rollback(gb_store *s)
 	 * outer commit then fails, as it should. */
 	if (s->tx_depth > 0) {
 		s->tx_depth--;
-		if (sqlite3_get_autocommit(s->db) == 0)
-			exec_sql(s, "ROLLBACK", "rollback");
+		rollback_open(s);
 	}
 	gb_store__unlock(s);
 }

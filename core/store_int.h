@@ -15,6 +15,10 @@ struct gb_store {
 	pthread_mutex_t lock;   /* recursive */
 	int tx_depth;
 	char errmsg[512];
+	char tx_err[512];       /* the first error inside the open
+	                           transaction ("" when none): what a failed
+	                           commit reports when SQLite had already
+	                           rolled back because of it */
 	struct {
 		const char *sql;     /* static string: compared by pointer */
 		sqlite3_stmt *st;

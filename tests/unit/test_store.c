@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include <pthread.h>
+#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -284,6 +285,216 @@ static void test_rollback_discards(void **state)
 	gb_store_close(s);
 }
 
+/* ---- a full disk, without filling one ----
+ *
+ * A VFS over the default one whose writes fail with SQLITE_FULL (what
+ * the unix VFS returns on ENOSPC) while disk_full is set; gb_store_open
+ * uses the default VFS, so registering it as the default puts it under
+ * the store. */
+static sqlite3_vfs *real_vfs;
+static sqlite3_vfs full_vfs;
+static sqlite3_io_methods full_io;
+static volatile int disk_full;
+static int full_writes_refused;
+
+typedef struct full_file {
+	sqlite3_file base;
+	sqlite3_file *real; /* right after this struct */
+} full_file;
+
+#define REAL(f) (((full_file *)(f))->real)
+
+static int ff_close(sqlite3_file *f)
+{
+	return REAL(f)->pMethods->xClose(REAL(f));
+}
+static int ff_read(sqlite3_file *f, void *b, int n, sqlite3_int64 o)
+{
+	return REAL(f)->pMethods->xRead(REAL(f), b, n, o);
+}
+static int ff_write(sqlite3_file *f, const void *b, int n, sqlite3_int64 o)
+{
+	if (disk_full) {
+		full_writes_refused++;
+		return SQLITE_FULL;
+	}
+	return REAL(f)->pMethods->xWrite(REAL(f), b, n, o);
+}
+static int ff_truncate(sqlite3_file *f, sqlite3_int64 n)
+{
+	return REAL(f)->pMethods->xTruncate(REAL(f), n);
+}
+static int ff_sync(sqlite3_file *f, int fl)
+{
+	return REAL(f)->pMethods->xSync(REAL(f), fl);
+}
+static int ff_size(sqlite3_file *f, sqlite3_int64 *n)
+{
+	return REAL(f)->pMethods->xFileSize(REAL(f), n);
+}
+static int ff_lock(sqlite3_file *f, int l)
+{
+	return REAL(f)->pMethods->xLock(REAL(f), l);
+}
+static int ff_unlock(sqlite3_file *f, int l)
+{
+	return REAL(f)->pMethods->xUnlock(REAL(f), l);
+}
+static int ff_reserved(sqlite3_file *f, int *out)
+{
+	return REAL(f)->pMethods->xCheckReservedLock(REAL(f), out);
+}
+static int ff_fcntl(sqlite3_file *f, int op, void *arg)
+{
+	return REAL(f)->pMethods->xFileControl(REAL(f), op, arg);
+}
+static int ff_sector(sqlite3_file *f)
+{
+	return REAL(f)->pMethods->xSectorSize(REAL(f));
+}
+static int ff_devchar(sqlite3_file *f)
+{
+	return REAL(f)->pMethods->xDeviceCharacteristics(REAL(f));
+}
+static int ff_shmmap(sqlite3_file *f, int pg, int sz, int ext,
+                     void volatile **pp)
+{
+	return REAL(f)->pMethods->xShmMap(REAL(f), pg, sz, ext, pp);
+}
+static int ff_shmlock(sqlite3_file *f, int off, int n, int fl)
+{
+	return REAL(f)->pMethods->xShmLock(REAL(f), off, n, fl);
+}
+static void ff_shmbarrier(sqlite3_file *f)
+{
+	REAL(f)->pMethods->xShmBarrier(REAL(f));
+}
+static int ff_shmunmap(sqlite3_file *f, int del)
+{
+	return REAL(f)->pMethods->xShmUnmap(REAL(f), del);
+}
+static int ff_fetch(sqlite3_file *f, sqlite3_int64 o, int n, void **pp)
+{
+	return REAL(f)->pMethods->xFetch(REAL(f), o, n, pp);
+}
+static int ff_unfetch(sqlite3_file *f, sqlite3_int64 o, void *p)
+{
+	return REAL(f)->pMethods->xUnfetch(REAL(f), o, p);
+}
+
+static int ff_open(sqlite3_vfs *v, const char *name, sqlite3_file *f,
+                   int flags, int *out)
+{
+	full_file *ff = (full_file *)f;
+	int rc;
+	(void)v;
+	ff->real = (sqlite3_file *)(ff + 1);
+	rc = real_vfs->xOpen(real_vfs, name, ff->real, flags, out);
+	if (!ff->real->pMethods) {
+		f->pMethods = NULL;
+		return rc;
+	}
+	full_io = (sqlite3_io_methods){
+		ff->real->pMethods->iVersion, ff_close, ff_read, ff_write,
+		ff_truncate, ff_sync, ff_size, ff_lock, ff_unlock, ff_reserved,
+		ff_fcntl, ff_sector, ff_devchar, ff_shmmap, ff_shmlock,
+		ff_shmbarrier, ff_shmunmap, ff_fetch, ff_unfetch,
+	};
+	f->pMethods = &full_io;
+	return rc;
+}
+
+static void full_vfs_install(void)
+{
+	real_vfs = sqlite3_vfs_find(NULL);
+	assert_non_null(real_vfs);
+	full_vfs = *real_vfs;
+	full_vfs.zName = "gbtest-full";
+	full_vfs.szOsFile = (int)sizeof(full_file) + real_vfs->szOsFile;
+	full_vfs.xOpen = ff_open;
+	full_vfs.pNext = NULL;
+	assert_int_equal(sqlite3_vfs_register(&full_vfs, 1), SQLITE_OK);
+	disk_full = 0;
+	full_writes_refused = 0;
+}
+
+static void full_vfs_remove(void)
+{
+	disk_full = 0;
+	sqlite3_vfs_unregister(&full_vfs);
+}
+
+/* The disk fills during a commit: SQLite rolls the transaction back
+ * itself, so the commit must not ROLLBACK again and report "cannot
+ * rollback - no transaction is active" instead of the cause; nothing of
+ * the transaction is kept, and the store works once there is space. */
+static void test_commit_keeps_the_cause(void **state)
+{
+	gb_store *s;
+	gb_pool_row r;
+	char *v = NULL;
+	(void)state;
+	full_vfs_install();
+	s = open_store();
+	assert_int_equal(gb_store_begin(s), 0);
+	put_pool(s, "full", 1, 1);
+	assert_int_equal(gb_store_meta_set(s, "k", "lost"), 0);
+	disk_full = 1;
+	assert_int_equal(gb_store_commit(s), -1);
+	disk_full = 0;
+	assert_true(full_writes_refused > 0); /* the fault was injected */
+	assert_non_null(strstr(gb_store_errmsg(s), "database or disk is full"));
+	assert_non_null(strstr(gb_store_errmsg(s), "commit"));
+	assert_null(strstr(gb_store_errmsg(s), "cannot rollback"));
+	assert_int_equal(gb_store_pool_get(s, "full", &r), 1);
+	assert_int_equal(gb_store_meta_get(s, "k", &v), 1);
+	/* space again: the same writes commit */
+	assert_int_equal(gb_store_begin(s), 0);
+	put_pool(s, "full", 1, 1);
+	assert_int_equal(gb_store_meta_set(s, "k", "kept"), 0);
+	assert_int_equal(gb_store_commit(s), 0);
+	assert_int_equal(gb_store_pool_get(s, "full", &r), 0);
+	gb_pool_row_free(&r);
+	assert_int_equal(gb_store_meta_get(s, "k", &v), 0);
+	assert_string_equal(v, "kept");
+	free(v);
+	gb_store_close(s);
+	full_vfs_remove();
+}
+
+/* A write of one transaction after the transaction was rolled back
+ * (an inner gb_store_rollback, or SQLite after an error) must fail, not
+ * run and commit on its own; the commit then reports why, not "cannot
+ * commit - no transaction is active". */
+static void test_no_write_after_the_transaction_is_lost(void **state)
+{
+	gb_store *s = open_store();
+	gb_pool_row r;
+	char *v = NULL;
+	(void)state;
+	assert_int_equal(gb_store_begin(s), 0);
+	put_pool(s, "lost", 1, 1);
+	assert_int_equal(gb_store_begin(s), 0);
+	assert_int_equal(gb_store_meta_set(s, "inner", "x"), 0);
+	gb_store_rollback(s);               /* the whole transaction */
+	assert_int_equal(gb_store_meta_set(s, "after", "x"), -1);
+	assert_non_null(strstr(gb_store_errmsg(s), "rolled back"));
+	assert_int_equal(gb_store_commit(s), -1);
+	assert_null(strstr(gb_store_errmsg(s), "no transaction is active"));
+	assert_non_null(strstr(gb_store_errmsg(s), "rolled back"));
+	assert_int_equal(gb_store_meta_get(s, "after", &v), 1);
+	assert_int_equal(gb_store_meta_get(s, "inner", &v), 1);
+	assert_int_equal(gb_store_pool_get(s, "lost", &r), 1);
+	/* and the store goes on */
+	assert_int_equal(gb_store_begin(s), 0);
+	assert_int_equal(gb_store_meta_set(s, "after", "y"), 0);
+	assert_int_equal(gb_store_commit(s), 0);
+	assert_int_equal(gb_store_meta_get(s, "after", &v), 0);
+	assert_string_equal(v, "y");
+	free(v);
+	gb_store_close(s);
+}
+
 /* gb_store_version_try: unchanged while nothing is written; moves on a
  * write through this connection and on a commit through another one (a
  * second process, as the CLI next to the daemon); "busy" (1) inside an
@@ -545,6 +756,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_instance_needs_pool, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_intents_journal, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rollback_discards, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_commit_keeps_the_cause, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_write_after_the_transaction_is_lost, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_version, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_events_and_audit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unavailable_cooldown, setup, teardown),
