@@ -65,6 +65,7 @@ struct gb_api_req {
 	int64_t ev_since;
 	int ev_started;
 	int retry_after_s;   /* > 0: sent as Retry-After (429, 503) */
+	int body_timeout;    /* the connection has the body's timeout */
 	/* who */
 	const char *actor;   /* token name, or "anonymous" */
 	gb_role role;

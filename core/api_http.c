@@ -21,10 +21,11 @@
  * Limits.  At most `daemon.max_connections` open connections, and
  * `daemon.max_connections_per_client` from one address (checked when a
  * connection is accepted: a refused one is closed at once, counted in
- * gpubroker_api_connections_refused_total).  A connection has
- * `daemon.header_timeout` to complete its request's headers (and as long
- * to start its next request on a kept-alive connection), then
- * GB_API_REQUEST_TIMEOUT_S of silence while its body arrives.  The file
+ * gpubroker_api_connections_refused_total).  A connection may be silent
+ * for `daemon.header_timeout` before its request's headers are complete
+ * (and as long before its next request on a kept-alive connection, or
+ * while its answer is sent); a request with a body then gets
+ * GB_API_REQUEST_TIMEOUT_S of silence while the body arrives.  The file
  * descriptor limit is raised to fit the connection cap (or the cap
  * lowered to fit the limit, with a warning).
  *
@@ -358,12 +359,13 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 {
 	gb_api_req *r = *con_cls;
 	gb_daemon *d = cls;
-	/* kept alive: the next request gets the header timeout again */
-	if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
-		MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT,
-		                          (unsigned)d->srv->header_timeout_s);
 	if (!r)
 		return;
+	/* kept alive after a body: the next request gets the header timeout
+	 * again */
+	if (r->body_timeout && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+		MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT,
+		                          (unsigned)d->srv->header_timeout_s);
 	json_decref(r->resp);
 	free(r->text);
 	gb_buf_free(&r->body);
@@ -530,6 +532,7 @@ static int is_probe(const gb_api_req *r)
 static void begin(gb_api_req *r, const char *method)
 {
 	const union MHD_ConnectionInfo *ci;
+	const char *cl;
 	r->method = method;
 	ci = MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 	if (ci && ci->client_addr) {
@@ -552,9 +555,19 @@ static void begin(gb_api_req *r, const char *method)
 		r->action = method;
 		snprintf(r->target, sizeof(r->target), "%s", r->path);
 	}
-	/* headers are complete: the body gets the longer timeout */
-	MHD_set_connection_option(r->conn, MHD_CONNECTION_OPTION_TIMEOUT,
-	                          GB_API_REQUEST_TIMEOUT_S);
+	/* headers are complete: a body gets the longer timeout.  Only then:
+	 * the option takes libmicrohttpd's cleanup lock and moves the
+	 * connection between its timeout lists, which cost a GET ~10% of
+	 * its throughput when done for every request (BENCHMARKS.md, 5) */
+	if (MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
+	                                MHD_HTTP_HEADER_TRANSFER_ENCODING) ||
+	    ((cl = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
+	                                       MHD_HTTP_HEADER_CONTENT_LENGTH)) &&
+	     strcmp(cl, "0") != 0)) {
+		MHD_set_connection_option(r->conn, MHD_CONNECTION_OPTION_TIMEOUT,
+		                          GB_API_REQUEST_TIMEOUT_S);
+		r->body_timeout = 1;
+	}
 }
 
 static enum MHD_Result handler(void *cls, struct MHD_Connection *conn,
