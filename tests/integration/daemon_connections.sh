@@ -12,7 +12,8 @@
 #     without a thread each: the daemon's thread count grows by less than
 #     10 (it grew by one per connection before), the normal client is
 #     still answered, and one event answers all 2,000 within seconds;
-#   - the limits are in /metrics.
+#   - the limits are in /metrics; under a low open-file limit the daemon
+#     lowers its connection cap and says why.
 . "$GB_SRC/tests/lib/integration.sh"
 
 need_loopback_clients
@@ -71,5 +72,20 @@ check "grep -q '^gpubroker_api_long_polls 0$' $T/metrics.txt" "no long poll is l
 
 gb destroy lp-target --auto-approve >/dev/null || fail "destroy failed"
 check "[ \"\$(sim_live)\" = 0 ]" "nothing left in cloudsim"
+daemon_stop
+
+# a hard limit on open files below what max_connections needs: the
+# daemon serves fewer connections and says so
+(
+	ulimit -Sn 1024 && ulimit -Hn 1024 &&
+		exec "$GB" -c "$CONF" serve >"$T/daemon.out" 2>"$T/lowfd.log"
+) &
+D_PID=$!
+wait_until 15 "test -s '$T/daemon.out'" || fail "the daemon did not start under ulimit -n 1024: $(cat "$T/lowfd.log")"
+GPUBROKER_SERVER=$(head -n 1 "$T/daemon.out" | jq -r .listen)
+check "grep -q 'daemon.max_connections is 8192, but this process may open only 1024 files' $T/lowfd.log" \
+	"under ulimit -n 1024 the log says the cap does not fit, and why"
+check "curl -sf -H 'Authorization: Bearer $GPUBROKER_TOKEN' $GPUBROKER_SERVER/metrics | grep -q '^gpubroker_api_connections_limit{scope=\"total\"} 512$'" \
+	"and the daemon serves at most 512 connections (the rest of its files are kept for the state and the drivers)"
 daemon_stop
 echo PASS

@@ -732,7 +732,7 @@ fi
 for key in 'Type=simple' 'User=gpubroker' 'ExecReload=/bin/kill -HUP $MAINPID' \
 	'KillSignal=SIGTERM' 'Restart=on-failure' 'StateDirectory=gpubroker' \
 	'NoNewPrivileges=yes' 'ProtectSystem=strict' 'CapabilityBoundingSet=' \
-	'EnvironmentFile=-/etc/gpubroker/credentials.env'; do
+	'EnvironmentFile=-/etc/gpubroker/credentials.env' 'LimitNOFILE=16384'; do
 	grep -qxF "$key" packaging/gpubroker.service || fail "gpubroker.service lacks '$key'"
 done
 if grep -iE '^(Environment=.*(SECRET|TOKEN|KEY)=|.*AWS_SECRET_ACCESS_KEY=)' packaging/gpubroker.service; then
