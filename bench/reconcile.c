@@ -132,7 +132,6 @@ static int passes(gb_cli *cli, gb_session *s, int n, int breakdown)
 	pthread_mutex_init(&d.mmu, NULL);
 	pthread_cond_init(&d.job_cv, NULL);
 	pthread_cond_init(&d.recon_cv, NULL);
-	pthread_cond_init(&d.event_cv, NULL);
 	printf("reconcile: state holds %zu pools, %zu live instances; engine "
 	       "workers %d\n", npools, live, cli->cfg.workers);
 	cpu = gb_xcalloc((size_t)n, sizeof(double));
