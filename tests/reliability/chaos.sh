@@ -6,13 +6,15 @@
 # live instance carrying our broker id is a live row of an active pool),
 # 0 duplicated (per pool: cloudsim == desired == store, by id), no open
 # intent.  At the end everything is destroyed, nothing is live in
-# cloudsim, gc finds no orphan and `gpubroker cost` equals cloudsim's
-# bill within 0.5%.
+# cloudsim, gc finds no orphan, every instance is billed once at its
+# price, and each one's billing ends within 0.1 s of cloudsim's bill --
+# or up to 0.4 s early in a pool with a terminate a kill may have cut
+# (found done at the restart, it ends at its journal time: README, Cost);
+# `gpubroker cost` is the sum of its rows and differs from the bill by no
+# more than those allowances add up to.
 #
 # Env: CHAOS_ROUNDS (50), CHAOS_SEED (random; printed), CHAOS_KILL_MAX_MS
 # (1800: the kill lands 0..this after the round's operations start),
-# CHAOS_COST_TOL (0.005: |cost - bill| / bill; the short version in
-# tests/integration/reliability_short.sh keeps it),
 # CHAOS_LATENCY_MS (120, + 0..80 jitter per cloud call), CHAOS_MAX_POOLS
 # (4 active at once), CHAOS_CONVERGE_S (90: per round).
 . "$GB_SRC/tests/lib/integration.sh"
@@ -126,6 +128,7 @@ for r in $(seq 1 "$ROUNDS"); do
 			set_model "$p" "$2" "$3" "$n"
 			spec_of "$p" "$2" "$3" "$n"
 			echo "scale $p $4->$n" >>"$T/ops.txt"
+			echo "$p" >>"$T/cut.txt" # a terminate a kill may cut
 			"$GB" -c "$CONF" scale "$p" "$n" >/dev/null 2>>"$T/cli.log" &
 			pids="$pids $!"
 		else
@@ -134,6 +137,7 @@ for r in $(seq 1 "$ROUNDS"); do
 			set -- $(grep "^$p " "$T/pools.txt")
 			set_model "$p" "$2" "$3" 0
 			echo "destroy $p" >>"$T/ops.txt"
+			echo "$p" >>"$T/cut.txt"
 			"$GB" -c "$CONF" destroy "$p" --auto-approve >/dev/null 2>>"$T/cli.log" &
 			pids="$pids $!"
 		fi
@@ -216,8 +220,17 @@ head -n 8 "$T/costdiff.txt"
 grep '^largest\|^BAD' "$T/costdiff.txt"
 check "[ $crc = 0 ]" "every instance billed once, at its price, start within 2 s and end within 10 s of cloudsim's bill"
 echo "bill $bill, ours $ours ($(awk -v a="$bill" -v b="$ours" 'BEGIN { printf "%.3f%%", (b - a) / a * 100 }'))"
-TOL=${CHAOS_COST_TOL:-0.005}
-check "awk -v a=$bill -v b=$ours -v t=$TOL 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a > 0 && d / a < t) }'" \
-	"cost equals cloudsim's bill within $(awk -v t="$TOL" 'BEGIN { print t * 100 }')% after $kills kills"
+# Where billing ended (as engine_crash.sh): within 0.1 s of the bill, or
+# up to 0.4 s early (one call's latency, 120-200 ms here, and the journal
+# commit) in a pool that had a scale or destroy in a round with a kill;
+# the totals consistent and apart by no more than those allowances.
+# (This replaced "cost within 0.5% of the bill": its share depends on how
+# many kills cut a terminate against how long the instances lived, and
+# the 5-round short version failed once at -0.96% with every instance
+# within its allowance.)
+cut=$(sort -u "$T/cut.txt" 2>/dev/null | tr '\n' ',')
+$TRUTH endcheck "$GPUBROKER_STATE" "$CONTROL" 100 400 "$cut" "$ours" >"$T/endcheck.txt" && erc=0 || erc=$?
+cat "$T/endcheck.txt"
+check "[ $erc = 0 ]" "after $kills kills: billing ends within 0.1 s of the bill, or up to 0.4 s early where a kill may have cut a terminate; cost = its rows; bill - cost within the allowances"
 daemon_stop
 echo PASS
