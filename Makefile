@@ -56,8 +56,18 @@ OPT := -O1 -g -fno-omit-frame-pointer
 SAN := -fsanitize=fuzzer-no-link,address,undefined
 endif
 
-CPPFLAGS_ALL := -D_GNU_SOURCE -Icore -Icore/include -Idrivers/common \
-                -DGB_PREFIX='"$(PREFIX)"'
+# core/ is in layers, lowest first.  A layer's files are compiled with
+# the include paths of its own folder and the folders below it only, so an
+# include of a higher layer fails the build (HACKING.md, "Layers").
+CORE_LAYERS := base model host store plan engine app wire daemon cli
+layers_upto = $(wordlist 1,$(call layer_pos,$(1)),$(CORE_LAYERS))
+layer_pos = $(strip $(foreach i,$(shell seq 1 $(words $(CORE_LAYERS))),$(if $(filter $(1),$(word $(i),$(CORE_LAYERS))),$(i))))
+layer_inc = $(foreach l,$(CORE_LAYERS),-Icore/$(l))  # TEMPORARY: not yet enforced
+CPPFLAGS_BASE := -D_GNU_SOURCE -Icore/include -DGB_PREFIX='"$(PREFIX)"'
+# tests, benchmarks and cloudsim see every layer
+CPPFLAGS_ALL := $(CPPFLAGS_BASE) $(foreach l,$(CORE_LAYERS),-Icore/$(l)) -Idrivers/common
+# drivers see only the public header and the driver SDK (drivers/common)
+CPPFLAGS_DRV := -D_GNU_SOURCE -Icore/include -Idrivers/common
 CFLAGS_ALL = -std=c11 $(WARN) $(OPT) $(SAN) -MMD -MP $(PKG_CFLAGS) $(CFLAGS)
 LDFLAGS_ALL = $(SAN) $(LDFLAGS)
 # Drivers: hidden visibility (only the entry symbol is exported), and
@@ -80,7 +90,7 @@ $(CONFIG_MK): scripts/configure.sh scripts/deps.sh
 	@scripts/configure.sh $@
 
 # ---------------------------------------------------------------- sources
-CORE_SRCS := $(filter-out core/main.c,$(wildcard core/*.c))
+CORE_SRCS := $(filter-out core/cli/main.c,$(foreach l,$(CORE_LAYERS),$(wildcard core/$(l)/*.c)))
 CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/obj/%.o)
 CORE_LIB  := $(BUILD)/obj/libgbcore.a
 
@@ -146,15 +156,18 @@ deps:
 	@scripts/deps.sh && echo "deps: all present"
 
 # ---------------------------------------------------------------- compile
-$(BUILD)/obj/core/%.o: core/%.c $(CONFIG_MK)
-	@mkdir -p $(@D)
-	$(call say,CC,$<)
-	$(Q)$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -c $< -o $@
+define LAYER_RULE
+$(BUILD)/obj/core/$(1)/%.o: core/$(1)/%.c $(CONFIG_MK)
+	@mkdir -p $$(@D)
+	$$(call say,CC,$$<)
+	$$(Q)$$(CC) $$(CPPFLAGS_BASE) $(call layer_inc,$(1)) $$(CFLAGS_ALL) -c $$< -o $$@
+endef
+$(foreach l,$(CORE_LAYERS),$(eval $(call LAYER_RULE,$(l))))
 
 $(BUILD)/obj/drivers/%.o: drivers/%.c $(CONFIG_MK)
 	@mkdir -p $(@D)
 	$(call say,CC,$<)
-	$(Q)$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(DRV_CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS_DRV) $(CFLAGS_ALL) $(DRV_CFLAGS) -c $< -o $@
 
 $(BUILD)/obj/tests/%.o: tests/%.c $(CONFIG_MK)
 	@mkdir -p $(@D)
@@ -178,7 +191,7 @@ $(DRVC_LIB): $(DRVC_OBJS)
 	$(call say,AR,$@)
 	$(Q)$(AR) rcs $@ $^
 
-$(BIN): $(BUILD)/obj/core/main.o $(CORE_LIB)
+$(BIN): $(BUILD)/obj/core/cli/main.o $(CORE_LIB)
 	@mkdir -p $(@D)
 	$(call say,LD,$@)
 	$(Q)$(CC) $(LDFLAGS_ALL) -rdynamic -o $@ $< $(ALL_LINK_LIBS)
@@ -238,7 +251,7 @@ $(BUILD)/tests/dtest_%: $(BUILD)/obj/tests/drivers/test_%.o $(TESTLIB_OBJS) $(CO
 $(BUILD)/tests/fakedrv/%.so: tests/drivers/fake/%.c core/include/gpubroker/driver.h $(CONFIG_MK)
 	@mkdir -p $(@D)
 	$(call say,LD,$@)
-	$(Q)$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(DRV_CFLAGS) $(LDFLAGS_ALL) -shared -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS_DRV) $(CFLAGS_ALL) $(DRV_CFLAGS) $(LDFLAGS_ALL) -shared -o $@ $<
 
 DTEST_RUN := $(DTEST_SRCS:tests/drivers/test_%.c=$(BUILD)/tests/dtest_%)
 
@@ -298,7 +311,7 @@ install: all
 	    d=$(DESTDIR)$(PREFIX)/share/gpubroker/drivers/$$(dirname $${f#drivers/}); \
 	    install -d $$d && install -m 0644 $$f $$d/; done
 	install -m 0644 core/include/gpubroker/driver.h $(DESTDIR)$(PREFIX)/include/gpubroker/
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(shell sed -n 's/.*GB_VERSION "\(.*\)"/\1/p' core/util.h)|' \
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(shell sed -n 's/.*GB_VERSION "\(.*\)"/\1/p' core/base/util.h)|' \
 	    -e 's|@ABI_MAJOR@|$(shell sed -n 's/^#define GB_DRIVER_ABI_MAJOR \([0-9]*\).*/\1/p' core/include/gpubroker/driver.h)|' \
 	    scripts/gpubroker-driver.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/gpubroker-driver.pc
 	if [ -x $(PROBE_BIN) ]; then install -m 0755 $(PROBE_BIN) $(DESTDIR)$(PREFIX)/bin/gpuprobe; fi
