@@ -62,7 +62,7 @@ endif
 CORE_LAYERS := base model host store plan engine app wire daemon cli
 layers_upto = $(wordlist 1,$(call layer_pos,$(1)),$(CORE_LAYERS))
 layer_pos = $(strip $(foreach i,$(shell seq 1 $(words $(CORE_LAYERS))),$(if $(filter $(1),$(word $(i),$(CORE_LAYERS))),$(i))))
-layer_inc = $(foreach l,$(CORE_LAYERS),-Icore/$(l))  # TEMPORARY: not yet enforced
+layer_inc = $(foreach l,$(call layers_upto,$(1)),-Icore/$(l))
 CPPFLAGS_BASE := -D_GNU_SOURCE -Icore/include -DGB_PREFIX='"$(PREFIX)"'
 # tests, benchmarks and cloudsim see every layer
 CPPFLAGS_ALL := $(CPPFLAGS_BASE) $(foreach l,$(CORE_LAYERS),-Icore/$(l)) -Idrivers/common
@@ -179,11 +179,18 @@ $(BUILD)/obj/bench/%.o: bench/%.c $(CONFIG_MK)
 	$(call say,CC,$<)
 	$(Q)$(CC) $(CPPFLAGS_ALL) -Itests/lib $(CFLAGS_ALL) -c $< -o $@
 
-$(CORE_LIB): $(CORE_OBJS)
+# relative includes would get round the include paths: refused too
+LAYER_STAMP := $(BUILD)/obj/core/layers.ok
+$(LAYER_STAMP): scripts/check_layers.sh $(CORE_SRCS) $(wildcard core/*/*.h drivers/*/*.c drivers/*/*.h)
+	@mkdir -p $(@D)
+	$(Q)scripts/check_layers.sh
+	@touch $@
+
+$(CORE_LIB): $(CORE_OBJS) $(LAYER_STAMP)
 	@mkdir -p $(@D)
 	@rm -f $@
 	$(call say,AR,$@)
-	$(Q)$(AR) rcs $@ $^
+	$(Q)$(AR) rcs $@ $(CORE_OBJS)
 
 $(DRVC_LIB): $(DRVC_OBJS)
 	@mkdir -p $(@D)

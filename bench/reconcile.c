@@ -33,7 +33,7 @@
 #include "cli.h"
 #include "daemon.h"
 #include "engine_int.h"
-#include "session.h"
+#include "cli_app.h"
 #include "util.h"
 
 #define TARGET_CPU_MS 100.0
@@ -101,7 +101,7 @@ static int open_session(const char *config, gb_cli *cli, gb_session *s)
 	cli->quiet = 1;
 	if (gb_cli_config(cli) != 0)
 		return -1;
-	if (gb_session_open(cli, s, NULL, NULL, NULL) != 0)
+	if (gb_cli_session(cli, s, NULL, NULL, NULL) != 0)
 		return -1;
 	return 0;
 }
@@ -123,7 +123,7 @@ static int passes(gb_cli *cli, gb_session *s, int n, int breakdown)
 	if (gb_store_pool_list(s->store, NULL, 0, &pools, &npools) == 0)
 		gb_pool_list_free(pools, npools);
 	memset(&d, 0, sizeof(d));
-	d.cli = cli;
+	d.config_path = cli->config_path;
 	d.cfg = &cli->cfg;
 	d.store = s->store;
 	d.eng = s->eng;

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "session.h"
+#include "cli_app.h"
 #include "spec.h"
 #include "util.h"
 
@@ -33,7 +33,7 @@ static int open_session(const char *config, gb_cli *cli, gb_session *s)
 	cli->quiet = 1;
 	if (gb_cli_config(cli) != 0)
 		return -1;
-	if (gb_session_open(cli, s, NULL, NULL, NULL) != 0)
+	if (gb_cli_session(cli, s, NULL, NULL, NULL) != 0)
 		return -1;
 	return 0;
 }

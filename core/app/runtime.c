@@ -9,20 +9,22 @@
 
 /* Offers refreshed by `offers refresh` live in the state store and replace
  * the shipped catalog's entry with the same key. */
-static void load_offers(gb_cli *cli, gb_runtime *rt)
+static void load_offers(const char *state_path, gb_store *st,
+                        gb_runtime *rt)
 {
-	gb_store *st = NULL;
+	gb_store *own = NULL;
 	gb_offer_row *v = NULL;
 	size_t n = 0;
 	char err[512];
 	gb_catalog *shipped = gb_catalog_new();
 	gb_drivers_offers(&rt->drivers, shipped, &rt->problems);
-	if (cli->cfg.state_path && access(cli->cfg.state_path, R_OK) == 0 &&
-	    gb_store_open(cli->cfg.state_path, &st, err, sizeof(err)) == 0) {
-		if (gb_store_offers_list(st, &v, &n) != 0)
-			n = 0;
-		gb_store_close(st);
-	}
+	if (!st && state_path && access(state_path, R_OK) == 0 &&
+	    gb_store_open(state_path, &own, err, sizeof(err)) == 0)
+		st = own;
+	if (st && gb_store_offers_list(st, &v, &n) != 0)
+		n = 0;
+	if (own)
+		gb_store_close(own);
 	for (size_t i = 0; i < n; i++) {
 		gb_offer o;
 		gb_capacity cap;
@@ -139,13 +141,11 @@ static void register_sites(gb_runtime *rt)
 	}
 }
 
-int gb_runtime_open(gb_cli *cli, gb_runtime *rt, int want_offers)
+void gb_runtime_open(const gb_config *cfg, gb_store *st, gb_runtime *rt,
+                     int want_offers)
 {
-	int rc;
 	memset(rt, 0, sizeof(*rt));
-	if ((rc = gb_cli_config(cli)) != 0)
-		return rc;
-	gb_drivers_load(&rt->drivers, &cli->cfg);
+	gb_drivers_load(&rt->drivers, cfg);
 	for (size_t i = 0; i < rt->drivers.n; i++) {
 		gb_drv *d = rt->drivers.v[i];
 		if (!d->ready)
@@ -156,8 +156,7 @@ int gb_runtime_open(gb_cli *cli, gb_runtime *rt, int want_offers)
 	register_sites(rt);
 	rt->cat = gb_catalog_new();
 	if (want_offers)
-		load_offers(cli, rt);
-	return 0;
+		load_offers(cfg->state_path, st, rt);
 }
 
 void gb_runtime_free(gb_runtime *rt)
@@ -285,10 +284,10 @@ int gb_offers_refresh(gb_drivers *ds, gb_store *st, const char *only,
 	return failed ? -1 : 0;
 }
 
-gb_catalog *gb_runtime_reload_offers(gb_cli *cli, gb_runtime *rt)
+gb_catalog *gb_runtime_reload_offers(gb_runtime *rt, gb_store *st)
 {
 	gb_catalog *old = rt->cat;
 	rt->cat = gb_catalog_new();
-	load_offers(cli, rt);
+	load_offers(NULL, st, rt);
 	return old;
 }

@@ -1,12 +1,14 @@
 /*
- * runtime.h -- what most commands need: the config, the loaded drivers and
- * the catalog of their offers.
+ * runtime.h -- what most commands and the daemon need: the loaded
+ * drivers and the catalog of their offers, for a config the caller
+ * loaded.  The app layer knows no command line: errors come back as
+ * text, and nothing here prints.
  */
 #ifndef GB_RUNTIME_H
 #define GB_RUNTIME_H
 
 #include "catalog.h"
-#include "cli.h"
+#include "config.h"
 #include "drivers.h"
 #include "store.h"
 
@@ -16,11 +18,15 @@ typedef struct gb_runtime {
 	gb_strv problems;  /* drivers that failed, catalogs that failed */
 } gb_runtime;
 
-/* Loads the config (gb_cli_config), every driver and their offers.
- * Returns 0, or GB_EXIT_FAIL after printing why (bad config).  Drivers
- * that fail are not fatal: they are listed in rt->problems (and shown by
- * `gpubroker drivers`).  Ownership: free with gb_runtime_free. */
-int gb_runtime_open(gb_cli *cli, gb_runtime *rt, int want_offers);
+/* Loads every driver of cfg and, with want_offers, their offers plus the
+ * prices refreshed into the state store: st when the caller has the
+ * store open (so a process opens it once), else the store at
+ * cfg->state_path when that file exists (opened and closed here).
+ * Drivers that fail are not fatal: they are listed in rt->problems (and
+ * shown by `gpubroker drivers`).  cfg is borrowed and must outlive rt (the
+ * drivers keep pointers into it).  Ownership: free with gb_runtime_free. */
+void gb_runtime_open(const gb_config *cfg, gb_store *st, gb_runtime *rt,
+                     int want_offers);
 void gb_runtime_free(gb_runtime *rt);
 
 /* Refresh prices from each ready driver's price source (all, or only the
@@ -29,8 +35,9 @@ void gb_runtime_free(gb_runtime *rt);
  * counts the drivers stored. */
 int gb_offers_refresh(gb_drivers *ds, gb_store *st, const char *only,
                       const char *region, json_t *report, int *done);
-/* Rebuild rt->cat (shipped catalogs + stored prices); returns the old
- * catalog, which the caller frees once nothing borrows from it. */
-gb_catalog *gb_runtime_reload_offers(gb_cli *cli, gb_runtime *rt);
+/* Rebuild rt->cat (shipped catalogs + the prices stored in st, which
+ * must be open); returns the old catalog, which the caller frees once
+ * nothing borrows from it. */
+gb_catalog *gb_runtime_reload_offers(gb_runtime *rt, gb_store *st);
 
 #endif

@@ -1,10 +1,14 @@
 /*
- * session.h -- everything a stateful command needs: the runtime (config,
- * drivers, catalog), the state store and the engine.  Opening a session
- * resolves open intents (recovery runs on every start).
+ * session.h -- everything a stateful command or the daemon needs: the
+ * runtime (drivers, catalog), the state store (opened once, here) and the
+ * engine.  Opening a session resolves open intents (recovery runs on
+ * every start).  The app layer knows no command line and prints nothing:
+ * the caller shows err and s->warning.
  */
 #ifndef GB_SESSION_H
 #define GB_SESSION_H
+
+#include <signal.h>
 
 #include "engine.h"
 #include "runtime.h"
@@ -14,11 +18,20 @@ typedef struct gb_session {
 	gb_runtime rt;
 	gb_store *store;
 	gb_engine *eng;
+	/* set when recovering interrupted operations failed: a message to
+	 * show as a warning (the session is usable).  Owned; freed by
+	 * gb_session_close. */
+	char *warning;
+	int recovered;      /* open intents resolved at the start */
 } gb_session;
 
-/* Returns 0, or GB_EXIT_FAIL after printing why. */
-int gb_session_open(gb_cli *cli, gb_session *s, gb_engine_progress_fn fn,
-                    void *ud, volatile sig_atomic_t *stop);
+/* cfg is borrowed and must outlive the session.  fn/ud receive the
+ * engine's progress events (may be NULL); stop, when set, asks long
+ * operations to give up.  Returns 0, or -1 with why in err (the session
+ * is then empty: nothing to close). */
+int gb_session_open(const gb_config *cfg, gb_session *s,
+                    gb_engine_progress_fn fn, void *ud,
+                    volatile sig_atomic_t *stop, char *err, size_t cap);
 void gb_session_close(gb_session *s);
 
 #endif

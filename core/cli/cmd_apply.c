@@ -8,7 +8,7 @@
 #include "pool_output.h"
 #include "progress.h"
 #include "remote.h"
-#include "session.h"
+#include "cli_app.h"
 
 static gb_strv a_files;
 static const char *a_timeout;
@@ -93,7 +93,7 @@ static int run_apply(gb_cli *cli)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	gb_progress_init(&prog, cli);
-	if ((r = gb_session_open(cli, &s, gb_progress_event, &prog, &stop_flag)) != 0) {
+	if ((r = gb_cli_session(cli, &s, gb_progress_event, &prog, &stop_flag)) != 0) {
 		gb_strv_free(&files);
 		json_decref(results);
 		return r;

@@ -4,7 +4,7 @@
 
 #include "output.h"
 #include "remote.h"
-#include "runtime.h"
+#include "cli_app.h"
 
 static int run_drivers(gb_cli *cli)
 {
@@ -29,7 +29,7 @@ static int run_drivers(gb_cli *cli)
 		json_decref(res);
 		return GB_EXIT_OK;
 	}
-	if ((rc = gb_runtime_open(cli, &rt, 0)) != 0)
+	if ((rc = gb_cli_runtime(cli, &rt, NULL, 0)) != 0)
 		return rc;
 	rows = gb_drivers_json(&rt.drivers);
 	gb_out_render(cli, stdout, rows, rows, cols);

@@ -3,9 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "events_json.h"
 #include "events_output.h"
 #include "remote.h"
-#include "session.h"
+#include "cli_app.h"
 
 static volatile sig_atomic_t stop_flag;
 
@@ -120,7 +121,7 @@ static int run_cost(gb_cli *cli)
 	}
 	if (cli->server)
 		return gb_remote_cost(cli, c_by, since);
-	if ((rc = gb_session_open(cli, &s, NULL, NULL, NULL)))
+	if ((rc = gb_cli_session(cli, &s, NULL, NULL, NULL)))
 		return rc;
 	gb_engine_refresh(s.eng, NULL);
 	c = gb_engine_cost(s.eng, c_by, since, NULL);
@@ -161,7 +162,7 @@ static int run_gc(gb_cli *cli)
 		                    cli->args.v[0]);
 	if (cli->server)
 		return gb_remote_gc(cli, g_adopt);
-	if ((rc = gb_session_open(cli, &s, NULL, NULL, NULL)))
+	if ((rc = gb_cli_session(cli, &s, NULL, NULL, NULL)))
 		return rc;
 	rc = gb_engine_gc(s.eng, g_adopt, &rep);
 	if (rc < 0)

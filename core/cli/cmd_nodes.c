@@ -9,7 +9,7 @@
 #include "log.h"
 #include "nodes.h"
 #include "remote.h"
-#include "runtime.h"
+#include "cli_app.h"
 
 /* The driver named "onprem", else the first driver that probes nodes. */
 static const char *age_text(json_t *v, char *buf, size_t cap)
@@ -159,7 +159,7 @@ static int run_nodes(gb_cli *cli)
 		if ((rc = nodes_remote(cli, verb, argc, argv, &doc)) != 0)
 			return rc;
 	} else {
-		if ((rc = gb_runtime_open(cli, &rt, 0)) != 0)
+		if ((rc = gb_cli_runtime(cli, &rt, NULL, 0)) != 0)
 			return rc;
 		rc = gb_nodes_command(&rt.drivers, verb, argc, argv, &doc, err,
 		                      sizeof(err));

@@ -8,7 +8,7 @@
 #include "offers_view.h"
 #include "output.h"
 #include "remote.h"
-#include "runtime.h"
+#include "cli_app.h"
 #include "spec.h"
 #include "store.h"
 
@@ -75,7 +75,7 @@ static int run_refresh(gb_cli *cli)
 		json_decref(res);
 		return rc;
 	}
-	if ((rc = gb_runtime_open(cli, &rt, 0)) != 0) {
+	if ((rc = gb_cli_runtime(cli, &rt, NULL, 0)) != 0) {
 		json_decref(out);
 		return rc;
 	}
@@ -188,7 +188,7 @@ static int run_offers(gb_cli *cli)
 		if (!(recs = remote_records(cli, gpu, &rc)))
 			return rc;
 	} else {
-		if ((rc = gb_runtime_open(cli, &rt, 1)) != 0)
+		if ((rc = gb_cli_runtime(cli, &rt, NULL, 1)) != 0)
 			return rc;
 		for (size_t i = 0; i < rt.problems.n; i++)
 			gb_cli_info(cli, "warning: %s", rt.problems.v[i]);

@@ -8,9 +8,11 @@
 
 #include "output.h"
 #include "plan.h"
+#include "plan_json.h"
+#include "plan_output.h"
 #include "plan_report.h"
 #include "remote.h"
-#include "runtime.h"
+#include "cli_app.h"
 #include "store.h"
 
 static gb_strv f_files;
@@ -147,18 +149,22 @@ static int run_plan(gb_cli *cli)
 		                         "policy path");
 	}
 	memset(&rt, 0, sizeof(rt));
-	if (!cli->server && (r = gb_runtime_open(cli, &rt, 1)) != 0) {
+	if (!cli->server && (r = gb_cli_config(cli)) != 0) {
 		gb_strv_free(&files);
 		return r;
 	}
-	for (size_t i = 0; i < rt.problems.n; i++)
-		gb_cli_info(cli, "warning: %s", rt.problems.v[i]);
+	/* the store (when there is one) is opened once: for the refreshed
+	 * prices of the catalog and for the failover cooldowns */
 	if (!cli->server && cli->cfg.state_path &&
 	    access(cli->cfg.state_path, R_OK) == 0) {
 		char err[512];
 		if (gb_store_open(cli->cfg.state_path, &st, err, sizeof(err)) != 0)
 			st = NULL;
 	}
+	if (!cli->server)
+		gb_cli_runtime(cli, &rt, st, 1);
+	for (size_t i = 0; i < rt.problems.n; i++)
+		gb_cli_info(cli, "warning: %s", rt.problems.v[i]);
 	all = json_array();
 	for (size_t fi = 0; fi < files.n; fi++) {
 		gb_spec_set set;

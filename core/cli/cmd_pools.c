@@ -8,7 +8,7 @@
 #include "pool_output.h"
 #include "progress.h"
 #include "remote.h"
-#include "session.h"
+#include "cli_app.h"
 
 
 static volatile sig_atomic_t stop_flag;
@@ -68,7 +68,7 @@ static int run_destroy(gb_cli *cli)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	gb_progress_init(&prog, cli);
-	if ((rc = gb_session_open(cli, &s, gb_progress_event, &prog, &stop_flag)))
+	if ((rc = gb_cli_session(cli, &s, gb_progress_event, &prog, &stop_flag)))
 		return rc;
 	if (timeout > 0) {
 		/* the engine reads its options at creation */
@@ -128,7 +128,7 @@ static int run_scale(gb_cli *cli)
 	if (cli->server)
 		return gb_remote_scale(cli, cli->args.v[0], (int)n);
 	gb_progress_init(&prog, cli);
-	if ((rc = gb_session_open(cli, &s, gb_progress_event, &prog, &stop_flag)))
+	if ((rc = gb_cli_session(cli, &s, gb_progress_event, &prog, &stop_flag)))
 		return rc;
 	rc = gb_engine_scale(s.eng, cli->args.v[0], (int)n, &res);
 	gb_progress_done(&prog);
@@ -162,7 +162,7 @@ static int run_status(gb_cli *cli)
 		return gb_cli_usage(cli, "give at most one pool name");
 	if (cli->server)
 		return gb_remote_status(cli, cli->args.n ? cli->args.v[0] : NULL);
-	if ((rc = gb_session_open(cli, &s, NULL, NULL, NULL)))
+	if ((rc = gb_cli_session(cli, &s, NULL, NULL, NULL)))
 		return rc;
 	if (cli->args.n) {
 		json_t *p;

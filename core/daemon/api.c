@@ -281,8 +281,8 @@ void gb_api_reload_offers(gb_api_req *r)
 	 * read lock */
 	pthread_rwlock_unlock(&r->d->cfg_lock);
 	pthread_rwlock_wrlock(&r->d->cfg_lock);
-	old = gb_runtime_reload_offers(r->d->cli, &r->d->rt);
-	gb_engine_set_catalog(r->d->eng, r->d->rt.cat);
+	old = gb_runtime_reload_offers(&r->d->app.rt, r->d->store);
+	gb_engine_set_catalog(r->d->eng, r->d->app.rt.cat);
 	gb_catalog_free(old);
 	pthread_rwlock_unlock(&r->d->cfg_lock);
 	pthread_rwlock_rdlock(&r->d->cfg_lock);

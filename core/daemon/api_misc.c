@@ -5,9 +5,10 @@
 #include <time.h>
 
 #include "api.h"
-#include "events_output.h"
+#include "events_json.h"
 #include "offers_view.h"
 #include "plan.h"
+#include "plan_json.h"
 #include "plan_report.h"
 
 void gb_api_plan(gb_api_req *r)
@@ -44,7 +45,7 @@ void gb_api_plan(gb_api_req *r)
 		po.team = gb_config_team(r->d->cfg, set.pools[i].team);
 		po.unavailable = gb_plan_store_unavailable;
 		po.unavailable_ud = r->d->store;
-		if (gb_plan_pool(&set.pools[i], r->d->rt.cat, &po, &p, err,
+		if (gb_plan_pool(&set.pools[i], r->d->app.rt.cat, &po, &p, err,
 		                 sizeof(err)) != 0) {
 			gb_api_error(r, 422, "PolicyError", "%s", err);
 			gb_plan_free(&p);
@@ -70,7 +71,7 @@ void gb_api_offers(gb_api_req *r)
 	const char *cap = gb_api_query(r, "capacity");
 	const char *canon = gpu ? gb_gpu_canonical(gpu) : NULL;
 	json_t *a = json_array();
-	size_t n = gb_catalog_count(r->d->rt.cat);
+	size_t n = gb_catalog_count(r->d->app.rt.cat);
 	int truncated = 0;
 	if (gpu && !canon) {
 		json_decref(a);
@@ -78,7 +79,7 @@ void gb_api_offers(gb_api_req *r)
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
-		const gb_coffer *o = gb_catalog_at(r->d->rt.cat, i);
+		const gb_coffer *o = gb_catalog_at(r->d->app.rt.cat, i);
 		if ((canon && strcmp(o->gpu_model, canon) != 0) ||
 		    (cloud && strcmp(o->cloud, cloud) != 0) ||
 		    (region && !gb_glob(region, o->region)) ||
@@ -191,7 +192,7 @@ void gb_api_cost(gb_api_req *r)
 void gb_api_drivers(gb_api_req *r)
 {
 	r->resp = json_pack("{s:o}", "drivers",
-	                    gb_drivers_json(&r->d->rt.drivers));
+	                    gb_drivers_json(&r->d->app.rt.drivers));
 	r->status = 200;
 }
 
@@ -264,12 +265,12 @@ void gb_api_offers_refresh(gb_api_req *r, const char *name)
 	if (!gb_api_is_admin(r))
 		return;
 	report = json_array();
-	failed = gb_offers_refresh(&r->d->rt.drivers, r->d->store,
+	failed = gb_offers_refresh(&r->d->app.rt.drivers, r->d->store,
 	                           gb_api_query(r, "cloud"),
 	                           gb_api_query(r, "region"), report, &done) != 0;
 	gb_api_reload_offers(r);
 	r->resp = json_pack("{s:o, s:I}", "refreshed", report, "offers",
-	                    (json_int_t)gb_catalog_count(r->d->rt.cat));
+	                    (json_int_t)gb_catalog_count(r->d->app.rt.cat));
 	r->status = failed && !done ? 502 : 200;
 	snprintf(r->detail, sizeof(r->detail), "%d drivers refreshed", done);
 }

@@ -12,9 +12,9 @@ static void answer(gb_api_req *r, const char *key, const char *verb,
 {
 	json_t *doc;
 	char err[1024];
-	if (gb_nodes_command(&r->d->rt.drivers, verb, argc, argv, &doc, err,
+	if (gb_nodes_command(&r->d->app.rt.drivers, verb, argc, argv, &doc, err,
 	                     sizeof(err)) != 0) {
-		gb_api_error(r, gb_nodes_driver(&r->d->rt.drivers) ? 502 : 404,
+		gb_api_error(r, gb_nodes_driver(&r->d->app.rt.drivers) ? 502 : 404,
 		             "NodesUnavailable", "%s", err);
 		return;
 	}

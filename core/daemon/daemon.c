@@ -1,4 +1,4 @@
-/* daemon.c -- `gpubroker serve`: lifecycle, signals, jobs, reload. */
+/* daemon.c -- the daemon: lifecycle, signals, jobs, reload (serve.h). */
 #include "daemon.h"
 
 #include <errno.h>
@@ -10,6 +10,7 @@
 
 #include "api.h"
 #include "log.h"
+#include "serve.h"
 
 /* first look at a pool's new instances, then twice the wait each time */
 #define GB_WATCH_FIRST_MS 1500
@@ -257,16 +258,16 @@ static void reload(gb_daemon *d)
 {
 	gb_config nc;
 	gb_diags dg = GB_DIAGS_INIT;
-	if (!d->cli->config_path) {
+	if (!d->config_path) {
 		gb_log(GB_LOG_INFO, "daemon", "SIGHUP: no config file; nothing "
 		                              "to reload (policies are read at "
 		                              "every plan)");
 		return;
 	}
-	if (gb_config_load(d->cli->config_path, &nc, &dg) != 0) {
+	if (gb_config_load(d->config_path, &nc, &dg) != 0) {
 		char *m = gb_diags_str(&dg);
 		gb_log(GB_LOG_ERROR, "daemon", "SIGHUP: config %s has errors; "
-		       "keeping the running config:\n%s", d->cli->config_path, m);
+		       "keeping the running config:\n%s", d->config_path, m);
 		free(m);
 		gb_diags_free(&dg);
 		return;
@@ -294,7 +295,7 @@ static void reload(gb_daemon *d)
 	}
 	gb_log_set_json(d->cfg->log_json);
 	pthread_rwlock_unlock(&d->cfg_lock);
-	gb_log(GB_LOG_INFO, "daemon", "SIGHUP: reloaded %s", d->cli->config_path);
+	gb_log(GB_LOG_INFO, "daemon", "SIGHUP: reloaded %s", d->config_path);
 	gb_daemon_kick(d);
 }
 
@@ -305,55 +306,28 @@ static int listen_is_loopback(const char *listen)
 	       strncmp(listen, "[::1]", 5) == 0 || listen[0] == ':';
 }
 
-static int run_serve(gb_cli *cli);
-
-static const char *s_listen;
-static int s_once;
-
-static const gb_flag *serve_flags(void)
-{
-	static const gb_flag f[] = {
-		{"listen", 0, "HOST:PORT", "override the config's listen address "
-		 "(port 0 = any free port)", &s_listen, NULL, NULL},
-		{"reconcile-once", 0, NULL, "run one reconcile pass and exit "
-		 "(for cron-style use and tests)", NULL, &s_once, NULL},
-		{NULL, 0, NULL, NULL, NULL, NULL, NULL},
-	};
-	return f;
-}
-
-static int run_serve(gb_cli *cli)
+int gb_daemon_serve(const gb_daemon_opts *o, char *err, size_t cap)
 {
 	gb_daemon d;
-	gb_engine_opts eo;
-	char err[1024];
+	gb_config *cfg = o->cfg;
 	sigset_t set;
 	int rc;
 
 	memset(&d, 0, sizeof(d));
-	if (cli->args.n)
-		return gb_cli_usage(cli, "unexpected argument \"%s\"",
-		                    cli->args.v[0]);
-	if ((rc = gb_cli_config(cli)))
-		return rc;
-	if (s_listen) {
-		free(cli->cfg.listen);
-		cli->cfg.listen = gb_xstrdup(s_listen);
-	}
-	if (!cli->cfg.ntokens && !listen_is_loopback(cli->cfg.listen)) {
-		gb_cli_err(cli, "refusing to listen on %s without API tokens: "
-		                "anyone who can reach it could create and destroy "
-		                "pools. Add tokens to the config (see README, "
-		                "'API tokens') or listen on 127.0.0.1.",
-		           cli->cfg.listen);
-		return GB_EXIT_FAIL;
+	if (!cfg->ntokens && !listen_is_loopback(cfg->listen)) {
+		snprintf(err, cap, "refusing to listen on %s without API tokens: "
+		                   "anyone who can reach it could create and "
+		                   "destroy pools. Add tokens to the config (see "
+		                   "README, 'API tokens') or listen on 127.0.0.1.",
+		         cfg->listen);
+		return -1;
 	}
 	gb_mem_limit_arenas(); /* before the first thread starts */
-	gb_log_set_json(cli->cfg.log_json);
+	gb_log_set_json(cfg->log_json);
 	if (gb_log_get_level() < GB_LOG_INFO)
 		gb_log_set_level(GB_LOG_INFO);
-	d.cli = cli;
-	d.cfg = &cli->cfg;
+	d.config_path = o->config_path;
+	d.cfg = cfg;
 	pthread_rwlock_init(&d.cfg_lock, NULL);
 	pthread_mutex_init(&d.mu, NULL);
 	pthread_mutex_init(&d.mmu, NULL);
@@ -368,36 +342,27 @@ static int run_serve(gb_cli *cli)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	if ((rc = gb_runtime_open(cli, &d.rt, 1)) != 0)
-		return rc;
-	for (size_t i = 0; i < d.rt.problems.n; i++)
-		gb_log(GB_LOG_WARN, "daemon", "%s", d.rt.problems.v[i]);
-	if (gb_store_open(cli->cfg.state_path, &d.store, err, sizeof(err)) != 0) {
-		gb_cli_err(cli, "%s", err);
-		gb_runtime_free(&d.rt);
-		return GB_EXIT_FAIL;
+	if (gb_session_open(cfg, &d.app, on_event, &d, &d.stop, err, cap) != 0) {
+		pthread_rwlock_destroy(&d.cfg_lock);
+		return -1;
 	}
-	memset(&eo, 0, sizeof(eo));
-	eo.cfg = d.cfg;
-	eo.store = d.store;
-	eo.drivers = &d.rt.drivers;
-	eo.cat = d.rt.cat;
-	eo.progress = on_event;
-	eo.progress_ud = &d;
-	eo.stop = &d.stop;
-	d.eng = gb_engine_new(&eo);
-	rc = gb_engine_recover(d.eng);
-	if (rc > 0)
-		gb_log(GB_LOG_INFO, "daemon", "resolved %d open intents", rc);
+	d.store = d.app.store;
+	d.eng = d.app.eng;
+	for (size_t i = 0; i < d.app.rt.problems.n; i++)
+		gb_log(GB_LOG_WARN, "daemon", "%s", d.app.rt.problems.v[i]);
+	if (d.app.warning)
+		gb_log(GB_LOG_WARN, "daemon", "%s", d.app.warning);
+	if (d.app.recovered > 0)
+		gb_log(GB_LOG_INFO, "daemon", "resolved %d open intents",
+		       d.app.recovered);
 
-	if (s_once) {
+	if (o->reconcile_once) {
 		gb_daemon_reconcile(&d);
-		rc = GB_EXIT_OK;
+		rc = 0;
 		goto out_engine;
 	}
-	if (gb_api_start(&d, err, sizeof(err)) != 0) {
-		gb_cli_err(cli, "%s", err);
-		rc = GB_EXIT_FAIL;
+	if (gb_api_start(&d, err, cap) != 0) {
+		rc = -1;
 		goto out_engine;
 	}
 	d.nworkers = d.cfg->jobs > 0 ? d.cfg->jobs : 8;
@@ -406,13 +371,15 @@ static int run_serve(gb_cli *cli)
 		pthread_create(&d.workers[i], NULL, worker_main, &d);
 	d.recon_started = pthread_create(&d.recon, NULL, recon_main, &d) == 0;
 	d.ready = 1;
-	/* first stdout line: where to reach us (tests read it) */
-	printf("{\"listen\": \"%s://127.0.0.1:%d\", \"pid\": %d}\n",
-	       d.tls ? "https" : "http", d.port, (int)getpid());
-	fflush(stdout);
+	if (o->listening) {
+		char url[96];
+		snprintf(url, sizeof(url), "%s://127.0.0.1:%d",
+		         d.tls ? "https" : "http", d.port);
+		o->listening(o->listening_ud, url);
+	}
 	gb_log(GB_LOG_INFO, "daemon", "serving on %s port %d (%s), state %s",
-	       cli->cfg.listen ? cli->cfg.listen : "127.0.0.1", d.port,
-	       d.tls ? "TLS" : "plain HTTP", cli->cfg.state_path);
+	       cfg->listen ? cfg->listen : "127.0.0.1", d.port,
+	       d.tls ? "TLS" : "plain HTTP", cfg->state_path);
 
 	for (;;) {
 		int sig = 0;
@@ -453,26 +420,11 @@ static int run_serve(gb_cli *cli)
 		free(j);
 	}
 	gb_log(GB_LOG_INFO, "daemon", "stopped; the journal is consistent");
-	rc = GB_EXIT_OK;
+	rc = 0;
 out_engine:
-	gb_engine_free(d.eng);
-	gb_store_close(d.store);
-	gb_runtime_free(&d.rt);
+	gb_session_close(&d.app);
 	free(d.metrics_cache);
 	free(d.pools_cache);
 	pthread_rwlock_destroy(&d.cfg_lock);
 	return rc;
 }
-
-const gb_cmd gb_cmd_serve = {
-	"serve", "run the daemon: HTTP API, reconciler, TTL/idle teardown",
-	"[--listen HOST:PORT] [--reconcile-once]",
-	"Serves the JSON API on the config's listen address (127.0.0.1:7878\n"
-	"by default; TLS when tls.cert/tls.key are set), converges pools in\n"
-	"the background, and every daemon.reconcile_period (15s): describes\n"
-	"all live instances (one call per driver and region), replaces\n"
-	"preempted or failed ones, destroys pools past their TTL or idle past\n"
-	"idle_timeout, and garbage-collects orphans.  The first stdout line is\n"
-	"JSON with the URL.  SIGTERM stops cleanly; SIGHUP reloads the config.",
-	serve_flags, run_serve,
-};

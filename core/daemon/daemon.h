@@ -1,6 +1,7 @@
 /*
- * daemon.h -- `gpubroker serve`: the HTTP API, the job workers that
- * converge pools in the background, and the reconciler.
+ * daemon.h -- the daemon's insides (its entry point is serve.h): the HTTP
+ * API, the job workers that converge pools in the background, and the
+ * reconciler.
  *
  * Threads: the main thread waits for signals (SIGTERM/SIGINT stop,
  * SIGHUP reloads the config: tokens, teams, org policies, period);
@@ -21,10 +22,9 @@
 #include <pthread.h>
 #include <signal.h>
 
-#include "cli.h"
 #include "engine.h"
 #include "http.h"
-#include "runtime.h"
+#include "session.h"
 #include "store.h"
 
 #define GB_API_LAT_BUCKETS 12
@@ -51,12 +51,12 @@ typedef struct gb_watch {
 enum { GB_JOB_CONVERGE = 1, GB_JOB_DESTROY = 2, GB_JOB_CONVERGE_FRESH = 3 };
 
 typedef struct gb_daemon {
-	gb_cli *cli;
-	gb_config *cfg;           /* == &cli->cfg; swapped on reload */
+	const char *config_path;  /* re-read on SIGHUP; NULL: none */
+	gb_config *cfg;           /* the caller's; swapped on reload */
 	pthread_rwlock_t cfg_lock;
-	gb_runtime rt;
-	gb_store *store;
-	gb_engine *eng;
+	gb_session app;           /* runtime, store and engine */
+	gb_store *store;          /* == app.store */
+	gb_engine *eng;           /* == app.eng */
 	struct MHD_Daemon *mhd;
 	struct gb_api_srv *srv;   /* the HTTP server's own state (api_http.c) */
 	int port;

@@ -210,8 +210,8 @@ static void render_live(gb_daemon *d, gb_buf *b)
 	gb_buf_puts(b, "# HELP gpubroker_driver_request_duration_seconds Driver "
 	                "HTTP calls.\n# TYPE gpubroker_driver_request_duration_"
 	                "seconds histogram\n");
-	for (size_t i = 0; i < d->rt.drivers.n; i++) {
-		gb_drv *drv = d->rt.drivers.v[i];
+	for (size_t i = 0; i < d->app.rt.drivers.n; i++) {
+		gb_drv *drv = d->app.rt.drivers.v[i];
 		gb_http_metrics m;
 		if (!drv->http)
 			continue;
@@ -232,8 +232,8 @@ static void render_live(gb_daemon *d, gb_buf *b)
 	gb_buf_puts(b, "# HELP gpubroker_driver_calls_total Driver HTTP calls "
 	                "by outcome class (after retries).\n"
 	                "# TYPE gpubroker_driver_calls_total counter\n");
-	for (size_t i = 0; i < d->rt.drivers.n; i++) {
-		gb_drv *drv = d->rt.drivers.v[i];
+	for (size_t i = 0; i < d->app.rt.drivers.n; i++) {
+		gb_drv *drv = d->app.rt.drivers.v[i];
 		gb_http_metrics m;
 		if (!drv->http)
 			continue;

@@ -15,7 +15,5 @@ void gb_print_gc(const gb_cli *cli, json_t *orphans);
 /* Says on stderr that gc could not list some regions; returns the exit
  * code for it (GB_EXIT_FAIL). */
 int gb_gc_incomplete(const gb_cli *cli);
-/* events rows -> JSON array (new reference). */
-json_t *gb_events_json(const void *rows, size_t n);
 
 #endif

@@ -1,0 +1,28 @@
+/* cli_app.c -- config, runtime and session for commands (cli_app.h). */
+#include "cli_app.h"
+
+int gb_cli_runtime(gb_cli *cli, gb_runtime *rt, gb_store *st,
+                   int want_offers)
+{
+	int rc;
+	if ((rc = gb_cli_config(cli)) != 0)
+		return rc;
+	gb_runtime_open(&cli->cfg, st, rt, want_offers);
+	return 0;
+}
+
+int gb_cli_session(gb_cli *cli, gb_session *s, gb_engine_progress_fn fn,
+                   void *ud, volatile sig_atomic_t *stop)
+{
+	char err[1024];
+	int rc;
+	if ((rc = gb_cli_config(cli)) != 0)
+		return rc;
+	if (gb_session_open(&cli->cfg, s, fn, ud, stop, err, sizeof(err))) {
+		gb_cli_err(cli, "%s", err);
+		return GB_EXIT_FAIL;
+	}
+	if (s->warning)
+		gb_cli_err(cli, "warning: %s", s->warning);
+	return 0;
+}
