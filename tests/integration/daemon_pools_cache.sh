@@ -1,6 +1,6 @@
 #!/bin/sh
 # daemon_pools_cache.sh -- GET /v1/pools is served from a snapshot
-# (core/api_pools.c), and a change still shows in the very next read:
+# (core/daemon/api_pools.c), and a change still shows in the very next read:
 # after an engine event (an instance comes up, a scale), after API writes
 # that raise no engine event (a destroy request, a heartbeat), and within
 # a second for what only time changes (age_s) or another process writes

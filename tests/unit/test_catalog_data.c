@@ -103,7 +103,7 @@ static int collect(void *ud, const gb_offer *o)
 	r = gb_region_find(s->cloud, o->region);
 	if (!r)
 		fail_msg("%s region %s (used by %s) is not in the built-in "
-		         "region table (core/regions_data.c)", s->cloud,
+		         "region table (core/model/regions_data.c)", s->cloud,
 		         o->region, o->instance_type);
 	if (*o->zone && strncmp(o->zone, o->region, strlen(o->region)) != 0)
 		fail_msg("%s %s: zone %s does not belong to region %s",

@@ -1,4 +1,4 @@
-/* test_http.c -- the host's HTTP transport (core/http.c) against real
+/* test_http.c -- the host's HTTP transport (core/host/http.c) against real
  * servers on 127.0.0.1 (libmicrohttpd, in this process): retries of
  * THROTTLED/TRANSIENT answers that honour Retry-After, no retry of a
  * definite refusal, the attempt limit, token-bucket rate limits (from

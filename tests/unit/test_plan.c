@@ -1,4 +1,4 @@
-/* test_plan.c -- the planner (core/plan.c) on a small hand-made catalog
+/* test_plan.c -- the planner (core/plan/plan.c) on a small hand-made catalog
  * whose answers can be worked out by hand: every C filter with its
  * refusal kind and text, ranking (capacity order, then price or policy
  * score), the shipped gdpr and data-locality policies (real Lua, from
