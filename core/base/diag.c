@@ -65,3 +65,18 @@ void gb_diags_free(gb_diags *d)
 	d->v = NULL;
 	d->n = d->dropped = 0;
 }
+
+void gb_diags_sort(gb_diags *d, size_t from)
+{
+	for (size_t i = from + 1; i < d->n; i++) {
+		gb_diag g = d->v[i];
+		size_t j = i;
+		while (j > from && (d->v[j - 1].line > g.line ||
+		                    (d->v[j - 1].line == g.line &&
+		                     d->v[j - 1].col > g.col))) {
+			d->v[j] = d->v[j - 1];
+			j--;
+		}
+		d->v[j] = g;
+	}
+}

@@ -30,6 +30,9 @@ typedef struct gb_diags {
 void gb_diag_add(gb_diags *d, const char *file, int line, int col,
                  const char *path, const char *fmt, ...) GB_PRINTF(6, 7);
 /* "file:line:col: error: path: msg" per line (plus a count of dropped). */
+/* Stable sort of d->v[from..n) by line then column, so a file's errors
+ * read top to bottom whichever stage found them. */
+void gb_diags_sort(gb_diags *d, size_t from);
 void gb_diags_print(const gb_diags *d, FILE *f);
 /* The same text as one string; caller frees. */
 char *gb_diags_str(const gb_diags *d);

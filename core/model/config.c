@@ -798,21 +798,6 @@ static void dec_config(gb_ydec *c, const gb_ynode *root, gb_config *cfg)
 
 /* ------------------------------------------------------------ loading */
 
-static void sort_diags(gb_diags *d, size_t from)
-{
-	for (size_t i = from + 1; i < d->n; i++) {
-		gb_diag g = d->v[i];
-		size_t j = i;
-		while (j > from && (d->v[j - 1].line > g.line ||
-		                    (d->v[j - 1].line == g.line &&
-		                     d->v[j - 1].col > g.col))) {
-			d->v[j] = d->v[j - 1];
-			j--;
-		}
-		d->v[j] = g;
-	}
-}
-
 /* Relative paths in a config file are relative to the file's directory
  * (as nginx and Terraform do), not to wherever gpubroker is started. */
 static void resolve(const char *dir, char **p)
@@ -866,7 +851,7 @@ static int finish(const char *name, gb_ydocs *docs, gb_config *out,
 	else if (root)
 		dec_config(&c, root, out);
 	gb_ydocs_free(docs);
-	sort_diags(d, s0);
+	gb_diags_sort(d, s0);
 	if (d->n + d->dropped != d0) {
 		gb_config_free(out);
 		return -1;

@@ -896,23 +896,6 @@ static size_t diag_total(const gb_diags *d)
 	return d->n + d->dropped;
 }
 
-/* Stable sort of d->v[from..n) by line then column, so a file's errors
- * read top to bottom whichever stage found them. */
-static void sort_diags(gb_diags *d, size_t from)
-{
-	for (size_t i = from + 1; i < d->n; i++) {
-		gb_diag g = d->v[i];
-		size_t j = i;
-		while (j > from && (d->v[j - 1].line > g.line ||
-		                    (d->v[j - 1].line == g.line &&
-		                     d->v[j - 1].col > g.col))) {
-			d->v[j] = d->v[j - 1];
-			j--;
-		}
-		d->v[j] = g;
-	}
-}
-
 static void set_push(gb_spec_set *s, gb_pool_spec *p)
 {
 	s->pools = gb_xrealloc(s->pools, (s->n + 1) * sizeof(*s->pools));
@@ -1047,7 +1030,7 @@ int gb_spec_load_buf(const char *name, const char *buf, size_t len,
 	gb_yaml_load(name, buf, len, &yo, &docs, d);
 	rc = decode_docs(name, &docs, opts, out, d, d0);
 	gb_ydocs_free(&docs);
-	sort_diags(d, s0);
+	gb_diags_sort(d, s0);
 	return rc;
 }
 
@@ -1064,7 +1047,7 @@ int gb_spec_load_file(const char *path, const gb_spec_opts *opts,
 	gb_yaml_load_file(path, &yo, &docs, d);
 	rc = decode_docs(path, &docs, opts, out, d, d0);
 	gb_ydocs_free(&docs);
-	sort_diags(d, s0);
+	gb_diags_sort(d, s0);
 	return rc;
 }
 
@@ -1201,7 +1184,7 @@ int gb_spec_load_json(const char *name, const char *json, size_t len,
 	}
 	rc = decode_docs(name, &docs, opts, out, d, d0);
 	gb_ydocs_free(&docs);
-	sort_diags(d, s0);
+	gb_diags_sort(d, s0);
 	return rc;
 }
 
