@@ -21,7 +21,7 @@ else
 	done
 fi
 # Tools the tests and benchmarks drive as real peers.
-for tool in curl:curl sshd:openssh-server ssh:openssh-client jq:jq wrk:wrk \
+for tool in curl:curl strace:strace sshd:openssh-server ssh:openssh-client jq:jq wrk:wrk \
     script:bsdutils openssl:openssl; do
 	cmd=${tool%%:*}
 	deb=${tool#*:}
