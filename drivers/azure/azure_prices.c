@@ -208,10 +208,13 @@ static int fetch_region(azure_ctx *c, shapes *s, const char *region,
 		snprintf(what, sizeof(what), "Retail Prices for %s", region);
 		while (url) {
 			gb_http_resp resp;
-			gb_http_req req;
-			drvc_call call;
 			azure_what w = {c, what};
-			const char *hdrs[] = {"Accept: application/json"};
+			/* public API: no token */
+			drvc_call call = {
+				.host = h,
+				.classify = azure_classify,
+				.classify_ud = &w,
+			};
 			char *next = NULL;
 			int rc;
 			if (++pages > AZURE_MAX_PAGES) {
@@ -221,17 +224,8 @@ static int fetch_region(azure_ctx *c, shapes *s, const char *region,
 				free(url);
 				return -1;
 			}
-			memset(&req, 0, sizeof(req));
-			req.method = "GET";
-			req.url = url;
-			req.headers = hdrs;
-			req.nheaders = 1;
-			req.rate_class = "retail-prices";
-			memset(&call, 0, sizeof(call));
-			call.host = h;
-			call.classify = azure_classify;
-			call.classify_ud = &w;
-			rc = drvc_call_http(&call, &req, &resp, err);
+			rc = drvc_call_json(&call, "GET", url, NULL, NULL,
+			                    "retail-prices", &resp, err);
 			if (rc == 0)
 				rc = drvc_json_ctype_ok(&resp, what, err);
 			if (rc == 0)

@@ -87,3 +87,27 @@ int drvc_call_http(drvc_call *c, gb_http_req *req, gb_http_resp *resp,
 	drop_token(c);
 	return rc;
 }
+
+int drvc_call_json(drvc_call *c, const char *method, const char *url,
+                   const char *body, const char *extra,
+                   const char *rate_class, gb_http_resp *resp,
+                   gb_error *err)
+{
+	const char *hdrs[3] = {
+		"Accept: application/json",
+		"Content-Type: application/json",
+	};
+	gb_http_req req;
+
+	memset(&req, 0, sizeof(req));
+	req.method = method;
+	req.url = url;
+	req.headers = hdrs;
+	req.nheaders = body ? 2 : 1;
+	if (extra)
+		hdrs[req.nheaders++] = extra;
+	req.body = body;
+	req.body_len = body ? strlen(body) : 0;
+	req.rate_class = rate_class;
+	return drvc_call_http(c, &req, resp, err);
+}

@@ -11,7 +11,11 @@
  *
  * Usage: fill a drvc_call on the stack, fill a gb_http_req (method, url,
  * headers, body, rate_class, ...; leave classify/sign NULL), call
- * drvc_call_http, then host->http_free(resp) whatever the result.
+ * drvc_call_http, then host->http_free(resp) whatever the result.  For
+ * a JSON API (Azure ARM and Retail Prices, Google APIs) drvc_call_json
+ * builds the request itself.
+ *
+ * Owned by drivers/common; used by the azure and gcp drivers.
  */
 #ifndef DRVC_BEARER_H
 #define DRVC_BEARER_H
@@ -42,6 +46,17 @@ typedef struct drvc_call {
 /* Performs req (its classify/sign fields are overwritten).  Returns 0 on
  * success, -1 with err otherwise; resp is filled either way. */
 int drvc_call_http(drvc_call *c, gb_http_req *req, gb_http_resp *resp,
+                   gb_error *err);
+
+/* One JSON API exchange through drvc_call_http: headers "Accept:
+ * application/json", then "Content-Type: application/json" when body is
+ * non-NULL (sent as its strlen bytes), then extra when non-NULL (one
+ * whole header line, e.g. "If-None-Match: *"); nothing else.  All strings
+ * are borrowed for the call.  Returns as drvc_call_http; the caller
+ * host->http_free()s resp whatever the result. */
+int drvc_call_json(drvc_call *c, const char *method, const char *url,
+                   const char *body, const char *extra,
+                   const char *rate_class, gb_http_resp *resp,
                    gb_error *err);
 
 #endif

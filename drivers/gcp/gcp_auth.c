@@ -181,37 +181,10 @@ static gb_err_class token_classify(void *ud, const gb_http_resp *r,
                                    gb_error *err, int *auth_expired)
 {
 	tok_ud *t = ud;
-	json_t *root;
-	char code[96] = "", desc[300] = "";
-	gb_err_class cls;
 	*auth_expired = 0;
-	if (r->status >= 200 && r->status < 300)
-		return GB_ERR_NONE;
-	root = json_loadb(r->body ? r->body : "", r->body ? r->body_len : 0, 0,
-	                  NULL);
-	if (json_is_object(root)) {
-		drvc_clean_text(code, sizeof(code), drvc_jstr(root, "error"), 90);
-		drvc_clean_text(desc, sizeof(desc),
-		                drvc_jstr(root, "error_description"), 250);
-	}
-	json_decref(root);
-	if (r->status == 429)
-		cls = GB_ERR_THROTTLED;
-	else if (r->status >= 500)
-		cls = GB_ERR_TRANSIENT;
-	else if (r->status == 400 || r->status == 401 || r->status == 403)
-		cls = GB_ERR_AUTH;
-	else
-		cls = GB_ERR_INVALID;
-	drvc_err(err, cls, (int)r->status, code[0] ? code : "TokenRequestFailed",
-	         "GCP token request for %.200s at %.200s: HTTP %ld%s%s%s%s",
-	         t->c->client_email, t->c->token_uri, r->status,
-	         code[0] ? " " : "", code, desc[0] ? ": " : "", desc);
-	drvc_scrub(err->message, sizeof(err->message), t->assertion);
-	if (cls == GB_ERR_THROTTLED || cls == GB_ERR_TRANSIENT)
-		err->retry_after_ms =
-			drvc_retry_after_ms(r, t->c->host->now_ms(t->c->host->ctx));
-	return cls;
+	return drvc_oauth_classify(t->c->host, r, 250, t->assertion, err,
+	                           "GCP token request for %.200s at %.200s",
+	                           t->c->client_email, t->c->token_uri);
 }
 
 int gcp_fetch_token(void *ud, char **token, int64_t *expires_in_s,
