@@ -60,11 +60,8 @@ int azure_fetch_token(void *ud, char **token, int64_t *expires_in_s,
 	int rc;
 
 	*token = NULL;
-	if (c->auth_problem) {
-		drvc_err(err, GB_ERR_AUTH, 0, "CredentialsMissing", "%s",
-		         c->auth_problem);
+	if (drvc_creds_ok(c->auth_problem, err) != 0)
 		return -1;
-	}
 	if (h->secret(h->ctx, c->secret_source, secret, sizeof(secret)) <= 0) {
 		drvc_err(err, GB_ERR_AUTH, 0, "CredentialsMissing",
 		         "Azure client secret not found at source %.200s "

@@ -18,3 +18,11 @@ void drvc_err(gb_error *err, gb_err_class cls, int http_status,
 	vsnprintf(err->message, sizeof(err->message), fmt, ap);
 	va_end(ap);
 }
+
+int drvc_creds_ok(const char *problem, gb_error *err)
+{
+	if (!problem)
+		return 0;
+	drvc_err(err, GB_ERR_AUTH, 0, "CredentialsMissing", "%s", problem);
+	return -1;
+}

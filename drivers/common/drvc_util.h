@@ -1,4 +1,5 @@
-/* drvc_util.h -- small helpers shared by the shipped drivers. */
+/* drvc_util.h -- small helpers shared by the shipped drivers.
+ * Owned by drivers/common; used by every driver. */
 #ifndef DRVC_UTIL_H
 #define DRVC_UTIL_H
 
@@ -7,5 +8,9 @@
 /* Fill err (printf-style message, truncated to fit). */
 void drvc_err(gb_error *err, gb_err_class cls, int http_status,
               const char *code, const char *fmt, ...) GB_PRINTF(5, 6);
+
+/* 0 when problem is NULL (the driver's credentials are usable); else -1
+ * with err AUTH, code CredentialsMissing and problem as the message. */
+int drvc_creds_ok(const char *problem, gb_error *err);
 
 #endif

@@ -205,11 +205,8 @@ int gcp_fetch_token(void *ud, char **token, int64_t *expires_in_s,
 	int rc;
 
 	*token = NULL;
-	if (c->auth_problem) {
-		drvc_err(err, GB_ERR_AUTH, 0, "CredentialsMissing", "%s",
-		         c->auth_problem);
+	if (drvc_creds_ok(c->auth_problem, err) != 0)
 		return -1;
-	}
 	jwt = gcp_jwt(c, h->now_ms(h->ctx) / 1000, GCP_SCOPE);
 	if (!jwt) {
 		drvc_err(err, GB_ERR_INTERNAL, 0, "JwtSigningFailed",

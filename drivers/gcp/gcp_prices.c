@@ -377,11 +377,8 @@ int gcp_refresh_prices(void *ctx, const char *region, gb_offer_cb emit,
 	int rc;
 
 	memset(&s, 0, sizeof(s));
-	if (c->auth_problem) {
-		drvc_err(err, GB_ERR_AUTH, 0, "CredentialsMissing", "%s",
-		         c->auth_problem);
+	if (drvc_creds_ok(c->auth_problem, err) != 0)
 		return -1;
-	}
 	if (!drvc_catalog_path(h, "gcp", path, sizeof(path))) {
 		drvc_err(err, GB_ERR_NOT_FOUND, 0, "CatalogMissing",
 		         "GCP refresh_prices needs the shipped catalog for the "
