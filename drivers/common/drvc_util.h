@@ -13,4 +13,10 @@ void drvc_err(gb_error *err, gb_err_class cls, int http_status,
  * with err AUTH, code CredentialsMissing and problem as the message. */
 int drvc_creds_ok(const char *problem, gb_error *err);
 
+/* 0 when host has this ABI major and the methods a cloud driver needs
+ * (http, http_free, now_ms, mono_ms, sleep_ms, secret); else -1 with err
+ * INTERNAL, code HostTooOld, "<name> driver: the host table lacks
+ * required methods". */
+int drvc_host_ok(const gb_host *host, const char *name, gb_error *err);
+
 #endif
