@@ -49,14 +49,13 @@ int azure_fetch_token(void *ud, char **token, int64_t *expires_in_s,
 	char secret[4096];
 	drvc_buf form = DRVC_BUF_INIT;
 	char *url, *tenant_enc, *body;
-	const char *hdrs[] = {
-		"Content-Type: application/x-www-form-urlencoded",
-		"Accept: application/json",
-	};
-	gb_http_req req;
 	gb_http_resp resp;
 	tok_ud t = {c, secret};
-	drvc_call call;
+	drvc_call call = {
+		.host = h,
+		.classify = token_classify,
+		.classify_ud = &t,
+	};
 	int rc;
 
 	*token = NULL;
@@ -82,19 +81,7 @@ int azure_fetch_token(void *ud, char **token, int64_t *expires_in_s,
 	                     tenant_enc);
 	free(tenant_enc);
 
-	memset(&req, 0, sizeof(req));
-	req.method = "POST";
-	req.url = url;
-	req.headers = hdrs;
-	req.nheaders = 2;
-	req.body = body;
-	req.body_len = strlen(body);
-	req.rate_class = "aad-token";
-	memset(&call, 0, sizeof(call));
-	call.host = h;
-	call.classify = token_classify;
-	call.classify_ud = &t;
-	rc = drvc_call_http(&call, &req, &resp, err);
+	rc = drvc_call_form(&call, url, body, "aad-token", &resp, err);
 	if (rc == 0)
 		rc = azure_parse_token(resp.body, resp.body_len, token,
 		                       expires_in_s, err);

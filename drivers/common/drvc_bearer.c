@@ -111,3 +111,24 @@ int drvc_call_json(drvc_call *c, const char *method, const char *url,
 	req.rate_class = rate_class;
 	return drvc_call_http(c, &req, resp, err);
 }
+
+int drvc_call_form(drvc_call *c, const char *url, const char *body,
+                   const char *rate_class, gb_http_resp *resp,
+                   gb_error *err)
+{
+	const char *hdrs[] = {
+		"Content-Type: application/x-www-form-urlencoded",
+		"Accept: application/json",
+	};
+	gb_http_req req;
+
+	memset(&req, 0, sizeof(req));
+	req.method = "POST";
+	req.url = url;
+	req.headers = hdrs;
+	req.nheaders = 2;
+	req.body = body;
+	req.body_len = strlen(body);
+	req.rate_class = rate_class;
+	return drvc_call_http(c, &req, resp, err);
+}

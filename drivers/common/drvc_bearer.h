@@ -13,7 +13,8 @@
  * headers, body, rate_class, ...; leave classify/sign NULL), call
  * drvc_call_http, then host->http_free(resp) whatever the result.  For
  * a JSON API (Azure ARM and Retail Prices, Google APIs) drvc_call_json
- * builds the request itself.
+ * builds the request itself, and drvc_call_form for an OAuth token
+ * endpoint.
  *
  * Owned by drivers/common; used by the azure and gcp drivers.
  */
@@ -56,6 +57,16 @@ int drvc_call_http(drvc_call *c, gb_http_req *req, gb_http_resp *resp,
  * host->http_free()s resp whatever the result. */
 int drvc_call_json(drvc_call *c, const char *method, const char *url,
                    const char *body, const char *extra,
+                   const char *rate_class, gb_http_resp *resp,
+                   gb_error *err);
+
+/* POST url with the form body (application/x-www-form-urlencoded, sent
+ * as its strlen bytes) through drvc_call_http: headers "Content-Type:
+ * application/x-www-form-urlencoded" and "Accept: application/json", for
+ * an OAuth token endpoint (c->tok is normally NULL).  Returns as
+ * drvc_call_http; the caller host->http_free()s resp whatever the
+ * result. */
+int drvc_call_form(drvc_call *c, const char *url, const char *body,
                    const char *rate_class, gb_http_resp *resp,
                    gb_error *err);
 

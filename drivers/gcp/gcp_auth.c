@@ -192,16 +192,15 @@ int gcp_fetch_token(void *ud, char **token, int64_t *expires_in_s,
 {
 	gcp_ctx *c = ud;
 	const gb_host *h = c->host;
-	const char *hdrs[] = {
-		"Content-Type: application/x-www-form-urlencoded",
-		"Accept: application/json",
-	};
 	drvc_buf form = DRVC_BUF_INIT;
 	char *jwt, *body;
-	gb_http_req req;
 	gb_http_resp resp;
-	drvc_call call;
-	tok_ud t;
+	tok_ud t = {c, NULL};
+	drvc_call call = {
+		.host = h,
+		.classify = token_classify,
+		.classify_ud = &t,
+	};
 	int rc;
 
 	*token = NULL;
@@ -225,21 +224,9 @@ int gcp_fetch_token(void *ud, char **token, int64_t *expires_in_s,
 	if (!body)
 		abort();
 
-	memset(&req, 0, sizeof(req));
-	req.method = "POST";
-	req.url = c->token_uri;
-	req.headers = hdrs;
-	req.nheaders = 2;
-	req.body = body;
-	req.body_len = strlen(body);
-	req.rate_class = "oauth-token";
-	t.c = c;
 	t.assertion = jwt;
-	memset(&call, 0, sizeof(call));
-	call.host = h;
-	call.classify = token_classify;
-	call.classify_ud = &t;
-	rc = drvc_call_http(&call, &req, &resp, err);
+	rc = drvc_call_form(&call, c->token_uri, body, "oauth-token", &resp,
+	                    err);
 	if (rc == 0)
 		rc = gcp_parse_token(resp.body, resp.body_len, token,
 		                     expires_in_s, err);
