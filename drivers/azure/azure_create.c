@@ -39,13 +39,14 @@ static const char *gone_name(void *ud, size_t i)
 	return ((gone *)ud)->names[i];
 }
 
-/* Deletes every touched VM; notes the outcome in err->message. */
-static void cleanup(azure_ctx *c, char **names, const int *touched, size_t n,
-                    gb_error *err)
+/* Deletes every touched VM unless the failure is throttled or transient;
+ * notes the outcome in err->message. */
+static void failed(azure_ctx *c, char **names, const int *touched, size_t n,
+                   gb_error *err)
 {
 	gone g = {c, names};
 	drvc_cleanup cl = {c->host, "azure", "VM", gone_del, gone_name, &g};
-	drvc_create_cleanup(&cl, touched, n, err);
+	drvc_create_failed(&cl, touched, n, err);
 }
 
 /* One PUT.  create_only: with If-None-Match: *; returns 1 when ARM
@@ -197,13 +198,10 @@ int azure_create(void *ctx, const gb_create_req *req, gb_instance_cb emit,
 	rc = 0;
 	goto out;
 fail:
-	if (err->cls == GB_ERR_NONE)
-		err->cls = GB_ERR_INTERNAL;
 	/* A throttled or transient failure leaves the outcome unknown to the
 	 * host, which replays the create with the same token: the PUTs by
 	 * name find what this call made.  Only a definite failure cleans up. */
-	if (err->cls != GB_ERR_THROTTLED && err->cls != GB_ERR_TRANSIENT)
-		cleanup(c, names, touched, n, err);
+	failed(c, names, touched, n, err);
 out:
 	for (i = 0; i < n; i++) {
 		free(names[i]);

@@ -32,12 +32,16 @@ int drvc_create_req_ok(const gb_create_req *r, const char *who, int max,
 	return 0;
 }
 
-void drvc_create_cleanup(const drvc_cleanup *cl, const int *touched,
-                         size_t n, gb_error *err)
+void drvc_create_failed(const drvc_cleanup *cl, const int *touched,
+                        size_t n, gb_error *err)
 {
 	const gb_host *h = cl->host;
 	size_t deleted = 0, failed = 0, m;
 	char first[200] = "";
+	if (err->cls == GB_ERR_NONE)
+		err->cls = GB_ERR_INTERNAL;
+	if (err->cls == GB_ERR_THROTTLED || err->cls == GB_ERR_TRANSIENT)
+		return;
 	for (size_t i = 0; i < n; i++) {
 		gb_error e;
 		if (!touched[i])
@@ -65,4 +69,30 @@ void drvc_create_cleanup(const drvc_cleanup *cl, const int *touched,
 		snprintf(err->message + m, sizeof(err->message) - m,
 		         " [cleanup: deleted the %zu %s(s) of this request]",
 		         deleted, cl->noun);
+}
+
+void drvc_failures_note(drvc_failures *f, const gb_host *h,
+                        const char *log_prefix, const char *name,
+                        const gb_error *e)
+{
+	if (!f->n++)
+		f->first = *e;
+	if (h->log)
+		h->log(h->ctx, GB_LOG_WARN, "%s: terminate %s: %s", log_prefix,
+		       name, e->message);
+}
+
+int drvc_failures_result(const drvc_failures *f, const char *noun,
+                         gb_error *err)
+{
+	size_t m;
+	if (!f->n)
+		return 0;
+	*err = f->first;
+	if (f->n > 1) {
+		m = strlen(err->message);
+		snprintf(err->message + m, sizeof(err->message) - m,
+		         " (and %zu more %s(s) failed)", f->n - 1, noun);
+	}
+	return -1;
 }

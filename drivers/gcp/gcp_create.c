@@ -85,13 +85,14 @@ static const char *gone_name(void *ud, size_t i)
 	return ((gone *)ud)->names[i];
 }
 
-/* Deletes every touched instance; notes the outcome in err->message. */
-static void cleanup(gcp_ctx *c, const char *zone, char (*names)[64],
-                    const int *touched, size_t n, gb_error *err)
+/* Deletes every touched instance unless the failure is throttled or
+ * transient; notes the outcome in err->message. */
+static void failed(gcp_ctx *c, const char *zone, char (*names)[64],
+                   const int *touched, size_t n, gb_error *err)
 {
 	gone g = {c, zone, names};
 	drvc_cleanup cl = {c->host, "gcp", "instance", gone_del, gone_name, &g};
-	drvc_create_cleanup(&cl, touched, n, err);
+	drvc_create_failed(&cl, touched, n, err);
 }
 
 static int op_name_ok(const char *s)
@@ -289,15 +290,12 @@ int gcp_create(void *ctx, const gb_create_req *req, gb_instance_cb emit,
 	rc = 0;
 	goto out;
 fail:
-	if (err->cls == GB_ERR_NONE)
-		err->cls = GB_ERR_INTERNAL;
 	/* A throttled or transient failure leaves the outcome unknown to the
 	 * host, which replays the create with the same token: the replay's
 	 * requestId returns this call's operations and finds what they made.
 	 * Deleting it here would leave that requestId pointing at a deleted
 	 * instance, and the replay could never succeed. */
-	if (err->cls != GB_ERR_THROTTLED && err->cls != GB_ERR_TRANSIENT)
-		cleanup(c, zone, names, touched, n, err);
+	failed(c, zone, names, touched, n, err);
 out:
 	for (i = 0; i < n; i++) {
 		free(ops[i].name);
