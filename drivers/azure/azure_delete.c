@@ -8,6 +8,7 @@
 
 #include "azure.h"
 #include "drvc_create.h"
+#include "drvc_http.h"
 #include "drvc_util.h"
 
 int azure_delete_vm(azure_ctx *c, const char *name, gb_error *err)
@@ -24,10 +25,7 @@ int azure_delete_vm(azure_ctx *c, const char *name, gb_error *err)
 	rc = azure_arm(c, "DELETE", url, NULL, "arm-delete", what, &resp, err);
 	c->host->http_free(c->host->ctx, &resp);
 	free(url);
-	if (rc != 0 && err->cls == GB_ERR_NOT_FOUND) {
-		memset(err, 0, sizeof(*err));
-		rc = 0;
-	}
+	rc = drvc_gone_ok(rc, err);
 	return rc;
 }
 

@@ -256,3 +256,26 @@ void drvc_http_fail(gb_error *err, const gb_host *h, const gb_http_resp *r,
 	if (cls == GB_ERR_THROTTLED || cls == GB_ERR_TRANSIENT)
 		err->retry_after_ms = drvc_retry_after_ms(r, h->now_ms(h->ctx));
 }
+
+int drvc_json_answer(const gb_host *h, int rc, gb_http_resp *resp,
+                     size_t max, const char *what, json_t **root,
+                     gb_error *err)
+{
+	*root = NULL;
+	if (rc != 0) {
+		h->http_free(h->ctx, resp);
+		return err->cls == GB_ERR_NOT_FOUND ? 0 : -1;
+	}
+	*root = drvc_json_body(resp, max, what, err);
+	h->http_free(h->ctx, resp);
+	return *root ? 1 : -1;
+}
+
+int drvc_gone_ok(int rc, gb_error *err)
+{
+	if (rc != 0 && err->cls == GB_ERR_NOT_FOUND) {
+		memset(err, 0, sizeof(*err));
+		rc = 0;
+	}
+	return rc;
+}

@@ -49,6 +49,20 @@ int drvc_json_ctype_ok(const gb_http_resp *r, const char *what,
 json_t *drvc_json_buf(const char *body, size_t len, size_t max,
                       const char *what, gb_error *err);
 
+/* The checks after a JSON API GET of one resource, where rc is what the
+ * exchange returned; resp is freed here (h->http_free) whatever the
+ * result.  Returns 1 with *root (caller json_decref()s) when rc is 0 and
+ * drvc_json_body accepts the body (at most max bytes; `what` names the
+ * request); 0 when the exchange failed with NOT_FOUND (err keeps that
+ * error: "no such resource"); -1 with err otherwise (*root NULL). */
+int drvc_json_answer(const gb_host *h, int rc, gb_http_resp *resp,
+                     size_t max, const char *what, json_t **root,
+                     gb_error *err);
+
+/* For a DELETE, where "already gone" is success: rc, except that a
+ * failure with NOT_FOUND becomes 0 with err cleared. */
+int drvc_gone_ok(int rc, gb_error *err);
+
 /* The body of an error answer as a JSON object, for a classifier to read
  * the provider's code and message from: NULL (and no error: an error
  * answer may be anything) when the body is empty, larger than max, not

@@ -339,14 +339,9 @@ int gcp_get_inst(gcp_ctx *c, const char *zone, const char *name,
 	snprintf(what, sizeof(what), "GET instance %.63s in %.63s", name, zone);
 	rc = gcp_api(c, "GET", url, NULL, "gce-read", what, &resp, err);
 	free(url);
-	if (rc != 0) {
-		h->http_free(h->ctx, &resp);
-		return err->cls == GB_ERR_NOT_FOUND ? 0 : -1;
-	}
-	root = drvc_json_body(&resp, GCP_MAX_SMALL, what, err);
-	h->http_free(h->ctx, &resp);
-	if (!root)
-		return -1;
+	rc = drvc_json_answer(h, rc, &resp, GCP_MAX_SMALL, what, &root, err);
+	if (rc <= 0)
+		return rc;
 	if (gcp_inst_parse(root, inst) != 0) {
 		gcp_inst_free(inst);
 		json_decref(root);

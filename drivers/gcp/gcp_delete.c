@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "drvc_create.h"
+#include "drvc_http.h"
 #include "drvc_mem.h"
 #include "drvc_util.h"
 #include "gcp.h"
@@ -42,10 +43,7 @@ int gcp_delete_inst(gcp_ctx *c, const char *zone, const char *name,
 	rc = gcp_api(c, "DELETE", url, NULL, "gce-mutate", what, &resp, err);
 	c->host->http_free(c->host->ctx, &resp);
 	free(url);
-	if (rc != 0 && err->cls == GB_ERR_NOT_FOUND) {
-		memset(err, 0, sizeof(*err));
-		rc = 0;
-	}
+	rc = drvc_gone_ok(rc, err);
 	if (rc == 0)
 		gcp_zone_forget(c, name);
 	return rc;
