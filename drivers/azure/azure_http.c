@@ -21,15 +21,8 @@ int azure_arm_hdr(azure_ctx *c, const char *method, const char *url,
                   const char *what, gb_http_resp *resp, gb_error *err)
 {
 	azure_what w = {c, what};
-	drvc_call call = {
-		.host = c->host,
-		.tok = &c->tok,
-		.margin_s = 300,
-		.fetch = azure_fetch_token,
-		.fetch_ud = c,
-		.classify = azure_classify,
-		.classify_ud = &w,
-	};
+	drvc_call call = drvc_call_make(c->host, &c->tok, 300, azure_fetch_token,
+	                                c, azure_classify, &w);
 	return drvc_call_json(&call, method, url, body, extra, rate_class,
 	                      resp, err);
 }

@@ -164,11 +164,8 @@ static int fetch_region(azure_ctx *c, shapes *s, const char *region,
 			gb_http_resp resp;
 			azure_what w = {c, what};
 			/* public API: no token */
-			drvc_call call = {
-				.host = h,
-				.classify = azure_classify,
-				.classify_ud = &w,
-			};
+			drvc_call call = drvc_call_make(h, NULL, 0, NULL, NULL,
+			                                azure_classify, &w);
 			char *next = NULL;
 			int rc;
 			if (++pages > AZURE_MAX_PAGES) {

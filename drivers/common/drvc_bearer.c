@@ -43,6 +43,23 @@ static gb_err_class classify_cb(void *ud, const gb_http_resp *r,
 	return cls;
 }
 
+drvc_call drvc_call_make(const gb_host *host, drvc_token *tok,
+                         int64_t margin_s, drvc_token_fetch_fn fetch,
+                         void *fetch_ud, drvc_classify_fn classify,
+                         void *classify_ud)
+{
+	drvc_call c;
+	memset(&c, 0, sizeof(c));
+	c.host = host;
+	c.tok = tok;
+	c.margin_s = margin_s;
+	c.fetch = fetch;
+	c.fetch_ud = fetch_ud;
+	c.classify = classify;
+	c.classify_ud = classify_ud;
+	return c;
+}
+
 int drvc_call_http(drvc_call *c, gb_http_req *req, gb_http_resp *resp,
                    gb_error *err)
 {

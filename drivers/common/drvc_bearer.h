@@ -44,6 +44,13 @@ typedef struct drvc_call {
 	int expired_seen;
 } drvc_call;
 
+/* A drvc_call with these fields and the private ones cleared (tok NULL:
+ * no token, fetch unused). */
+drvc_call drvc_call_make(const gb_host *host, drvc_token *tok,
+                         int64_t margin_s, drvc_token_fetch_fn fetch,
+                         void *fetch_ud, drvc_classify_fn classify,
+                         void *classify_ud);
+
 /* Performs req (its classify/sign fields are overwritten).  Returns 0 on
  * success, -1 with err otherwise; resp is filled either way. */
 int drvc_call_http(drvc_call *c, gb_http_req *req, gb_http_resp *resp,

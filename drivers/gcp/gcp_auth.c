@@ -196,11 +196,8 @@ int gcp_fetch_token(void *ud, char **token, int64_t *expires_in_s,
 	char *jwt, *body;
 	gb_http_resp resp;
 	tok_ud t = {c, NULL};
-	drvc_call call = {
-		.host = h,
-		.classify = token_classify,
-		.classify_ud = &t,
-	};
+	drvc_call call = drvc_call_make(h, NULL, 0, NULL, NULL, token_classify,
+	                                &t);
 	int rc;
 
 	*token = NULL;

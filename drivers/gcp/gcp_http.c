@@ -13,15 +13,8 @@ int gcp_api(gcp_ctx *c, const char *method, const char *url,
             gb_http_resp *resp, gb_error *err)
 {
 	gcp_what w = {c, what};
-	drvc_call call = {
-		.host = c->host,
-		.tok = &c->tok,
-		.margin_s = 60,
-		.fetch = gcp_fetch_token,
-		.fetch_ud = c,
-		.classify = gcp_classify,
-		.classify_ud = &w,
-	};
+	drvc_call call = drvc_call_make(c->host, &c->tok, 60, gcp_fetch_token, c,
+	                                gcp_classify, &w);
 	return drvc_call_json(&call, method, url, body, NULL, rate_class,
 	                      resp, err);
 }
