@@ -9,26 +9,22 @@
 #include "aws_sigv4.h"
 #include "aws_util.h"
 #include "aws_xml.h"
+#include "drvc_opts.h"
 #include "drvc_util.h"
 
 #define CONTENT_TYPE "application/x-www-form-urlencoded; charset=utf-8"
 
 const char *aws_opt(const aws_ctx *c, const char *key)
 {
-	const gb_host *h = c->host;
-	const char *v = h->option ? h->option(h->ctx, key) : NULL;
-	return v && *v ? v : NULL;
+	return drvc_opt(c->host, key);
 }
 
 const char *aws_opt_region(const aws_ctx *c, const char *key,
                            const char *region)
 {
-	char k[160];
 	const char *v = NULL;
-	if (region && *region) {
-		snprintf(k, sizeof(k), "%s.%s", key, region);
-		v = aws_opt(c, k);
-	}
+	if (region && *region)
+		v = drvc_opt_region(c->host, key, region);
 	return v ? v : aws_opt(c, key);
 }
 

@@ -13,7 +13,6 @@
 #include "drvc_bearer.h"
 #include "drvc_enc.h"
 #include "drvc_http.h"
-#include "drvc_json.h"
 #include "drvc_mem.h"
 #include "drvc_token.h"
 #include "drvc_util.h"
@@ -35,41 +34,11 @@ static gb_err_class token_classify(void *ud, const gb_http_resp *r,
                                    gb_error *err, int *auth_expired)
 {
 	tok_ud *t = ud;
-	json_t *root;
-	char code[96] = "", desc[400] = "";
-	gb_err_class cls;
 	*auth_expired = 0;
-	if (r->status >= 200 && r->status < 300)
-		return GB_ERR_NONE;
-	root = json_loadb(r->body ? r->body : "", r->body ? r->body_len : 0, 0,
-	                  NULL);
-	if (json_is_object(root)) {
-		drvc_clean_text(code, sizeof(code), drvc_jstr(root, "error"), 90);
-		drvc_clean_text(desc, sizeof(desc),
-		                drvc_jstr(root, "error_description"), 300);
-	}
-	json_decref(root);
-	if (r->status == 429)
-		cls = GB_ERR_THROTTLED;
-	else if (r->status >= 500)
-		cls = GB_ERR_TRANSIENT;
-	else if (r->status == 400 || r->status == 401 || r->status == 403)
-		cls = GB_ERR_AUTH;
-	else
-		cls = GB_ERR_INVALID;
-	drvc_err(err, cls, (int)r->status, code[0] ? code : "TokenRequestFailed",
-	         "Azure token request (tenant %s, client %s) at %s: HTTP %ld%s%s%s",
-	         t->c->tenant, t->c->client_id, t->c->authority, r->status,
-	         code[0] ? " " : "", code, desc[0] ? ": " : "");
-	if (desc[0]) {
-		size_t n = strlen(err->message);
-		snprintf(err->message + n, sizeof(err->message) - n, "%s", desc);
-	}
-	drvc_scrub(err->message, sizeof(err->message), t->secret);
-	if (cls == GB_ERR_THROTTLED || cls == GB_ERR_TRANSIENT)
-		err->retry_after_ms =
-			drvc_retry_after_ms(r, t->c->host->now_ms(t->c->host->ctx));
-	return cls;
+	return drvc_oauth_classify(t->c->host, r, 300, t->secret, err,
+	                           "Azure token request (tenant %s, client %s) "
+	                           "at %s", t->c->tenant, t->c->client_id,
+	                           t->c->authority);
 }
 
 int azure_fetch_token(void *ud, char **token, int64_t *expires_in_s,
@@ -80,22 +49,15 @@ int azure_fetch_token(void *ud, char **token, int64_t *expires_in_s,
 	char secret[4096];
 	drvc_buf form = DRVC_BUF_INIT;
 	char *url, *tenant_enc, *body;
-	const char *hdrs[] = {
-		"Content-Type: application/x-www-form-urlencoded",
-		"Accept: application/json",
-	};
-	gb_http_req req;
 	gb_http_resp resp;
 	tok_ud t = {c, secret};
-	drvc_call call;
+	drvc_call call = drvc_call_make(h, NULL, 0, NULL, NULL, token_classify,
+	                                &t);
 	int rc;
 
 	*token = NULL;
-	if (c->auth_problem) {
-		drvc_err(err, GB_ERR_AUTH, 0, "CredentialsMissing", "%s",
-		         c->auth_problem);
+	if (drvc_creds_ok(c->auth_problem, err) != 0)
 		return -1;
-	}
 	if (h->secret(h->ctx, c->secret_source, secret, sizeof(secret)) <= 0) {
 		drvc_err(err, GB_ERR_AUTH, 0, "CredentialsMissing",
 		         "Azure client secret not found at source %.200s "
@@ -116,19 +78,7 @@ int azure_fetch_token(void *ud, char **token, int64_t *expires_in_s,
 	                     tenant_enc);
 	free(tenant_enc);
 
-	memset(&req, 0, sizeof(req));
-	req.method = "POST";
-	req.url = url;
-	req.headers = hdrs;
-	req.nheaders = 2;
-	req.body = body;
-	req.body_len = strlen(body);
-	req.rate_class = "aad-token";
-	memset(&call, 0, sizeof(call));
-	call.host = h;
-	call.classify = token_classify;
-	call.classify_ud = &t;
-	rc = drvc_call_http(&call, &req, &resp, err);
+	rc = drvc_call_form(&call, url, body, "aad-token", &resp, err);
 	if (rc == 0)
 		rc = azure_parse_token(resp.body, resp.body_len, token,
 		                       expires_in_s, err);

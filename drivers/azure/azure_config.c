@@ -10,21 +10,6 @@
 #include "drvc_opts.h"
 #include "drvc_util.h"
 
-/* option, else environment variable, else def; malloc'd or NULL. */
-static char *setting(const gb_host *h, const char *key, const char *env,
-                     const char *def)
-{
-	const char *v = drvc_opt(h, key);
-	if (!v && env) {
-		v = getenv(env);
-		if (v && !*v)
-			v = NULL;
-	}
-	if (!v)
-		v = def;
-	return drvc_xstrdup(v);
-}
-
 static void strip_slash(char *s)
 {
 	size_t n = s ? strlen(s) : 0;
@@ -39,25 +24,25 @@ int azure_config_load(azure_ctx *c, gb_error *err)
 	int64_t disk_gb;
 	char miss[512] = "";
 
-	c->arm = setting(h, "arm_endpoint", "AZURE_ARM_ENDPOINT",
+	c->arm = drvc_opt_env(h, "arm_endpoint", "AZURE_ARM_ENDPOINT",
 	                 AZURE_DEFAULT_ARM);
-	c->authority = setting(h, "authority_host", "AZURE_AUTHORITY_HOST",
+	c->authority = drvc_opt_env(h, "authority_host", "AZURE_AUTHORITY_HOST",
 	                       AZURE_DEFAULT_AUTHORITY);
-	c->prices = setting(h, "prices_endpoint", "AZURE_PRICES_ENDPOINT",
+	c->prices = drvc_opt_env(h, "prices_endpoint", "AZURE_PRICES_ENDPOINT",
 	                    AZURE_DEFAULT_PRICES);
 	strip_slash(c->arm);
 	strip_slash(c->authority);
-	c->tenant = setting(h, "tenant_id", "AZURE_TENANT_ID", NULL);
-	c->client_id = setting(h, "client_id", "AZURE_CLIENT_ID", NULL);
-	c->secret_source = setting(h, "credentials.client_secret", NULL,
+	c->tenant = drvc_opt_env(h, "tenant_id", "AZURE_TENANT_ID", NULL);
+	c->client_id = drvc_opt_env(h, "client_id", "AZURE_CLIENT_ID", NULL);
+	c->secret_source = drvc_opt_env(h, "credentials.client_secret", NULL,
 	                           AZURE_DEFAULT_SECRET_SOURCE);
-	c->subscription = setting(h, "subscription_id",
+	c->subscription = drvc_opt_env(h, "subscription_id",
 	                          "AZURE_SUBSCRIPTION_ID", NULL);
-	c->rg = setting(h, "resource_group", "AZURE_RESOURCE_GROUP", NULL);
-	c->subnet = setting(h, "subnet_id", "AZURE_SUBNET_ID", NULL);
-	c->image = setting(h, "image", NULL, NULL);
-	c->security_type = setting(h, "security_type", NULL, NULL);
-	c->os_disk_type = setting(h, "os_disk_type", NULL, "StandardSSD_LRS");
+	c->rg = drvc_opt_env(h, "resource_group", "AZURE_RESOURCE_GROUP", NULL);
+	c->subnet = drvc_opt_env(h, "subnet_id", "AZURE_SUBNET_ID", NULL);
+	c->image = drvc_opt_env(h, "image", NULL, NULL);
+	c->security_type = drvc_opt_env(h, "security_type", NULL, NULL);
+	c->os_disk_type = drvc_opt_env(h, "os_disk_type", NULL, "StandardSSD_LRS");
 	/* numbers and flags: a bad value is an error, not the default */
 	if (drvc_opt_int(h, "os_disk_gb", 0, 1, 4095, &disk_gb, err) != 0)
 		return -1;
@@ -114,11 +99,8 @@ void azure_config_free(azure_ctx *c)
 
 int azure_require(azure_ctx *c, int need_rg, gb_error *err)
 {
-	if (c->auth_problem) {
-		drvc_err(err, GB_ERR_AUTH, 0, "CredentialsMissing", "%s",
-		         c->auth_problem);
+	if (drvc_creds_ok(c->auth_problem, err) != 0)
 		return -1;
-	}
 	if (!c->subscription) {
 		drvc_err(err, GB_ERR_INVALID, 0, "SubscriptionMissing",
 		         "Azure subscription not set: set option subscription_id "
@@ -137,19 +119,13 @@ int azure_require(azure_ctx *c, int need_rg, gb_error *err)
 
 const char *azure_subnet_for(azure_ctx *c, const char *region)
 {
-	char key[160];
-	const char *v;
-	snprintf(key, sizeof(key), "subnet_id.%s", region ? region : "");
-	v = drvc_opt(c->host, key);
+	const char *v = drvc_opt_region(c->host, "subnet_id", region);
 	return v ? v : c->subnet;
 }
 
 const char *azure_image_for(azure_ctx *c, const char *region)
 {
-	char key[160];
-	const char *v;
-	snprintf(key, sizeof(key), "image.%s", region ? region : "");
-	v = drvc_opt(c->host, key);
+	const char *v = drvc_opt_region(c->host, "image", region);
 	if (v)
 		return v;
 	return c->image ? c->image : AZURE_DEFAULT_IMAGE;

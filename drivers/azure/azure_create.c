@@ -15,6 +15,7 @@
 #include <strings.h>
 
 #include "azure.h"
+#include "drvc_create.h"
 #include "drvc_http.h"
 #include "drvc_json.h"
 #include "drvc_mem.h"
@@ -22,64 +23,30 @@
 
 #define AZURE_MAX_COUNT 1000
 
-static int req_ok(const gb_create_req *r, gb_error *err)
+typedef struct gone {
+	azure_ctx *c;
+	char **names;
+} gone;
+
+static int gone_del(void *ud, size_t i, gb_error *err)
 {
-	const char *missing = !r->region || !*r->region ? "region"
-	                      : !r->instance_type || !*r->instance_type
-	                              ? "instance_type"
-	                      : !r->token || !*r->token ? "token"
-	                      : !r->name_prefix || !*r->name_prefix
-	                              ? "name_prefix"
-	                      : !r->pool || !*r->pool ? "pool"
-	                      : !r->broker_id || !*r->broker_id ? "broker_id"
-	                                                        : NULL;
-	if (missing) {
-		drvc_err(err, GB_ERR_INVALID, 0, "InvalidRequest",
-		         "Azure create: %s is required", missing);
-		return -1;
-	}
-	if (r->count < 1 || r->count > AZURE_MAX_COUNT) {
-		drvc_err(err, GB_ERR_INVALID, 0, "InvalidRequest",
-		         "Azure create: count %u is outside 1..%d", r->count,
-		         AZURE_MAX_COUNT);
-		return -1;
-	}
-	return 0;
+	gone *g = ud;
+	return azure_delete_vm(g->c, g->names[i], err);
 }
 
-/* Deletes every touched VM; notes the outcome in err->message. */
-static void cleanup(azure_ctx *c, char **names, const int *touched, size_t n,
-                    gb_error *err)
+static const char *gone_name(void *ud, size_t i)
 {
-	size_t deleted = 0, failed = 0;
-	char first[200] = "";
-	for (size_t i = 0; i < n; i++) {
-		gb_error e;
-		if (!touched[i])
-			continue;
-		if (azure_delete_vm(c, names[i], &e) == 0) {
-			deleted++;
-		} else {
-			if (!failed++)
-				snprintf(first, sizeof(first), "%.64s: %.120s", names[i],
-				         e.message);
-			if (c->host->log)
-				c->host->log(c->host->ctx, GB_LOG_ERROR,
-				             "azure: cleanup of VM %s failed: %s",
-				             names[i], e.message);
-		}
-	}
-	if (deleted || failed) {
-		size_t m = strlen(err->message);
-		if (failed)
-			snprintf(err->message + m, sizeof(err->message) - m,
-			         " [cleanup: %zu VM(s) deleted, %zu failed: %s]",
-			         deleted, failed, first);
-		else
-			snprintf(err->message + m, sizeof(err->message) - m,
-			         " [cleanup: deleted the %zu VM(s) of this request]",
-			         deleted);
-	}
+	return ((gone *)ud)->names[i];
+}
+
+/* Deletes every touched VM unless the failure is throttled or transient;
+ * notes the outcome in err->message. */
+static void failed(azure_ctx *c, char **names, const int *touched, size_t n,
+                   gb_error *err)
+{
+	gone g = {c, names};
+	drvc_cleanup cl = {c->host, "azure", "VM", gone_del, gone_name, &g};
+	drvc_create_failed(&cl, touched, n, err);
 }
 
 /* One PUT.  create_only: with If-None-Match: *; returns 1 when ARM
@@ -171,7 +138,7 @@ int azure_create(void *ctx, const gb_create_req *req, gb_instance_cb emit,
 	int64_t deadline;
 	int rc = -1;
 
-	if (req_ok(req, err) != 0 || azure_require(c, 1, err) != 0)
+	if (drvc_create_req_ok(req, "Azure", AZURE_MAX_COUNT, err) != 0 || azure_require(c, 1, err) != 0)
 		return -1;
 	memset(&p, 0, sizeof(p));
 	p.subnet = azure_subnet_for(c, req->region);
@@ -231,13 +198,10 @@ int azure_create(void *ctx, const gb_create_req *req, gb_instance_cb emit,
 	rc = 0;
 	goto out;
 fail:
-	if (err->cls == GB_ERR_NONE)
-		err->cls = GB_ERR_INTERNAL;
 	/* A throttled or transient failure leaves the outcome unknown to the
 	 * host, which replays the create with the same token: the PUTs by
 	 * name find what this call made.  Only a definite failure cleans up. */
-	if (err->cls != GB_ERR_THROTTLED && err->cls != GB_ERR_TRANSIENT)
-		cleanup(c, names, touched, n, err);
+	failed(c, names, touched, n, err);
 out:
 	for (i = 0; i < n; i++) {
 		free(names[i]);

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "azure.h"
+#include "drvc_create.h"
+#include "drvc_http.h"
 #include "drvc_util.h"
 
 int azure_delete_vm(azure_ctx *c, const char *name, gb_error *err)
@@ -23,10 +25,7 @@ int azure_delete_vm(azure_ctx *c, const char *name, gb_error *err)
 	rc = azure_arm(c, "DELETE", url, NULL, "arm-delete", what, &resp, err);
 	c->host->http_free(c->host->ctx, &resp);
 	free(url);
-	if (rc != 0 && err->cls == GB_ERR_NOT_FOUND) {
-		memset(err, 0, sizeof(*err));
-		rc = 0;
-	}
+	rc = drvc_gone_ok(rc, err);
 	return rc;
 }
 
@@ -34,32 +33,17 @@ int azure_terminate(void *ctx, const gb_instance_ref *refs, size_t n,
                     gb_error *err)
 {
 	azure_ctx *c = ctx;
-	gb_error first, e;
-	size_t failed = 0;
+	drvc_failures fails = DRVC_FAILURES_INIT;
+	gb_error e;
 
 	if (azure_require(c, 1, err) != 0)
 		return -1;
-	memset(&first, 0, sizeof(first));
 	for (size_t i = 0; i < n; i++) {
 		if (!refs[i].id || !*refs[i].id)
 			continue;
-		if (azure_delete_vm(c, refs[i].id, &e) != 0) {
-			if (!failed++)
-				first = e;
-			if (c->host->log)
-				c->host->log(c->host->ctx, GB_LOG_WARN,
-				             "azure: terminate %s: %s", refs[i].id,
-				             e.message);
-		}
+		if (azure_delete_vm(c, refs[i].id, &e) != 0)
+			drvc_failures_note(&fails, c->host, "azure", refs[i].id,
+			                   &e);
 	}
-	if (failed) {
-		*err = first;
-		if (failed > 1) {
-			size_t m = strlen(err->message);
-			snprintf(err->message + m, sizeof(err->message) - m,
-			         " (and %zu more VM(s) failed)", failed - 1);
-		}
-		return -1;
-	}
-	return 0;
+	return drvc_failures_result(&fails, "VM", err);
 }

@@ -214,16 +214,9 @@ int azure_get_vm(azure_ctx *c, const char *name, azure_vm *vm,
 	snprintf(what, sizeof(what), "GET VM %s", name);
 	rc = azure_arm(c, "GET", url, NULL, "arm-read", what, &resp, err);
 	free(url);
-	if (rc != 0) {
-		h->http_free(h->ctx, &resp);
-		if (err->cls == GB_ERR_NOT_FOUND)
-			return 0;
-		return -1;
-	}
-	root = drvc_json_body(&resp, AZURE_MAX_VM, what, err);
-	h->http_free(h->ctx, &resp);
-	if (!root)
-		return -1;
+	rc = drvc_json_answer(h, rc, &resp, AZURE_MAX_VM, what, &root, err);
+	if (rc <= 0)
+		return rc;
 	if (azure_vm_parse(root, vm) != 0) {
 		json_decref(root);
 		azure_vm_free(vm);

@@ -13,13 +13,8 @@
 static int azure_init(const gb_host *host, void **out, gb_error *err)
 {
 	azure_ctx *c;
-	if (!host || host->abi_major != GB_DRIVER_ABI_MAJOR || !host->http ||
-	    !host->http_free || !host->now_ms || !host->mono_ms ||
-	    !host->sleep_ms || !host->secret) {
-		drvc_err(err, GB_ERR_INTERNAL, 0, "HostTooOld",
-		         "azure driver: the host table lacks required methods");
+	if (drvc_host_ok(host, "azure", err) != 0)
 		return -1;
-	}
 	c = drvc_xcalloc(1, sizeof(*c));
 	c->host = host;
 	drvc_token_init(&c->tok);
@@ -54,14 +49,7 @@ static int azure_list_offers(void *ctx, gb_offer_cb emit, void *ud,
                              gb_error *err)
 {
 	azure_ctx *c = ctx;
-	char path[4096];
-	if (!drvc_catalog_path(c->host, "azure", path, sizeof(path))) {
-		drvc_err(err, GB_ERR_NOT_FOUND, 0, "CatalogMissing",
-		         "azure: no offers file: set driver option catalog or "
-		         "data_dir");
-		return -1;
-	}
-	return drvc_catalog_emit(path, NULL, emit, ud, err);
+	return drvc_catalog_list(c->host, "azure", emit, ud, err);
 }
 
 /* ARM's documented per-principal buckets (since 2024; capacity/refill

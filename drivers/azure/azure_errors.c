@@ -126,24 +126,18 @@ gb_err_class azure_classify(void *ud, const gb_http_resp *r, gb_error *err,
 	*auth_expired = 0;
 	if (r->status >= 200 && r->status < 300)
 		return GB_ERR_NONE;
-	if (r->body && r->body_len && r->body_len <= AZURE_MAX_SMALL) {
-		root = json_loadb(r->body, r->body_len, 0, NULL);
-		if (json_is_object(root))
-			azure_error_fields(root, code, sizeof(code), msg,
-			                   sizeof(msg));
-		json_decref(root);
-	}
+	root = drvc_json_error_body(r, AZURE_MAX_SMALL);
+	if (root)
+		azure_error_fields(root, code, sizeof(code), msg, sizeof(msg));
+	json_decref(root);
 	cls = azure_code_class(code, msg, r->status);
 	if (r->status == 401 &&
 	    (strcasecmp(code, "ExpiredAuthenticationToken") == 0 ||
 	     strcasecmp(code, "InvalidAuthenticationToken") == 0))
 		*auth_expired = 1;
-	drvc_err(err, cls, (int)r->status,
-	         code[0] ? code : (r->status == 429 ? "TooManyRequests" : ""),
-	         "Azure %s: HTTP %ld%s%s%s%s", w->what, r->status,
-	         code[0] ? " " : "", code, msg[0] ? ": " : "", msg);
-	if (cls == GB_ERR_THROTTLED || cls == GB_ERR_TRANSIENT)
-		err->retry_after_ms =
-			drvc_retry_after_ms(r, w->c->host->now_ms(w->c->host->ctx));
+	drvc_http_fail(err, w->c->host, r, cls,
+	               code[0] ? code
+	                       : (r->status == 429 ? "TooManyRequests" : ""),
+	               code, msg, "Azure %s", w->what);
 	return cls;
 }

@@ -20,33 +20,11 @@ int azure_arm_hdr(azure_ctx *c, const char *method, const char *url,
                   const char *body, const char *extra, const char *rate_class,
                   const char *what, gb_http_resp *resp, gb_error *err)
 {
-	const char *hdrs[3] = {
-		"Accept: application/json",
-		"Content-Type: application/json",
-	};
 	azure_what w = {c, what};
-	gb_http_req req;
-	drvc_call call;
-
-	memset(&req, 0, sizeof(req));
-	req.method = method;
-	req.url = url;
-	req.headers = hdrs;
-	req.nheaders = body ? 2 : 1;
-	if (extra)
-		hdrs[req.nheaders++] = extra;
-	req.body = body;
-	req.body_len = body ? strlen(body) : 0;
-	req.rate_class = rate_class;
-	memset(&call, 0, sizeof(call));
-	call.host = c->host;
-	call.tok = &c->tok;
-	call.margin_s = 300;
-	call.fetch = azure_fetch_token;
-	call.fetch_ud = c;
-	call.classify = azure_classify;
-	call.classify_ud = &w;
-	return drvc_call_http(&call, &req, resp, err);
+	drvc_call call = drvc_call_make(c->host, &c->tok, 300, azure_fetch_token,
+	                                c, azure_classify, &w);
+	return drvc_call_json(&call, method, url, body, extra, rate_class,
+	                      resp, err);
 }
 
 char *azure_vm_url(azure_ctx *c, const char *name, const char *query)

@@ -18,6 +18,7 @@
 #include "drvc_http.h"
 #include "drvc_json.h"
 #include "drvc_mem.h"
+#include "drvc_shapes.h"
 #include "drvc_util.h"
 
 #define TYPES_PER_QUERY 15
@@ -89,78 +90,31 @@ int azure_parse_price_page(const char *body, size_t len,
 
 /* ---------------------------------------------------- catalog shapes */
 
-typedef struct shape {
-	char *type, *region, *gpu;
-	int gpus, gpu_mem, vcpus;
-	double ram;
-	char **zones;
-	size_t nzones;
-	double od, spot;       /* refreshed; 0 = none found */
-	char od_start[40], spot_start[40];
-} shape;
+/* Per shape (drvc_shape.ext): the effectiveStartDate of each price. */
+typedef struct starts {
+	char od[40], spot[40];
+} starts;
 
-typedef struct shapes {
-	shape *v;
-	size_t n;
-} shapes;
-
-static shape *find_shape(shapes *s, const char *type, const char *region)
-{
-	for (size_t i = 0; i < s->n; i++)
-		if (strcmp(s->v[i].type, type) == 0 &&
-		    strcasecmp(s->v[i].region, region) == 0)
-			return &s->v[i];
-	return NULL;
-}
+typedef drvc_shapes shapes;
 
 static int add_offer(void *ud, const gb_offer *o)
 {
-	shapes *s = ud;
-	shape *sh = find_shape(s, o->instance_type, o->region);
-	if (!sh) {
-		s->v = drvc_xrealloc(s->v, (s->n + 1) * sizeof(shape));
-		sh = &s->v[s->n++];
-		memset(sh, 0, sizeof(*sh));
-		sh->type = drvc_xstrdup(o->instance_type);
-		sh->region = drvc_xstrdup(o->region);
-		sh->gpu = drvc_xstrdup(o->gpu_model);
-		sh->gpus = o->gpu_count;
-		sh->gpu_mem = o->gpu_memory_gb;
-		sh->vcpus = o->vcpus;
-		sh->ram = o->ram_gb;
-	}
-	for (size_t z = 0; z < sh->nzones; z++)
-		if (strcmp(sh->zones[z], o->zone) == 0)
-			return 0;
-	sh->zones = drvc_xrealloc(sh->zones, (sh->nzones + 1) * sizeof(char *));
-	sh->zones[sh->nzones++] = drvc_xstrdup(o->zone);
+	int is_new;
+	drvc_shapes_add(ud, o, &is_new);
 	return 0;
-}
-
-static void free_shapes(shapes *s)
-{
-	for (size_t i = 0; i < s->n; i++) {
-		free(s->v[i].type);
-		free(s->v[i].region);
-		free(s->v[i].gpu);
-		for (size_t z = 0; z < s->v[i].nzones; z++)
-			free(s->v[i].zones[z]);
-		free(s->v[i].zones);
-	}
-	free(s->v);
 }
 
 static void take_row(void *ud, const azure_price_row *row)
 {
 	shapes *s = ud;
-	shape *sh = find_shape(s, row->sku, row->region);
+	drvc_shape *sh = drvc_shapes_find(s, row->sku, row->region);
 	const char *start = row->start ? row->start : "";
 	double *price;
 	char *best;
 	if (!sh)
 		return;
-	price = row->spot ? &sh->spot : &sh->od;
-	best = row->spot ? sh->spot_start : sh->od_start;
+	price = &sh->price[row->spot ? 1 : 0];
+	best = row->spot ? ((starts *)sh->ext)->spot : ((starts *)sh->ext)->od;
 	/* The newest effectiveStartDate wins (ISO dates sort as text). */
 	if (*price > 0 && strcmp(start, best) < 0)
 		return;
@@ -208,10 +162,10 @@ static int fetch_region(azure_ctx *c, shapes *s, const char *region,
 		snprintf(what, sizeof(what), "Retail Prices for %s", region);
 		while (url) {
 			gb_http_resp resp;
-			gb_http_req req;
-			drvc_call call;
 			azure_what w = {c, what};
-			const char *hdrs[] = {"Accept: application/json"};
+			/* public API: no token */
+			drvc_call call = drvc_call_make(h, NULL, 0, NULL, NULL,
+			                                azure_classify, &w);
 			char *next = NULL;
 			int rc;
 			if (++pages > AZURE_MAX_PAGES) {
@@ -221,17 +175,8 @@ static int fetch_region(azure_ctx *c, shapes *s, const char *region,
 				free(url);
 				return -1;
 			}
-			memset(&req, 0, sizeof(req));
-			req.method = "GET";
-			req.url = url;
-			req.headers = hdrs;
-			req.nheaders = 1;
-			req.rate_class = "retail-prices";
-			memset(&call, 0, sizeof(call));
-			call.host = h;
-			call.classify = azure_classify;
-			call.classify_ud = &w;
-			rc = drvc_call_http(&call, &req, &resp, err);
+			rc = drvc_call_json(&call, "GET", url, NULL, NULL,
+			                    "retail-prices", &resp, err);
 			if (rc == 0)
 				rc = drvc_json_ctype_ok(&resp, what, err);
 			if (rc == 0)
@@ -263,7 +208,7 @@ int azure_refresh_prices(void *ctx, const char *region, gb_offer_cb emit,
 	azure_ctx *c = ctx;
 	const gb_host *h = c->host;
 	char path[4096], source[600];
-	shapes s = {NULL, 0};
+	shapes s = {NULL, 0, sizeof(starts), 1};
 	int64_t now = h->now_ms(h->ctx) / 1000;
 	int rc = 0;
 
@@ -274,7 +219,7 @@ int azure_refresh_prices(void *ctx, const char *region, gb_offer_cb emit,
 		return -1;
 	}
 	if (drvc_catalog_emit(path, region, add_offer, &s, err) != 0) {
-		free_shapes(&s);
+		drvc_shapes_free(&s);
 		return -1;
 	}
 	snprintf(source, sizeof(source), "azure-retail-prices %s", c->prices);
@@ -288,42 +233,17 @@ int azure_refresh_prices(void *ctx, const char *region, gb_offer_cb emit,
 			rc = fetch_region(c, &s, s.v[i].region, err);
 	}
 	for (size_t i = 0; i < s.n && rc == 0; i++) {
-		shape *sh = &s.v[i];
-		gb_offer o;
-		int stop = 0;
-		if (sh->od <= 0 && sh->spot <= 0) {
+		drvc_shape *sh = &s.v[i];
+		if (sh->price[0] <= 0 && sh->price[1] <= 0) {
 			if (h->log)
 				h->log(h->ctx, GB_LOG_WARN,
 				       "azure: no retail price for %s in %s", sh->type,
 				       sh->region);
 			continue;
 		}
-		memset(&o, 0, sizeof(o));
-		o.region = sh->region;
-		o.instance_type = sh->type;
-		o.gpu_model = sh->gpu;
-		o.gpu_count = sh->gpus;
-		o.gpu_memory_gb = sh->gpu_mem;
-		o.vcpus = sh->vcpus;
-		o.ram_gb = sh->ram;
-		o.source = source;
-		o.fetched_at = now;
-		for (size_t z = 0; z < sh->nzones && !stop; z++) {
-			o.zone = sh->zones[z];
-			if (sh->od > 0) {
-				o.capacity = GB_CAPACITY_ON_DEMAND;
-				o.price_per_hour = sh->od;
-				stop = emit(ud, &o);
-			}
-			if (!stop && sh->spot > 0) {
-				o.capacity = GB_CAPACITY_SPOT;
-				o.price_per_hour = sh->spot;
-				stop = emit(ud, &o);
-			}
-		}
-		if (stop)
+		if (drvc_shape_emit(sh, source, now, emit, ud))
 			break;
 	}
-	free_shapes(&s);
+	drvc_shapes_free(&s);
 	return rc;
 }

@@ -278,7 +278,6 @@ int azure_vm_parse(const json_t *o, azure_vm *vm)
 	const json_t *zones = json_object_get(o, "zones");
 	const json_t *statuses, *nics;
 	const char *name = drvc_jstr(o, "name");
-	const char *k;
 	json_t *v;
 	size_t i;
 
@@ -314,18 +313,7 @@ int azure_vm_parse(const json_t *o, azure_vm *vm)
 			}
 		}
 	}
-	if (json_is_object(tags)) {
-		vm->tags = drvc_xcalloc(json_object_size(tags) + 1,
-		                        sizeof(gb_kv));
-		json_object_foreach((json_t *)tags, k, v) {
-			if (!json_is_string(v))
-				continue;
-			vm->tags[vm->ntags].key = drvc_xstrdup(k);
-			vm->tags[vm->ntags].value =
-				drvc_xstrdup(json_string_value(v));
-			vm->ntags++;
-		}
-	}
+	vm->tags = drvc_json_kv(tags, &vm->ntags);
 	return name && *name ? 0 : -1;
 }
 
@@ -340,11 +328,7 @@ void azure_vm_free(azure_vm *vm)
 	free(vm->prov_state);
 	free(vm->power);
 	free(vm->nic_id);
-	for (size_t i = 0; i < vm->ntags; i++) {
-		free((char *)vm->tags[i].key);
-		free((char *)vm->tags[i].value);
-	}
-	free(vm->tags);
+	drvc_kv_free(vm->tags, vm->ntags);
 	memset(vm, 0, sizeof(*vm));
 }
 

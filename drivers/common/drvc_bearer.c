@@ -43,6 +43,23 @@ static gb_err_class classify_cb(void *ud, const gb_http_resp *r,
 	return cls;
 }
 
+drvc_call drvc_call_make(const gb_host *host, drvc_token *tok,
+                         int64_t margin_s, drvc_token_fetch_fn fetch,
+                         void *fetch_ud, drvc_classify_fn classify,
+                         void *classify_ud)
+{
+	drvc_call c;
+	memset(&c, 0, sizeof(c));
+	c.host = host;
+	c.tok = tok;
+	c.margin_s = margin_s;
+	c.fetch = fetch;
+	c.fetch_ud = fetch_ud;
+	c.classify = classify;
+	c.classify_ud = classify_ud;
+	return c;
+}
+
 int drvc_call_http(drvc_call *c, gb_http_req *req, gb_http_resp *resp,
                    gb_error *err)
 {
@@ -86,4 +103,49 @@ int drvc_call_http(drvc_call *c, gb_http_req *req, gb_http_resp *resp,
 	}
 	drop_token(c);
 	return rc;
+}
+
+int drvc_call_json(drvc_call *c, const char *method, const char *url,
+                   const char *body, const char *extra,
+                   const char *rate_class, gb_http_resp *resp,
+                   gb_error *err)
+{
+	const char *hdrs[3] = {
+		"Accept: application/json",
+		"Content-Type: application/json",
+	};
+	gb_http_req req;
+
+	memset(&req, 0, sizeof(req));
+	req.method = method;
+	req.url = url;
+	req.headers = hdrs;
+	req.nheaders = body ? 2 : 1;
+	if (extra)
+		hdrs[req.nheaders++] = extra;
+	req.body = body;
+	req.body_len = body ? strlen(body) : 0;
+	req.rate_class = rate_class;
+	return drvc_call_http(c, &req, resp, err);
+}
+
+int drvc_call_form(drvc_call *c, const char *url, const char *body,
+                   const char *rate_class, gb_http_resp *resp,
+                   gb_error *err)
+{
+	const char *hdrs[] = {
+		"Content-Type: application/x-www-form-urlencoded",
+		"Accept: application/json",
+	};
+	gb_http_req req;
+
+	memset(&req, 0, sizeof(req));
+	req.method = "POST";
+	req.url = url;
+	req.headers = hdrs;
+	req.nheaders = 2;
+	req.body = body;
+	req.body_len = strlen(body);
+	req.rate_class = rate_class;
+	return drvc_call_http(c, &req, resp, err);
 }

@@ -11,7 +11,12 @@
  *
  * Usage: fill a drvc_call on the stack, fill a gb_http_req (method, url,
  * headers, body, rate_class, ...; leave classify/sign NULL), call
- * drvc_call_http, then host->http_free(resp) whatever the result.
+ * drvc_call_http, then host->http_free(resp) whatever the result.  For
+ * a JSON API (Azure ARM and Retail Prices, Google APIs) drvc_call_json
+ * builds the request itself, and drvc_call_form for an OAuth token
+ * endpoint.
+ *
+ * Owned by drivers/common; used by the azure and gcp drivers.
  */
 #ifndef DRVC_BEARER_H
 #define DRVC_BEARER_H
@@ -39,9 +44,37 @@ typedef struct drvc_call {
 	int expired_seen;
 } drvc_call;
 
+/* A drvc_call with these fields and the private ones cleared (tok NULL:
+ * no token, fetch unused). */
+drvc_call drvc_call_make(const gb_host *host, drvc_token *tok,
+                         int64_t margin_s, drvc_token_fetch_fn fetch,
+                         void *fetch_ud, drvc_classify_fn classify,
+                         void *classify_ud);
+
 /* Performs req (its classify/sign fields are overwritten).  Returns 0 on
  * success, -1 with err otherwise; resp is filled either way. */
 int drvc_call_http(drvc_call *c, gb_http_req *req, gb_http_resp *resp,
+                   gb_error *err);
+
+/* One JSON API exchange through drvc_call_http: headers "Accept:
+ * application/json", then "Content-Type: application/json" when body is
+ * non-NULL (sent as its strlen bytes), then extra when non-NULL (one
+ * whole header line, e.g. "If-None-Match: *"); nothing else.  All strings
+ * are borrowed for the call.  Returns as drvc_call_http; the caller
+ * host->http_free()s resp whatever the result. */
+int drvc_call_json(drvc_call *c, const char *method, const char *url,
+                   const char *body, const char *extra,
+                   const char *rate_class, gb_http_resp *resp,
+                   gb_error *err);
+
+/* POST url with the form body (application/x-www-form-urlencoded, sent
+ * as its strlen bytes) through drvc_call_http: headers "Content-Type:
+ * application/x-www-form-urlencoded" and "Accept: application/json", for
+ * an OAuth token endpoint (c->tok is normally NULL).  Returns as
+ * drvc_call_http; the caller host->http_free()s resp whatever the
+ * result. */
+int drvc_call_form(drvc_call *c, const char *url, const char *body,
+                   const char *rate_class, gb_http_resp *resp,
                    gb_error *err);
 
 #endif

@@ -156,3 +156,16 @@ out:
 	json_decref(root);
 	return rc;
 }
+
+int drvc_catalog_list(const gb_host *host, const char *name,
+                      gb_offer_cb emit, void *ud, gb_error *err)
+{
+	char path[4096];
+	if (!drvc_catalog_path(host, name, path, sizeof(path))) {
+		drvc_err(err, GB_ERR_NOT_FOUND, 0, "CatalogMissing",
+		         "%s: no offers file: set driver option catalog or "
+		         "data_dir", name);
+		return -1;
+	}
+	return drvc_catalog_emit(path, NULL, emit, ud, err);
+}

@@ -24,6 +24,8 @@
  * a null value in "spot_zones" means no spot market in that zone;
  * "zones" may be absent or [] for clouds or regions without zones (one
  * offer with zone "" is emitted per capacity then).
+ *
+ * Owned by drivers/common; used by every cloud driver.
  */
 #ifndef DRVC_CATALOG_H
 #define DRVC_CATALOG_H
@@ -41,5 +43,11 @@ int drvc_catalog_emit(const char *path, const char *region, gb_offer_cb emit,
  * returns buf, or NULL when neither option is set. */
 const char *drvc_catalog_path(const gb_host *host, const char *name,
                               char *buf, size_t cap);
+
+/* A driver's list_offers: every offer of the file drvc_catalog_path
+ * names, or -1 with err NOT_FOUND ("<name>: no offers file: ...") when
+ * neither option is set. */
+int drvc_catalog_list(const gb_host *host, const char *name,
+                      gb_offer_cb emit, void *ud, gb_error *err);
 
 #endif

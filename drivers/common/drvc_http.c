@@ -2,6 +2,7 @@
 #include "drvc_http.h"
 
 #include <ctype.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -223,4 +224,58 @@ void drvc_scrub(char *s, size_t cap, const char *secret)
 		p[rl + tail] = '\0';
 		p = strstr(p + rl, secret);
 	}
+}
+
+json_t *drvc_json_error_body(const gb_http_resp *r, size_t max)
+{
+	json_t *root;
+	if (!r->body || !r->body_len || r->body_len > max)
+		return NULL;
+	root = json_loadb(r->body, r->body_len, 0, NULL);
+	if (!json_is_object(root)) {
+		json_decref(root);
+		return NULL;
+	}
+	return root;
+}
+
+void drvc_http_fail(gb_error *err, const gb_host *h, const gb_http_resp *r,
+                    gb_err_class cls, const char *code, const char *shown,
+                    const char *msg, const char *fmt, ...)
+{
+	va_list ap;
+	size_t m;
+	drvc_err(err, cls, (int)r->status, code, "%s", "");
+	va_start(ap, fmt);
+	vsnprintf(err->message, sizeof(err->message), fmt, ap);
+	va_end(ap);
+	m = strlen(err->message);
+	snprintf(err->message + m, sizeof(err->message) - m,
+	         ": HTTP %ld%s%s%s%s", r->status, shown && *shown ? " " : "",
+	         shown ? shown : "", msg && *msg ? ": " : "", msg ? msg : "");
+	if (cls == GB_ERR_THROTTLED || cls == GB_ERR_TRANSIENT)
+		err->retry_after_ms = drvc_retry_after_ms(r, h->now_ms(h->ctx));
+}
+
+int drvc_json_answer(const gb_host *h, int rc, gb_http_resp *resp,
+                     size_t max, const char *what, json_t **root,
+                     gb_error *err)
+{
+	*root = NULL;
+	if (rc != 0) {
+		h->http_free(h->ctx, resp);
+		return err->cls == GB_ERR_NOT_FOUND ? 0 : -1;
+	}
+	*root = drvc_json_body(resp, max, what, err);
+	h->http_free(h->ctx, resp);
+	return *root ? 1 : -1;
+}
+
+int drvc_gone_ok(int rc, gb_error *err)
+{
+	if (rc != 0 && err->cls == GB_ERR_NOT_FOUND) {
+		memset(err, 0, sizeof(*err));
+		rc = 0;
+	}
+	return rc;
 }

@@ -2,7 +2,11 @@
  * drvc_http.h -- helpers around the host's HTTP exchange shared by the
  * cloud drivers: header lookup, Retry-After, bounded and typed JSON body
  * parsing, same-origin checks before sending credentials to a URL the
- * server handed us, and scrubbing secrets out of provider text.
+ * server handed us, scrubbing secrets out of provider text, and the
+ * common shape of the gb_error a driver's classifier makes of a failed
+ * answer.
+ *
+ * Owned by drivers/common; used by every cloud driver.
  */
 #ifndef DRVC_HTTP_H
 #define DRVC_HTTP_H
@@ -44,6 +48,36 @@ int drvc_json_ctype_ok(const gb_http_resp *r, const char *what,
 /* The same for a plain buffer (no content type). */
 json_t *drvc_json_buf(const char *body, size_t len, size_t max,
                       const char *what, gb_error *err);
+
+/* The checks after a JSON API GET of one resource, where rc is what the
+ * exchange returned; resp is freed here (h->http_free) whatever the
+ * result.  Returns 1 with *root (caller json_decref()s) when rc is 0 and
+ * drvc_json_body accepts the body (at most max bytes; `what` names the
+ * request); 0 when the exchange failed with NOT_FOUND (err keeps that
+ * error: "no such resource"); -1 with err otherwise (*root NULL). */
+int drvc_json_answer(const gb_host *h, int rc, gb_http_resp *resp,
+                     size_t max, const char *what, json_t **root,
+                     gb_error *err);
+
+/* For a DELETE, where "already gone" is success: rc, except that a
+ * failure with NOT_FOUND becomes 0 with err cleared. */
+int drvc_gone_ok(int rc, gb_error *err);
+
+/* The body of an error answer as a JSON object, for a classifier to read
+ * the provider's code and message from: NULL (and no error: an error
+ * answer may be anything) when the body is empty, larger than max, not
+ * JSON or not an object.  Caller json_decref()s the result. */
+json_t *drvc_json_error_body(const gb_http_resp *r, size_t max);
+
+/* Fills err for the failed answer r: class cls, r's HTTP status, code
+ * `code` (NULL: ""), message "<prefix>: HTTP <status>[ <shown>][: <msg>]"
+ * (prefix is fmt's output; shown and msg are left out when NULL or
+ * empty; truncated to fit), and for THROTTLED and TRANSIENT the
+ * server-suggested delay (drvc_retry_after_ms at h's wall clock), else 0.
+ * Nothing is scrubbed: callers holding secrets drvc_scrub afterwards. */
+void drvc_http_fail(gb_error *err, const gb_host *h, const gb_http_resp *r,
+                    gb_err_class cls, const char *code, const char *shown,
+                    const char *msg, const char *fmt, ...) GB_PRINTF(8, 9);
 
 /* 1 when a and b are absolute http(s) URLs with the same scheme, host and
  * port (so a bearer token meant for a may be sent to b). */

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "drvc_mem.h"
+
 const char *drvc_jstr(const json_t *o, const char *key)
 {
 	if (!json_is_object(o))
@@ -181,4 +183,32 @@ int64_t drvc_http_date(const char *s)
 	    s[17] != ':' || digits(s + 18, 2, &se) || strcmp(s + 20, " GMT"))
 		return -1;
 	return days_from_civil(y, m, d) * 86400 + h * 3600 + mi * 60 + se;
+}
+
+gb_kv *drvc_json_kv(const json_t *o, size_t *n)
+{
+	const char *k;
+	json_t *v;
+	gb_kv *kv;
+	*n = 0;
+	if (!json_is_object(o))
+		return NULL;
+	kv = drvc_xcalloc(json_object_size(o) + 1, sizeof(gb_kv));
+	json_object_foreach((json_t *)o, k, v) {
+		if (!json_is_string(v))
+			continue;
+		kv[*n].key = drvc_xstrdup(k);
+		kv[*n].value = drvc_xstrdup(json_string_value(v));
+		(*n)++;
+	}
+	return kv;
+}
+
+void drvc_kv_free(gb_kv *kv, size_t n)
+{
+	for (size_t i = 0; kv && i < n; i++) {
+		free((char *)kv[i].key);
+		free((char *)kv[i].value);
+	}
+	free(kv);
 }

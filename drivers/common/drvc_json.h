@@ -4,6 +4,7 @@
  * a value of the wrong type gives NULL / -1, never a crash.
  *
  * Ownership: json_t pointers returned are borrowed from the tree passed in.
+ * Owned by drivers/common; used by every cloud driver.
  */
 #ifndef DRVC_JSON_H
 #define DRVC_JSON_H
@@ -11,6 +12,8 @@
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "gpubroker/driver.h"
 
 /* o[key] when o is an object and the value a string, else NULL. */
 const char *drvc_jstr(const json_t *o, const char *key);
@@ -24,6 +27,14 @@ const char *drvc_jpath_str(const json_t *o, const char *path);
 int drvc_jint(const json_t *v, int64_t *out);
 /* A JSON number or a numeric string -> *out.  Returns 0, or -1. */
 int drvc_jnum(const json_t *v, double *out);
+
+/* The string members of object o (others are skipped) as a fresh gb_kv
+ * array in o's order, with *n entries and room for n + 1; NULL and *n = 0
+ * when o is not an object.  Keys and values are malloc'd copies: free the
+ * whole with drvc_kv_free. */
+gb_kv *drvc_json_kv(const json_t *o, size_t *n);
+/* Frees kv[0..n) (keys, values) and kv; NULL is fine. */
+void drvc_kv_free(gb_kv *kv, size_t n);
 
 /* RFC 3339 time ("2024-05-01T10:20:30.123-07:00", "...Z") -> unix
  * seconds, or -1 when malformed. */

@@ -2,16 +2,40 @@
 #include "drvc_opts.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "drvc_mem.h"
 #include "drvc_util.h"
 
 const char *drvc_opt(const gb_host *h, const char *key)
 {
 	const char *v = h->option ? h->option(h->ctx, key) : NULL;
 	return v && *v ? v : NULL; /* "" (an empty ${VAR}) is unset */
+}
+
+char *drvc_opt_env(const gb_host *h, const char *key, const char *env,
+                   const char *def)
+{
+	const char *v = drvc_opt(h, key);
+	if (!v && env) {
+		v = getenv(env);
+		if (v && !*v)
+			v = NULL;
+	}
+	if (!v)
+		v = def;
+	return drvc_xstrdup(v);
+}
+
+const char *drvc_opt_region(const gb_host *h, const char *key,
+                            const char *region)
+{
+	char k[160];
+	snprintf(k, sizeof(k), "%s.%s", key, region ? region : "");
+	return drvc_opt(h, k);
 }
 
 int drvc_opt_int(const gb_host *h, const char *key, int64_t def, int64_t lo,

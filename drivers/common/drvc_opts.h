@@ -1,7 +1,11 @@
 /* drvc_opts.h -- reading a driver's options (the broker config's
  * drivers[].options, through host->option) strictly: a value that is set
  * but cannot be used is an INVALID error naming the option, what it
- * accepts and what was found -- never a silent fall back to the default. */
+ * accepts and what was found -- never a silent fall back to the default.
+ * Also the plain string settings every cloud driver has: option, else
+ * environment, else default; and per-region variants "<key>.<region>".
+ *
+ * Owned by drivers/common; used by every cloud driver. */
 #ifndef DRVC_OPTS_H
 #define DRVC_OPTS_H
 
@@ -12,6 +16,17 @@
 /* The option's value (borrowed from the host), or NULL when unset or
  * empty. */
 const char *drvc_opt(const gb_host *h, const char *key);
+
+/* The option key, else the environment variable env (when env is
+ * non-NULL and the variable is set and non-empty), else def; a malloc'd
+ * copy the caller frees, or NULL when all three are unset/NULL. */
+char *drvc_opt_env(const gb_host *h, const char *key, const char *env,
+                   const char *def);
+
+/* Option "<key>.<region>" (region NULL counts as ""), borrowed from the
+ * host, or NULL when unset or empty. */
+const char *drvc_opt_region(const gb_host *h, const char *key,
+                            const char *region);
 
 /* A whole number in [lo, hi]; *out = def when unset.  0, or -1 with err
  * (code BadOption). */

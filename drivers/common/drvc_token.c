@@ -1,6 +1,8 @@
 /* drvc_token.c -- see drvc_token.h. */
 #include "drvc_token.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -114,4 +116,39 @@ int drvc_parse_token_response(const char *body, size_t len, size_t max,
 	*expires_in_s = exp;
 	json_decref(root);
 	return 0;
+}
+
+gb_err_class drvc_oauth_classify(const gb_host *h, const gb_http_resp *r,
+                                 size_t desc_max, const char *secret,
+                                 gb_error *err, const char *fmt, ...)
+{
+	char code[96] = "", desc[400] = "", prefix[sizeof(err->message)];
+	gb_err_class cls;
+	va_list ap;
+	json_t *root;
+	if (r->status >= 200 && r->status < 300)
+		return GB_ERR_NONE;
+	root = json_loadb(r->body ? r->body : "", r->body ? r->body_len : 0, 0,
+	                  NULL);
+	if (json_is_object(root)) {
+		drvc_clean_text(code, sizeof(code), drvc_jstr(root, "error"), 90);
+		drvc_clean_text(desc, sizeof(desc),
+		                drvc_jstr(root, "error_description"), desc_max);
+	}
+	json_decref(root);
+	if (r->status == 429)
+		cls = GB_ERR_THROTTLED;
+	else if (r->status >= 500)
+		cls = GB_ERR_TRANSIENT;
+	else if (r->status == 400 || r->status == 401 || r->status == 403)
+		cls = GB_ERR_AUTH;
+	else
+		cls = GB_ERR_INVALID;
+	va_start(ap, fmt);
+	vsnprintf(prefix, sizeof(prefix), fmt, ap);
+	va_end(ap);
+	drvc_http_fail(err, h, r, cls, code[0] ? code : "TokenRequestFailed",
+	               code, desc, "%s", prefix);
+	drvc_scrub(err->message, sizeof(err->message), secret);
+	return cls;
 }

@@ -4,7 +4,9 @@
  * before it expires, refreshed by one thread at a time under a mutex
  * (others wait and then reuse the fresh token), and invalidated after the
  * server says it is expired.  Every token obtained is registered with
- * host->redact.
+ * host->redact.  Also the classifier of a token endpoint's answer.
+ *
+ * Owned by drivers/common; used by the azure and gcp drivers.
  */
 #ifndef DRVC_TOKEN_H
 #define DRVC_TOKEN_H
@@ -55,5 +57,17 @@ unsigned drvc_token_fetches(drvc_token *t);
 int drvc_parse_token_response(const char *body, size_t len, size_t max,
                               const char *who, char **token,
                               int64_t *expires_in_s, gb_error *err);
+
+/* Classifies the token endpoint's answer r (RFC 6749 5.2 error body):
+ * GB_ERR_NONE for 2xx; else 429 THROTTLED, 5xx TRANSIENT, 400/401/403
+ * AUTH, anything else INVALID, with err filled by drvc_http_fail: code
+ * from the body's "error" (TokenRequestFailed when none), message
+ * "<prefix>: HTTP <status>[ <error>][: <error_description>]" (prefix is
+ * fmt's output; the description at most desc_max bytes), every
+ * occurrence of secret (NULL: none) replaced by [redacted]. */
+gb_err_class drvc_oauth_classify(const gb_host *h, const gb_http_resp *r,
+                                 size_t desc_max, const char *secret,
+                                 gb_error *err, const char *fmt, ...)
+	GB_PRINTF(6, 7);
 
 #endif

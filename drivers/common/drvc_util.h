@@ -1,4 +1,5 @@
-/* drvc_util.h -- small helpers shared by the shipped drivers. */
+/* drvc_util.h -- small helpers shared by the shipped drivers.
+ * Owned by drivers/common; used by every driver. */
 #ifndef DRVC_UTIL_H
 #define DRVC_UTIL_H
 
@@ -7,5 +8,15 @@
 /* Fill err (printf-style message, truncated to fit). */
 void drvc_err(gb_error *err, gb_err_class cls, int http_status,
               const char *code, const char *fmt, ...) GB_PRINTF(5, 6);
+
+/* 0 when problem is NULL (the driver's credentials are usable); else -1
+ * with err AUTH, code CredentialsMissing and problem as the message. */
+int drvc_creds_ok(const char *problem, gb_error *err);
+
+/* 0 when host has this ABI major and the methods a cloud driver needs
+ * (http, http_free, now_ms, mono_ms, sleep_ms, secret); else -1 with err
+ * INTERNAL, code HostTooOld, "<name> driver: the host table lacks
+ * required methods". */
+int drvc_host_ok(const gb_host *host, const char *name, gb_error *err);
 
 #endif

@@ -181,37 +181,10 @@ static gb_err_class token_classify(void *ud, const gb_http_resp *r,
                                    gb_error *err, int *auth_expired)
 {
 	tok_ud *t = ud;
-	json_t *root;
-	char code[96] = "", desc[300] = "";
-	gb_err_class cls;
 	*auth_expired = 0;
-	if (r->status >= 200 && r->status < 300)
-		return GB_ERR_NONE;
-	root = json_loadb(r->body ? r->body : "", r->body ? r->body_len : 0, 0,
-	                  NULL);
-	if (json_is_object(root)) {
-		drvc_clean_text(code, sizeof(code), drvc_jstr(root, "error"), 90);
-		drvc_clean_text(desc, sizeof(desc),
-		                drvc_jstr(root, "error_description"), 250);
-	}
-	json_decref(root);
-	if (r->status == 429)
-		cls = GB_ERR_THROTTLED;
-	else if (r->status >= 500)
-		cls = GB_ERR_TRANSIENT;
-	else if (r->status == 400 || r->status == 401 || r->status == 403)
-		cls = GB_ERR_AUTH;
-	else
-		cls = GB_ERR_INVALID;
-	drvc_err(err, cls, (int)r->status, code[0] ? code : "TokenRequestFailed",
-	         "GCP token request for %.200s at %.200s: HTTP %ld%s%s%s%s",
-	         t->c->client_email, t->c->token_uri, r->status,
-	         code[0] ? " " : "", code, desc[0] ? ": " : "", desc);
-	drvc_scrub(err->message, sizeof(err->message), t->assertion);
-	if (cls == GB_ERR_THROTTLED || cls == GB_ERR_TRANSIENT)
-		err->retry_after_ms =
-			drvc_retry_after_ms(r, t->c->host->now_ms(t->c->host->ctx));
-	return cls;
+	return drvc_oauth_classify(t->c->host, r, 250, t->assertion, err,
+	                           "GCP token request for %.200s at %.200s",
+	                           t->c->client_email, t->c->token_uri);
 }
 
 int gcp_fetch_token(void *ud, char **token, int64_t *expires_in_s,
@@ -219,24 +192,17 @@ int gcp_fetch_token(void *ud, char **token, int64_t *expires_in_s,
 {
 	gcp_ctx *c = ud;
 	const gb_host *h = c->host;
-	const char *hdrs[] = {
-		"Content-Type: application/x-www-form-urlencoded",
-		"Accept: application/json",
-	};
 	drvc_buf form = DRVC_BUF_INIT;
 	char *jwt, *body;
-	gb_http_req req;
 	gb_http_resp resp;
-	drvc_call call;
-	tok_ud t;
+	tok_ud t = {c, NULL};
+	drvc_call call = drvc_call_make(h, NULL, 0, NULL, NULL, token_classify,
+	                                &t);
 	int rc;
 
 	*token = NULL;
-	if (c->auth_problem) {
-		drvc_err(err, GB_ERR_AUTH, 0, "CredentialsMissing", "%s",
-		         c->auth_problem);
+	if (drvc_creds_ok(c->auth_problem, err) != 0)
 		return -1;
-	}
 	jwt = gcp_jwt(c, h->now_ms(h->ctx) / 1000, GCP_SCOPE);
 	if (!jwt) {
 		drvc_err(err, GB_ERR_INTERNAL, 0, "JwtSigningFailed",
@@ -255,21 +221,9 @@ int gcp_fetch_token(void *ud, char **token, int64_t *expires_in_s,
 	if (!body)
 		abort();
 
-	memset(&req, 0, sizeof(req));
-	req.method = "POST";
-	req.url = c->token_uri;
-	req.headers = hdrs;
-	req.nheaders = 2;
-	req.body = body;
-	req.body_len = strlen(body);
-	req.rate_class = "oauth-token";
-	t.c = c;
 	t.assertion = jwt;
-	memset(&call, 0, sizeof(call));
-	call.host = h;
-	call.classify = token_classify;
-	call.classify_ud = &t;
-	rc = drvc_call_http(&call, &req, &resp, err);
+	rc = drvc_call_form(&call, c->token_uri, body, "oauth-token", &resp,
+	                    err);
 	if (rc == 0)
 		rc = gcp_parse_token(resp.body, resp.body_len, token,
 		                     expires_in_s, err);

@@ -214,8 +214,6 @@ int gcp_inst_parse(const json_t *o, gcp_inst *inst)
 	const json_t *sched = json_object_get(o, "scheduling");
 	const char *mt = last_seg(drvc_jstr(o, "machineType"));
 	const char *model = drvc_jstr(sched, "provisioningModel");
-	const char *k;
-	json_t *v;
 	int64_t cnt = 0;
 
 	memset(inst, 0, sizeof(*inst));
@@ -242,18 +240,7 @@ int gcp_inst_parse(const json_t *o, gcp_inst *inst)
 	inst->created_ms = drvc_rfc3339_ms(drvc_jstr(o, "creationTimestamp"));
 	if (inst->created_ms < 0)
 		inst->created_ms = 0;
-	if (json_is_object(labels)) {
-		inst->labels = drvc_xcalloc(json_object_size(labels) + 1,
-		                            sizeof(gb_kv));
-		json_object_foreach((json_t *)labels, k, v) {
-			if (!json_is_string(v))
-				continue;
-			inst->labels[inst->nlabels].key = drvc_xstrdup(k);
-			inst->labels[inst->nlabels].value =
-				drvc_xstrdup(json_string_value(v));
-			inst->nlabels++;
-		}
-	}
+	inst->labels = drvc_json_kv(labels, &inst->nlabels);
 	return name && *name ? 0 : -1;
 }
 
@@ -265,11 +252,7 @@ void gcp_inst_free(gcp_inst *inst)
 	free(inst->status);
 	free(inst->network_ip);
 	free(inst->nat_ip);
-	for (size_t i = 0; i < inst->nlabels; i++) {
-		free((char *)inst->labels[i].key);
-		free((char *)inst->labels[i].value);
-	}
-	free(inst->labels);
+	drvc_kv_free(inst->labels, inst->nlabels);
 	memset(inst, 0, sizeof(*inst));
 }
 
@@ -356,14 +339,9 @@ int gcp_get_inst(gcp_ctx *c, const char *zone, const char *name,
 	snprintf(what, sizeof(what), "GET instance %.63s in %.63s", name, zone);
 	rc = gcp_api(c, "GET", url, NULL, "gce-read", what, &resp, err);
 	free(url);
-	if (rc != 0) {
-		h->http_free(h->ctx, &resp);
-		return err->cls == GB_ERR_NOT_FOUND ? 0 : -1;
-	}
-	root = drvc_json_body(&resp, GCP_MAX_SMALL, what, err);
-	h->http_free(h->ctx, &resp);
-	if (!root)
-		return -1;
+	rc = drvc_json_answer(h, rc, &resp, GCP_MAX_SMALL, what, &root, err);
+	if (rc <= 0)
+		return rc;
 	if (gcp_inst_parse(root, inst) != 0) {
 		gcp_inst_free(inst);
 		json_decref(root);

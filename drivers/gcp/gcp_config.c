@@ -15,20 +15,6 @@
 
 #define KEY_MAX (64 * 1024)
 
-static char *setting(const gb_host *h, const char *key, const char *env,
-                     const char *def)
-{
-	const char *v = drvc_opt(h, key);
-	if (!v && env) {
-		v = getenv(env);
-		if (v && !*v)
-			v = NULL;
-	}
-	if (!v)
-		v = def;
-	return drvc_xstrdup(v);
-}
-
 /* Reads the key through host->secret: "file:/path" (the file) or
  * "env:VAR" (JSON text, or a path to the file).  Returns the text
  * (caller frees with drvc_free_secret) or NULL with *where set. */
@@ -84,7 +70,7 @@ int gcp_config_load(gcp_ctx *c, gb_error *err)
 	size_t n;
 	int64_t num;
 
-	c->compute = setting(h, "endpoint", "CLOUDSDK_API_ENDPOINT_OVERRIDES_COMPUTE",
+	c->compute = drvc_opt_env(h, "endpoint", "CLOUDSDK_API_ENDPOINT_OVERRIDES_COMPUTE",
 	                     GCP_DEFAULT_COMPUTE);
 	n = strlen(c->compute);
 	if (n == 0 || c->compute[n - 1] != '/') {
@@ -92,15 +78,15 @@ int gcp_config_load(gcp_ctx *c, gb_error *err)
 		free(c->compute);
 		c->compute = s;
 	}
-	c->billing = setting(h, "billing_endpoint", "GCP_BILLING_ENDPOINT",
+	c->billing = drvc_opt_env(h, "billing_endpoint", "GCP_BILLING_ENDPOINT",
 	                     GCP_DEFAULT_BILLING);
 	n = strlen(c->billing);
 	while (n > 0 && c->billing[n - 1] == '/')
 		c->billing[--n] = '\0';
-	c->network = setting(h, "network", NULL, "global/networks/default");
-	c->subnetwork = setting(h, "subnetwork", NULL, NULL);
-	c->image = setting(h, "image", NULL, NULL);
-	c->disk_type = setting(h, "disk_type", NULL, "pd-balanced");
+	c->network = drvc_opt_env(h, "network", NULL, "global/networks/default");
+	c->subnetwork = drvc_opt_env(h, "subnetwork", NULL, NULL);
+	c->image = drvc_opt_env(h, "image", NULL, NULL);
+	c->disk_type = drvc_opt_env(h, "disk_type", NULL, "pd-balanced");
 	/* numbers and flags: a bad value is an error, not the default */
 	if (drvc_opt_int(h, "disk_gb", 200, 10, 65536, &num, err) != 0 ||
 	    drvc_opt_bool(h, "public_ip", 1, &c->public_ip, err) != 0 ||
@@ -132,11 +118,11 @@ int gcp_config_load(gcp_ctx *c, gb_error *err)
 	}
 	drvc_free_secret(key);
 
-	c->project = setting(h, "project", NULL, NULL);
+	c->project = drvc_opt_env(h, "project", NULL, NULL);
 	if (!c->project && key_project)
 		c->project = drvc_xstrdup(key_project);
 	if (!c->project)
-		c->project = setting(h, "project", "GOOGLE_CLOUD_PROJECT", NULL);
+		c->project = drvc_opt_env(h, "project", "GOOGLE_CLOUD_PROJECT", NULL);
 	free(key_project);
 	return 0;
 }
@@ -160,11 +146,8 @@ void gcp_config_free(gcp_ctx *c)
 
 int gcp_require(gcp_ctx *c, gb_error *err)
 {
-	if (c->auth_problem) {
-		drvc_err(err, GB_ERR_AUTH, 0, "CredentialsMissing", "%s",
-		         c->auth_problem);
+	if (drvc_creds_ok(c->auth_problem, err) != 0)
 		return -1;
-	}
 	if (!c->project) {
 		drvc_err(err, GB_ERR_INVALID, 0, "ProjectMissing",
 		         "GCP project unknown: set option project, or use a key "
@@ -176,10 +159,7 @@ int gcp_require(gcp_ctx *c, gb_error *err)
 
 const char *gcp_image_for(gcp_ctx *c, const char *region)
 {
-	char key[160];
-	const char *v;
-	snprintf(key, sizeof(key), "image.%s", region ? region : "");
-	v = drvc_opt(c->host, key);
+	const char *v = drvc_opt_region(c->host, "image", region);
 	if (v)
 		return v;
 	return c->image ? c->image : GCP_DEFAULT_IMAGE;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "drvc_catalog.h"
+#include "drvc_create.h"
 #include "drvc_http.h"
 #include "drvc_json.h"
 #include "drvc_mem.h"
@@ -67,63 +68,31 @@ static int choose_zone(gcp_ctx *c, const gb_create_req *req, char out[64],
 	return 0;
 }
 
-static int req_ok(const gb_create_req *r, gb_error *err)
+typedef struct gone {
+	gcp_ctx *c;
+	const char *zone;
+	char (*names)[64];
+} gone;
+
+static int gone_del(void *ud, size_t i, gb_error *err)
 {
-	const char *missing = !r->region || !*r->region ? "region"
-	                      : !r->instance_type || !*r->instance_type
-	                              ? "instance_type"
-	                      : !r->token || !*r->token ? "token"
-	                      : !r->name_prefix || !*r->name_prefix
-	                              ? "name_prefix"
-	                      : !r->pool || !*r->pool ? "pool"
-	                      : !r->broker_id || !*r->broker_id ? "broker_id"
-	                                                        : NULL;
-	if (missing) {
-		drvc_err(err, GB_ERR_INVALID, 0, "InvalidRequest",
-		         "GCP create: %s is required", missing);
-		return -1;
-	}
-	if (r->count < 1 || r->count > GCP_MAX_COUNT) {
-		drvc_err(err, GB_ERR_INVALID, 0, "InvalidRequest",
-		         "GCP create: count %u is outside 1..%d", r->count,
-		         GCP_MAX_COUNT);
-		return -1;
-	}
-	return 0;
+	gone *g = ud;
+	return gcp_delete_inst(g->c, g->zone, g->names[i], err);
 }
 
-static void cleanup(gcp_ctx *c, const char *zone, char (*names)[64],
-                    const int *touched, size_t n, gb_error *err)
+static const char *gone_name(void *ud, size_t i)
 {
-	size_t deleted = 0, failed = 0;
-	char first[200] = "";
-	for (size_t i = 0; i < n; i++) {
-		gb_error e;
-		if (!touched[i])
-			continue;
-		if (gcp_delete_inst(c, zone, names[i], &e) == 0) {
-			deleted++;
-		} else {
-			if (!failed++)
-				snprintf(first, sizeof(first), "%.63s: %.120s",
-				         names[i], e.message);
-			if (c->host->log)
-				c->host->log(c->host->ctx, GB_LOG_ERROR,
-				             "gcp: cleanup of instance %s failed: %s",
-				             names[i], e.message);
-		}
-	}
-	if (deleted || failed) {
-		size_t m = strlen(err->message);
-		if (failed)
-			snprintf(err->message + m, sizeof(err->message) - m,
-			         " [cleanup: %zu instance(s) deleted, %zu failed: %s]",
-			         deleted, failed, first);
-		else
-			snprintf(err->message + m, sizeof(err->message) - m,
-			         " [cleanup: deleted the %zu instance(s) of this "
-			         "request]", deleted);
-	}
+	return ((gone *)ud)->names[i];
+}
+
+/* Deletes every touched instance unless the failure is throttled or
+ * transient; notes the outcome in err->message. */
+static void failed(gcp_ctx *c, const char *zone, char (*names)[64],
+                   const int *touched, size_t n, gb_error *err)
+{
+	gone g = {c, zone, names};
+	drvc_cleanup cl = {c->host, "gcp", "instance", gone_del, gone_name, &g};
+	drvc_create_failed(&cl, touched, n, err);
 }
 
 static int op_name_ok(const char *s)
@@ -250,7 +219,7 @@ int gcp_create(void *ctx, const gb_create_req *req, gb_instance_cb emit,
 	int64_t deadline;
 	int rc = -1;
 
-	if (req_ok(req, err) != 0 || gcp_require(c, err) != 0 ||
+	if (drvc_create_req_ok(req, "GCP", GCP_MAX_COUNT, err) != 0 || gcp_require(c, err) != 0 ||
 	    choose_zone(c, req, zone, err) != 0)
 		return -1;
 	memset(&p, 0, sizeof(p));
@@ -321,15 +290,12 @@ int gcp_create(void *ctx, const gb_create_req *req, gb_instance_cb emit,
 	rc = 0;
 	goto out;
 fail:
-	if (err->cls == GB_ERR_NONE)
-		err->cls = GB_ERR_INTERNAL;
 	/* A throttled or transient failure leaves the outcome unknown to the
 	 * host, which replays the create with the same token: the replay's
 	 * requestId returns this call's operations and finds what they made.
 	 * Deleting it here would leave that requestId pointing at a deleted
 	 * instance, and the replay could never succeed. */
-	if (err->cls != GB_ERR_THROTTLED && err->cls != GB_ERR_TRANSIENT)
-		cleanup(c, zone, names, touched, n, err);
+	failed(c, zone, names, touched, n, err);
 out:
 	for (i = 0; i < n; i++) {
 		free(ops[i].name);

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "drvc_create.h"
+#include "drvc_http.h"
 #include "drvc_mem.h"
 #include "drvc_util.h"
 #include "gcp.h"
@@ -41,10 +43,7 @@ int gcp_delete_inst(gcp_ctx *c, const char *zone, const char *name,
 	rc = gcp_api(c, "DELETE", url, NULL, "gce-mutate", what, &resp, err);
 	c->host->http_free(c->host->ctx, &resp);
 	free(url);
-	if (rc != 0 && err->cls == GB_ERR_NOT_FOUND) {
-		memset(err, 0, sizeof(*err));
-		rc = 0;
-	}
+	rc = drvc_gone_ok(rc, err);
 	if (rc == 0)
 		gcp_zone_forget(c, name);
 	return rc;
@@ -66,12 +65,11 @@ int gcp_terminate(void *ctx, const gb_instance_ref *refs, size_t n,
                   gb_error *err)
 {
 	gcp_ctx *c = ctx;
-	gb_error first, e;
-	size_t failed = 0;
+	drvc_failures fails = DRVC_FAILURES_INIT;
+	gb_error e;
 
 	if (gcp_require(c, err) != 0)
 		return -1;
-	memset(&first, 0, sizeof(first));
 	for (size_t i = 0; i < n; i++) {
 		const char *name = refs[i].id;
 		char *zone = NULL;
@@ -100,22 +98,8 @@ int gcp_terminate(void *ctx, const gb_instance_ref *refs, size_t n,
 			}
 		}
 		free(zone);
-		if (rc != 0) {
-			if (!failed++)
-				first = e;
-			if (c->host->log)
-				c->host->log(c->host->ctx, GB_LOG_WARN,
-				             "gcp: terminate %s: %s", name, e.message);
-		}
+		if (rc != 0)
+			drvc_failures_note(&fails, c->host, "gcp", name, &e);
 	}
-	if (failed) {
-		*err = first;
-		if (failed > 1) {
-			size_t m = strlen(err->message);
-			snprintf(err->message + m, sizeof(err->message) - m,
-			         " (and %zu more instance(s) failed)", failed - 1);
-		}
-		return -1;
-	}
-	return 0;
+	return drvc_failures_result(&fails, "instance", err);
 }

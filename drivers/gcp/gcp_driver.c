@@ -13,13 +13,8 @@
 static int gcp_init(const gb_host *host, void **out, gb_error *err)
 {
 	gcp_ctx *c;
-	if (!host || host->abi_major != GB_DRIVER_ABI_MAJOR || !host->http ||
-	    !host->http_free || !host->now_ms || !host->mono_ms ||
-	    !host->sleep_ms || !host->secret) {
-		drvc_err(err, GB_ERR_INTERNAL, 0, "HostTooOld",
-		         "gcp driver: the host table lacks required methods");
+	if (drvc_host_ok(host, "gcp", err) != 0)
 		return -1;
-	}
 	c = drvc_xcalloc(1, sizeof(*c));
 	c->host = host;
 	drvc_token_init(&c->tok);
@@ -54,14 +49,7 @@ static int gcp_list_offers(void *ctx, gb_offer_cb emit, void *ud,
                            gb_error *err)
 {
 	gcp_ctx *c = ctx;
-	char path[4096];
-	if (!drvc_catalog_path(c->host, "gcp", path, sizeof(path))) {
-		drvc_err(err, GB_ERR_NOT_FOUND, 0, "CatalogMissing",
-		         "gcp: no offers file: set driver option catalog or "
-		         "data_dir");
-		return -1;
-	}
-	return drvc_catalog_emit(path, NULL, emit, ud, err);
+	return drvc_catalog_list(c->host, "gcp", emit, ud, err);
 }
 
 /* Compute Engine's default rate quotas, 1,500 per minute for each of

@@ -12,31 +12,11 @@ int gcp_api(gcp_ctx *c, const char *method, const char *url,
             const char *body, const char *rate_class, const char *what,
             gb_http_resp *resp, gb_error *err)
 {
-	const char *hdrs[] = {
-		"Accept: application/json",
-		"Content-Type: application/json",
-	};
 	gcp_what w = {c, what};
-	gb_http_req req;
-	drvc_call call;
-
-	memset(&req, 0, sizeof(req));
-	req.method = method;
-	req.url = url;
-	req.headers = hdrs;
-	req.nheaders = body ? 2 : 1;
-	req.body = body;
-	req.body_len = body ? strlen(body) : 0;
-	req.rate_class = rate_class;
-	memset(&call, 0, sizeof(call));
-	call.host = c->host;
-	call.tok = &c->tok;
-	call.margin_s = 60;
-	call.fetch = gcp_fetch_token;
-	call.fetch_ud = c;
-	call.classify = gcp_classify;
-	call.classify_ud = &w;
-	return drvc_call_http(&call, &req, resp, err);
+	drvc_call call = drvc_call_make(c->host, &c->tok, 60, gcp_fetch_token, c,
+	                                gcp_classify, &w);
+	return drvc_call_json(&call, method, url, body, NULL, rate_class,
+	                      resp, err);
 }
 
 char *gcp_zone_url(gcp_ctx *c, const char *zone, const char *rest)

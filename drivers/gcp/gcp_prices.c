@@ -21,6 +21,7 @@
 #include "drvc_http.h"
 #include "drvc_json.h"
 #include "drvc_mem.h"
+#include "drvc_shapes.h"
 #include "drvc_util.h"
 #include "gcp.h"
 
@@ -112,25 +113,21 @@ typedef struct part {
 	double price;       /* 0 = not found */
 } part;
 
-typedef struct shape {
-	char *type, *region, *gpu;
-	int gpus, gpu_mem, vcpus;
-	double ram;
-	char **zones;
-	size_t nzones;
+/* Per shape (drvc_shape.ext): the SKU description prefixes that price
+ * it, lower case. */
+typedef struct skus {
 	char core[80], ram_p[80], gpu_p[80];
 	int ngpu;           /* GPUs priced */
-} shape;
+} skus;
 
 typedef struct state {
-	shape *v;
-	size_t n;
+	drvc_shapes sh;
 	part *parts;
 	size_t nparts;
 } state;
 
 /* Description prefixes of the SKUs that price a machine type. */
-static int prefixes(const char *type, int catalog_gpus, shape *sh)
+static int prefixes(const char *type, int catalog_gpus, skus *sh)
 {
 	gcp_type t;
 	gb_error e;
@@ -221,33 +218,14 @@ static double part_price(state *s, const char *prefix, const char *region,
 static int add_offer(void *ud, const gb_offer *o)
 {
 	state *s = ud;
-	shape *sh = NULL;
-	for (size_t i = 0; i < s->n; i++)
-		if (!strcmp(s->v[i].type, o->instance_type) &&
-		    !strcmp(s->v[i].region, o->region))
-			sh = &s->v[i];
-	if (!sh) {
-		s->v = drvc_xrealloc(s->v, (s->n + 1) * sizeof(shape));
-		sh = &s->v[s->n++];
-		memset(sh, 0, sizeof(*sh));
-		sh->type = drvc_xstrdup(o->instance_type);
-		sh->region = drvc_xstrdup(o->region);
-		sh->gpu = drvc_xstrdup(o->gpu_model);
-		sh->gpus = o->gpu_count;
-		sh->gpu_mem = o->gpu_memory_gb;
-		sh->vcpus = o->vcpus;
-		sh->ram = o->ram_gb;
-		if (prefixes(o->instance_type, o->gpu_count, sh) == 0) {
-			need(s, sh->core, sh->region);
-			need(s, sh->ram_p, sh->region);
-			need(s, sh->gpu_p, sh->region);
-		}
+	int is_new;
+	drvc_shape *sh = drvc_shapes_add(&s->sh, o, &is_new);
+	skus *k = sh->ext;
+	if (is_new && prefixes(o->instance_type, o->gpu_count, k) == 0) {
+		need(s, k->core, sh->region);
+		need(s, k->ram_p, sh->region);
+		need(s, k->gpu_p, sh->region);
 	}
-	for (size_t z = 0; z < sh->nzones; z++)
-		if (!strcmp(sh->zones[z], o->zone))
-			return 0;
-	sh->zones = drvc_xrealloc(sh->zones, (sh->nzones + 1) * sizeof(char *));
-	sh->zones[sh->nzones++] = drvc_xstrdup(o->zone);
 	return 0;
 }
 
@@ -311,15 +289,7 @@ static void take_sku(void *ud, const gcp_sku *k)
 
 static void free_state(state *s)
 {
-	for (size_t i = 0; i < s->n; i++) {
-		free(s->v[i].type);
-		free(s->v[i].region);
-		free(s->v[i].gpu);
-		for (size_t z = 0; z < s->v[i].nzones; z++)
-			free(s->v[i].zones[z]);
-		free(s->v[i].zones);
-	}
-	free(s->v);
+	drvc_shapes_free(&s->sh);
 	free(s->parts);
 }
 
@@ -377,11 +347,9 @@ int gcp_refresh_prices(void *ctx, const char *region, gb_offer_cb emit,
 	int rc;
 
 	memset(&s, 0, sizeof(s));
-	if (c->auth_problem) {
-		drvc_err(err, GB_ERR_AUTH, 0, "CredentialsMissing", "%s",
-		         c->auth_problem);
+	s.sh.ext_size = sizeof(skus);
+	if (drvc_creds_ok(c->auth_problem, err) != 0)
 		return -1;
-	}
 	if (!drvc_catalog_path(h, "gcp", path, sizeof(path))) {
 		drvc_err(err, GB_ERR_NOT_FOUND, 0, "CatalogMissing",
 		         "GCP refresh_prices needs the shipped catalog for the "
@@ -394,48 +362,25 @@ int gcp_refresh_prices(void *ctx, const char *region, gb_offer_cb emit,
 	}
 	rc = s.nparts ? fetch_skus(c, &s, err) : 0;
 	snprintf(source, sizeof(source), "gcp-billing-catalog %s", c->billing);
-	for (size_t i = 0; i < s.n && rc == 0; i++) {
-		shape *sh = &s.v[i];
-		gb_offer o;
-		double price[2] = {0, 0};
-		int stop = 0;
-		for (int spot = 0; spot < 2 && sh->core[0]; spot++) {
-			double core = part_price(&s, sh->core, sh->region, spot);
-			double ram = part_price(&s, sh->ram_p, sh->region, spot);
-			double gpu = part_price(&s, sh->gpu_p, sh->region, spot);
+	for (size_t i = 0; i < s.sh.n && rc == 0; i++) {
+		drvc_shape *sh = &s.sh.v[i];
+		const skus *k = sh->ext;
+		for (int spot = 0; spot < 2 && k->core[0]; spot++) {
+			double core = part_price(&s, k->core, sh->region, spot);
+			double ram = part_price(&s, k->ram_p, sh->region, spot);
+			double gpu = part_price(&s, k->gpu_p, sh->region, spot);
 			if (core > 0 && ram > 0 && gpu > 0)
-				price[spot] = core * sh->vcpus + ram * sh->ram +
-				              gpu * sh->ngpu;
+				sh->price[spot] = core * sh->vcpus + ram * sh->ram +
+				                  gpu * k->ngpu;
 		}
-		if (price[0] <= 0 && price[1] <= 0) {
+		if (sh->price[0] <= 0 && sh->price[1] <= 0) {
 			if (h->log)
 				h->log(h->ctx, GB_LOG_WARN,
 				       "gcp: no complete billing-catalog price for %s "
 				       "in %s", sh->type, sh->region);
 			continue;
 		}
-		memset(&o, 0, sizeof(o));
-		o.region = sh->region;
-		o.instance_type = sh->type;
-		o.gpu_model = sh->gpu;
-		o.gpu_count = sh->gpus;
-		o.gpu_memory_gb = sh->gpu_mem;
-		o.vcpus = sh->vcpus;
-		o.ram_gb = sh->ram;
-		o.source = source;
-		o.fetched_at = now;
-		for (size_t z = 0; z < sh->nzones && !stop; z++) {
-			o.zone = sh->zones[z];
-			for (int spot = 0; spot < 2 && !stop; spot++) {
-				if (price[spot] <= 0)
-					continue;
-				o.capacity = spot ? GB_CAPACITY_SPOT
-				                  : GB_CAPACITY_ON_DEMAND;
-				o.price_per_hour = price[spot];
-				stop = emit(ud, &o);
-			}
-		}
-		if (stop)
+		if (drvc_shape_emit(sh, source, now, emit, ud))
 			break;
 	}
 	free_state(&s);
