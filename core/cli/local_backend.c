@@ -37,6 +37,20 @@ static void progress_done(local_backend *l)
 		gb_progress_done(&l->prog);
 }
 
+/* The end of an engine operation: clears the progress line, says why
+ * it failed, hands the pool over; 0 or -1. */
+static int finish(local_backend *l, int rc, gb_engine_result *res,
+                  json_t **out)
+{
+	progress_done(l);
+	if (rc != 0)
+		gb_cli_err(l->b.cli, "%s", res->message);
+	*out = res->pool;
+	res->pool = NULL;
+	gb_engine_result_free(res);
+	return rc ? -1 : 0;
+}
+
 static json_t *local_plan_diff(gb_backend *b, const gb_pool_spec *spec)
 {
 	char err[1024];
@@ -52,13 +66,7 @@ static int local_apply(gb_backend *b, const gb_pool_spec *spec,
 	local_backend *l = lb(b);
 	gb_engine_result res;
 	int rc = gb_engine_apply(l->s.eng, spec, &res);
-	progress_done(l);
-	if (rc != 0)
-		gb_cli_err(b->cli, "%s", res.message);
-	*pool = res.pool;
-	res.pool = NULL;
-	gb_engine_result_free(&res);
-	return rc ? -1 : 0;
+	return finish(l, rc, &res, pool);
 }
 
 static int local_wait(gb_backend *b, const char *pool, int64_t timeout_s,
@@ -95,13 +103,7 @@ static int local_destroy(gb_backend *b, const char *pool, int64_t timeout_s,
 		l->s.eng = gb_engine_new(&eo);
 	}
 	rc = gb_engine_destroy(l->s.eng, pool, "user", &res);
-	progress_done(l);
-	if (rc != 0)
-		gb_cli_err(b->cli, "%s", res.message);
-	*out = res.pool;
-	res.pool = NULL;
-	gb_engine_result_free(&res);
-	return rc ? -1 : 0;
+	return finish(l, rc, &res, out);
 }
 
 static int local_scale(gb_backend *b, const char *pool, int n, json_t **out)
@@ -109,13 +111,7 @@ static int local_scale(gb_backend *b, const char *pool, int n, json_t **out)
 	local_backend *l = lb(b);
 	gb_engine_result res;
 	int rc = gb_engine_scale(l->s.eng, pool, n, &res);
-	progress_done(l);
-	if (rc != 0)
-		gb_cli_err(b->cli, "%s", res.message);
-	*out = res.pool;
-	res.pool = NULL;
-	gb_engine_result_free(&res);
-	return rc ? -1 : 0;
+	return finish(l, rc, &res, out);
 }
 
 static int local_status(gb_backend *b, const char *pool, json_t **out)
