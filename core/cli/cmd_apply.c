@@ -1,14 +1,11 @@
 /* cmd_apply.c -- `gpubroker apply`: show the plan, ask, converge, wait. */
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "backend.h"
 #include "output.h"
 #include "pool_output.h"
-#include "progress.h"
-#include "remote.h"
-#include "cli_app.h"
 
 static gb_strv a_files;
 static const char *a_timeout;
@@ -30,14 +27,6 @@ static const gb_flag *apply_flags(void)
 	return f;
 }
 
-static volatile sig_atomic_t stop_flag;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_flag = 1;
-}
-
 /* Asks on the terminal; 1 when the user typed "yes". */
 int gb_cli_confirm(const gb_cli *cli, const char *question)
 {
@@ -51,14 +40,61 @@ int gb_cli_confirm(const gb_cli *cli, const char *question)
 	return strcmp(line, "yes") == 0;
 }
 
+/* Shows spec's diff (unless -q), asks (unless --auto-approve), applies
+ * and with --wait waits; the pool as it ends up goes into results. */
+static int apply_one(gb_backend *b, const gb_pool_spec *spec,
+                     int64_t timeout, json_t *results)
+{
+	gb_cli *cli = b->cli;
+	json_t *pool = NULL;
+	int rc = GB_EXIT_OK;
+	/* the plan is made in both modes, -q or not: a spec that cannot be
+	 * placed is refused before anything is stored */
+	json_t *diff = b->ops->plan_diff(b, spec);
+	if (!diff)
+		return GB_EXIT_FAIL;
+	if (!cli->quiet)
+		gb_print_diff(stderr, diff);
+	json_decref(diff);
+	if (!a_yes) {
+		char q[256];
+		snprintf(q, sizeof(q), "Apply pool %s?", spec->name);
+		if (!gb_cli_confirm(cli, q)) {
+			gb_cli_err(cli, "pool %s: not applied", spec->name);
+			return GB_EXIT_FAIL;
+		}
+	}
+	if (b->ops->apply(b, spec, &pool) != 0) {
+		rc = GB_EXIT_FAIL;
+	} else if (a_wait) {
+		char err[1024];
+		json_t *last = NULL;
+		int w = b->ops->wait(b, spec->name, timeout, err, sizeof(err),
+		                     &last);
+		if (last) {
+			json_decref(pool);
+			pool = last;
+		}
+		if (w == 0) {
+			gb_cli_err(cli, "pool %s: timed out waiting%s%s", spec->name,
+			           *err ? ": " : "", err);
+			rc = GB_EXIT_TIMEOUT;
+		} else if (w < 0) {
+			rc = GB_EXIT_FAIL;
+		}
+	}
+	if (pool)
+		json_array_append_new(results, pool);
+	return rc;
+}
+
 static int run_apply(gb_cli *cli)
 {
-	gb_session s;
-	gb_progress prog;
+	gb_backend *b;
 	gb_strv files = {0};
 	int64_t timeout = 0;
 	int rc = GB_EXIT_OK, r;
-	json_t *results = json_array();
+	json_t *results;
 	int interactive = isatty(STDIN_FILENO) && isatty(STDERR_FILENO);
 
 	for (size_t i = 0; i < a_files.n; i++)
@@ -66,38 +102,26 @@ static int run_apply(gb_cli *cli)
 	for (size_t i = 0; i < cli->args.n; i++)
 		gb_strv_push(&files, cli->args.v[i]);
 	gb_strv_free(&a_files);
-	if (!files.n) {
-		json_decref(results);
+	if (!files.n)
 		return gb_cli_usage(cli, "give a pool spec with -f FILE");
-	}
 	if (a_timeout && gb_parse_duration(a_timeout, &timeout) != 0) {
 		gb_strv_free(&files);
-		json_decref(results);
 		return gb_cli_usage(cli, "--timeout: expected a duration like "
 		                         "90s, 15m or 2h, found \"%s\"", a_timeout);
 	}
 	if (!a_yes && !interactive) {
 		gb_strv_free(&files);
-		json_decref(results);
 		gb_cli_err(cli, "refusing to apply without confirmation: there "
 		                "is no terminal to ask on. Review the plan with "
 		                "'gpubroker plan' and pass --auto-approve.");
 		return GB_EXIT_FAIL;
 	}
-	if (cli->server) {
-		r = gb_remote_apply(cli, &files, a_wait, timeout, a_yes);
+	if ((r = gb_backend_open(cli, GB_BACKEND_PROGRESS | GB_BACKEND_SIGNALS,
+	                         &b)) != 0) {
 		gb_strv_free(&files);
-		json_decref(results);
 		return r;
 	}
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	gb_progress_init(&prog, cli);
-	if ((r = gb_cli_session(cli, &s, gb_progress_event, &prog, &stop_flag)) != 0) {
-		gb_strv_free(&files);
-		json_decref(results);
-		return r;
-	}
+	results = json_array();
 	for (size_t fi = 0; fi < files.n; fi++) {
 		gb_spec_set set;
 		gb_diags d = GB_DIAGS_INIT;
@@ -110,64 +134,24 @@ static int run_apply(gb_cli *cli)
 			continue;
 		}
 		gb_diags_free(&d);
-		for (size_t i = 0; i < set.n && !stop_flag; i++) {
-			const gb_pool_spec *spec = &set.pools[i];
-			gb_engine_result res;
-			char err[1024];
-			json_t *diff = gb_engine_diff(s.eng, spec, err, sizeof(err));
-			if (!diff) {
-				gb_cli_err(cli, "pool %s: %s", spec->name, err);
-				rc = GB_EXIT_FAIL;
-				continue;
-			}
-			if (!cli->quiet)
-				gb_print_diff(stderr, diff);
-			if (!a_yes) {
-				char q[256];
-				snprintf(q, sizeof(q), "Apply pool %s?", spec->name);
-				if (!gb_cli_confirm(cli, q)) {
-					gb_cli_err(cli, "pool %s: not applied", spec->name);
-					json_decref(diff);
-					rc = GB_EXIT_FAIL;
-					continue;
-				}
-			}
-			json_decref(diff);
-			if (gb_engine_apply(s.eng, spec, &res) != 0) {
-				gb_progress_done(&prog);
-				gb_cli_err(cli, "%s", res.message);
-				rc = GB_EXIT_FAIL;
-			}
-			if (a_wait && res.ok) {
-				int w = gb_engine_wait(s.eng, spec->name, timeout, err,
-				                       sizeof(err));
-				gb_progress_done(&prog);
-				if (w == 0) {
-					gb_cli_err(cli, "pool %s: timed out waiting: %s",
-					           spec->name, err);
-					rc = rc ? rc : GB_EXIT_TIMEOUT;
-				} else if (w < 0) {
-					gb_cli_err(cli, "pool %s: %s", spec->name, err);
-					rc = GB_EXIT_FAIL;
-				}
-				gb_engine_result_free(&res);
-				res.pool = gb_engine_pool_json(s.eng, spec->name);
-			}
-			gb_progress_done(&prog);
-			if (res.pool)
-				json_array_append(results, res.pool);
-			gb_engine_result_free(&res);
+		for (size_t i = 0; i < set.n && !gb_backend_stopped(b); i++) {
+			r = apply_one(b, &set.pools[i], timeout, results);
+			/* a failure outranks a timeout */
+			if (r == GB_EXIT_TIMEOUT)
+				rc = rc ? rc : r;
+			else if (r)
+				rc = r;
 		}
 		gb_spec_set_free(&set);
 	}
-	if (stop_flag) {
+	if (gb_backend_stopped(b)) {
 		gb_cli_err(cli, "interrupted: the journal is consistent; re-run "
 		                "apply (or let the daemon) converge");
 		rc = GB_EXIT_FAIL;
 	}
 	gb_print_pools(cli, results, 1);
 	json_decref(results);
-	gb_session_close(&s);
+	gb_backend_close(b);
 	gb_strv_free(&files);
 	return rc;
 }

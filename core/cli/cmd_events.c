@@ -1,20 +1,9 @@
 /* cmd_events.c -- `events`, `cost` and `gc`. */
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "events_json.h"
+#include "backend.h"
 #include "events_output.h"
-#include "remote.h"
-#include "cli_app.h"
-
-static volatile sig_atomic_t stop_flag;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_flag = 1;
-}
 
 static const char *e_pool, *e_since;
 static int e_follow;
@@ -34,9 +23,9 @@ static const gb_flag *events_flags(void)
 
 static int run_events(gb_cli *cli)
 {
-	gb_store *st;
-	char err[512];
+	gb_backend *b;
 	int64_t after = 0, since = 0, dur;
+	int rc;
 	if (cli->args.n)
 		return gb_cli_usage(cli, "unexpected argument \"%s\"",
 		                    cli->args.v[0]);
@@ -46,37 +35,22 @@ static int run_events(gb_cli *cli)
 			                         "30m or 7d, found \"%s\"", e_since);
 		since = gb_now_ms() - dur * 1000;
 	}
-	if (cli->server)
-		return gb_remote_events(cli, e_pool, e_follow, since);
-	if (gb_cli_config(cli))
-		return GB_EXIT_FAIL;
-	if (gb_store_open(cli->cfg.state_path, &st, err, sizeof(err)) != 0) {
-		gb_cli_err(cli, "%s", err);
-		return GB_EXIT_FAIL;
-	}
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
+	if ((rc = gb_backend_open(cli, GB_BACKEND_STORE_ONLY | GB_BACKEND_SIGNALS,
+	                          &b)))
+		return rc;
 	do {
-		gb_event_row *rows;
-		size_t n;
 		json_t *a;
-		if (gb_store_event_list(st, e_pool, after, since, 1000, &rows, &n)) {
-			gb_cli_err(cli, "%s", gb_store_errmsg(st));
-			gb_store_close(st);
-			return GB_EXIT_FAIL;
+		if (b->ops->events(b, e_pool, &after, since, e_follow, &a) != 0) {
+			rc = GB_EXIT_FAIL;
+			break;
 		}
-		if (n)
-			after = rows[n - 1].id;
-		a = gb_events_json(rows, n);
-		if (n || !e_follow)
+		/* following, an empty answer says nothing new */
+		if (json_array_size(a) || !e_follow)
 			gb_print_events(cli, a, e_follow);
 		json_decref(a);
-		gb_event_list_free(rows, n);
-		if (e_follow && !n)
-			gb_sleep_ms(500);
-	} while (e_follow && !stop_flag);
-	gb_store_close(st);
-	return GB_EXIT_OK;
+	} while (e_follow && !gb_backend_stopped(b));
+	gb_backend_close(b);
+	return rc;
 }
 
 const gb_cmd gb_cmd_events = {
@@ -104,8 +78,8 @@ static const gb_flag *cost_flags(void)
 
 static int run_cost(gb_cli *cli)
 {
-	gb_session s;
-	json_t *c;
+	gb_backend *b;
+	json_t *c = NULL;
 	int64_t since = 0, dur;
 	int rc;
 	if (c_by && strcmp(c_by, "team") && strcmp(c_by, "pool") &&
@@ -119,16 +93,15 @@ static int run_cost(gb_cli *cli)
 			                         "7d, found \"%s\"", c_since);
 		since = gb_now_ms() / 1000 - dur;
 	}
-	if (cli->server)
-		return gb_remote_cost(cli, c_by, since);
-	if ((rc = gb_cli_session(cli, &s, NULL, NULL, NULL)))
+	if ((rc = gb_backend_open(cli, 0, &b)))
 		return rc;
-	gb_engine_refresh(s.eng, NULL);
-	c = gb_engine_cost(s.eng, c_by, since, NULL);
-	gb_print_cost(cli, c);
+	if (b->ops->cost(b, c_by, since, &c) == 0)
+		gb_print_cost(cli, c);
+	else
+		rc = GB_EXIT_FAIL;
 	json_decref(c);
-	gb_session_close(&s);
-	return GB_EXIT_OK;
+	gb_backend_close(b);
+	return rc;
 }
 
 const gb_cmd gb_cmd_cost = {
@@ -154,27 +127,22 @@ static const gb_flag *gc_flags(void)
 
 static int run_gc(gb_cli *cli)
 {
-	gb_session s;
-	json_t *rep = NULL;
-	int rc;
+	gb_backend *b;
+	json_t *orphans = NULL;
+	int rc, incomplete = 0;
 	if (cli->args.n)
 		return gb_cli_usage(cli, "unexpected argument \"%s\"",
 		                    cli->args.v[0]);
-	if (cli->server)
-		return gb_remote_gc(cli, g_adopt);
-	if ((rc = gb_cli_session(cli, &s, NULL, NULL, NULL)))
+	if ((rc = gb_backend_open(cli, 0, &b)))
 		return rc;
-	rc = gb_engine_gc(s.eng, g_adopt, &rep);
-	if (rc < 0)
-		gb_cli_err(cli, "gc failed: cannot read the state store: %s",
-		           gb_store_errmsg(s.store));
-	else
-		gb_print_gc(cli, rep);
-	json_decref(rep);
-	gb_session_close(&s);
-	if (rc == 1)
-		return gb_gc_incomplete(cli);
-	return rc ? GB_EXIT_FAIL : GB_EXIT_OK;
+	rc = b->ops->gc(b, g_adopt, &orphans, &incomplete);
+	if (rc == 0)
+		gb_print_gc(cli, orphans);
+	json_decref(orphans);
+	gb_backend_close(b);
+	if (rc)
+		return GB_EXIT_FAIL;
+	return incomplete ? gb_gc_incomplete(cli) : GB_EXIT_OK;
 }
 
 const gb_cmd gb_cmd_gc = {

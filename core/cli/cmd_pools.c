@@ -1,23 +1,11 @@
 /* cmd_pools.c -- `destroy`, `scale` and `status`. */
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "backend.h"
 #include "output.h"
 #include "pool_output.h"
-#include "progress.h"
-#include "remote.h"
-#include "cli_app.h"
-
-
-static volatile sig_atomic_t stop_flag;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_flag = 1;
-}
 
 static int d_yes;
 static const char *d_timeout;
@@ -36,9 +24,8 @@ static const gb_flag *destroy_flags(void)
 
 static int run_destroy(gb_cli *cli)
 {
-	gb_session s;
-	gb_progress prog;
-	gb_engine_result res;
+	gb_backend *b;
+	json_t *p = NULL;
 	int64_t timeout = 0;
 	int rc;
 	const char *pool;
@@ -63,42 +50,20 @@ static int run_destroy(gb_cli *cli)
 			return GB_EXIT_FAIL;
 		}
 	}
-	if (cli->server)
-		return gb_remote_destroy(cli, pool, timeout);
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	gb_progress_init(&prog, cli);
-	if ((rc = gb_cli_session(cli, &s, gb_progress_event, &prog, &stop_flag)))
+	if ((rc = gb_backend_open(cli, GB_BACKEND_PROGRESS | GB_BACKEND_SIGNALS,
+	                          &b)))
 		return rc;
-	if (timeout > 0) {
-		/* the engine reads its options at creation */
-		gb_engine_opts eo;
-		memset(&eo, 0, sizeof(eo));
-		eo.cfg = &cli->cfg;
-		eo.store = s.store;
-		eo.drivers = &s.rt.drivers;
-		eo.cat = s.rt.cat;
-		eo.progress = gb_progress_event;
-		eo.progress_ud = &prog;
-		eo.stop = &stop_flag;
-		eo.confirm_timeout_s = timeout;
-		gb_engine_free(s.eng);
-		s.eng = gb_engine_new(&eo);
-	}
-	rc = gb_engine_destroy(s.eng, pool, "user", &res);
-	gb_progress_done(&prog);
-	if (rc != 0)
-		gb_cli_err(cli, "%s", res.message);
-	else if (cli->out != GB_OUT_TABLE) {
+	rc = b->ops->destroy(b, pool, timeout, &p);
+	if (rc == 0 && cli->out != GB_OUT_TABLE) {
 		json_t *a = json_array();
-		json_array_append(a, res.pool);
+		json_array_append(a, p);
 		gb_print_pools(cli, a, 0);
 		json_decref(a);
-	} else if (!cli->quiet) {
+	} else if (rc == 0 && !cli->quiet) {
 		printf("pool %s destroyed\n", pool);
 	}
-	gb_engine_result_free(&res);
-	gb_session_close(&s);
+	json_decref(p);
+	gb_backend_close(b);
 	return rc ? GB_EXIT_FAIL : GB_EXIT_OK;
 }
 
@@ -113,9 +78,8 @@ const gb_cmd gb_cmd_destroy = {
 
 static int run_scale(gb_cli *cli)
 {
-	gb_session s;
-	gb_progress prog;
-	gb_engine_result res;
+	gb_backend *b;
+	json_t *p = NULL;
 	int64_t n;
 	int rc;
 	if (cli->args.n != 2)
@@ -125,23 +89,17 @@ static int run_scale(gb_cli *cli)
 		return gb_cli_usage(cli, "size must be an integer from 0 to %d, "
 		                         "found \"%s\"", GB_POOL_MAX_INSTANCES,
 		                    cli->args.v[1]);
-	if (cli->server)
-		return gb_remote_scale(cli, cli->args.v[0], (int)n);
-	gb_progress_init(&prog, cli);
-	if ((rc = gb_cli_session(cli, &s, gb_progress_event, &prog, &stop_flag)))
+	if ((rc = gb_backend_open(cli, GB_BACKEND_PROGRESS, &b)))
 		return rc;
-	rc = gb_engine_scale(s.eng, cli->args.v[0], (int)n, &res);
-	gb_progress_done(&prog);
-	if (rc != 0)
-		gb_cli_err(cli, "%s", res.message);
-	if (res.pool) {
+	rc = b->ops->scale(b, cli->args.v[0], (int)n, &p);
+	if (p) {
 		json_t *a = json_array();
-		json_array_append(a, res.pool);
+		json_array_append(a, p);
 		gb_print_pools(cli, a, 1);
 		json_decref(a);
 	}
-	gb_engine_result_free(&res);
-	gb_session_close(&s);
+	json_decref(p);
+	gb_backend_close(b);
 	return rc ? GB_EXIT_FAIL : GB_EXIT_OK;
 }
 
@@ -155,41 +113,34 @@ const gb_cmd gb_cmd_scale = {
 
 static int run_status(gb_cli *cli)
 {
-	gb_session s;
-	json_t *pools;
+	gb_backend *b;
+	const char *name = cli->args.n ? cli->args.v[0] : NULL;
+	json_t *res = NULL;
 	int rc;
 	if (cli->args.n > 1)
 		return gb_cli_usage(cli, "give at most one pool name");
-	if (cli->server)
-		return gb_remote_status(cli, cli->args.n ? cli->args.v[0] : NULL);
-	if ((rc = gb_cli_session(cli, &s, NULL, NULL, NULL)))
+	if ((rc = gb_backend_open(cli, 0, &b)))
 		return rc;
-	if (cli->args.n) {
-		json_t *p;
-		gb_engine_refresh(s.eng, cli->args.v[0]);
-		p = gb_engine_pool_json(s.eng, cli->args.v[0]);
-		if (!p) {
-			gb_cli_err(cli, "no pool named %s", cli->args.v[0]);
-			gb_session_close(&s);
-			return GB_EXIT_FAIL;
-		}
-		pools = json_array();
-		json_array_append_new(pools, p);
+	if (b->ops->status(b, name, &res) != 0) {
+		gb_backend_close(b);
+		return GB_EXIT_FAIL;
+	}
+	if (name) {
+		json_t *pools = json_array();
+		json_array_append(pools, res);
 		if (cli->out != GB_OUT_TABLE)
-			gb_out_render(cli, stdout, p, NULL, NULL);
+			gb_out_render(cli, stdout, res, NULL, NULL);
 		else
 			gb_print_pools(cli, pools, 1);
+		json_decref(pools);
+	} else if (!json_array_size(res) && cli->out == GB_OUT_TABLE) {
+		gb_cli_info(cli, "no pools (apply one with 'gpubroker apply "
+		                 "-f SPEC')");
 	} else {
-		gb_engine_refresh(s.eng, NULL);
-		pools = gb_engine_pools_json(s.eng, NULL);
-		if (!json_array_size(pools) && cli->out == GB_OUT_TABLE)
-			gb_cli_info(cli, "no pools (apply one with 'gpubroker apply "
-			                 "-f SPEC')");
-		else
-			gb_print_pools(cli, pools, 0);
+		gb_print_pools(cli, res, 0);
 	}
-	json_decref(pools);
-	gb_session_close(&s);
+	json_decref(res);
+	gb_backend_close(b);
 	return GB_EXIT_OK;
 }
 

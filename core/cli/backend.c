@@ -1,0 +1,21 @@
+/* backend.c -- picks the local or the remote backend (backend.h). */
+#include "backend.h"
+
+int gb_backend_open(gb_cli *cli, unsigned needs, gb_backend **out)
+{
+	*out = NULL;
+	if (cli->server)
+		return gb_remote_backend_open(cli, needs, out);
+	return gb_local_backend_open(cli, needs, out);
+}
+
+void gb_backend_close(gb_backend *b)
+{
+	if (b)
+		b->ops->close(b);
+}
+
+int gb_backend_stopped(const gb_backend *b)
+{
+	return b->stop && *b->stop;
+}

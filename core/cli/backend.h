@@ -1,0 +1,91 @@
+/*
+ * backend.h -- what the pool commands (apply, destroy, scale, status,
+ * events, cost, gc) ask for, whoever answers: the engine on local state
+ * (local_backend.c, through the app layer's session) or a daemon's HTTP
+ * API (remote_backend.c, --server).  Each command's flow is written once
+ * over this interface (cmd_apply.c, cmd_pools.c, cmd_events.c).
+ *
+ * Both backends return the same JSON shapes, the engine's (the daemon's
+ * API answers with them): a pool is gb_engine_pool_json, a diff
+ * gb_engine_diff, events gb_events_json, cost gb_engine_cost, gc's
+ * orphans gb_engine_gc's report.  Every JSON out-parameter is a new
+ * reference the caller decrefs.  Operations that fail print why (with
+ * gb_cli_err) unless they say otherwise.
+ */
+#ifndef GB_BACKEND_H
+#define GB_BACKEND_H
+
+#include <jansson.h>
+#include <signal.h>
+
+#include "cli.h"
+#include "spec.h"
+
+typedef struct gb_backend gb_backend;
+
+typedef struct gb_backend_ops {
+	/* What applying spec would change; NULL after printing why. */
+	json_t *(*plan_diff)(gb_backend *b, const gb_pool_spec *spec);
+	/* Creates or updates the pool (locally: converges it too).  0, or
+	 * -1 after printing why; *pool: the pool afterwards, or NULL. */
+	int (*apply)(gb_backend *b, const gb_pool_spec *spec, json_t **pool);
+	/* Waits until every desired instance of pool runs: 1, 0 when
+	 * timeout_s (0 = none) passed first (err says more, may be empty;
+	 * nothing printed), -1 after printing why.  *out: the pool as last
+	 * seen, or NULL. */
+	int (*wait)(gb_backend *b, const char *pool, int64_t timeout_s,
+	            char *err, size_t cap, json_t **out);
+	/* Terminates every instance and waits (at most timeout_s, 0 = the
+	 * default) until the clouds confirm.  0, or -1 after printing why.
+	 * *out: the pool afterwards (may be NULL). */
+	int (*destroy)(gb_backend *b, const char *pool, int64_t timeout_s,
+	               json_t **out);
+	/* 0, or -1 after printing why; *out: the pool afterwards (may be
+	 * set on failure too, or NULL). */
+	int (*scale)(gb_backend *b, const char *pool, int n, json_t **out);
+	/* With pool: that pool with its instances (refreshed from the
+	 * clouds); without: an array of every pool.  0 or -1. */
+	int (*status)(gb_backend *b, const char *pool, json_t **out);
+	/* Events of pool (NULL: all) after *after (an event id; moved to the
+	 * last one returned) and not older than since_ms (unix ms, 0 = all).
+	 * With wait, an empty answer may take a while (long poll).  0 or -1;
+	 * *events: an array. */
+	int (*events)(gb_backend *b, const char *pool, int64_t *after,
+	              int64_t since_ms, int wait, json_t **events);
+	/* by: team | pool | cloud | label:KEY (NULL = pool); since_s: unix s,
+	 * 0 = all.  0 or -1. */
+	int (*cost)(gb_backend *b, const char *by, int64_t since_s,
+	            json_t **cost);
+	/* *orphans: gc's report; *incomplete: some region could not be
+	 * listed.  0 or -1. */
+	int (*gc)(gb_backend *b, int adopt, json_t **orphans, int *incomplete);
+	void (*close)(gb_backend *b);
+} gb_backend_ops;
+
+struct gb_backend {
+	const gb_backend_ops *ops;
+	gb_cli *cli;
+	/* set by SIGINT/SIGTERM where the backend catches them, else NULL */
+	volatile sig_atomic_t *stop;
+};
+
+/* What a command needs from the local backend (the remote one ignores
+ * these): */
+#define GB_BACKEND_PROGRESS 1u   /* progress lines of engine events */
+#define GB_BACKEND_SIGNALS 2u    /* SIGINT/SIGTERM stop the engine cleanly */
+#define GB_BACKEND_STORE_ONLY 4u /* events only: the store, no engine */
+
+/* The backend for cli: remote with --server, else local.  Returns 0 and
+ * *out (close it with gb_backend_close), or GB_EXIT_FAIL after printing
+ * why. */
+int gb_backend_open(gb_cli *cli, unsigned needs, gb_backend **out);
+void gb_backend_close(gb_backend *b);
+/* 1 once SIGINT/SIGTERM asked to stop (local backend with
+ * GB_BACKEND_SIGNALS only). */
+int gb_backend_stopped(const gb_backend *b);
+
+/* The two implementations (gb_backend_open picks one). */
+int gb_local_backend_open(gb_cli *cli, unsigned needs, gb_backend **out);
+int gb_remote_backend_open(gb_cli *cli, unsigned needs, gb_backend **out);
+
+#endif

@@ -1,0 +1,228 @@
+/* local_backend.c -- the pool commands on local state: the engine, through
+ * the app layer's session (backend.h). */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "events_output.h"
+#include "progress.h"
+#include "cli_app.h"
+#include "events_json.h"
+
+typedef struct local_backend {
+	gb_backend b;
+	gb_session s;        /* unless store-only */
+	gb_store *store;     /* store-only: events */
+	gb_progress prog;
+	int progress;        /* prog is the engine's progress sink */
+} local_backend;
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+static local_backend *lb(gb_backend *b)
+{
+	return (local_backend *)(void *)b;
+}
+
+/* Clears the live progress line before anything else is printed. */
+static void progress_done(local_backend *l)
+{
+	if (l->progress)
+		gb_progress_done(&l->prog);
+}
+
+/* The end of an engine operation: clears the progress line, says why
+ * it failed, hands the pool over; 0 or -1. */
+static int finish(local_backend *l, int rc, gb_engine_result *res,
+                  json_t **out)
+{
+	progress_done(l);
+	if (rc != 0)
+		gb_cli_err(l->b.cli, "%s", res->message);
+	*out = res->pool;
+	res->pool = NULL;
+	gb_engine_result_free(res);
+	return rc ? -1 : 0;
+}
+
+static json_t *local_plan_diff(gb_backend *b, const gb_pool_spec *spec)
+{
+	char err[1024];
+	json_t *diff = gb_engine_diff(lb(b)->s.eng, spec, err, sizeof(err));
+	if (!diff)
+		gb_cli_err(b->cli, "pool %s: %s", spec->name, err);
+	return diff;
+}
+
+static int local_apply(gb_backend *b, const gb_pool_spec *spec,
+                       json_t **pool)
+{
+	local_backend *l = lb(b);
+	gb_engine_result res;
+	int rc = gb_engine_apply(l->s.eng, spec, &res);
+	return finish(l, rc, &res, pool);
+}
+
+static int local_wait(gb_backend *b, const char *pool, int64_t timeout_s,
+                      char *err, size_t cap, json_t **out)
+{
+	local_backend *l = lb(b);
+	int w = gb_engine_wait(l->s.eng, pool, timeout_s, err, cap);
+	progress_done(l);
+	if (w < 0)
+		gb_cli_err(b->cli, "pool %s: %s", pool, err);
+	*out = gb_engine_pool_json(l->s.eng, pool);
+	return w;
+}
+
+static int local_destroy(gb_backend *b, const char *pool, int64_t timeout_s,
+                         json_t **out)
+{
+	local_backend *l = lb(b);
+	gb_engine_result res;
+	int rc;
+	if (timeout_s > 0) {
+		/* the engine reads its options at creation */
+		gb_engine_opts eo;
+		memset(&eo, 0, sizeof(eo));
+		eo.cfg = &b->cli->cfg;
+		eo.store = l->s.store;
+		eo.drivers = &l->s.rt.drivers;
+		eo.cat = l->s.rt.cat;
+		eo.progress = l->progress ? gb_progress_event : NULL;
+		eo.progress_ud = l->progress ? &l->prog : NULL;
+		eo.stop = b->stop;
+		eo.confirm_timeout_s = timeout_s;
+		gb_engine_free(l->s.eng);
+		l->s.eng = gb_engine_new(&eo);
+	}
+	rc = gb_engine_destroy(l->s.eng, pool, "user", &res);
+	return finish(l, rc, &res, out);
+}
+
+static int local_scale(gb_backend *b, const char *pool, int n, json_t **out)
+{
+	local_backend *l = lb(b);
+	gb_engine_result res;
+	int rc = gb_engine_scale(l->s.eng, pool, n, &res);
+	return finish(l, rc, &res, out);
+}
+
+static int local_status(gb_backend *b, const char *pool, json_t **out)
+{
+	gb_engine *e = lb(b)->s.eng;
+	gb_engine_refresh(e, pool);
+	*out = pool ? gb_engine_pool_json(e, pool) : gb_engine_pools_json(e, NULL);
+	if (!*out) {
+		gb_cli_err(b->cli, "no pool named %s", pool);
+		return -1;
+	}
+	return 0;
+}
+
+/* Nothing new while following: look again in half a second. */
+static int local_events(gb_backend *b, const char *pool, int64_t *after,
+                        int64_t since_ms, int wait, json_t **events)
+{
+	gb_store *st = lb(b)->store;
+	gb_event_row *rows;
+	size_t n;
+	*events = NULL;
+	if (gb_store_event_list(st, pool, *after, since_ms, 1000, &rows, &n)) {
+		gb_cli_err(b->cli, "%s", gb_store_errmsg(st));
+		return -1;
+	}
+	if (n)
+		*after = rows[n - 1].id;
+	*events = gb_events_json(rows, n);
+	gb_event_list_free(rows, n);
+	if (wait && !n)
+		gb_sleep_ms(500);
+	return 0;
+}
+
+static int local_cost(gb_backend *b, const char *by, int64_t since_s,
+                      json_t **cost)
+{
+	gb_engine *e = lb(b)->s.eng;
+	gb_engine_refresh(e, NULL);
+	*cost = gb_engine_cost(e, by, since_s, NULL);
+	return 0;
+}
+
+static int local_gc(gb_backend *b, int adopt, json_t **orphans,
+                    int *incomplete)
+{
+	local_backend *l = lb(b);
+	int rc = gb_engine_gc(l->s.eng, adopt, orphans);
+	*incomplete = rc == 1;
+	if (rc < 0) {
+		gb_cli_err(b->cli, "gc failed: cannot read the state store: %s",
+		           gb_store_errmsg(l->s.store));
+		return -1;
+	}
+	return 0;
+}
+
+static void local_close(gb_backend *b)
+{
+	local_backend *l = lb(b);
+	if (l->store)
+		gb_store_close(l->store);
+	else
+		gb_session_close(&l->s);
+	free(l);
+}
+
+static const gb_backend_ops local_ops = {
+	local_plan_diff, local_apply, local_wait, local_destroy, local_scale,
+	local_status, local_events, local_cost, local_gc, local_close,
+};
+
+int gb_local_backend_open(gb_cli *cli, unsigned needs, gb_backend **out)
+{
+	local_backend *l = gb_xcalloc(1, sizeof(*l));
+	int rc;
+	l->b.ops = &local_ops;
+	l->b.cli = cli;
+	if (needs & GB_BACKEND_STORE_ONLY) {
+		char err[512];
+		if (gb_cli_config(cli)) {
+			free(l);
+			return GB_EXIT_FAIL;
+		}
+		if (gb_store_open(cli->cfg.state_path, &l->store, err,
+		                  sizeof(err)) != 0) {
+			gb_cli_err(cli, "%s", err);
+			free(l);
+			return GB_EXIT_FAIL;
+		}
+	}
+	if (needs & GB_BACKEND_SIGNALS) {
+		l->b.stop = &stop_flag;
+		signal(SIGINT, on_signal);
+		signal(SIGTERM, on_signal);
+	}
+	if (!(needs & GB_BACKEND_STORE_ONLY)) {
+		if (needs & GB_BACKEND_PROGRESS) {
+			l->progress = 1;
+			gb_progress_init(&l->prog, cli);
+		}
+		rc = gb_cli_session(cli, &l->s,
+		                     l->progress ? gb_progress_event : NULL,
+		                     l->progress ? &l->prog : NULL, l->b.stop);
+		if (rc) {
+			free(l);
+			return rc;
+		}
+	}
+	*out = &l->b;
+	return 0;
+}
