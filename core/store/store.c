@@ -198,6 +198,50 @@ int gb_store__exec_stmt(gb_store *s, sqlite3_stmt *st, const char *what)
 	return 0;
 }
 
+int gb_store__list(gb_store *s, const char *sql, const gb_store__arg *args,
+                   size_t nargs, const gb_store__rows *rows, void **out,
+                   size_t *n)
+{
+	sqlite3_stmt *st;
+	char *v = NULL;
+	size_t cap = 0, len = 0;
+	int rc;
+	*out = NULL;
+	*n = 0;
+	gb_store__lock(s);
+	if (!(st = gb_store__stmt(s, sql))) {
+		gb_store__unlock(s);
+		return -1;
+	}
+	for (size_t i = 0; i < nargs; i++) {
+		if (args[i].is_text)
+			gb_store__bind_str(st, (int)i + 1, args[i].text);
+		else
+			sqlite3_bind_int64(st, (int)i + 1, args[i].num);
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (len == cap) {
+			cap = cap ? cap * 2 : 16;
+			v = gb_xrealloc(v, cap * rows->size);
+		}
+		memset(v + len * rows->size, 0, rows->size);
+		rows->read(st, v + len * rows->size);
+		len++;
+	}
+	if (rc != SQLITE_DONE) {
+		gb_store__fail(s, rows->what);
+		sqlite3_reset(st);
+		gb_store__unlock(s);
+		rows->free_list(v, len);
+		return -1;
+	}
+	sqlite3_reset(st);
+	gb_store__unlock(s);
+	*out = v;
+	*n = len;
+	return 0;
+}
+
 static int exec_sql(gb_store *s, const char *sql, const char *what)
 {
 	char *msg = NULL;

@@ -39,4 +39,30 @@ char *gb_store__col_str(sqlite3_stmt *st, int i);
 /* Run a statement to completion (no rows expected): 0 / -1. */
 int gb_store__exec_stmt(gb_store *s, sqlite3_stmt *st, const char *what);
 
+/* One parameter of gb_store__list: text (NULL binds NULL) or an integer. */
+typedef struct gb_store__arg {
+	const char *text;
+	int64_t num;
+	int is_text;
+} gb_store__arg;
+#define GB_STORE_TEXT(v) { .text = (v), .is_text = 1 }
+#define GB_STORE_INT(v) { .num = (int64_t)(v) }
+
+/* The rows of one kind of list. */
+typedef struct gb_store__rows {
+	size_t size;                               /* sizeof one row */
+	void (*read)(sqlite3_stmt *st, void *row); /* fills a zeroed row */
+	void (*free_list)(void *v, size_t n);      /* the public *_list_free */
+	const char *what;                          /* "list pools": errors */
+} gb_store__rows;
+
+/* Runs `sql` (a static string, see gb_store__stmt) with args[i] bound to
+ * ?(i+1), and reads every row it returns, in its order, into an array of
+ * rows->size elements.  0 with *out (NULL when *n is 0; the caller frees
+ * it with the list's *_list_free) and *n, or -1 with *out NULL, *n 0 and
+ * the error set.  Takes the lock. */
+int gb_store__list(gb_store *s, const char *sql, const gb_store__arg *args,
+                   size_t nargs, const gb_store__rows *rows, void **out,
+                   size_t *n);
+
 #endif
