@@ -8,17 +8,19 @@
 #include "store.h"
 
 #define GB_STMT_CACHE 96
+#define GB_STORE_ERR_CAP 512 /* an error message, NUL included */
 
 struct gb_store {
 	sqlite3 *db;
 	char *path;
 	pthread_mutex_t lock;   /* recursive */
 	int tx_depth;
-	char errmsg[512];
-	char tx_err[512];       /* the first error inside the open
+	/* no error message here: it is the calling thread's (store.c) */
+	char tx_err[GB_STORE_ERR_CAP]; /* the first error inside the open
 	                           transaction ("" when none): what a failed
 	                           commit reports when SQLite had already
-	                           rolled back because of it */
+	                           rolled back because of it; written and read
+	                           under the lock */
 	struct {
 		const char *sql;     /* static string: compared by pointer */
 		sqlite3_stmt *st;
@@ -27,10 +29,13 @@ struct gb_store {
 };
 
 /* Prepared (cached) statement for a static SQL string; reset and
- * unbound.  Caller holds the lock.  NULL on error (errmsg set). */
+ * unbound.  Caller holds the lock.  NULL on error (error set). */
 sqlite3_stmt *gb_store__stmt(gb_store *s, const char *sql);
 void gb_store__lock(gb_store *s);
 void gb_store__unlock(gb_store *s);
+/* Sets the calling thread's error from the connection's last one ("state
+ * database PATH: WHAT: SQLite's message"); -1.  Caller holds the lock
+ * (the connection's message is another thread's once it is released). */
 int gb_store__fail(gb_store *s, const char *what);
 /* Bind helpers: NULL strings bind NULL. */
 void gb_store__bind_str(sqlite3_stmt *st, int i, const char *v);
