@@ -80,9 +80,16 @@ static const char *const migrations[] = {
 	" PRIMARY KEY (cloud, region, zone, instance_type, capacity));",
 };
 
+/* The calling thread's last store error.  Per thread, not per
+ * connection: the daemon's threads share one gb_store, and a thread reads
+ * its error after the call has released the lock, when another thread's
+ * error could already have replaced a shared one. */
+static _Thread_local char thread_err[GB_STORE_ERR_CAP];
+
 const char *gb_store_errmsg(gb_store *s)
 {
-	return s->errmsg;
+	(void)s;
+	return thread_err;
 }
 
 const char *gb_store_path(const gb_store *s)
@@ -96,12 +103,12 @@ const char *gb_store_path(const gb_store *s)
 static void note_tx_err(gb_store *s)
 {
 	if (s->tx_depth > 0 && !s->tx_err[0] && sqlite3_get_autocommit(s->db))
-		memcpy(s->tx_err, s->errmsg, sizeof(s->tx_err));
+		memcpy(s->tx_err, thread_err, sizeof(s->tx_err));
 }
 
 int gb_store__fail(gb_store *s, const char *what)
 {
-	snprintf(s->errmsg, sizeof(s->errmsg), "state database %s: %s: %s",
+	snprintf(thread_err, sizeof(thread_err), "state database %s: %s: %s",
 	         s->path, what, sqlite3_errmsg(s->db));
 	note_tx_err(s);
 	return -1;
@@ -118,10 +125,10 @@ static int tx_lost(gb_store *s)
 static void fail_tx_lost(gb_store *s, const char *what)
 {
 	if (s->tx_err[0])
-		snprintf(s->errmsg, sizeof(s->errmsg), "%.400s (rolled back)",
+		snprintf(thread_err, sizeof(thread_err), "%.400s (rolled back)",
 		         s->tx_err);
 	else
-		snprintf(s->errmsg, sizeof(s->errmsg), "state database %s: %s: "
+		snprintf(thread_err, sizeof(thread_err), "state database %s: %s: "
 		         "the transaction was rolled back by an earlier step",
 		         s->path, what);
 }
@@ -198,12 +205,57 @@ int gb_store__exec_stmt(gb_store *s, sqlite3_stmt *st, const char *what)
 	return 0;
 }
 
+int gb_store__list(gb_store *s, const char *sql, const gb_store__arg *args,
+                   size_t nargs, const gb_store__rows *rows, void **out,
+                   size_t *n)
+{
+	sqlite3_stmt *st;
+	char *v = NULL;
+	size_t cap = 0, len = 0;
+	int rc;
+	*out = NULL;
+	*n = 0;
+	gb_store__lock(s);
+	if (!(st = gb_store__stmt(s, sql))) {
+		gb_store__unlock(s);
+		return -1;
+	}
+	for (size_t i = 0; i < nargs; i++) {
+		if (args[i].is_text)
+			gb_store__bind_str(st, (int)i + 1, args[i].text);
+		else
+			sqlite3_bind_int64(st, (int)i + 1, args[i].num);
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (len == cap) {
+			cap = cap ? cap * 2 : 16;
+			v = gb_xrealloc(v, cap * rows->size);
+		}
+		memset(v + len * rows->size, 0, rows->size);
+		rows->read(st, v + len * rows->size);
+		len++;
+	}
+	if (rc != SQLITE_DONE) {
+		gb_store__fail(s, rows->what);
+		sqlite3_reset(st);
+		gb_store__unlock(s);
+		rows->free_list(v, len);
+		return -1;
+	}
+	sqlite3_reset(st);
+	gb_store__unlock(s);
+	*out = v;
+	*n = len;
+	return 0;
+}
+
 static int exec_sql(gb_store *s, const char *sql, const char *what)
 {
 	char *msg = NULL;
 	if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-		snprintf(s->errmsg, sizeof(s->errmsg), "state database %s: %s: %s",
-		         s->path, what, msg ? msg : sqlite3_errmsg(s->db));
+		snprintf(thread_err, sizeof(thread_err),
+		         "state database %s: %s: %s", s->path, what,
+		         msg ? msg : sqlite3_errmsg(s->db));
 		sqlite3_free(msg);
 		note_tx_err(s);
 		return -1;
@@ -263,15 +315,15 @@ int gb_store_begin(gb_store *s)
 }
 
 /* ROLLBACK when a transaction is still open; the error that led here
- * stays in errmsg (a failing ROLLBACK does not replace it). */
+ * stays the thread's error (a failing ROLLBACK does not replace it). */
 static void rollback_open(gb_store *s)
 {
-	char keep[sizeof(s->errmsg)];
+	char keep[sizeof(thread_err)];
 	if (sqlite3_get_autocommit(s->db))
 		return; /* SQLite rolled back already */
-	memcpy(keep, s->errmsg, sizeof(keep));
+	memcpy(keep, thread_err, sizeof(keep));
 	exec_sql(s, "ROLLBACK", "rollback");
-	memcpy(s->errmsg, keep, sizeof(keep));
+	memcpy(thread_err, keep, sizeof(keep));
 }
 
 int gb_store_commit(gb_store *s)
@@ -334,7 +386,7 @@ static int migrate(gb_store *s)
 	if (schema_version(s, &v) != 0)
 		goto fail;
 	if (v > latest) {
-		snprintf(s->errmsg, sizeof(s->errmsg),
+		snprintf(thread_err, sizeof(thread_err),
 		         "state database %s has schema version %d, newer than "
 		         "this gpubroker understands (%d): upgrade gpubroker",
 		         s->path, v, latest);
@@ -415,7 +467,7 @@ int gb_store_open(const char *path, gb_store **out, char *err, size_t cap)
 	    exec_sql(s, "PRAGMA foreign_keys=ON", "enable foreign keys") != 0 ||
 	    exec_sql(s, "PRAGMA synchronous=NORMAL", "set synchronous") != 0 ||
 	    migrate(s) != 0) {
-		snprintf(err, cap, "%s", s->errmsg);
+		snprintf(err, cap, "%s", thread_err);
 		gb_store_close(s);
 		return -1;
 	}

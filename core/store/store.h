@@ -11,14 +11,16 @@
  * Threading: one connection guarded by a recursive mutex; a transaction
  * (gb_store_begin .. commit/rollback) holds it, so statements of other
  * threads never slip into it.  Every function is one transaction unless
- * called inside an explicit one.
+ * called inside an explicit one.  Threads may share one gb_store (the
+ * daemon's API workers and reconciler do): error messages are kept per
+ * thread, so each thread reads its own (see gb_store_errmsg).
  *
  * Ownership: row structs returned through out-parameters own their
  * strings; release them with the matching *_free.  Lists are arrays the
  * caller frees with the matching *_list_free.
  *
  * Return values: 0 ok, 1 not found (getters), -1 error (message via
- * gb_store_errmsg, valid until the next call on this thread's store use).
+ * gb_store_errmsg, from the thread that made the call).
  */
 #ifndef GB_STORE_H
 #define GB_STORE_H
@@ -34,6 +36,13 @@ typedef struct gb_store gb_store;
 
 int gb_store_open(const char *path, gb_store **out, char *err, size_t cap);
 void gb_store_close(gb_store *s);
+/* The calling thread's last store error: the message of the last call
+ * on this thread that returned -1, whichever store it was on; other
+ * threads' errors never show here.  A call that succeeds leaves it as it
+ * was; "" when this thread had none.  `s` is not used (it stays for the
+ * callers).  Borrowed: the string is this thread's buffer, valid until
+ * this thread's next store call, and gone with the thread; it never
+ * points into `s`, so it may be read after gb_store_close. */
 const char *gb_store_errmsg(gb_store *s);
 const char *gb_store_path(const gb_store *s);
 

@@ -39,8 +39,14 @@ void gb_inst_list_free(gb_inst_row *v, size_t n)
 	free(v);
 }
 
-static void read_inst(sqlite3_stmt *st, gb_inst_row *r)
+static void insts_free(void *v, size_t n)
 {
+	gb_inst_list_free(v, n);
+}
+
+static void read_inst(sqlite3_stmt *st, void *row)
+{
+	gb_inst_row *r = row;
 	r->id = sqlite3_column_int64(st, 0);
 	r->pool = gb_store__col_str(st, 1);
 	r->cloud = gb_store__col_str(st, 2);
@@ -68,6 +74,10 @@ static void read_inst(sqlite3_stmt *st, gb_inst_row *r)
 	r->intent_id = sqlite3_column_int64(st, 24);
 	r->name_index = sqlite3_column_int(st, 25);
 }
+
+static const gb_store__rows inst_rows = {
+	sizeof(gb_inst_row), read_inst, insts_free, "list instances"
+};
 
 int gb_store_inst_put(gb_store *s, gb_inst_row *r)
 {
@@ -231,36 +241,14 @@ int gb_store_inst_list(gb_store *s, const char *pool, int live_only,
 	static const char pool_sql[] =
 		"SELECT " INST_COLS " FROM instances WHERE pool = ?1"
 		" AND (NOT ?2 OR state != 'terminated') ORDER BY name_index, id";
-	sqlite3_stmt *st;
-	size_t cap = 0;
-	int rc;
-	*out = NULL;
-	*n = 0;
-	gb_store__lock(s);
-	if (!(st = gb_store__stmt(s, pool ? pool_sql : all_sql))) {
-		gb_store__unlock(s);
-		return -1;
-	}
-	if (pool)
-		gb_store__bind_str(st, 1, pool);
-	sqlite3_bind_int(st, 2, live_only);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (*n == cap) {
-			cap = cap ? cap * 2 : 16;
-			*out = gb_xrealloc(*out, cap * sizeof(**out));
-		}
-		memset(&(*out)[*n], 0, sizeof(**out));
-		read_inst(st, &(*out)[(*n)++]);
-	}
-	sqlite3_reset(st);
-	gb_store__unlock(s);
-	if (rc != SQLITE_DONE) {
-		gb_inst_list_free(*out, *n);
-		*out = NULL;
-		*n = 0;
-		return gb_store__fail(s, "list instances");
-	}
-	return 0;
+	/* ?1 is not in all_sql: bound NULL there, which it is anyway */
+	const gb_store__arg args[] = { GB_STORE_TEXT(pool),
+	                               GB_STORE_INT(live_only) };
+	void *v;
+	int rc = gb_store__list(s, pool ? pool_sql : all_sql, args,
+	                        GB_ARRAY_LEN(args), &inst_rows, &v, n);
+	*out = v;
+	return rc;
 }
 
 int gb_store_inst_set_state(gb_store *s, int64_t id, const char *state,

@@ -37,6 +37,40 @@ void gb_intent_list_free(gb_intent_row *v, size_t n)
 	free(v);
 }
 
+static void intents_free(void *v, size_t n)
+{
+	gb_intent_list_free(v, n);
+}
+
+static void read_intent(sqlite3_stmt *st, void *row)
+{
+	gb_intent_row *r = row;
+	r->id = sqlite3_column_int64(st, 0);
+	r->kind = gb_store__col_str(st, 1);
+	r->pool = gb_store__col_str(st, 2);
+	r->cloud = gb_store__col_str(st, 3);
+	r->region = gb_store__col_str(st, 4);
+	r->zone = gb_store__col_str(st, 5);
+	r->instance_type = gb_store__col_str(st, 6);
+	r->capacity = gb_store__col_str(st, 7);
+	r->count = sqlite3_column_int(st, 8);
+	r->token = gb_store__col_str(st, 9);
+	r->name_prefix = gb_store__col_str(st, 10);
+	r->first_index = sqlite3_column_int(st, 11);
+	r->price_per_hour = sqlite3_column_double(st, 12);
+	r->gpu_model = gb_store__col_str(st, 13);
+	r->gpu_count = sqlite3_column_int(st, 14);
+	r->state = gb_store__col_str(st, 15);
+	r->error = gb_store__col_str(st, 16);
+	r->detail = gb_store__col_str(st, 17);
+	r->created_at = sqlite3_column_int64(st, 18);
+	r->closed_at = sqlite3_column_int64(st, 19);
+}
+
+static const gb_store__rows intent_rows = {
+	sizeof(gb_intent_row), read_intent, intents_free, "list intents"
+};
+
 int gb_store_intent_open(gb_store *s, gb_intent_row *r)
 {
 	static const char sql[] =
@@ -109,52 +143,8 @@ int gb_store_intent_list_open(gb_store *s, gb_intent_row **out, size_t *n)
 {
 	static const char sql[] =
 		"SELECT " INTENT_COLS " FROM intents WHERE state = 'open' ORDER BY id";
-	sqlite3_stmt *st;
-	size_t cap = 0;
-	int rc;
-	*out = NULL;
-	*n = 0;
-	gb_store__lock(s);
-	if (!(st = gb_store__stmt(s, sql))) {
-		gb_store__unlock(s);
-		return -1;
-	}
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		gb_intent_row *r;
-		if (*n == cap) {
-			cap = cap ? cap * 2 : 8;
-			*out = gb_xrealloc(*out, cap * sizeof(**out));
-		}
-		r = &(*out)[(*n)++];
-		memset(r, 0, sizeof(*r));
-		r->id = sqlite3_column_int64(st, 0);
-		r->kind = gb_store__col_str(st, 1);
-		r->pool = gb_store__col_str(st, 2);
-		r->cloud = gb_store__col_str(st, 3);
-		r->region = gb_store__col_str(st, 4);
-		r->zone = gb_store__col_str(st, 5);
-		r->instance_type = gb_store__col_str(st, 6);
-		r->capacity = gb_store__col_str(st, 7);
-		r->count = sqlite3_column_int(st, 8);
-		r->token = gb_store__col_str(st, 9);
-		r->name_prefix = gb_store__col_str(st, 10);
-		r->first_index = sqlite3_column_int(st, 11);
-		r->price_per_hour = sqlite3_column_double(st, 12);
-		r->gpu_model = gb_store__col_str(st, 13);
-		r->gpu_count = sqlite3_column_int(st, 14);
-		r->state = gb_store__col_str(st, 15);
-		r->error = gb_store__col_str(st, 16);
-		r->detail = gb_store__col_str(st, 17);
-		r->created_at = sqlite3_column_int64(st, 18);
-		r->closed_at = sqlite3_column_int64(st, 19);
-	}
-	sqlite3_reset(st);
-	gb_store__unlock(s);
-	if (rc != SQLITE_DONE) {
-		gb_intent_list_free(*out, *n);
-		*out = NULL;
-		*n = 0;
-		return gb_store__fail(s, "list intents");
-	}
-	return 0;
+	void *v;
+	int rc = gb_store__list(s, sql, NULL, 0, &intent_rows, &v, n);
+	*out = v;
+	return rc;
 }

@@ -46,6 +46,26 @@ void gb_event_list_free(gb_event_row *v, size_t n)
 	free(v);
 }
 
+static void events_free(void *v, size_t n)
+{
+	gb_event_list_free(v, n);
+}
+
+static void read_event(sqlite3_stmt *st, void *row)
+{
+	gb_event_row *e = row;
+	e->id = sqlite3_column_int64(st, 0);
+	e->time_ms = sqlite3_column_int64(st, 1);
+	e->pool = gb_store__col_str(st, 2);
+	e->instance = gb_store__col_str(st, 3);
+	e->kind = gb_store__col_str(st, 4);
+	e->message = gb_store__col_str(st, 5);
+}
+
+static const gb_store__rows event_rows = {
+	sizeof(gb_event_row), read_event, events_free, "list events"
+};
+
 int gb_store_event_list(gb_store *s, const char *pool, int64_t after_id,
                         int64_t since_ms, size_t limit, gb_event_row **out,
                         size_t *n)
@@ -54,43 +74,15 @@ int gb_store_event_list(gb_store *s, const char *pool, int64_t after_id,
 		"SELECT id, time_ms, pool, instance, kind, message FROM events"
 		" WHERE id > ?1 AND (?2 IS NULL OR pool = ?2) AND time_ms >= ?3"
 		" ORDER BY id LIMIT ?4";
-	sqlite3_stmt *st;
-	size_t cap = 0;
-	int rc;
-	*out = NULL;
-	*n = 0;
-	gb_store__lock(s);
-	if (!(st = gb_store__stmt(s, sql))) {
-		gb_store__unlock(s);
-		return -1;
-	}
-	sqlite3_bind_int64(st, 1, after_id);
-	gb_store__bind_str(st, 2, pool);
-	sqlite3_bind_int64(st, 3, since_ms);
-	sqlite3_bind_int64(st, 4, (sqlite3_int64)(limit ? limit : 1000));
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		gb_event_row *e;
-		if (*n == cap) {
-			cap = cap ? cap * 2 : 32;
-			*out = gb_xrealloc(*out, cap * sizeof(**out));
-		}
-		e = &(*out)[(*n)++];
-		e->id = sqlite3_column_int64(st, 0);
-		e->time_ms = sqlite3_column_int64(st, 1);
-		e->pool = gb_store__col_str(st, 2);
-		e->instance = gb_store__col_str(st, 3);
-		e->kind = gb_store__col_str(st, 4);
-		e->message = gb_store__col_str(st, 5);
-	}
-	sqlite3_reset(st);
-	gb_store__unlock(s);
-	if (rc != SQLITE_DONE) {
-		gb_event_list_free(*out, *n);
-		*out = NULL;
-		*n = 0;
-		return gb_store__fail(s, "list events");
-	}
-	return 0;
+	const gb_store__arg args[] = { GB_STORE_INT(after_id),
+	                               GB_STORE_TEXT(pool),
+	                               GB_STORE_INT(since_ms),
+	                               GB_STORE_INT(limit ? limit : 1000) };
+	void *v;
+	int rc = gb_store__list(s, sql, args, GB_ARRAY_LEN(args), &event_rows,
+	                        &v, n);
+	*out = v;
+	return rc;
 }
 
 int gb_store_audit(gb_store *s, const gb_audit_row *r)
@@ -132,50 +124,42 @@ void gb_audit_list_free(gb_audit_row *v, size_t n)
 	free(v);
 }
 
+static void audits_free(void *v, size_t n)
+{
+	gb_audit_list_free(v, n);
+}
+
+static void read_audit(sqlite3_stmt *st, void *row)
+{
+	gb_audit_row *a = row;
+	a->id = sqlite3_column_int64(st, 0);
+	a->time_ms = sqlite3_column_int64(st, 1);
+	a->actor = gb_store__col_str(st, 2);
+	a->role = gb_store__col_str(st, 3);
+	a->team = gb_store__col_str(st, 4);
+	a->action = gb_store__col_str(st, 5);
+	a->target = gb_store__col_str(st, 6);
+	a->result = gb_store__col_str(st, 7);
+	a->detail = gb_store__col_str(st, 8);
+}
+
+static const gb_store__rows audit_rows = {
+	sizeof(gb_audit_row), read_audit, audits_free, "list audit"
+};
+
 int gb_store_audit_list(gb_store *s, int64_t after_id, size_t limit,
                         gb_audit_row **out, size_t *n)
 {
 	static const char sql[] =
 		"SELECT id, time_ms, actor, role, team, action, target, result,"
 		" detail FROM audit WHERE id > ?1 ORDER BY id LIMIT ?2";
-	sqlite3_stmt *st;
-	size_t cap = 0;
-	int rc;
-	*out = NULL;
-	*n = 0;
-	gb_store__lock(s);
-	if (!(st = gb_store__stmt(s, sql))) {
-		gb_store__unlock(s);
-		return -1;
-	}
-	sqlite3_bind_int64(st, 1, after_id);
-	sqlite3_bind_int64(st, 2, (sqlite3_int64)(limit ? limit : 1000));
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		gb_audit_row *a;
-		if (*n == cap) {
-			cap = cap ? cap * 2 : 32;
-			*out = gb_xrealloc(*out, cap * sizeof(**out));
-		}
-		a = &(*out)[(*n)++];
-		a->id = sqlite3_column_int64(st, 0);
-		a->time_ms = sqlite3_column_int64(st, 1);
-		a->actor = gb_store__col_str(st, 2);
-		a->role = gb_store__col_str(st, 3);
-		a->team = gb_store__col_str(st, 4);
-		a->action = gb_store__col_str(st, 5);
-		a->target = gb_store__col_str(st, 6);
-		a->result = gb_store__col_str(st, 7);
-		a->detail = gb_store__col_str(st, 8);
-	}
-	sqlite3_reset(st);
-	gb_store__unlock(s);
-	if (rc != SQLITE_DONE) {
-		gb_audit_list_free(*out, *n);
-		*out = NULL;
-		*n = 0;
-		return gb_store__fail(s, "list audit");
-	}
-	return 0;
+	const gb_store__arg args[] = { GB_STORE_INT(after_id),
+	                               GB_STORE_INT(limit ? limit : 1000) };
+	void *v;
+	int rc = gb_store__list(s, sql, args, GB_ARRAY_LEN(args), &audit_rows,
+	                        &v, n);
+	*out = v;
+	return rc;
 }
 
 int gb_store_decision(gb_store *s, const char *pool, json_t *record)

@@ -18,6 +18,33 @@ void gb_offer_list_free(gb_offer_row *v, size_t n)
 	free(v);
 }
 
+static void offers_free(void *v, size_t n)
+{
+	gb_offer_list_free(v, n);
+}
+
+static void read_offer(sqlite3_stmt *st, void *row)
+{
+	gb_offer_row *o = row;
+	o->cloud = gb_store__col_str(st, 0);
+	o->region = gb_store__col_str(st, 1);
+	o->zone = gb_store__col_str(st, 2);
+	o->instance_type = gb_store__col_str(st, 3);
+	o->capacity = gb_store__col_str(st, 4);
+	o->gpu_model = gb_store__col_str(st, 5);
+	o->gpu_count = sqlite3_column_int(st, 6);
+	o->gpu_memory_gb = sqlite3_column_int(st, 7);
+	o->vcpus = sqlite3_column_int(st, 8);
+	o->ram_gb = sqlite3_column_double(st, 9);
+	o->price = sqlite3_column_double(st, 10);
+	o->source = gb_store__col_str(st, 11);
+	o->fetched_at = sqlite3_column_int64(st, 12);
+}
+
+static const gb_store__rows offer_rows = {
+	sizeof(gb_offer_row), read_offer, offers_free, "list offers"
+};
+
 int gb_store_offers_replace(gb_store *s, const char *cloud,
                             const char *region, const gb_offer_row *v,
                             size_t n)
@@ -69,46 +96,10 @@ int gb_store_offers_list(gb_store *s, gb_offer_row **out, size_t *n)
 		"SELECT cloud, region, zone, instance_type, capacity, gpu_model,"
 		" gpu_count, gpu_memory_gb, vcpus, ram_gb, price, source, fetched_at"
 		" FROM offers ORDER BY cloud, region, zone, instance_type, capacity";
-	sqlite3_stmt *st;
-	size_t cap = 0;
-	int rc;
-	*out = NULL;
-	*n = 0;
-	gb_store__lock(s);
-	if (!(st = gb_store__stmt(s, sql))) {
-		gb_store__unlock(s);
-		return -1;
-	}
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		gb_offer_row *o;
-		if (*n == cap) {
-			cap = cap ? cap * 2 : 64;
-			*out = gb_xrealloc(*out, cap * sizeof(**out));
-		}
-		o = &(*out)[(*n)++];
-		o->cloud = gb_store__col_str(st, 0);
-		o->region = gb_store__col_str(st, 1);
-		o->zone = gb_store__col_str(st, 2);
-		o->instance_type = gb_store__col_str(st, 3);
-		o->capacity = gb_store__col_str(st, 4);
-		o->gpu_model = gb_store__col_str(st, 5);
-		o->gpu_count = sqlite3_column_int(st, 6);
-		o->gpu_memory_gb = sqlite3_column_int(st, 7);
-		o->vcpus = sqlite3_column_int(st, 8);
-		o->ram_gb = sqlite3_column_double(st, 9);
-		o->price = sqlite3_column_double(st, 10);
-		o->source = gb_store__col_str(st, 11);
-		o->fetched_at = sqlite3_column_int64(st, 12);
-	}
-	sqlite3_reset(st);
-	gb_store__unlock(s);
-	if (rc != SQLITE_DONE) {
-		gb_offer_list_free(*out, *n);
-		*out = NULL;
-		*n = 0;
-		return gb_store__fail(s, "list offers");
-	}
-	return 0;
+	void *v;
+	int rc = gb_store__list(s, sql, NULL, 0, &offer_rows, &v, n);
+	*out = v;
+	return rc;
 }
 
 int gb_store_unavailable_mark(gb_store *s, const char *cloud,

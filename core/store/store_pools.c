@@ -29,8 +29,14 @@ void gb_pool_list_free(gb_pool_row *v, size_t n)
 	free(v);
 }
 
-static void read_pool(sqlite3_stmt *st, gb_pool_row *r)
+static void pools_free(void *v, size_t n)
 {
+	gb_pool_list_free(v, n);
+}
+
+static void read_pool(sqlite3_stmt *st, void *row)
+{
+	gb_pool_row *r = row;
 	r->name = gb_store__col_str(st, 0);
 	r->team = gb_store__col_str(st, 1);
 	r->spec_json = gb_store__col_str(st, 2);
@@ -46,6 +52,10 @@ static void read_pool(sqlite3_stmt *st, gb_pool_row *r)
 	r->destroy_reason = gb_store__col_str(st, 12);
 	r->generation = sqlite3_column_int64(st, 13);
 }
+
+static const gb_store__rows pool_rows = {
+	sizeof(gb_pool_row), read_pool, pools_free, "list pools"
+};
 
 int gb_store_pool_put(gb_store *s, const gb_pool_row *r)
 {
@@ -116,35 +126,13 @@ int gb_store_pool_list(gb_store *s, const char *team, int include_destroyed,
 	static const char sql[] =
 		"SELECT " POOL_COLS " FROM pools WHERE (?1 IS NULL OR team = ?1)"
 		" AND (?2 OR state != 'destroyed') ORDER BY name";
-	sqlite3_stmt *st;
-	size_t cap = 0;
-	int rc;
-	*out = NULL;
-	*n = 0;
-	gb_store__lock(s);
-	if (!(st = gb_store__stmt(s, sql))) {
-		gb_store__unlock(s);
-		return -1;
-	}
-	gb_store__bind_str(st, 1, team);
-	sqlite3_bind_int(st, 2, include_destroyed);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (*n == cap) {
-			cap = cap ? cap * 2 : 16;
-			*out = gb_xrealloc(*out, cap * sizeof(**out));
-		}
-		memset(&(*out)[*n], 0, sizeof(**out));
-		read_pool(st, &(*out)[(*n)++]);
-	}
-	sqlite3_reset(st);
-	gb_store__unlock(s);
-	if (rc != SQLITE_DONE) {
-		gb_pool_list_free(*out, *n);
-		*out = NULL;
-		*n = 0;
-		return gb_store__fail(s, "list pools");
-	}
-	return 0;
+	const gb_store__arg args[] = { GB_STORE_TEXT(team),
+	                               GB_STORE_INT(include_destroyed) };
+	void *v;
+	int rc = gb_store__list(s, sql, args, GB_ARRAY_LEN(args), &pool_rows,
+	                        &v, n);
+	*out = v;
+	return rc;
 }
 
 int gb_store_pool_set_state(gb_store *s, const char *name, const char *state,

@@ -745,6 +745,102 @@ static void test_concurrent_connections(void **state)
 	gb_store_close(s);
 }
 
+/* Two threads sharing one store, each making the store fail its own way
+ * over and over: gb_store_errmsg must give each thread its own error,
+ * never the other thread's (the daemon's API workers and reconciler share
+ * one gb_store). */
+typedef struct err_loop {
+	gb_store *s;
+	int pool_error;         /* 1: a CHECK violation, 0: a FOREIGN KEY one */
+	pthread_barrier_t *go;
+	int failed;             /* calls that did not fail (expected -1) */
+	int wrong;              /* messages that were not this thread's */
+	char seen[512];         /* the first wrong message */
+} err_loop;
+
+#define ERR_LOOPS 20000
+
+static void *provoke_errors(void *p)
+{
+	err_loop *l = p;
+	gb_pool_row pool;
+	gb_inst_row inst;
+	memset(&pool, 0, sizeof(pool));
+	pool.name = (char *)"bad";
+	pool.team = (char *)"t";
+	pool.spec_json = (char *)"{}";
+	pool.spec_hash = (char *)"h";
+	pool.state = (char *)"bogus"; /* CHECK (state IN (...)) */
+	memset(&inst, 0, sizeof(inst));
+	inst.pool = (char *)"ghost"; /* no such pool */
+	inst.cloud = (char *)"aws";
+	inst.region = (char *)"us-east-1";
+	inst.instance_type = (char *)"t";
+	inst.capacity = (char *)"spot";
+	inst.state = (char *)"pending";
+	pthread_barrier_wait(l->go);
+	for (int i = 0; i < ERR_LOOPS; i++) {
+		const char *msg, *what, *why;
+		int rc;
+		if (l->pool_error) {
+			rc = gb_store_pool_put(l->s, &pool);
+			what = "save pool";
+			why = "CHECK constraint failed";
+		} else {
+			rc = gb_store_inst_put(l->s, &inst);
+			what = "save instance";
+			why = "FOREIGN KEY constraint failed";
+		}
+		if (rc != -1) {
+			l->failed++;
+			continue;
+		}
+		msg = gb_store_errmsg(l->s);
+		if (!strstr(msg, what) || !strstr(msg, why)) {
+			if (!l->wrong++)
+				snprintf(l->seen, sizeof(l->seen), "%s", msg);
+		}
+	}
+	return NULL;
+}
+
+static void test_errmsg_per_thread(void **state)
+{
+	gb_store *s = open_store();
+	pthread_barrier_t go;
+	pthread_t t[2];
+	err_loop l[2];
+	char mine[512];
+	(void)state;
+	/* this thread's own error, before the others start */
+	assert_int_equal(gb_store_meta_set(s, "k", NULL), -1);
+	snprintf(mine, sizeof(mine), "%s", gb_store_errmsg(s));
+	assert_non_null(strstr(mine, "write meta"));
+	assert_non_null(strstr(mine, "NOT NULL constraint failed"));
+	pthread_barrier_init(&go, NULL, 2);
+	for (int i = 0; i < 2; i++) {
+		memset(&l[i], 0, sizeof(l[i]));
+		l[i].s = s;
+		l[i].pool_error = i;
+		l[i].go = &go;
+		assert_int_equal(pthread_create(&t[i], NULL, provoke_errors,
+		                                &l[i]), 0);
+	}
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	pthread_barrier_destroy(&go);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(l[i].failed, 0);
+		if (l[i].wrong)
+			fail_msg("thread %d read another thread's error %d times "
+			         "of %d, e.g. \"%s\"", i, l[i].wrong, ERR_LOOPS,
+			         l[i].seen);
+	}
+	/* and this thread still has its own */
+	assert_string_equal(gb_store_errmsg(s), mine);
+	gb_store_close(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -763,6 +859,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unavailable_cooldown, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_offers_replace, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_connections, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_errmsg_per_thread, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
