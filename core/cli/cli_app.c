@@ -1,6 +1,9 @@
 /* cli_app.c -- config, runtime and session for commands (cli_app.h). */
 #include "cli_app.h"
 
+#include <stdio.h>
+#include <string.h>
+
 int gb_cli_runtime(gb_cli *cli, gb_runtime *rt, gb_store *st,
                    int want_offers)
 {
@@ -25,4 +28,17 @@ int gb_cli_session(gb_cli *cli, gb_session *s, gb_engine_progress_fn fn,
 	if (s->warning)
 		gb_cli_err(cli, "warning: %s", s->warning);
 	return 0;
+}
+
+int gb_cli_spec_load(const char *path, gb_spec_set *set)
+{
+	gb_diags d = GB_DIAGS_INIT;
+	gb_spec_opts so;
+	int rc;
+	memset(&so, 0, sizeof(so));
+	rc = gb_spec_load_file(path, &so, set, &d);
+	if (rc != 0)
+		gb_diags_print(&d, stderr);
+	gb_diags_free(&d);
+	return rc != 0 ? -1 : 0;
 }

@@ -168,16 +168,10 @@ static int run_plan(gb_cli *cli)
 	all = json_array();
 	for (size_t fi = 0; fi < files.n; fi++) {
 		gb_spec_set set;
-		gb_diags d = GB_DIAGS_INIT;
-		gb_spec_opts so;
-		memset(&so, 0, sizeof(so));
-		if (gb_spec_load_file(files.v[fi], &so, &set, &d) != 0) {
-			gb_diags_print(&d, stderr);
-			gb_diags_free(&d);
+		if (gb_cli_spec_load(files.v[fi], &set) != 0) {
 			rc = GB_EXIT_FAIL;
 			continue;
 		}
-		gb_diags_free(&d);
 		for (size_t i = 0; i < set.n; i++)
 			if ((cli->server ? plan_remote(cli, &set.pools[i],
 			                               (size_t)limit, all)
