@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include "engine.h"
 #include "output.h"
 #include "plan.h"
 #include "plan_report.h"
@@ -105,7 +106,7 @@ static int plan_one(gb_cli *cli, gb_runtime *rt, gb_store *st,
 	o.policies = ps;
 	o.team = gb_config_team(&cli->cfg, s->team);
 	if (st) {
-		o.unavailable = gb_plan_store_unavailable;
+		o.unavailable = gb_engine_unavailable;
 		o.unavailable_ud = st;
 	}
 	if (gb_plan_pool(s, rt->cat, &o, &p, err, sizeof(err)) != 0) {

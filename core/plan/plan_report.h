@@ -15,11 +15,6 @@
  * New reference. */
 json_t *gb_plan_report(const gb_plan *p, size_t limit, int explain);
 
-/* gb_unavailable_fn over the state store's failover cooldowns (ud: a
- * gb_store *), so plans skip what the engine would skip right now. */
-int gb_plan_store_unavailable(void *ud, const gb_coffer *o, char *why,
-                              size_t cap);
-
 /* The table, the choice and (explain) the refusals, to stdout, from a
  * gb_plan_report object.  s is the pool's spec (for the header line);
  * all: list every refusal of the GPU/cloud/capacity kinds too. */
