@@ -462,13 +462,11 @@ static const char *where(const gb_coffer *o)
  * plans before it replays and refreshes, a move walks the plan a second
  * time), and marks made during the walk count too. */
 int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
-                     const gb_engine_plan *given, int64_t generation,
+                     const gb_engine_plan *ep, int64_t generation,
                      int need, const char *cloud, const char *region,
                      const char *zone, int *placed, char *msg, size_t cap)
 {
-	gb_engine_plan own;
-	const gb_engine_plan *ep = given;
-	const gb_plan *pl;
+	const gb_plan *pl = &ep->plan;
 	char err[1024];
 	int left = need, tried = 0, cooling = 0, all_or_nothing;
 	attempt last;
@@ -477,17 +475,10 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 
 	*placed = 0;
 	memset(&last, 0, sizeof(last));
-	if (!ep) {
-		gb_engine__plan(e, spec, &own);
-		ep = &own;
-	}
 	if (ep->rc != 0) {
 		snprintf(msg, cap, "%s", ep->err);
-		if (!given)
-			gb_engine__plan_free(&own);
 		return -1;
 	}
-	pl = &ep->plan;
 	all_or_nothing = spec->colocate != GB_COLOCATE_NONE;
 	for (size_t i = 0; i < pl->ncands && left > 0; i++) {
 		const gb_coffer *o = pl->cands[i].offer;
@@ -633,7 +624,5 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 	}
 out:
 	gb_buf_free(&why);
-	if (!given)
-		gb_engine__plan_free(&own);
 	return left > 0 ? -1 : 0;
 }

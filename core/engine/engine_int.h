@@ -158,8 +158,8 @@ int gb_engine__plan(gb_engine *e, const gb_pool_spec *spec,
                     gb_engine_plan *ep);
 void gb_engine__plan_free(gb_engine_plan *ep);
 
-/* Place `need` instances (engine_create.c) walking ep's candidates, or a
- * plan made now when ep is NULL; restricted to cloud/region/zone when
+/* Place `need` instances (engine_create.c) walking ep's candidates
+ * (ep->err when planning failed), restricted to cloud/region/zone when
  * given (NULL = anywhere).  Returns 0 when all were placed; else -1 with
  * a message, *placed telling how many did get placed. */
 int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
