@@ -6,13 +6,13 @@
 
 #include <unistd.h>
 
+#include "engine.h"
 #include "output.h"
 #include "plan.h"
 #include "plan_json.h"
 #include "plan_output.h"
-#include "plan_report.h"
-#include "remote.h"
 #include "cli_app.h"
+#include "remote.h"
 #include "store.h"
 
 static gb_strv f_files;
@@ -107,7 +107,7 @@ static int plan_one(gb_cli *cli, gb_runtime *rt, gb_store *st,
 	o.policies = ps;
 	o.team = gb_config_team(&cli->cfg, s->team);
 	if (st) {
-		o.unavailable = gb_plan_store_unavailable;
+		o.unavailable = gb_engine_unavailable;
 		o.unavailable_ud = st;
 	}
 	if (gb_plan_pool(s, rt->cat, &o, &p, err, sizeof(err)) != 0) {

@@ -5,11 +5,11 @@
 #include <time.h>
 
 #include "api.h"
+#include "engine.h"
 #include "events_json.h"
 #include "offers_view.h"
 #include "plan.h"
 #include "plan_json.h"
-#include "plan_report.h"
 
 void gb_api_plan(gb_api_req *r)
 {
@@ -43,7 +43,7 @@ void gb_api_plan(gb_api_req *r)
 		memset(&po, 0, sizeof(po));
 		po.policies = ps;
 		po.team = gb_config_team(r->d->cfg, set.pools[i].team);
-		po.unavailable = gb_plan_store_unavailable;
+		po.unavailable = gb_engine_unavailable;
 		po.unavailable_ud = r->d->store;
 		if (gb_plan_pool(&set.pools[i], r->d->app.rt.cat, &po, &p, err,
 		                 sizeof(err)) != 0) {

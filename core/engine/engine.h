@@ -79,6 +79,11 @@ typedef struct gb_engine_opts {
 	volatile sig_atomic_t *stop; /* when set, long waits return early */
 } gb_engine_opts;
 
+/* A gb_unavailable_fn over the state store's failover cooldowns (ud: a
+ * gb_store *), so plans skip what the engine would skip right now. */
+int gb_engine_unavailable(void *ud, const gb_coffer *o, char *why,
+                          size_t cap);
+
 /* Ownership: free with gb_engine_free (borrowed things stay the caller's). */
 gb_engine *gb_engine_new(const gb_engine_opts *o);
 void gb_engine_free(gb_engine *e);

@@ -4,13 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* engine_create.c */
-int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
-                     int64_t generation, int need, const char *cloud,
-                     const char *region, const char *zone, int *placed,
-                     char *msg, size_t cap);
-int gb_engine__plan(gb_engine *e, const gb_pool_spec *spec, gb_plan *plan,
-                    gb_policy_set **ps_out, char *err, size_t cap);
 /* engine_quota.c */
 int gb_engine__check_team(gb_engine *e, const gb_pool_spec *spec, int desired,
                           double pool_price, char *msg, size_t cap);
@@ -211,11 +204,14 @@ static void retry_terminating(gb_engine *e, gb_inst_row *rows, size_t n)
 	free(todo);
 }
 
-/* Converge with the pool lock held and the spec loaded. */
+/* Converge with the pool lock held and the spec loaded.  ep: the
+ * operation's plan (an apply's), or NULL to plan here if anything must be
+ * placed; a move walks the same plan again. */
 static int converge_locked(gb_engine *e, const gb_pool_row *row,
                            const gb_pool_spec *spec, int refresh,
-                           gb_engine_result *res)
+                           const gb_engine_plan *ep, gb_engine_result *res)
 {
+	gb_engine_plan own;
 	gb_inst_row *rows = NULL;
 	size_t n = 0;
 	classified c;
@@ -267,6 +263,10 @@ static int converge_locked(gb_engine *e, const gb_pool_row *row,
 		res->replaced += (int)c.nbroken;
 	}
 	if (need > 0) {
+		if (!ep) {
+			gb_engine__plan(e, spec, &own);
+			ep = &own;
+		}
 		if (c.nkeep && spec->colocate == GB_COLOCATE_ZONE) {
 			cl = c.keep[0]->cloud;
 			rg = c.keep[0]->region;
@@ -275,8 +275,8 @@ static int converge_locked(gb_engine *e, const gb_pool_row *row,
 			cl = c.keep[0]->cloud;
 			rg = c.keep[0]->region;
 		}
-		rc = gb_engine__place(e, spec, row->generation, need, cl, rg, zn,
-		                      &placed, msg, sizeof(msg));
+		rc = gb_engine__place(e, spec, ep, row->generation, need, cl, rg,
+		                      zn, &placed, msg, sizeof(msg));
 		res->created += placed;
 		if (rc != 0 && cl && spec->colocate != GB_COLOCATE_NONE) {
 			/* No room next to the others: move the whole pool. */
@@ -287,7 +287,8 @@ static int converge_locked(gb_engine *e, const gb_pool_row *row,
 			                 "whole pool (%d instances)", need, rg,
 			                 zn && *zn ? "/" : "", zn ? zn : "",
 			                 row->desired);
-			rc = gb_engine__place(e, spec, row->generation + 1000000,
+			rc = gb_engine__place(e, spec, ep,
+			                      row->generation + 1000000,
 			                      row->desired, NULL, NULL, NULL, &moved,
 			                      msg2, sizeof(msg2));
 			res->created += moved;
@@ -318,6 +319,8 @@ static int converge_locked(gb_engine *e, const gb_pool_row *row,
 		res->destroyed += (int)c.nextra;
 	}
 	retry_terminating(e, rows, n);
+	if (ep == &own)
+		gb_engine__plan_free(&own);
 	res->ok = rc == 0 && !waiting;
 	classified_free(&c);
 	gb_inst_list_free(rows, n);
@@ -355,7 +358,7 @@ static int converge(gb_engine *e, const char *pool, int refresh,
 		gb_engine__unlock_pool(e, pool);
 		return -1;
 	}
-	rc = converge_locked(e, &row, &spec, refresh, res);
+	rc = converge_locked(e, &row, &spec, refresh, NULL, res);
 	gb_pool_spec_free(&spec);
 	gb_pool_row_free(&row);
 	gb_engine__unlock_pool(e, pool);
@@ -375,34 +378,21 @@ int gb_engine_converge_fresh(gb_engine *e, const char *pool,
 	return converge(e, pool, 0, 0, res);
 }
 
-/* Price of the best candidate for the pool (for budgets); -1 if none. */
-static double best_price(gb_engine *e, const gb_pool_spec *spec)
-{
-	gb_plan plan;
-	gb_policy_set *ps;
-	char err[512];
-	double p = -1;
-	if (gb_engine__plan(e, spec, &plan, &ps, err, sizeof(err)) != 0)
-		return -1;
-	if (plan.ncands)
-		p = plan.cands[0].offer->price;
-	gb_plan_free(&plan);
-	gb_policy_set_free(ps);
-	return p;
-}
-
-/* Store the spec (quota-checked) and the decision record.  Called with
- * the pool lock held; fills *row with the stored pool. */
+/* Store the spec (quota-checked against the price of ep's best
+ * candidate) and ep as the decision record.  Called with the pool lock
+ * held; fills *row with the stored pool. */
 static int submit_locked(gb_engine *e, const gb_pool_spec *spec,
-                         gb_pool_row *row, gb_engine_result *res)
+                         const gb_engine_plan *ep, gb_pool_row *row,
+                         gb_engine_result *res)
 {
 	gb_pool_row old;
 	char *json;
 	int rc, existed;
-	double price;
+	double price = -1;
 	int64_t now = gb_now_ms() / 1000;
 
-	price = best_price(e, spec);
+	if (ep->rc == 0 && ep->plan.ncands)
+		price = ep->plan.cands[0].offer->price;
 	if (gb_engine__check_team(e, spec, spec->count,
 	                          price > 0 ? price * spec->count : 0,
 	                          res->message, sizeof(res->message)) != 0)
@@ -457,18 +447,11 @@ static int submit_locked(gb_engine *e, const gb_pool_spec *spec,
 		         gb_store_errmsg(e->o.store));
 		return -1;
 	}
-	/* the decision record */
-	{
-		gb_plan plan;
-		gb_policy_set *ps;
-		char err[512];
-		if (gb_engine__plan(e, spec, &plan, &ps, err, sizeof(err)) == 0) {
-			json_t *rec = gb_plan_to_json(&plan, 20, 0);
-			gb_store_decision(e->o.store, spec->name, rec);
-			json_decref(rec);
-			gb_plan_free(&plan);
-			gb_policy_set_free(ps);
-		}
+	/* the decision record: the plan placement walks */
+	if (ep->rc == 0) {
+		json_t *rec = gb_plan_to_json(&ep->plan, 20, 0);
+		gb_store_decision(e->o.store, spec->name, rec);
+		json_decref(rec);
 	}
 	return 0;
 }
@@ -477,13 +460,16 @@ int gb_engine_submit(gb_engine *e, const gb_pool_spec *spec,
                      gb_engine_result *res)
 {
 	gb_pool_row row;
+	gb_engine_plan ep;
 	int rc;
 	memset(res, 0, sizeof(*res));
 	if (gb_engine__begin(e, spec->name, res) != 0)
 		return -1;
-	rc = submit_locked(e, spec, &row, res);
+	gb_engine__plan(e, spec, &ep);
+	rc = submit_locked(e, spec, &ep, &row, res);
 	if (rc == 0)
 		gb_pool_row_free(&row);
+	gb_engine__plan_free(&ep);
 	gb_engine__unlock_pool(e, spec->name);
 	res->ok = rc == 0;
 	res->pool = gb_engine_pool_json(e, spec->name);
@@ -494,15 +480,19 @@ int gb_engine_apply(gb_engine *e, const gb_pool_spec *spec,
                     gb_engine_result *res)
 {
 	gb_pool_row row;
+	gb_engine_plan ep;
 	int rc;
 	memset(res, 0, sizeof(*res));
 	if (gb_engine__begin(e, spec->name, res) != 0)
 		return -1;
-	rc = submit_locked(e, spec, &row, res);
+	/* one plan: the budget price, the decision record, the placement */
+	gb_engine__plan(e, spec, &ep);
+	rc = submit_locked(e, spec, &ep, &row, res);
 	if (rc == 0) {
-		rc = converge_locked(e, &row, spec, 1, res);
+		rc = converge_locked(e, &row, spec, 1, &ep, res);
 		gb_pool_row_free(&row);
 	}
+	gb_engine__plan_free(&ep);
 	gb_engine__unlock_pool(e, spec->name);
 	res->pool = gb_engine_pool_json(e, spec->name);
 	return rc;
@@ -590,7 +580,7 @@ int gb_engine_scale(gb_engine *e, const char *pool, int n,
 		return -1;
 	rc = set_desired_locked(e, pool, n, &row, &spec, res);
 	if (rc == 0) {
-		rc = converge_locked(e, &row, &spec, 1, res);
+		rc = converge_locked(e, &row, &spec, 1, NULL, res);
 		gb_pool_spec_free(&spec);
 		gb_pool_row_free(&row);
 	}
@@ -605,8 +595,8 @@ json_t *gb_engine_diff(gb_engine *e, const gb_pool_spec *spec, char *err,
 	gb_inst_row *rows = NULL;
 	size_t n = 0;
 	classified c;
-	gb_plan plan;
-	gb_policy_set *ps;
+	gb_engine_plan ep;
+	const gb_plan *pl = &ep.plan;
 	json_t *out, *create, *keep, *destroy, *replace, *cands;
 	double before = 0, after = 0;
 	int need;
@@ -615,7 +605,13 @@ json_t *gb_engine_diff(gb_engine *e, const gb_pool_spec *spec, char *err,
 		snprintf(err, cap, "%s", gb_store_errmsg(e->o.store));
 		return NULL;
 	}
-	if (gb_engine__plan(e, spec, &plan, &ps, err, cap) != 0) {
+	/* Its own plan, not the apply's: it is made without the pool lock,
+	 * before a confirmation that may wait for minutes (and, remotely, in
+	 * another request than the PUT), so the apply plans again under the
+	 * lock; the compiled policies come from the same process cache. */
+	if (gb_engine__plan(e, spec, &ep) != 0) {
+		snprintf(err, cap, "%s", ep.err);
+		gb_engine__plan_free(&ep);
 		gb_inst_list_free(rows, n);
 		return NULL;
 	}
@@ -654,8 +650,8 @@ json_t *gb_engine_diff(gb_engine *e, const gb_pool_spec *spec, char *err,
 		                                         "no longer matches the spec"));
 		before += c.incompat[i]->price_per_hour;
 	}
-	if (need > 0 && plan.ncands) {
-		const gb_coffer *o = plan.cands[0].offer;
+	if (need > 0 && pl->ncands) {
+		const gb_coffer *o = pl->cands[0].offer;
 		json_array_append_new(create, json_pack("{s:i, s:s, s:s, s:s, s:s, s:s, s:f}",
 		                                        "count", need, "cloud", o->cloud,
 		                                        "region", o->region, "zone", o->zone,
@@ -664,8 +660,8 @@ json_t *gb_engine_diff(gb_engine *e, const gb_pool_spec *spec, char *err,
 		                                        "price_per_hour", o->price));
 		after += o->price * need;
 	}
-	for (size_t i = 0; i < plan.ncands && i < 5; i++) {
-		const gb_coffer *o = plan.cands[i].offer;
+	for (size_t i = 0; i < pl->ncands && i < 5; i++) {
+		const gb_coffer *o = pl->cands[i].offer;
 		json_array_append_new(cands, json_pack("{s:s, s:s, s:s, s:s, s:s, s:f}",
 		                                       "cloud", o->cloud, "region", o->region,
 		                                       "zone", o->zone, "instance_type",
@@ -679,17 +675,16 @@ json_t *gb_engine_diff(gb_engine *e, const gb_pool_spec *spec, char *err,
 	json_object_set_new(out, "destroy", destroy);
 	json_object_set_new(out, "replace", replace);
 	json_object_set_new(out, "candidates", cands);
-	json_object_set_new(out, "candidate_count", json_integer((json_int_t)plan.ncands));
+	json_object_set_new(out, "candidate_count", json_integer((json_int_t)pl->ncands));
 	json_object_set_new(out, "price_per_hour_before", json_real(before));
 	json_object_set_new(out, "price_per_hour_after", json_real(after));
-	if (need > 0 && !plan.ncands) {
-		char *m = gb_plan_no_candidate_msg(&plan);
+	if (need > 0 && !pl->ncands) {
+		char *m = gb_plan_no_candidate_msg(pl);
 		json_object_set_new(out, "error", json_string(m));
 		free(m);
 	}
 	classified_free(&c);
-	gb_plan_free(&plan);
-	gb_policy_set_free(ps);
+	gb_engine__plan_free(&ep);
 	gb_inst_list_free(rows, n);
 	return out;
 }

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plan_report.h"
 #include "workers.h"
 
 /* Result of trying one candidate. */
@@ -451,81 +450,47 @@ int gb_engine__replay_create(gb_engine *e, const gb_pool_spec *spec,
 	return 0;
 }
 
-int gb_engine__plan(gb_engine *e, const gb_pool_spec *spec, gb_plan *plan,
-                    gb_policy_set **ps_out, char *err, size_t cap);
-
-int gb_engine__plan(gb_engine *e, const gb_pool_spec *spec, gb_plan *plan,
-                    gb_policy_set **ps_out, char *err, size_t cap)
-{
-	gb_plan_opts po;
-	int failed = 0;
-	gb_policy_set *ps = gb_plan_load_policies(e->o.cfg, spec,
-	                                          e->o.policy_dir, &failed, err,
-	                                          cap);
-	memset(plan, 0, sizeof(*plan));
-	*ps_out = NULL;
-	if (failed)
-		return -1;
-	memset(&po, 0, sizeof(po));
-	po.policies = ps;
-	po.team = gb_config_team(e->o.cfg, spec->team);
-	po.unavailable = gb_plan_store_unavailable;
-	po.unavailable_ud = e->o.store;
-	if (gb_plan_pool(spec, e->o.cat, &po, plan, err, cap) != 0) {
-		gb_plan_free(plan);
-		gb_policy_set_free(ps);
-		return -1;
-	}
-	*ps_out = ps;
-	return 0;
-}
-
 /* Where a candidate is, for messages: "us-east-1a", "westeurope". */
 static const char *where(const gb_coffer *o)
 {
 	return *o->zone ? o->zone : o->region;
 }
 
+/* Fatal errors (AUTH, INVALID) stop the walk; colocate none keeps
+ * partial placements.  Every candidate's cooldown is checked as the walk
+ * comes to it: the plan may have been made before this walk (an apply
+ * plans before it replays and refreshes, a move walks the plan a second
+ * time), and marks made during the walk count too. */
 int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
-                     int64_t generation, int need, const char *cloud,
-                     const char *region, const char *zone, int *placed,
-                     char *msg, size_t cap);
-
-/* Place `need` instances, restricted to cloud/region/zone when given
- * (NULL = anywhere).  Returns 0 when all were placed; else -1 with a
- * message, *placed telling how many did get placed (colocate none keeps
- * partial placements).  Fatal errors (AUTH, INVALID) stop the walk. */
-int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
-                     int64_t generation, int need, const char *cloud,
-                     const char *region, const char *zone, int *placed,
-                     char *msg, size_t cap)
+                     const gb_engine_plan *ep, int64_t generation,
+                     int need, const char *cloud, const char *region,
+                     const char *zone, int *placed, char *msg, size_t cap)
 {
-	gb_plan plan;
-	gb_policy_set *ps = NULL;
+	const gb_plan *pl = &ep->plan;
 	char err[1024];
-	int left = need, tried = 0, all_or_nothing;
+	int left = need, tried = 0, cooling = 0, all_or_nothing;
 	attempt last;
 	const gb_coffer *prev = NULL;
 	gb_buf why = GB_BUF_INIT;
 
 	*placed = 0;
 	memset(&last, 0, sizeof(last));
-	if (gb_engine__plan(e, spec, &plan, &ps, err, sizeof(err)) != 0) {
-		snprintf(msg, cap, "%s", err);
+	if (ep->rc != 0) {
+		snprintf(msg, cap, "%s", ep->err);
 		return -1;
 	}
 	all_or_nothing = spec->colocate != GB_COLOCATE_NONE;
-	for (size_t i = 0; i < plan.ncands && left > 0; i++) {
-		const gb_coffer *o = plan.cands[i].offer;
+	for (size_t i = 0; i < pl->ncands && left > 0; i++) {
+		const gb_coffer *o = pl->cands[i].offer;
 		attempt a;
 		if ((cloud && strcmp(o->cloud, cloud) != 0) ||
 		    (region && strcmp(o->region, region) != 0) ||
 		    (zone && strcmp(o->zone, zone) != 0))
 			continue;
-		/* cooldown marks made during this walk */
-		if (tried && gb_plan_store_unavailable(e->o.store, o, err,
-		                                       sizeof(err)))
+		if (gb_engine_unavailable(e->o.store, o, err, sizeof(err))) {
+			cooling++;
 			continue;
+		}
 		if (prev && last.failed)
 			gb_engine__event(e, spec->name, NULL, "failover",
 			                 "%s in %s (%s %s); failing over to %s/%s "
@@ -628,15 +593,22 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 		/* throttled/transient after retries, internal: next candidate */
 	}
 	if (left > 0) {
-		if (!tried) {
-			char *m = gb_plan_no_candidate_msg(&plan);
+		if (!tried && cooling) {
+			snprintf(msg, cap,
+			         "pool %s: every candidate%s is cooling down after "
+			         "a capacity or quota error (%d skipped); they are "
+			         "retried after the cooldown (%llds)", spec->name,
+			         cloud ? " there" : "", cooling,
+			         (long long)e->cooldown_s);
+		} else if (!tried) {
+			char *m = gb_plan_no_candidate_msg(pl);
 			if (cloud || region || zone)
 				snprintf(msg, cap,
 				         "pool %s: no candidate left in %s%s%s%s%s "
 				         "(%zu candidates elsewhere)", spec->name,
 				         cloud ? cloud : "", region ? "/" : "",
 				         region ? region : "", zone ? "/" : "",
-				         zone ? zone : "", plan.ncands);
+				         zone ? zone : "", pl->ncands);
 			else
 				snprintf(msg, cap, "%s", m);
 			free(m);
@@ -652,7 +624,5 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 	}
 out:
 	gb_buf_free(&why);
-	gb_plan_free(&plan);
-	gb_policy_set_free(ps);
 	return left > 0 ? -1 : 0;
 }

@@ -140,6 +140,33 @@ int gb_engine__refresh_rows(gb_engine *e, const char *pool, gb_inst_row *rows,
  * none).  A store error counts as none. */
 void gb_engine__live(gb_engine *e, const char *pool, int64_t intent_id,
                      int *all, int *of_intent);
+
+/* The plan of one operation (engine_plan.c).  An apply makes it once,
+ * with the pool lock held: it prices the budget check, is stored as the
+ * decision record and is the candidate list placement walks (failover
+ * re-checks each candidate's cooldown as it comes to it). */
+typedef struct gb_engine_plan {
+	gb_plan plan;          /* valid (possibly no candidate) when rc == 0 */
+	gb_policy_set *ps;     /* the reference the plan's reasons borrow */
+	int rc;                /* 0, or -1: planning failed, err says why */
+	char err[1024];
+} gb_engine_plan;
+
+/* 0, or -1 with ep->err (ep->rc tells the same).  Ownership: free with
+ * gb_engine__plan_free either way. */
+int gb_engine__plan(gb_engine *e, const gb_pool_spec *spec,
+                    gb_engine_plan *ep);
+void gb_engine__plan_free(gb_engine_plan *ep);
+
+/* Place `need` instances (engine_create.c) walking ep's candidates
+ * (ep->err when planning failed), restricted to cloud/region/zone when
+ * given (NULL = anywhere).  Returns 0 when all were placed; else -1 with
+ * a message, *placed telling how many did get placed. */
+int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
+                     const gb_engine_plan *ep, int64_t generation, int need,
+                     const char *cloud, const char *region, const char *zone,
+                     int *placed, char *msg, size_t cap);
+
 /* Replay an open create intent with its token (engine_create.c).  0 when
  * replayed, 1 when given up (GB_UNKNOWN_GIVE_UP_MS) and resolved by
  * describe, -1 with err when the store failed. */

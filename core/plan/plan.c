@@ -228,13 +228,18 @@ int gb_plan_pool(const gb_pool_spec *s, const gb_catalog *cat,
 			gb_strv_push(&p->policy_names, gb_policy_name(ps, i));
 			gb_strv_push(&p->policy_hashes, gb_policy_hash(ps, i));
 		}
+		/* the set may be shared (policy cache): one evaluation at a
+		 * time; the request, the evaluation and its logs together */
+		gb_policy_lock(ps);
 		if (gb_policy_set_request(ps, s, o->team, err, errcap) != 0) {
+			gb_policy_unlock(ps);
 			rc = -1;
 			goto out;
 		}
 		res = gb_xcalloc(ncand ? ncand : 1, sizeof(*res));
 		if (ncand && gb_policy_eval(ps, survivors, ncand, res, err,
 		                            errcap) != 0) {
+			gb_policy_unlock(ps);
 			free(res);
 			rc = -1;
 			goto out;
@@ -242,6 +247,7 @@ int gb_plan_pool(const gb_pool_spec *s, const gb_catalog *cat,
 		logs = gb_policy_logs(ps, &nl);
 		for (size_t i = 0; i < nl; i++)
 			gb_strv_push(&p->logs, logs[i]);
+		gb_policy_unlock(ps);
 		/* A policy "scores" when any survivor got a non-zero score or
 		 * the set has score functions; the policy module reports sums,
 		 * so treat a set with all-zero sums as unscored. */
@@ -502,7 +508,7 @@ gb_policy_set *gb_plan_load_policies(const gb_config *cfg,
 	if (!org->n && !spec->policies.n)
 		return NULL;
 	gb_plan_policy_path(cfg, extra_dir, &path);
-	if (gb_policy_set_new(&ps, org, &spec->policies, &path, NULL, err, cap) !=
+	if (gb_policy_set_get(&ps, org, &spec->policies, &path, NULL, err, cap) !=
 	    0) {
 		*failed = 1;
 		ps = NULL;

@@ -45,7 +45,8 @@ typedef struct gb_refusal {
 	uint8_t kind;        /* gb_refusal_kind */
 	int16_t policy;      /* policy index for GB_REFUSE_POLICY, else -1 */
 	const char *reason;  /* policy's reason or the unavailability note;
-	                        borrowed from the policy set / plan */
+	                        borrowed from the policy set (keep a
+	                        reference) / plan */
 } gb_refusal;
 
 typedef struct gb_candidate {
@@ -112,8 +113,11 @@ json_t *gb_plan_to_json(const gb_plan *p, size_t limit, int explain);
  * Fills *out (caller frees with gb_strv_free). */
 void gb_plan_policy_path(const gb_config *cfg, const char *extra,
                          gb_strv *out);
-/* Load org policies (cfg) + the pool's policies.  Returns NULL when there
- * are none (ok) or on error (err set, *failed = 1). */
+/* Load org policies (cfg) + the pool's policies, through the process-wide
+ * policy cache (gb_policy_set_get: compiled once per set and file
+ * contents).  Returns NULL when there are none (ok) or on error (err
+ * set, *failed = 1).  Ownership: a reference the caller drops with
+ * gb_policy_set_free, after the plans made with it are freed. */
 gb_policy_set *gb_plan_load_policies(const gb_config *cfg,
                                      const gb_pool_spec *spec,
                                      const char *extra_dir, int *failed,

@@ -15,11 +15,14 @@
 #include <lauxlib.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "log.h"
 #include "policy_int.h"
 
 typedef struct policy {
@@ -54,7 +57,15 @@ struct gb_policy_set {
 	int fn_ref;  /* registry: {filter1|false, score1|false, ...} */
 	int req_ref; /* registry: the bound req, LUA_NOREF before */
 	strset reasons;
+	pthread_mutex_t mu;  /* gb_policy_lock: one evaluation at a time */
+	atomic_uint refs;    /* gb_policy_set_free drops one */
+	atomic_int retired;  /* not to be handed out again by the cache: an
+	                        evaluation failed (the state may hold what a
+	                        limit left behind), or it grew large */
 };
+
+/* Sets compiled in this process (gb_policy_loads). */
+static atomic_ullong policy_loads;
 
 static char k_fns;
 
@@ -337,7 +348,11 @@ int gb_policy_set_new(gb_policy_set **out, const gb_strv *org,
 {
 	gb_policy_set *ps = gb_xcalloc(1, sizeof(*ps));
 	char dummy[8];
+	unsigned long long nth = atomic_fetch_add(&policy_loads, 1) + 1;
 	*out = NULL;
+	pthread_mutex_init(&ps->mu, NULL);
+	atomic_init(&ps->refs, 1);
+	atomic_init(&ps->retired, 0);
 	if (!err || !errcap) {
 		err = dummy;
 		errcap = sizeof(dummy);
@@ -354,6 +369,9 @@ int gb_policy_set_new(gb_policy_set **out, const gb_strv *org,
 			goto fail;
 	gb_strv_free(&ps->sb.logs); /* top-level gb.log output is dropped */
 	ps->sb.logs_dropped = 0;
+	gb_log(GB_LOG_DEBUG, "policy", "compiled a set of %zu polic%s "
+	       "(load %llu in this process)", ps->n, ps->n == 1 ? "y" : "ies",
+	       nth);
 	*out = ps;
 	return 0;
 fail:
@@ -361,10 +379,36 @@ fail:
 	return -1;
 }
 
+unsigned long long gb_policy_loads(void)
+{
+	return atomic_load(&policy_loads);
+}
+
+void gb_policy_set_ref(gb_policy_set *ps)
+{
+	atomic_fetch_add(&ps->refs, 1);
+}
+
+int gb_policy_set_retired(gb_policy_set *ps)
+{
+	return atomic_load(&ps->retired);
+}
+
+void gb_policy_lock(gb_policy_set *ps)
+{
+	pthread_mutex_lock(&ps->mu);
+}
+
+void gb_policy_unlock(gb_policy_set *ps)
+{
+	pthread_mutex_unlock(&ps->mu);
+}
+
 void gb_policy_set_free(gb_policy_set *ps)
 {
-	if (!ps)
+	if (!ps || atomic_fetch_sub(&ps->refs, 1) != 1)
 		return;
+	pthread_mutex_destroy(&ps->mu);
 	gb_sb_close(&ps->sb);
 	for (size_t i = 0; i < ps->n; i++) {
 		free(ps->p[i].name);
@@ -429,6 +473,7 @@ int gb_policy_set_request(gb_policy_set *ps, const gb_pool_spec *spec,
 	if (gb_sb_pcall(&ps->sb, bind_req, &c, msg, sizeof(msg)) != LUA_OK) {
 		if (err && errcap)
 			snprintf(err, errcap, "policy request: %s", msg);
+		atomic_store(&ps->retired, 1);
 		return -1;
 	}
 	return 0;
@@ -615,9 +660,15 @@ int gb_policy_eval(gb_policy_set *ps, const gb_coffer *const *offers,
 			         ps->p[c.cur_policy].name, c.cur_fn, msg, label);
 		}
 		ps->sb.log_tag = NULL;
+		atomic_store(&ps->retired, 1);
 		return -1;
 	}
 	ps->sb.log_tag = NULL;
+	/* A cached set lives long: interned reasons and whatever the
+	 * policies keep grow with it; past these it is built afresh. */
+	if (ps->reasons.n > GB_POLICY_REUSE_REASONS ||
+	    ps->sb.mem_used > ps->sb.mem_cap / 2)
+		atomic_store(&ps->retired, 1);
 	if (ps->sb.logs_dropped)
 		gb_strv_push_take(&ps->sb.logs,
 		                  gb_xasprintf("(%zu more gb.log messages "

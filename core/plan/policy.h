@@ -37,7 +37,22 @@
  * Implementation: policy.c (sets, evaluation), policy_sandbox.c (state,
  * limits), policy_objects.c (offer/req/gb), policy_test.c (test runner).
  *
- * Threading: a gb_policy_set is used by one thread at a time.
+ * Threading and sharing: a gb_policy_set is reference-counted; its
+ * names, paths, hashes and the reason strings it hands out are immutable
+ * and may be read from any thread while a reference is held.  Its Lua
+ * state is not thread-safe: gb_policy_set_request, gb_policy_eval and
+ * gb_policy_logs must run between gb_policy_lock and gb_policy_unlock
+ * (one evaluation at a time per set; gb_plan_pool does this).
+ *
+ * Caching (policy_cache.c): gb_policy_set_get hands out one compiled set
+ * per process for the same entries, search path, limits and file
+ * contents (sha256 of each resolved file, read on every get, so a changed
+ * file is compiled afresh; compiling is what gb_policy_loads counts).  A
+ * cached set's Lua state outlives one plan: what a policy keeps in its
+ * own upvalues or environment persists between plans until its files
+ * change -- policies should be pure functions of req and offer.  A set
+ * whose evaluation failed (error or limit), or that grew large, is not
+ * handed out again.
  */
 #ifndef GB_POLICY_H
 #define GB_POLICY_H
@@ -75,7 +90,25 @@ typedef struct gb_policy_result {
 int gb_policy_set_new(gb_policy_set **out, const gb_strv *org,
                       const gb_strv *pool, const gb_strv *search_path,
                       const gb_policy_limits *lim, char *err, size_t errcap);
+/* The same through the process-wide cache (see above): the set compiled
+ * earlier for these entries, search path, limits and file contents, else
+ * a new one (cached).  Errors and messages as gb_policy_set_new.
+ * Ownership: a reference; the caller drops it with gb_policy_set_free.
+ * Thread-safe. */
+int gb_policy_set_get(gb_policy_set **out, const gb_strv *org,
+                      const gb_strv *pool, const gb_strv *search_path,
+                      const gb_policy_limits *lim, char *err, size_t errcap);
+/* Drops a reference; the last one frees the set.  NULL is a no-op. */
 void gb_policy_set_free(gb_policy_set *ps);
+/* Drops every cached set (references held elsewhere stay valid). */
+void gb_policy_cache_clear(void);
+/* How many sets this process has compiled (gb_policy_set_new, directly
+ * or for the cache): each reads and compiles every file of its set. */
+unsigned long long gb_policy_loads(void);
+
+/* Evaluation lock of a set (see Threading above). */
+void gb_policy_lock(gb_policy_set *ps);
+void gb_policy_unlock(gb_policy_set *ps);
 
 size_t gb_policy_count(const gb_policy_set *ps);
 /* Borrowed: the policy's name (file name without .lua), its path, and the

@@ -49,6 +49,9 @@
 #define GB_POLICY_LOG_MAX 100      /* messages kept per evaluation */
 #define GB_POLICY_LOG_LEN 500      /* bytes kept per message */
 #define GB_POLICY_REASON_LEN 512   /* bytes kept per refusal reason */
+#define GB_POLICY_REUSE_REASONS 65536 /* interned reasons before a cached
+                                         set is built afresh */
+#define GB_POLICY_CACHE_MAX 32     /* compiled sets kept (policy_cache.c) */
 
 /* Offer fields, in the order `pairs(offer)` lists them. */
 enum {
@@ -169,5 +172,10 @@ char *gb_policy_name_of(const char *path);
  * functions); raises "must return a table with filter and/or score
  * functions, got <type>" otherwise.  Sets *has (1 filter, 2 score). */
 void gb_policy_check_shape(lua_State *L, int *has);
+/* One more reference to ps (dropped by gb_policy_set_free). */
+void gb_policy_set_ref(gb_policy_set *ps);
+/* 1 when ps must not be handed out again (an evaluation failed, or it
+ * grew past GB_POLICY_REUSE_REASONS reasons or half its memory cap). */
+int gb_policy_set_retired(gb_policy_set *ps);
 
 #endif
