@@ -25,6 +25,9 @@
  *     is "terminating" and still costs money in `cost`.
  *   - gc finds instances tagged with this broker's id that the store does
  *     not know (and no open intent explains) and terminates or adopts them.
+ *     It terminates them as every other terminate: recorded (in the pool
+ *     "(orphans)") with their intent, then sent, batched per call where
+ *     the driver can; one the cloud refused is sent again by the next gc.
  *
  * Failover: candidates come from the planner in rank order; a CAPACITY or
  * QUOTA error marks (cloud, region, zone, type, capacity) unavailable for
@@ -176,7 +179,10 @@ int gb_engine_recover(gb_engine *e);
 
 /* Instances carrying this broker's tag that the store does not know.
  * With adopt, those whose pool tag names an active pool are adopted;
- * every other orphan is terminated.  Fills *report (new reference: a JSON
+ * every other orphan is terminated, through the journaled terminate of
+ * engine_destroy.c (an orphan an earlier gc recorded whose terminate the
+ * cloud refused, or has not carried out a minute later, is terminated
+ * again and reported again).  Fills *report (new reference: a JSON
  * array of {cloud, region, id, pool, action}; a region whose listing
  * failed is a row {cloud, region, id: null, action: "unchecked", error}).
  * Returns 0, 1 when some region could not be listed (its orphans were not

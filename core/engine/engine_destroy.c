@@ -307,7 +307,7 @@ int gb_engine__terminate_rows(gb_engine *e, gb_inst_row **rows, size_t n,
 		tgroup *g = &groups[k];
 		gb_intent_row in;
 		json_t *ids = json_array();
-		char *detail;
+		char *detail, *fresh;
 		int ok = 0;
 		for (size_t i = 0; i < g->n; i++)
 			json_array_append_new(ids, json_string(g->refs[i].id));
@@ -324,18 +324,32 @@ int gb_engine__terminate_rows(gb_engine *e, gb_inst_row **rows, size_t n,
 		in.count = (int)g->n;
 		in.token = (char *)"-";
 		in.detail = detail;
+		fresh = gb_xcalloc(g->n, sizeof(*fresh));
 		if (gb_store_begin(e->o.store) == 0) {
 			ok = gb_store_intent_open(e->o.store, &in) == 0;
-			for (size_t i = 0; ok && i < g->n; i++)
-				ok = gb_store_inst_set_state(e->o.store, g->rows[i]->id,
-				                             "terminating", reason,
-				                             now) == 0;
+			for (size_t i = 0; ok && i < g->n; i++) {
+				/* not in the store yet (a gc's orphan): recorded
+				 * with its intent */
+				if (!g->rows[i]->id) {
+					fresh[i] = 1;
+					ok = gb_store_inst_put(e->o.store,
+					                       g->rows[i]) == 0;
+				}
+				ok = ok && gb_store_inst_set_state(e->o.store,
+				                                   g->rows[i]->id,
+				                                   "terminating",
+				                                   reason, now) == 0;
+			}
 			if (ok)
 				ok = gb_store_commit(e->o.store) == 0;
 			else
 				gb_store_rollback(e->o.store);
 		}
+		for (size_t i = 0; !ok && i < g->n; i++)
+			if (fresh[i])
+				g->rows[i]->id = 0; /* rolled back: not recorded */
 		g->intent_id = ok ? in.id : 0;
+		free(fresh);
 		free(detail);
 	}
 	for (size_t k = 0; k < ng; k++) {

@@ -61,6 +61,14 @@ struct gb_engine {
 /* Frees the kept listings (engine_observe.c). */
 void gb_engine__drop_kept(gb_engine *e);
 
+/* The pool that holds the instances the gc terminates: orphans carry
+ * this broker's id but no pool the store knows, and a terminate intent
+ * and an instance row need one.  Not a valid pool name (see spec.c), so
+ * no user pool can take it; kept in state "destroyed", so no pool list,
+ * converge or reconcile pass sees it.  Its describes ask by broker id
+ * only (its instances carry other pool tags, or none). */
+#define GB_ORPHAN_POOL "(orphans)"
+
 /* A copy of what a driver reported about one instance. */
 typedef struct gb_seen {
 	char *id, *name, *region, *zone, *instance_type, *state_reason;
@@ -127,7 +135,14 @@ const char *gb_engine__state_str(gb_instance_state st);
 /* Ask the driver to terminate rows (journaled), marking them
  * terminating.  Rows whose intent cannot be journaled (or while earlier
  * outcomes wait to be written: gb_engine__settle) are not sent and stay
- * as they are.  Returns 0 when every call was sent and accepted. */
+ * as they are.  A row with id 0 is not in the store yet (an orphan the
+ * gc found): it is inserted in the transaction that opens its intent
+ * (its id set then; back to 0 when that transaction fails), so a crash
+ * after the intent leaves the row for recovery, and none before it.  A
+ * row whose terminate the cloud accepted gets terminate_requested_ms set
+ * (when it was 0) to when the call returned: a caller that wants to know
+ * which were accepted zeroes it in its copy first.  Returns 0 when every
+ * call was sent and accepted. */
 int gb_engine__terminate_rows(gb_engine *e, gb_inst_row **rows, size_t n,
                               const char *reason);
 void gb_engine__stat(gb_engine *e, uint64_t *field, uint64_t by);

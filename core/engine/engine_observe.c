@@ -134,6 +134,8 @@ static dgroup *group_rows(gb_engine *e, const char *pool, gb_inst_row *rows,
 	dgroup *g = NULL;
 	size_t cap = 0;
 	*ng = 0;
+	if (pool && strcmp(pool, GB_ORPHAN_POOL) == 0)
+		pool = NULL; /* its instances carry other pool tags */
 	strindex_init(gx, n);
 	for (size_t i = 0; i < n; i++) {
 		const char *region = describe_region(e, rows[i].cloud,
@@ -792,6 +794,145 @@ static void reuse_kept(gb_engine *e, dgroup *g, size_t ng)
 	groups_free(kept, nkept);
 }
 
+/* The catalog price of what s is (0 when the catalog has no such offer). */
+static double seen_price(gb_engine *e, const char *cloud, const char *region,
+                         const gb_seen *s)
+{
+	size_t ncat = gb_catalog_count(e->o.cat);
+	for (size_t c = 0; c < ncat; c++) {
+		const gb_coffer *o = gb_catalog_at(e->o.cat, c);
+		if (strcmp(o->cloud, cloud) == 0 && strcmp(o->region, region) == 0 &&
+		    s->instance_type &&
+		    strcmp(o->instance_type, s->instance_type) == 0 &&
+		    o->capacity == s->capacity)
+			return o->price;
+	}
+	return 0;
+}
+
+/* A store row for an instance the gc found (adopted into pool, or
+ * recorded in GB_ORPHAN_POOL to be terminated): its fields borrow from
+ * s, cloud, region and name, except state (malloc'd: the caller frees
+ * it, or gb_engine__terminate_rows replaces it). */
+static void seen_row(gb_engine *e, const gb_seen *s, const char *pool,
+                     const char *cloud, const char *region, const char *name,
+                     int64_t now, gb_inst_row *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->pool = (char *)pool;
+	r->cloud = (char *)cloud;
+	r->region = (char *)region;
+	r->zone = s->zone;
+	r->instance_type = s->instance_type ? s->instance_type : (char *)"unknown";
+	r->capacity = (char *)gb_capacity_name(s->capacity);
+	r->provider_id = s->id;
+	r->name = s->name && *s->name ? s->name : (char *)name;
+	r->token = s->token;
+	r->state = gb_xstrdup(gb_engine__state_str(s->state));
+	r->private_ip = s->private_ip;
+	r->public_ip = s->public_ip;
+	r->price_per_hour = seen_price(e, cloud, region, s);
+	/* billing starts when the cloud says the instance was made */
+	r->launched_ms = s->created_ms > 0   ? s->created_ms
+	                 : s->created_at > 0 ? s->created_at * 1000
+	                                     : now;
+	r->last_seen_ms = now;
+}
+
+/* Makes GB_ORPHAN_POOL exist (destroyed: seen by no pool list).  0, or
+ * -1 when the store refuses (gb_store_errmsg). */
+static int orphan_pool(gb_engine *e)
+{
+	gb_pool_row p;
+	int rc = gb_store_pool_get(e->o.store, GB_ORPHAN_POOL, &p);
+	if (rc == 0)
+		gb_pool_row_free(&p);
+	if (rc <= 0)
+		return rc;
+	memset(&p, 0, sizeof(p));
+	p.name = (char *)GB_ORPHAN_POOL;
+	p.team = (char *)GB_ORPHAN_POOL;
+	p.spec_json = (char *)"{}";
+	p.spec_hash = (char *)"";
+	p.state = (char *)"destroyed";
+	p.created_at = gb_now_ms() / 1000;
+	return gb_store_pool_put(e->o.store, &p);
+}
+
+/* The row of prev (indexed by px) for this cloud's instance id, or NULL. */
+static gb_inst_row *prev_find(gb_inst_row *prev, const strindex *px,
+                              const char *cloud, const char *id)
+{
+	size_t h = key_hash(cloud, id) & px->mask;
+	for (; px->slots[h]; h = (h + 1) & px->mask) {
+		gb_inst_row *p = &prev[px->slots[h] - 1];
+		if (p->provider_id && strcmp(p->cloud, cloud) == 0 &&
+		    strcmp(p->provider_id, id) == 0)
+			return p;
+	}
+	return NULL;
+}
+
+/* One instance the gc terminates: an orphan (own: its new row), or one
+ * an earlier gc recorded whose terminate the cloud has not accepted (or
+ * accepted over a minute ago, and it still runs): row, in prev. */
+typedef struct gcterm {
+	const gb_seen *s;
+	const char *cloud, *region;
+	gb_inst_row own;
+	gb_inst_row *row;
+	json_t *rep;      /* its report row (borrowed from the report) */
+} gcterm;
+
+/* The orphans to terminate, through the journaled terminate path of
+ * every other terminate (engine_destroy.c): recorded in GB_ORPHAN_POOL
+ * with their intent, then batched per driver call where the driver can;
+ * each report row's action says whether the cloud accepted. */
+static void gc_terminate(gb_engine *e, gcterm *t, size_t n)
+{
+	gb_inst_row **rows;
+	int pool_ok;
+	char why[512] = "";
+	if (!n)
+		return; /* no orphan: no write */
+	rows = gb_xcalloc(n, sizeof(*rows));
+	pool_ok = orphan_pool(e) == 0;
+	if (!pool_ok)
+		snprintf(why, sizeof(why), ": the state database refused the "
+		         "orphans' pool (%s); run gc again",
+		         gb_store_errmsg(e->o.store));
+	for (size_t i = 0; i < n; i++) {
+		if (!t[i].row)
+			t[i].row = &t[i].own;
+		t[i].row->terminate_requested_ms = 0; /* set if accepted now */
+		rows[i] = t[i].row;
+	}
+	if (pool_ok)
+		gb_engine__terminate_rows(e, rows, n, "orphan: carries this "
+		                          "broker's id, unknown to the store");
+	for (size_t i = 0; i < n; i++) {
+		const gb_seen *s = t[i].s;
+		int ok = t[i].row->terminate_requested_ms != 0;
+		const char *action = ok ? "terminated" : "terminate-failed";
+		if (ok)
+			gb_engine__stat(e, &e->stats.gc_terminated, 1);
+		gb_engine__event(e, s->pool, s->id, "gc",
+		                 "orphan %s in %s/%s (pool tag %s) carries this "
+		                 "broker's id but is unknown to the store%s: %s%s",
+		                 s->id, t[i].cloud, t[i].region,
+		                 s->pool ? s->pool : "none",
+		                 t[i].row == &t[i].own ? ""
+		                         : " (recorded by an earlier gc, still "
+		                           "there)",
+		                 action, ok ? "" : *why ? why : " (see the error "
+		                                               "event)");
+		json_object_set_new(t[i].rep, "action", json_string(action));
+		if (t[i].row == &t[i].own)
+			free(t[i].own.state);
+	}
+	free(rows);
+}
+
 int gb_engine_gc(gb_engine *e, int adopt, json_t **report)
 {
 	size_t unchecked = 0;
@@ -800,6 +941,10 @@ int gb_engine_gc(gb_engine *e, int adopt, json_t **report)
 	known k;
 	json_t *rep = json_array();
 	int64_t now = gb_now_ms();
+	gb_inst_row *prev = NULL; /* live rows of GB_ORPHAN_POOL */
+	size_t nprev = 0, nt = 0;
+	strindex px;
+	gcterm *t = NULL;
 
 	*report = rep;
 	{
@@ -840,6 +985,21 @@ int gb_engine_gc(gb_engine *e, int adopt, json_t **report)
 		groups_free(g, ng);
 		return -1;
 	}
+	if (gb_store_inst_list(e->o.store, GB_ORPHAN_POOL, 1, &prev,
+	                       &nprev) != 0) {
+		gb_strv_free(&k.ids);
+		strindex_free(&k.idx);
+		gb_strv_free(&k.tokens);
+		groups_free(g, ng);
+		return -1;
+	}
+	strindex_init(&px, nprev);
+	for (size_t i = 0; i < nprev; i++) {
+		size_t h = key_hash(prev[i].cloud, prev[i].provider_id) & px.mask;
+		while (px.slots[h])
+			h = (h + 1) & px.mask;
+		px.slots[h] = (uint32_t)i + 1;
+	}
 	for (size_t j = 0; j < ng; j++) {
 		for (size_t i = 0; g[j].rc == 0 && i < g[j].seen.n; i++) {
 			gb_seen *s = &g[j].seen.v[i];
@@ -847,15 +1007,24 @@ int gb_engine_gc(gb_engine *e, int adopt, json_t **report)
 			                                  : (s->region ? s->region : "");
 			int skip = 0;
 			gb_pool_row pool;
-			const char *action;
+			gb_inst_row *again = NULL;
 			if (s->state == GB_INST_TERMINATED)
 				continue;
-			skip = known_has(&k, g[j].cloud, s->id);
-			for (size_t t = 0; !skip && t < k.tokens.n; t++)
-				skip = token_matches(s->token, k.tokens.v[t]);
+			if (known_has(&k, g[j].cloud, s->id)) {
+				/* known; but an orphan an earlier gc recorded is
+				 * sent again while the cloud has not accepted its
+				 * terminate (or did over a minute ago, and it
+				 * still runs) */
+				again = prev_find(prev, &px, g[j].cloud, s->id);
+				if (!again || (again->terminate_requested_ms &&
+				               again->terminate_requested_ms >= now - 60000))
+					continue;
+			}
+			for (size_t tk = 0; !again && !skip && tk < k.tokens.n; tk++)
+				skip = token_matches(s->token, k.tokens.v[tk]);
 			if (skip)
 				continue;
-			if (adopt && s->pool &&
+			if (!again && adopt && s->pool &&
 			    gb_store_pool_get(e->o.store, s->pool, &pool) == 0) {
 				int active = strcmp(pool.state, "active") == 0;
 				gb_pool_row_free(&pool);
@@ -863,41 +1032,13 @@ int gb_engine_gc(gb_engine *e, int adopt, json_t **report)
 					gb_inst_row r;
 					int maxi = -1;
 					char name[160];
-					double price = 0;
-					for (size_t c = 0; c < ncat; c++) {
-						const gb_coffer *o = gb_catalog_at(e->o.cat, c);
-						if (strcmp(o->cloud, g[j].cloud) == 0 &&
-						    strcmp(o->region, region) == 0 &&
-						    s->instance_type &&
-						    strcmp(o->instance_type, s->instance_type) == 0 &&
-						    o->capacity == s->capacity) {
-							price = o->price;
-							break;
-						}
-					}
 					gb_store_inst_max_index(e->o.store, s->pool, &maxi);
 					snprintf(name, sizeof(name), "%s-%d", s->pool, maxi + 1);
-					memset(&r, 0, sizeof(r));
-					r.pool = s->pool;
-					r.cloud = g[j].cloud;
-					r.region = (char *)region;
-					r.zone = s->zone;
-					r.instance_type = s->instance_type ? s->instance_type : (char *)"unknown";
-					r.capacity = (char *)gb_capacity_name(s->capacity);
-					r.provider_id = s->id;
-					r.name = s->name && *s->name ? s->name : name;
-					r.token = s->token;
-					r.state = (char *)gb_engine__state_str(s->state);
-					r.private_ip = s->private_ip;
-					r.public_ip = s->public_ip;
-					r.price_per_hour = price;
-					r.launched_ms = s->created_ms > 0 ? s->created_ms
-					                : s->created_at > 0
-					                        ? s->created_at * 1000
-					                        : now;
-					r.last_seen_ms = now;
+					seen_row(e, s, s->pool, g[j].cloud, region, name,
+					         now, &r);
 					r.name_index = maxi + 1;
 					if (gb_store_inst_put(e->o.store, &r) == 0) {
+						free(r.state);
 						gb_engine__stat(e, &e->stats.gc_adopted, 1);
 						gb_engine__event(e, s->pool, s->id, "adopted",
 						                 "adopted orphan %s in %s/%s",
@@ -908,34 +1049,31 @@ int gb_engine_gc(gb_engine *e, int adopt, json_t **report)
 							s->pool, "action", "adopted"));
 						continue;
 					}
+					free(r.state);
 				}
 			}
-			{
-				gb_instance_ref ref;
-				gb_error err;
-				memset(&err, 0, sizeof(err));
-				ref.id = s->id;
-				ref.region = region;
-				ref.zone = s->zone ? s->zone : "";
-				action = g[j].drv->d->terminate(g[j].drv->ctx, &ref, 1, &err) == 0
-				                 ? "terminated"
-				                 : "terminate-failed";
-				if (strcmp(action, "terminated") == 0)
-					gb_engine__stat(e, &e->stats.gc_terminated, 1);
-				gb_engine__event(e, s->pool, s->id, "gc",
-				                 "orphan %s in %s/%s (pool tag %s) carries "
-				                 "this broker's id but is unknown to the "
-				                 "store: %s%s%s", s->id, g[j].cloud,
-				                 region, s->pool ? s->pool : "none",
-				                 action, err.message[0] ? ": " : "",
-				                 err.message);
-				json_array_append_new(rep, json_pack(
-					"{s:s, s:s, s:s, s:s?, s:s}", "cloud", g[j].cloud,
-					"region", region, "id", s->id, "pool", s->pool,
-					"action", action));
-			}
+			/* terminated below, all in one journaled terminate; the
+			 * report row keeps its place, its action set then */
+			t = gb_xrealloc(t, (nt + 1) * sizeof(*t));
+			memset(&t[nt], 0, sizeof(*t));
+			t[nt].s = s;
+			t[nt].cloud = g[j].cloud;
+			t[nt].region = region;
+			t[nt].row = again;
+			if (!again)
+				seen_row(e, s, GB_ORPHAN_POOL, g[j].cloud, region, s->id,
+				         now, &t[nt].own);
+			t[nt].rep = json_pack("{s:s, s:s, s:s, s:s?, s:s}", "cloud",
+			                      g[j].cloud, "region", region, "id",
+			                      s->id, "pool", s->pool, "action", "");
+			json_array_append_new(rep, t[nt].rep);
+			nt++;
 		}
 	}
+	gc_terminate(e, t, nt);
+	free(t);
+	strindex_free(&px);
+	gb_inst_list_free(prev, nprev);
 	for (size_t j = 0; j < ng; j++) {
 		if (g[j].rc == 0)
 			continue;
