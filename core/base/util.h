@@ -39,6 +39,21 @@ char *gb_xstrdup(const char *s);
 char *gb_xstrndup(const char *s, size_t n);
 /* printf into a new string; caller frees. */
 char *gb_xasprintf(const char *fmt, ...) GB_PRINTF(1, 2);
+
+/* Interned strings: each distinct string stored once, owned by the set.
+ * Zero-initialise; not thread-safe (the owner serialises).  Returned
+ * pointers are borrowed until gb_strset_free, and equal strings give the
+ * same pointer. */
+typedef struct gb_strset {
+	char **slots;
+	size_t cap; /* power of two */
+	size_t n;
+} gb_strset;
+/* s's copy in the set, added when new; NULL for NULL. */
+const char *gb_strset_intern(gb_strset *set, const char *s);
+/* s's copy when the set has it, else NULL. */
+const char *gb_strset_find(const gb_strset *set, const char *s);
+void gb_strset_free(gb_strset *set);
 char *gb_xvasprintf(const char *fmt, va_list ap) GB_PRINTF(1, 0);
 
 /* Growable byte buffer, always NUL-terminated when len > 0 or after any

@@ -260,8 +260,8 @@ static void reload(gb_daemon *d)
 	gb_diags dg = GB_DIAGS_INIT;
 	if (!d->config_path) {
 		gb_log(GB_LOG_INFO, "daemon", "SIGHUP: no config file; nothing "
-		                              "to reload (policies are read at "
-		                              "every plan)");
+		                              "to reload (a changed policy file is "
+		                              "read again at the next plan)");
 		return;
 	}
 	if (gb_config_load(d->config_path, &nc, &dg) != 0) {

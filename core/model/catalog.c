@@ -7,69 +7,17 @@
 
 #include "util.h"
 
-typedef struct intern_set {
-	char **slots;
-	size_t cap;  /* power of two */
-	size_t n;
-} intern_set;
 
 struct gb_catalog {
 	gb_coffer *offers;
 	size_t n, cap;
-	intern_set strings;
+	gb_strset strings;
 	/* gb_catalog_hash's cache: plans on several threads (API requests,
 	 * job workers, the reconciler) share one catalog */
 	pthread_mutex_t hash_mu;
 	char hash[65];
 	int hash_valid;
 };
-
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 1099511628211ULL;
-	}
-	return h;
-}
-
-static void intern_grow(intern_set *set)
-{
-	size_t ncap = set->cap ? set->cap * 2 : 256;
-	char **ns = gb_xcalloc(ncap, sizeof(char *));
-	for (size_t i = 0; i < set->cap; i++) {
-		char *s = set->slots[i];
-		size_t j;
-		if (!s)
-			continue;
-		j = hash_str(s) & (ncap - 1);
-		while (ns[j])
-			j = (j + 1) & (ncap - 1);
-		ns[j] = s;
-	}
-	free(set->slots);
-	set->slots = ns;
-	set->cap = ncap;
-}
-
-static const char *intern(intern_set *set, const char *s)
-{
-	size_t j;
-	if (!s)
-		return NULL;
-	if ((set->n + 1) * 2 > set->cap)
-		intern_grow(set);
-	j = hash_str(s) & (set->cap - 1);
-	while (set->slots[j]) {
-		if (strcmp(set->slots[j], s) == 0)
-			return set->slots[j];
-		j = (j + 1) & (set->cap - 1);
-	}
-	set->slots[j] = gb_xstrdup(s);
-	set->n++;
-	return set->slots[j];
-}
 
 gb_catalog *gb_catalog_new(void)
 {
@@ -82,9 +30,7 @@ void gb_catalog_free(gb_catalog *c)
 {
 	if (!c)
 		return;
-	for (size_t i = 0; i < c->strings.cap; i++)
-		free(c->strings.slots[i]);
-	free(c->strings.slots);
+	gb_strset_free(&c->strings);
 	free(c->offers);
 	pthread_mutex_destroy(&c->hash_mu);
 	free(c);
@@ -92,22 +38,12 @@ void gb_catalog_free(gb_catalog *c)
 
 const char *gb_catalog_lookup(const gb_catalog *c, const char *s)
 {
-	const intern_set *set = &c->strings;
-	size_t j;
-	if (!s || !set->cap)
-		return NULL;
-	j = hash_str(s) & (set->cap - 1);
-	while (set->slots[j]) {
-		if (strcmp(set->slots[j], s) == 0)
-			return set->slots[j];
-		j = (j + 1) & (set->cap - 1);
-	}
-	return NULL;
+	return gb_strset_find(&c->strings, s);
 }
 
 const char *gb_catalog_intern(gb_catalog *c, const char *s)
 {
-	return intern(&c->strings, s);
+	return gb_strset_intern(&c->strings, s);
 }
 
 const gb_coffer *gb_catalog_add(gb_catalog *c, const char *cloud,
@@ -121,21 +57,21 @@ const gb_coffer *gb_catalog_add(gb_catalog *c, const char *cloud,
 	d = &c->offers[c->n];
 	memset(d, 0, sizeof(*d));
 	d->id = (uint32_t)c->n;
-	d->cloud = intern(&c->strings, cloud);
-	d->region = intern(&c->strings, o->region ? o->region : "");
-	d->zone = intern(&c->strings, o->zone ? o->zone : "");
-	d->instance_type = intern(&c->strings, o->instance_type);
-	d->gpu_model = intern(&c->strings, o->gpu_model);
+	d->cloud = gb_strset_intern(&c->strings, cloud);
+	d->region = gb_strset_intern(&c->strings, o->region ? o->region : "");
+	d->zone = gb_strset_intern(&c->strings, o->zone ? o->zone : "");
+	d->instance_type = gb_strset_intern(&c->strings, o->instance_type);
+	d->gpu_model = gb_strset_intern(&c->strings, o->gpu_model);
 	d->gpu_count = o->gpu_count;
 	d->gpu_memory_gb = o->gpu_memory_gb;
 	d->vcpus = o->vcpus;
 	d->ram_gb = o->ram_gb;
 	d->capacity = o->capacity;
 	d->price = o->price_per_hour;
-	d->source = intern(&c->strings, o->source ? o->source : "");
+	d->source = gb_strset_intern(&c->strings, o->source ? o->source : "");
 	d->fetched_at = o->fetched_at;
-	d->bench_json = intern(&c->strings, o->bench_json);
-	d->tags = intern(&c->strings, o->tags);
+	d->bench_json = gb_strset_intern(&c->strings, o->bench_json);
+	d->tags = gb_strset_intern(&c->strings, o->tags);
 	d->rinfo = gb_region_find(cloud, d->region);
 	c->n++;
 	c->hash_valid = 0;

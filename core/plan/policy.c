@@ -33,11 +33,6 @@ typedef struct policy {
 	const char *default_reason; /* "refused by NAME", interned */
 } policy;
 
-/* Interned reasons: open addressing over owned strings. */
-typedef struct strset {
-	char **slots;
-	size_t cap, n;
-} strset;
 
 /* Recently interned reasons by the address of their Lua string: a policy
  * returning the same (cached) string for many offers skips the hashing.
@@ -56,7 +51,7 @@ struct gb_policy_set {
 	size_t n;
 	int fn_ref;  /* registry: {filter1|false, score1|false, ...} */
 	int req_ref; /* registry: the bound req, LUA_NOREF before */
-	strset reasons;
+	gb_strset reasons; /* interned reason strings */
 	pthread_mutex_t mu;  /* gb_policy_lock: one evaluation at a time */
 	atomic_uint refs;    /* gb_policy_set_free drops one */
 	atomic_int retired;  /* not to be handed out again by the cache: an
@@ -68,55 +63,6 @@ struct gb_policy_set {
 static atomic_ullong policy_loads;
 
 static char k_fns;
-
-/* ------------------------------------------------------------------ */
-
-static uint64_t str_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 1099511628211ULL;
-	}
-	return h;
-}
-
-static const char *strset_intern(strset *set, const char *s)
-{
-	size_t j;
-	if ((set->n + 1) * 2 > set->cap) {
-		size_t ncap = set->cap ? set->cap * 2 : 64;
-		char **ns = gb_xcalloc(ncap, sizeof(*ns));
-		for (size_t i = 0; i < set->cap; i++) {
-			if (!set->slots[i])
-				continue;
-			j = str_hash(set->slots[i]) & (ncap - 1);
-			while (ns[j])
-				j = (j + 1) & (ncap - 1);
-			ns[j] = set->slots[i];
-		}
-		free(set->slots);
-		set->slots = ns;
-		set->cap = ncap;
-	}
-	j = str_hash(s) & (set->cap - 1);
-	while (set->slots[j]) {
-		if (strcmp(set->slots[j], s) == 0)
-			return set->slots[j];
-		j = (j + 1) & (set->cap - 1);
-	}
-	set->slots[j] = gb_xstrdup(s);
-	set->n++;
-	return set->slots[j];
-}
-
-static void strset_free(strset *set)
-{
-	for (size_t i = 0; i < set->cap; i++)
-		free(set->slots[i]);
-	free(set->slots);
-	memset(set, 0, sizeof(*set));
-}
 
 /* ------------------------------------------------------------------ */
 /* resolving names */
@@ -324,7 +270,7 @@ static int add_policy(gb_policy_set *ps, const char *entry,
 	pol->name = gb_policy_name_of(path);
 	gb_sha256_hex(src, len, pol->hash);
 	snprintf(msg, sizeof(msg), "refused by %s", pol->name);
-	pol->default_reason = strset_intern(&ps->reasons, msg);
+	pol->default_reason = gb_strset_intern(&ps->reasons, msg);
 	c.ps = ps;
 	c.pol = pol;
 	c.src = src;
@@ -415,7 +361,7 @@ void gb_policy_set_free(gb_policy_set *ps)
 		free(ps->p[i].path);
 	}
 	free(ps->p);
-	strset_free(&ps->reasons);
+	gb_strset_free(&ps->reasons);
 	free(ps);
 }
 
@@ -524,7 +470,7 @@ static const char *reason_of(gb_policy_set *ps, lua_State *L, int idx,
 	gb_text_clean(buf); /* printed in tables and JSON */
 	e->lua = s;
 	e->len = len;
-	e->c = strset_intern(&ps->reasons, buf);
+	e->c = gb_strset_intern(&ps->reasons, buf);
 	return e->c;
 }
 
