@@ -34,6 +34,7 @@ gb_engine *gb_engine_new(const gb_engine_opts *o)
 	pthread_mutex_init(&e->kept_mu, NULL);
 	pthread_mutex_init(&e->pend_mu, NULL);
 	pthread_mutex_init(&e->settle_mu, NULL);
+	pthread_mutex_init(&e->plans_mu, NULL);
 	return e;
 }
 
@@ -42,6 +43,8 @@ void gb_engine_free(gb_engine *e)
 	if (!e)
 		return;
 	gb_engine__drop_pending(e);
+	gb_engine__drop_plans(e);
+	pthread_mutex_destroy(&e->plans_mu);
 	while (e->locks) {
 		pool_lock *l = e->locks;
 		e->locks = l->next;
@@ -61,6 +64,8 @@ void gb_engine_free(gb_engine *e)
 
 void gb_engine_set_catalog(gb_engine *e, gb_catalog *cat)
 {
+	/* kept plans point into the old catalog, which the caller frees */
+	gb_engine__drop_plans(e);
 	e->o.cat = cat;
 }
 

@@ -358,7 +358,15 @@ static int converge(gb_engine *e, const char *pool, int refresh,
 		gb_engine__unlock_pool(e, pool);
 		return -1;
 	}
-	rc = converge_locked(e, &row, &spec, refresh, NULL, res);
+	{
+		/* a submit's recorded plan, when it is still this pool's */
+		gb_engine_plan kept;
+		int have = gb_engine__take_plan(e, &row, &kept);
+		rc = converge_locked(e, &row, &spec, refresh,
+		                     have ? &kept : NULL, res);
+		if (have)
+			gb_engine__plan_free(&kept);
+	}
 	gb_pool_spec_free(&spec);
 	gb_pool_row_free(&row);
 	gb_engine__unlock_pool(e, pool);
@@ -467,8 +475,12 @@ int gb_engine_submit(gb_engine *e, const gb_pool_spec *spec,
 		return -1;
 	gb_engine__plan(e, spec, &ep);
 	rc = submit_locked(e, spec, &ep, &row, res);
-	if (rc == 0)
+	if (rc == 0) {
+		/* the converge job places from the plan just recorded */
+		if (ep.rc == 0)
+			gb_engine__keep_plan(e, &row, &ep);
 		gb_pool_row_free(&row);
+	}
 	gb_engine__plan_free(&ep);
 	gb_engine__unlock_pool(e, spec->name);
 	res->ok = rc == 0;

@@ -56,6 +56,10 @@ struct gb_engine {
 	pthread_mutex_t settle_mu;
 	gb_term_outcome *pend;
 	int64_t pend_logged_ms; /* mono ms of the last "still refused" log */
+	/* Plans recorded by gb_engine_submit, kept for the converge that
+	 * places them (engine_plan.c).  plans_mu is a leaf lock. */
+	pthread_mutex_t plans_mu;
+	struct gb_kept_plan *plans;
 };
 
 /* Frees the kept listings (engine_observe.c). */
@@ -172,6 +176,26 @@ typedef struct gb_engine_plan {
 int gb_engine__plan(gb_engine *e, const gb_pool_spec *spec,
                     gb_engine_plan *ep);
 void gb_engine__plan_free(gb_engine_plan *ep);
+
+/* How long a submitted plan waits for its converge before it is thrown
+ * away (the converge then plans afresh). */
+#define GB_KEPT_PLAN_MAX_MS 60000
+/* gb_engine_submit keeps the plan it recorded as the pool's decision
+ * (moved out of *ep, which is left empty), so the converge that follows
+ * on another thread places from that very plan.  Replaces an older one of
+ * the pool.  Caller holds the pool lock. */
+void gb_engine__keep_plan(gb_engine *e, const gb_pool_row *row,
+                          gb_engine_plan *ep);
+/* The kept plan of row's pool when it was made for this spec and
+ * generation, against the current catalog, less than
+ * GB_KEPT_PLAN_MAX_MS ago: moved into *out (free it with
+ * gb_engine__plan_free), returns 1.  Else 0 (a stale one is dropped).
+ * Caller holds the pool lock. */
+int gb_engine__take_plan(gb_engine *e, const gb_pool_row *row,
+                         gb_engine_plan *out);
+/* Frees every kept plan: at gb_engine_free, and when the catalog the
+ * plans point into is replaced (gb_engine_set_catalog). */
+void gb_engine__drop_plans(gb_engine *e);
 
 /* Place `need` instances (engine_create.c) walking ep's candidates
  * (ep->err when planning failed), restricted to cloud/region/zone when

@@ -3,6 +3,7 @@
 #include "engine_int.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Failover cooldowns recorded in the state store (shared by every pool
@@ -58,4 +59,91 @@ void gb_engine__plan_free(gb_engine_plan *ep)
 	gb_plan_free(&ep->plan);
 	gb_policy_set_free(ep->ps);
 	memset(ep, 0, sizeof(*ep));
+}
+
+/* ------------------------------------------------------- kept plans */
+
+struct gb_kept_plan {
+	char *pool;
+	char *spec_hash;
+	int64_t generation;
+	const gb_catalog *cat;  /* the catalog its offers point into */
+	int64_t at_ms;          /* monotonic */
+	gb_engine_plan ep;
+	struct gb_kept_plan *next;
+};
+
+static void kept_free(struct gb_kept_plan *k)
+{
+	gb_engine__plan_free(&k->ep);
+	free(k->pool);
+	free(k->spec_hash);
+	free(k);
+}
+
+/* Unlinks the entry of pool (NULL when none); under plans_mu. */
+static struct gb_kept_plan *unlink_kept(gb_engine *e, const char *pool)
+{
+	for (struct gb_kept_plan **pp = &e->plans; *pp; pp = &(*pp)->next)
+		if (strcmp((*pp)->pool, pool) == 0) {
+			struct gb_kept_plan *k = *pp;
+			*pp = k->next;
+			return k;
+		}
+	return NULL;
+}
+
+void gb_engine__keep_plan(gb_engine *e, const gb_pool_row *row,
+                          gb_engine_plan *ep)
+{
+	struct gb_kept_plan *k = gb_xcalloc(1, sizeof(*k)), *old;
+	k->pool = gb_xstrdup(row->name);
+	k->spec_hash = gb_xstrdup(row->spec_hash ? row->spec_hash : "");
+	k->generation = row->generation;
+	k->cat = e->o.cat;
+	k->at_ms = gb_mono_ms();
+	k->ep = *ep;
+	memset(ep, 0, sizeof(*ep));
+	pthread_mutex_lock(&e->plans_mu);
+	old = unlink_kept(e, row->name);
+	k->next = e->plans;
+	e->plans = k;
+	pthread_mutex_unlock(&e->plans_mu);
+	if (old)
+		kept_free(old);
+}
+
+int gb_engine__take_plan(gb_engine *e, const gb_pool_row *row,
+                         gb_engine_plan *out)
+{
+	struct gb_kept_plan *k;
+	int fresh;
+	pthread_mutex_lock(&e->plans_mu);
+	k = unlink_kept(e, row->name);
+	pthread_mutex_unlock(&e->plans_mu);
+	if (!k)
+		return 0;
+	fresh = k->generation == row->generation && k->cat == e->o.cat &&
+	        strcmp(k->spec_hash, row->spec_hash ? row->spec_hash : "") == 0 &&
+	        gb_mono_ms() - k->at_ms < GB_KEPT_PLAN_MAX_MS;
+	if (fresh) {
+		*out = k->ep;
+		memset(&k->ep, 0, sizeof(k->ep));
+	}
+	kept_free(k);
+	return fresh;
+}
+
+void gb_engine__drop_plans(gb_engine *e)
+{
+	struct gb_kept_plan *k;
+	pthread_mutex_lock(&e->plans_mu);
+	k = e->plans;
+	e->plans = NULL;
+	pthread_mutex_unlock(&e->plans_mu);
+	while (k) {
+		struct gb_kept_plan *next = k->next;
+		kept_free(k);
+		k = next;
+	}
 }

@@ -80,8 +80,8 @@ check "head -n $n $T/c.decided | cmp -s - $T/c.walked" \
 	"the walk followed the decision record in its order (diff: $(head -n "$n" "$T/c.decided" | diff - "$T/c.walked" | head -n 4 | tr '\n' ' '))"
 
 # 3. the daemon: handler threads share the compiled set; a changed file
-# is compiled again (its converges, on another thread, plan too: the
-# daemon places later than it records, so only the loads are checked)
+# is compiled again; the converge job places from the plan the PUT
+# recorded
 for p in once-a once-b; do
 	gb destroy $p --auto-approve >/dev/null 2>&1 || fail "destroy $p"
 done
@@ -102,6 +102,16 @@ for p in once-d1 once-d2; do
 done
 check "[ \"\$(loads $T/daemon.log)\" = 1 ]" \
 	"the daemon compiled the set once for two pools (submits and converges)"
+# the daemon records the plan when it accepts the PUT and places later,
+# from a job on another thread: from that same plan, so each pool runs on
+# its recorded first choice (a second plan would rank at random)
+for p in once-d1 once-d2; do
+	want=$(decision $p | head -n 1)
+	got=$(gb status $p -o json | jq -r '(if type == "array" then .[0] else . end) | .instances[0] |
+		"\(.cloud)/\(if .zone != "" then .zone else .region end) \(.instance_type) \(.capacity)"')
+	check "[ -n \"$want\" ] && [ \"$want\" = \"$got\" ]" \
+		"through the daemon, $p runs on the recorded first choice ($got; recorded $want)"
+done
 echo '-- changed' >>"$T/pol/rand.lua"
 gb apply -f "$T/once-d3.yaml" --auto-approve >"$T/once-d3.out" 2>&1 ||
 	fail "apply once-d3 through the daemon failed: $(cat "$T/once-d3.out")"
