@@ -1,17 +1,18 @@
-/* store.c -- opening, migrating and locking the SQLite state. */
+/* store.c -- what both backends share: errors, the lock, statements,
+ * transactions, the schema and its migrations (store_int.h). */
 #include "store_int.h"
 
 #include <errno.h>
-#include <fcntl.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "log.h"
 
-/* Schema version 1.  Migrations append to this list; each runs once, in a
- * transaction, and bumps meta.schema_version. */
+/* Migrations append to this list; each runs once, in a transaction, and
+ * bumps meta.schema_version.  Written once for both backends: SQLite's
+ * types here, mapped by the PostgreSQL backend (store_pg.c). */
 static const char *const migrations[] = {
 	/* 1 */
 	"CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
@@ -78,6 +79,10 @@ static const char *const migrations[] = {
 	" instance_type TEXT NOT NULL, capacity TEXT NOT NULL, until_s INTEGER"
 	" NOT NULL, reason TEXT NOT NULL,"
 	" PRIMARY KEY (cloud, region, zone, instance_type, capacity));",
+	/* 2: leases (store_lease.c): who converges a pool, with the fencing
+	 * token every journal write checks */
+	"CREATE TABLE leases (name TEXT PRIMARY KEY, owner TEXT NOT NULL,"
+	" token INTEGER NOT NULL, expires_ms INTEGER NOT NULL);",
 };
 
 /* The calling thread's last store error.  Per thread, not per
@@ -97,29 +102,46 @@ const char *gb_store_path(const gb_store *s)
 	return s->path;
 }
 
-/* After an error inside gb_store_begin .. commit: when SQLite rolled
- * the transaction back because of it, it is the cause a later commit
- * reports (caller holds the lock). */
+const char *gb_store_backend_name(const gb_store *s)
+{
+	return s->be->name;
+}
+
+int gb_store_is_shared(const gb_store *s)
+{
+	return s->be->shared;
+}
+
+/* After an error inside gb_store_begin .. commit: when the database
+ * rolled the transaction back because of it, it is the cause a later
+ * commit reports (caller holds the lock). */
 static void note_tx_err(gb_store *s)
 {
-	if (s->tx_depth > 0 && !s->tx_err[0] && sqlite3_get_autocommit(s->db))
+	if (s->tx_depth > 0 && !s->tx_err[0] && s->be->tx_lost(s))
 		memcpy(s->tx_err, thread_err, sizeof(s->tx_err));
 }
 
-int gb_store__fail(gb_store *s, const char *what)
+int gb_store__failf(gb_store *s, const char *fmt, ...)
 {
-	snprintf(thread_err, sizeof(thread_err), "state database %s: %s: %s",
-	         s->path, what, sqlite3_errmsg(s->db));
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(thread_err, sizeof(thread_err), fmt, ap);
+	va_end(ap);
 	note_tx_err(s);
 	return -1;
 }
 
-/* Inside gb_store_begin .. commit, but SQLite has rolled the transaction
- * back (it does on SQLITE_FULL, SQLITE_IOERR, SQLITE_NOMEM): a statement
- * now would run, and commit, on its own. */
+int gb_store__fail(gb_store *s, const char *what)
+{
+	return gb_store__failf(s, "state database %s: %s: %s", s->path, what,
+	                       s->be->errmsg(s));
+}
+
+/* Inside gb_store_begin .. commit, but the database has rolled the
+ * transaction back: a statement now would run, and commit, on its own. */
 static int tx_lost(gb_store *s)
 {
-	return s->tx_depth > 0 && sqlite3_get_autocommit(s->db);
+	return s->tx_depth > 0 && s->be->tx_lost(s);
 }
 
 static void fail_tx_lost(gb_store *s, const char *what)
@@ -143,9 +165,9 @@ void gb_store__unlock(gb_store *s)
 	pthread_mutex_unlock(&s->lock);
 }
 
-sqlite3_stmt *gb_store__stmt(gb_store *s, const char *sql)
+gb_sql *gb_store__stmt(gb_store *s, const char *sql)
 {
-	sqlite3_stmt *st;
+	gb_sql *st;
 	if (tx_lost(s)) {
 		fail_tx_lost(s, "statement");
 		return NULL;
@@ -153,15 +175,12 @@ sqlite3_stmt *gb_store__stmt(gb_store *s, const char *sql)
 	for (size_t i = 0; i < s->ncache; i++) {
 		if (s->cache[i].sql == sql) {
 			st = s->cache[i].st;
-			sqlite3_reset(st);
-			sqlite3_clear_bindings(st);
+			s->be->reset(st);
 			return st;
 		}
 	}
-	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
-		gb_store__fail(s, "prepare");
+	if (!(st = s->be->prepare(s, sql)))
 		return NULL;
-	}
 	if (s->ncache < GB_STMT_CACHE) {
 		s->cache[s->ncache].sql = sql;
 		s->cache[s->ncache].st = st;
@@ -170,7 +189,7 @@ sqlite3_stmt *gb_store__stmt(gb_store *s, const char *sql)
 		/* Cache full: a programming error (more distinct statements
 		 * than expected); keep working but leak-free by finalising the
 		 * oldest. */
-		sqlite3_finalize(s->cache[0].st);
+		s->be->finalize(s->cache[0].st);
 		memmove(&s->cache[0], &s->cache[1],
 		        (GB_STMT_CACHE - 1) * sizeof(s->cache[0]));
 		s->cache[GB_STMT_CACHE - 1].sql = sql;
@@ -179,29 +198,71 @@ sqlite3_stmt *gb_store__stmt(gb_store *s, const char *sql)
 	return st;
 }
 
-void gb_store__bind_str(sqlite3_stmt *st, int i, const char *v)
+void gb_sql_bind_text(gb_sql *st, int i, const char *v)
 {
-	if (v)
-		sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
-	else
-		sqlite3_bind_null(st, i);
+	st->s->be->bind_text(st, i, v);
 }
 
-char *gb_store__col_str(sqlite3_stmt *st, int i)
+void gb_sql_bind_int(gb_sql *st, int i, int64_t v)
 {
-	const unsigned char *t = sqlite3_column_text(st, i);
-	return t ? gb_xstrdup((const char *)t) : NULL;
+	st->s->be->bind_int(st, i, v);
 }
 
-int gb_store__exec_stmt(gb_store *s, sqlite3_stmt *st, const char *what)
+void gb_sql_bind_double(gb_sql *st, int i, double v)
 {
-	int rc = sqlite3_step(st);
-	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
+	st->s->be->bind_double(st, i, v);
+}
+
+void gb_sql_bind_null(gb_sql *st, int i)
+{
+	st->s->be->bind_null(st, i);
+}
+
+int gb_sql_step(gb_sql *st)
+{
+	return st->s->be->step(st);
+}
+
+int64_t gb_sql_int(gb_sql *st, int i)
+{
+	return st->s->be->col_int(st, i);
+}
+
+double gb_sql_double(gb_sql *st, int i)
+{
+	return st->s->be->col_double(st, i);
+}
+
+const char *gb_sql_text(gb_sql *st, int i)
+{
+	return st->s->be->col_text(st, i);
+}
+
+char *gb_sql_strdup(gb_sql *st, int i)
+{
+	const char *t = gb_sql_text(st, i);
+	return t ? gb_xstrdup(t) : NULL;
+}
+
+void gb_sql_reset(gb_sql *st)
+{
+	st->s->be->reset(st);
+}
+
+int64_t gb_sql_changes(gb_sql *st)
+{
+	return st->s->be->changes(st);
+}
+
+int gb_store__exec_stmt(gb_store *s, gb_sql *st, const char *what)
+{
+	int rc = gb_sql_step(st);
+	if (rc == GB_SQL_ERR) {
 		gb_store__fail(s, what);
-		sqlite3_reset(st);
+		gb_sql_reset(st);
 		return -1;
 	}
-	sqlite3_reset(st);
+	gb_sql_reset(st);
 	return 0;
 }
 
@@ -209,7 +270,7 @@ int gb_store__list(gb_store *s, const char *sql, const gb_store__arg *args,
                    size_t nargs, const gb_store__rows *rows, void **out,
                    size_t *n)
 {
-	sqlite3_stmt *st;
+	gb_sql *st;
 	char *v = NULL;
 	size_t cap = 0, len = 0;
 	int rc;
@@ -222,11 +283,11 @@ int gb_store__list(gb_store *s, const char *sql, const gb_store__arg *args,
 	}
 	for (size_t i = 0; i < nargs; i++) {
 		if (args[i].is_text)
-			gb_store__bind_str(st, (int)i + 1, args[i].text);
+			gb_sql_bind_text(st, (int)i + 1, args[i].text);
 		else
-			sqlite3_bind_int64(st, (int)i + 1, args[i].num);
+			gb_sql_bind_int(st, (int)i + 1, args[i].num);
 	}
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	while ((rc = gb_sql_step(st)) == GB_SQL_ROW) {
 		if (len == cap) {
 			cap = cap ? cap * 2 : 16;
 			v = gb_xrealloc(v, cap * rows->size);
@@ -235,14 +296,14 @@ int gb_store__list(gb_store *s, const char *sql, const gb_store__arg *args,
 		rows->read(st, v + len * rows->size);
 		len++;
 	}
-	if (rc != SQLITE_DONE) {
+	if (rc != GB_SQL_DONE) {
 		gb_store__fail(s, rows->what);
-		sqlite3_reset(st);
+		gb_sql_reset(st);
 		gb_store__unlock(s);
 		rows->free_list(v, len);
 		return -1;
 	}
-	sqlite3_reset(st);
+	gb_sql_reset(st);
 	gb_store__unlock(s);
 	*out = v;
 	*n = len;
@@ -251,38 +312,19 @@ int gb_store__list(gb_store *s, const char *sql, const gb_store__arg *args,
 
 static int exec_sql(gb_store *s, const char *sql, const char *what)
 {
-	char *msg = NULL;
-	if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-		snprintf(thread_err, sizeof(thread_err),
-		         "state database %s: %s: %s", s->path, what,
-		         msg ? msg : sqlite3_errmsg(s->db));
-		sqlite3_free(msg);
-		note_tx_err(s);
-		return -1;
-	}
-	return 0;
+	return s->be->exec(s, sql, what);
 }
 
 int gb_store_version_try(gb_store *s, int64_t v[2])
 {
-	sqlite3_stmt *st;
-	int rc = -1;
+	int rc;
 	if (pthread_mutex_trylock(&s->lock) != 0)
 		return 1;
 	if (s->tx_depth) { /* our own transaction is open: not settled */
 		gb_store__unlock(s);
 		return 1;
 	}
-	if ((st = gb_store__stmt(s, "PRAGMA data_version"))) {
-		if (sqlite3_step(st) == SQLITE_ROW) {
-			v[0] = sqlite3_total_changes64(s->db);
-			v[1] = sqlite3_column_int64(st, 0);
-			rc = 0;
-		} else {
-			gb_store__fail(s, "read data_version");
-		}
-		sqlite3_reset(st);
-	}
+	rc = s->be->version(s, v);
 	gb_store__unlock(s);
 	return rc;
 }
@@ -305,7 +347,7 @@ int gb_store_begin(gb_store *s)
 	gb_store__lock(s);
 	if (s->tx_depth == 0) {
 		s->tx_err[0] = '\0';
-		if (exec_sql(s, "BEGIN IMMEDIATE", "begin transaction") != 0) {
+		if (exec_sql(s, s->be->begin_sql, "begin transaction") != 0) {
 			gb_store__unlock(s);
 			return -1;
 		}
@@ -319,8 +361,6 @@ int gb_store_begin(gb_store *s)
 static void rollback_open(gb_store *s)
 {
 	char keep[sizeof(thread_err)];
-	if (sqlite3_get_autocommit(s->db))
-		return; /* SQLite rolled back already */
 	memcpy(keep, thread_err, sizeof(keep));
 	exec_sql(s, "ROLLBACK", "rollback");
 	memcpy(thread_err, keep, sizeof(keep));
@@ -330,10 +370,11 @@ int gb_store_commit(gb_store *s)
 {
 	int rc = 0;
 	if (--s->tx_depth == 0) {
-		if (sqlite3_get_autocommit(s->db)) {
-			/* already rolled back (by SQLite after an error, or an
-			 * inner gb_store_rollback): nothing to commit */
+		if (s->be->tx_lost(s)) {
+			/* already rolled back (by the database after an error,
+			 * or an inner gb_store_rollback): nothing to commit */
 			fail_tx_lost(s, "commit");
+			rollback_open(s);
 			rc = -1;
 		} else if ((rc = exec_sql(s, "COMMIT", "commit")) != 0) {
 			rollback_open(s);
@@ -356,32 +397,28 @@ void gb_store_rollback(gb_store *s)
 
 static int schema_version(gb_store *s, int *v)
 {
-	sqlite3_stmt *st;
+	gb_sql *st;
 	int rc;
 	*v = 0;
-	if (sqlite3_prepare_v2(s->db,
-	                       "SELECT name FROM sqlite_master WHERE type='table'"
-	                       " AND name='meta'", -1, &st, NULL) != SQLITE_OK)
-		return gb_store__fail(s, "read schema");
-	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	if (rc != SQLITE_ROW)
-		return 0; /* empty database */
-	if (sqlite3_prepare_v2(s->db,
-	                       "SELECT value FROM meta WHERE key='schema_version'",
-	                       -1, &st, NULL) != SQLITE_OK)
-		return gb_store__fail(s, "read schema version");
-	if (sqlite3_step(st) == SQLITE_ROW)
-		*v = atoi((const char *)sqlite3_column_text(st, 0));
-	sqlite3_finalize(st);
-	return 0;
+	if ((rc = s->be->has_table(s, "meta")) <= 0)
+		return rc; /* 0: an empty database */
+	if (!(st = s->be->prepare(s, "SELECT value FROM meta WHERE key ="
+	                             " 'schema_version'")))
+		return -1;
+	rc = s->be->step(st);
+	if (rc == GB_SQL_ROW)
+		*v = atoi(s->be->col_text(st, 0));
+	else if (rc == GB_SQL_ERR)
+		gb_store__fail(s, "read schema version");
+	s->be->finalize(st);
+	return rc == GB_SQL_ERR ? -1 : 0;
 }
 
 static int migrate(gb_store *s)
 {
 	int v;
 	const int latest = (int)GB_ARRAY_LEN(migrations);
-	if (exec_sql(s, "BEGIN IMMEDIATE", "begin migration") != 0)
+	if (exec_sql(s, s->be->begin_sql, "begin migration") != 0)
 		return -1;
 	if (schema_version(s, &v) != 0)
 		goto fail;
@@ -393,12 +430,16 @@ static int migrate(gb_store *s)
 		goto fail;
 	}
 	for (int i = v; i < latest; i++) {
-		char sql[128];
-		if (exec_sql(s, migrations[i], "migrate") != 0)
+		char sql[160];
+		char *text = s->be->schema(migrations[i]);
+		int rc = exec_sql(s, text, "migrate");
+		free(text);
+		if (rc != 0)
 			goto fail;
 		snprintf(sql, sizeof(sql),
-		         "INSERT OR REPLACE INTO meta(key, value) VALUES"
-		         " ('schema_version', '%d')", i + 1);
+		         "INSERT INTO meta(key, value) VALUES ('schema_version',"
+		         " '%d') ON CONFLICT (key) DO UPDATE SET value ="
+		         " excluded.value", i + 1);
 		if (exec_sql(s, sql, "record schema version") != 0)
 			goto fail;
 		if (v > 0)
@@ -407,66 +448,43 @@ static int migrate(gb_store *s)
 	}
 	return exec_sql(s, "COMMIT", "commit migration");
 fail:
-	exec_sql(s, "ROLLBACK", "rollback migration");
+	rollback_open(s);
 	return -1;
 }
 
-static int mkdir_p(const char *path)
+/* postgresql:// and postgres:// name a PostgreSQL database; anything
+ * else is a SQLite file. */
+static const gb_store_backend *backend_for(const char *target)
 {
-	char *tmp = gb_xstrdup(path);
-	for (char *p = tmp + 1; *p; p++) {
-		if (*p == '/') {
-			*p = '\0';
-			if (mkdir(tmp, 0700) != 0 && errno != EEXIST) {
-				free(tmp);
-				return -1;
-			}
-			*p = '/';
-		}
-	}
-	free(tmp);
-	return 0;
+	if (strncmp(target, "postgresql://", 13) == 0 ||
+	    strncmp(target, "postgres://", 11) == 0)
+		return &gb_store_pg;
+	return &gb_store_sqlite;
 }
 
-int gb_store_open(const char *path, gb_store **out, char *err, size_t cap)
+int gb_store_is_url(const char *target)
+{
+	return target && backend_for(target) == &gb_store_pg;
+}
+
+int gb_store_open_auth(const char *target, const char *password,
+                       gb_store **out, char *err, size_t cap)
 {
 	gb_store *s;
 	pthread_mutexattr_t ma;
-	int fd;
 	*out = NULL;
-	if (mkdir_p(path) != 0) {
-		snprintf(err, cap, "cannot create the directory of %s: %s", path,
-		         strerror(errno));
-		return -1;
-	}
-	/* Create the file 0600 ourselves so SQLite (and its -wal/-shm files,
-	 * which copy the database's mode) never exist world-readable. */
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		snprintf(err, cap, "cannot open state database %s: %s", path,
-		         strerror(errno));
-		return -1;
-	}
-	close(fd);
 	s = gb_xcalloc(1, sizeof(*s));
-	s->path = gb_xstrdup(path);
+	s->be = backend_for(target);
 	pthread_mutexattr_init(&ma);
 	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
 	pthread_mutex_init(&s->lock, &ma);
 	pthread_mutexattr_destroy(&ma);
-	if (sqlite3_open_v2(path, &s->db,
-	                    SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX,
-	                    NULL) != SQLITE_OK) {
-		snprintf(err, cap, "cannot open state database %s: %s", path,
-		         s->db ? sqlite3_errmsg(s->db) : "out of memory");
+	gb_store_lease_owner_init(s);
+	if (s->be->open(s, target, password, err, cap) != 0) {
 		gb_store_close(s);
 		return -1;
 	}
-	sqlite3_busy_timeout(s->db, 15000);
-	if (exec_sql(s, "PRAGMA journal_mode=WAL", "enable WAL") != 0 ||
-	    exec_sql(s, "PRAGMA foreign_keys=ON", "enable foreign keys") != 0 ||
-	    exec_sql(s, "PRAGMA synchronous=NORMAL", "set synchronous") != 0 ||
-	    migrate(s) != 0) {
+	if (migrate(s) != 0) {
 		snprintf(err, cap, "%s", thread_err);
 		gb_store_close(s);
 		return -1;
@@ -475,23 +493,37 @@ int gb_store_open(const char *path, gb_store **out, char *err, size_t cap)
 	return 0;
 }
 
+int gb_store_open(const char *target, gb_store **out, char *err, size_t cap)
+{
+	return gb_store_open_auth(target, NULL, out, err, cap);
+}
+
 void gb_store_close(gb_store *s)
 {
 	if (!s)
 		return;
+	gb_store_lease_release_all(s);
 	for (size_t i = 0; i < s->ncache; i++)
-		sqlite3_finalize(s->cache[i].st);
+		s->be->finalize(s->cache[i].st);
 	if (s->db)
-		sqlite3_close(s->db);
+		s->be->close(s);
+	for (size_t i = 0; i < s->nleases; i++)
+		free(s->leases[i].name);
+	free(s->leases);
 	pthread_mutex_destroy(&s->lock);
 	free(s->path);
 	free(s);
 }
 
+int gb_store_size(gb_store *s, int64_t *bytes, int64_t *free_bytes)
+{
+	return s->be->size(s, bytes, free_bytes);
+}
+
 int gb_store_meta_get(gb_store *s, const char *key, char **out)
 {
 	static const char sql[] = "SELECT value FROM meta WHERE key = ?";
-	sqlite3_stmt *st;
+	gb_sql *st;
 	int rc;
 	*out = NULL;
 	gb_store__lock(s);
@@ -499,15 +531,15 @@ int gb_store_meta_get(gb_store *s, const char *key, char **out)
 		gb_store__unlock(s);
 		return -1;
 	}
-	gb_store__bind_str(st, 1, key);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		*out = gb_store__col_str(st, 0);
+	gb_sql_bind_text(st, 1, key);
+	rc = gb_sql_step(st);
+	if (rc == GB_SQL_ROW) {
+		*out = gb_sql_strdup(st, 0);
 		rc = 0;
 	} else {
-		rc = rc == SQLITE_DONE ? 1 : gb_store__fail(s, "read meta");
+		rc = rc == GB_SQL_DONE ? 1 : gb_store__fail(s, "read meta");
 	}
-	sqlite3_reset(st);
+	gb_sql_reset(st);
 	gb_store__unlock(s);
 	return rc;
 }
@@ -515,16 +547,17 @@ int gb_store_meta_get(gb_store *s, const char *key, char **out)
 int gb_store_meta_set(gb_store *s, const char *key, const char *value)
 {
 	static const char sql[] =
-		"INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)";
-	sqlite3_stmt *st;
+		"INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT (key)"
+		" DO UPDATE SET value = ?2";
+	gb_sql *st;
 	int rc;
 	gb_store__lock(s);
 	if (!(st = gb_store__stmt(s, sql))) {
 		gb_store__unlock(s);
 		return -1;
 	}
-	gb_store__bind_str(st, 1, key);
-	gb_store__bind_str(st, 2, value);
+	gb_sql_bind_text(st, 1, key);
+	gb_sql_bind_text(st, 2, value);
 	rc = gb_store__exec_stmt(s, st, "write meta");
 	gb_store__unlock(s);
 	return rc;

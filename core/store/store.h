@@ -1,12 +1,19 @@
 /*
- * store.h -- gpubroker's state in SQLite (WAL, foreign keys, busy
- * timeout so a CLI and a daemon can share one file; the file is 0600).
+ * store.h -- gpubroker's state, in one of two backends behind this one
+ * interface (store_int.h):
+ *   - SQLite (the default): a file (WAL, foreign keys, busy timeout so a
+ *     CLI and a daemon can share it; the file is 0600);
+ *   - PostgreSQL, when the target is postgresql://USER@HOST:PORT/DB?...
+ *     (or postgres://): several daemons (replicas) on several hosts share
+ *     it.  The password never comes from the URL: libpq's PGPASSWORD,
+ *     PGPASSFILE (~/.pgpass), or the caller's (gb_store_open_auth).
+ * Both have the same tables and migrations.
  *
  * Tables: meta (schema version, broker id), pools, instances, intents
  * (the journal: written and committed BEFORE any create or terminate
  * call), events, audit, offers (refreshed prices with provenance),
  * decisions (plan records), unavailable (failover cooldowns shared by all
- * pools and processes).
+ * pools and processes), leases (who converges a pool; see "leases").
  *
  * Threading: one connection guarded by a recursive mutex; a transaction
  * (gb_store_begin .. commit/rollback) holds it, so statements of other
@@ -32,10 +39,24 @@
 
 typedef struct gb_store gb_store;
 
-#define GB_STORE_SCHEMA_VERSION 1
+#define GB_STORE_SCHEMA_VERSION 2
 
-int gb_store_open(const char *path, gb_store **out, char *err, size_t cap);
+/* Opens (creating and migrating) the state at `target`: a SQLite path,
+ * or a postgresql:// URL.  password: NULL = libpq's own mechanisms; it is
+ * registered for redaction and never shown.  Errors name the target as
+ * gb_store_path shows it (no secret). */
+int gb_store_open_auth(const char *target, const char *password,
+                       gb_store **out, char *err, size_t cap);
+int gb_store_open(const char *target, gb_store **out, char *err, size_t cap);
 void gb_store_close(gb_store *s);
+/* Whether target names a PostgreSQL database (postgresql:// or
+ * postgres://) rather than a SQLite file. */
+int gb_store_is_url(const char *target);
+/* "sqlite" or "postgresql". */
+const char *gb_store_backend_name(const gb_store *s);
+/* 1 when several hosts may share this store (PostgreSQL): pools are then
+ * converged under leases (below) instead of file locks. */
+int gb_store_is_shared(const gb_store *s);
 /* The calling thread's last store error: the message of the last call
  * on this thread that returned -1, whichever store it was on; other
  * threads' errors never show here.  A call that succeeds leaves it as it
@@ -44,6 +65,7 @@ void gb_store_close(gb_store *s);
  * this thread's next store call, and gone with the thread; it never
  * points into `s`, so it may be read after gb_store_close. */
 const char *gb_store_errmsg(gb_store *s);
+/* The file, or the URL without its password and options (borrowed). */
 const char *gb_store_path(const gb_store *s);
 
 /* Tells whether the database may have changed since an earlier call:
@@ -264,6 +286,51 @@ int gb_store_prune(gb_store *s, int64_t audit_before_ms,
  * bytes) and what the filesystem holding it has left for this user
  * (bytes; -1 unknown).  Never waits for the store. */
 int gb_store_size(gb_store *s, int64_t *bytes, int64_t *free_bytes);
+
+/* ---- leases (store_lease.c) ----
+ * A lease names something one process at a time may do ("pool:NAME":
+ * converge that pool; "leader": orphan gc and price refresh).  Each has
+ * an owner (this store's random owner id, one per gb_store), an expiry
+ * on the DATABASE's clock, and a fencing token that grows every time the
+ * lease changes hands.  While the store is fenced (gb_store_fence_on),
+ * every journal write of a pool (intent opened, intent closed, instance
+ * recorded) checks, in its own transaction, that this store still holds
+ * the pool's lease with the token it was granted: a holder that was
+ * paused past its expiry, partitioned or slow can open no intent, so
+ * makes no cloud call, once another has taken over. */
+
+/* Takes or renews `name` for ttl_ms.  0 = held (*token set; it moved on
+ * when the lease changed hands), 1 = another owner holds it unexpired
+ * (holder, when not NULL, gets its owner id), -1 = error. */
+int gb_store_lease_acquire(gb_store *s, const char *name, int64_t ttl_ms,
+                           int64_t *token, char *holder, size_t cap);
+/* Renews every lease this store holds; a lease found lost (taken over,
+ * or expired and gone) is forgotten.  Returns how many were lost, or -1
+ * (database unreachable: nothing is forgotten; the fencing check is what
+ * keeps a stale holder from writing). */
+int gb_store_lease_renew_all(gb_store *s, int64_t ttl_ms);
+/* Gives `name` up (expires it now, keeping its token); 0 or -1. */
+int gb_store_lease_release(gb_store *s, const char *name);
+/* Gives up every lease (on close and shutdown); errors are ignored. */
+void gb_store_lease_release_all(gb_store *s);
+/* Whether this store holds `name` (its own view; the database decides
+ * at the next fenced write). */
+int gb_store_lease_held(gb_store *s, const char *name);
+/* The owner id of this store ("host:pid:random"); borrowed. */
+const char *gb_store_lease_owner(gb_store *s);
+/* Journal writes of a pool check its lease from now on. */
+void gb_store_fence_on(gb_store *s);
+/* Sets the owner id at open (store.c). */
+void gb_store_lease_owner_init(gb_store *s);
+
+/* ---- copying a state (store_copy.c) ---- */
+/* Copies every row of every table of `from` into `to` (another backend
+ * is fine), ids kept, in one transaction of `to`.  Refuses (1) a target
+ * that has any pool, instance, intent, event or audit row.  Then counts
+ * the rows of each table on both sides; a difference is an error.
+ * report (may be NULL) gets "table rows" lines.  0, 1 or -1 (error
+ * set). */
+int gb_store_copy(gb_store *from, gb_store *to, char **report);
 
 /* ---- meta ---- */
 int gb_store_meta_get(gb_store *s, const char *key, char **out);

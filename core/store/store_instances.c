@@ -44,35 +44,35 @@ static void insts_free(void *v, size_t n)
 	gb_inst_list_free(v, n);
 }
 
-static void read_inst(sqlite3_stmt *st, void *row)
+static void read_inst(gb_sql *st, void *row)
 {
 	gb_inst_row *r = row;
-	r->id = sqlite3_column_int64(st, 0);
-	r->pool = gb_store__col_str(st, 1);
-	r->cloud = gb_store__col_str(st, 2);
-	r->region = gb_store__col_str(st, 3);
-	r->zone = gb_store__col_str(st, 4);
-	r->instance_type = gb_store__col_str(st, 5);
-	r->capacity = gb_store__col_str(st, 6);
-	r->provider_id = gb_store__col_str(st, 7);
-	r->name = gb_store__col_str(st, 8);
-	r->token = gb_store__col_str(st, 9);
-	r->state = gb_store__col_str(st, 10);
-	r->state_reason = gb_store__col_str(st, 11);
-	r->private_ip = gb_store__col_str(st, 12);
-	r->public_ip = gb_store__col_str(st, 13);
-	r->gpu_model = gb_store__col_str(st, 14);
-	r->gpu_count = sqlite3_column_int(st, 15);
-	r->price_per_hour = sqlite3_column_double(st, 16);
-	r->launched_ms = sqlite3_column_int64(st, 17);
-	r->running_ms = sqlite3_column_int64(st, 18);
-	r->terminate_requested_ms = sqlite3_column_int64(st, 19);
-	r->terminated_ms = sqlite3_column_int64(st, 20);
-	r->last_seen_ms = sqlite3_column_int64(st, 21);
-	r->last_heartbeat_at = sqlite3_column_int64(st, 22);
-	r->last_gpu_util = sqlite3_column_double(st, 23);
-	r->intent_id = sqlite3_column_int64(st, 24);
-	r->name_index = sqlite3_column_int(st, 25);
+	r->id = gb_sql_int(st, 0);
+	r->pool = gb_sql_strdup(st, 1);
+	r->cloud = gb_sql_strdup(st, 2);
+	r->region = gb_sql_strdup(st, 3);
+	r->zone = gb_sql_strdup(st, 4);
+	r->instance_type = gb_sql_strdup(st, 5);
+	r->capacity = gb_sql_strdup(st, 6);
+	r->provider_id = gb_sql_strdup(st, 7);
+	r->name = gb_sql_strdup(st, 8);
+	r->token = gb_sql_strdup(st, 9);
+	r->state = gb_sql_strdup(st, 10);
+	r->state_reason = gb_sql_strdup(st, 11);
+	r->private_ip = gb_sql_strdup(st, 12);
+	r->public_ip = gb_sql_strdup(st, 13);
+	r->gpu_model = gb_sql_strdup(st, 14);
+	r->gpu_count = (int)gb_sql_int(st, 15);
+	r->price_per_hour = gb_sql_double(st, 16);
+	r->launched_ms = gb_sql_int(st, 17);
+	r->running_ms = gb_sql_int(st, 18);
+	r->terminate_requested_ms = gb_sql_int(st, 19);
+	r->terminated_ms = gb_sql_int(st, 20);
+	r->last_seen_ms = gb_sql_int(st, 21);
+	r->last_heartbeat_at = gb_sql_int(st, 22);
+	r->last_gpu_util = gb_sql_double(st, 23);
+	r->intent_id = gb_sql_int(st, 24);
+	r->name_index = (int)gb_sql_int(st, 25);
 }
 
 static const gb_store__rows inst_rows = {
@@ -92,23 +92,23 @@ int gb_store_inst_put(gb_store *s, gb_inst_row *r)
 		" ON CONFLICT(cloud, provider_id) WHERE state != 'terminated'"
 		" DO UPDATE SET region = ?3,"
 		" zone = ?4, state = ?10, state_reason = ?11,"
-		" private_ip = COALESCE(?12, private_ip),"
-		" public_ip = COALESCE(?13, public_ip),"
-		" running_ms = MAX(running_ms, ?18),"
-		" terminate_requested_ms = MAX(terminate_requested_ms, ?19),"
-		" terminated_ms = MAX(terminated_ms, ?20),"
-		" last_seen_ms = MAX(last_seen_ms, ?21) RETURNING id";
+		" private_ip = COALESCE(?12, instances.private_ip),"
+		" public_ip = COALESCE(?13, instances.public_ip),"
+		" running_ms = GREATEST(instances.running_ms, ?18),"
+		" terminate_requested_ms = GREATEST(instances.terminate_requested_ms, ?19),"
+		" terminated_ms = GREATEST(instances.terminated_ms, ?20),"
+		" last_seen_ms = GREATEST(instances.last_seen_ms, ?21) RETURNING id";
 	static const char upd[] =
 		"UPDATE instances SET state = ?2, state_reason = ?3,"
 		" private_ip = COALESCE(?4, private_ip),"
 		" public_ip = COALESCE(?5, public_ip),"
-		" running_ms = MAX(running_ms, ?6),"
-		" terminate_requested_ms = MAX(terminate_requested_ms, ?7),"
-		" terminated_ms = MAX(terminated_ms, ?8),"
-		" last_seen_ms = MAX(last_seen_ms, ?9),"
+		" running_ms = GREATEST(running_ms, ?6),"
+		" terminate_requested_ms = GREATEST(terminate_requested_ms, ?7),"
+		" terminated_ms = GREATEST(terminated_ms, ?8),"
+		" last_seen_ms = GREATEST(last_seen_ms, ?9),"
 		" provider_id = COALESCE(?10, provider_id),"
 		" zone = COALESCE(NULLIF(?11, ''), zone) WHERE id = ?1";
-	sqlite3_stmt *st;
+	gb_sql *st;
 	int rc;
 	gb_store__lock(s);
 	if (r->id > 0) {
@@ -116,59 +116,68 @@ int gb_store_inst_put(gb_store *s, gb_inst_row *r)
 			gb_store__unlock(s);
 			return -1;
 		}
-		sqlite3_bind_int64(st, 1, r->id);
-		gb_store__bind_str(st, 2, r->state);
-		gb_store__bind_str(st, 3, r->state_reason);
-		gb_store__bind_str(st, 4, r->private_ip);
-		gb_store__bind_str(st, 5, r->public_ip);
-		sqlite3_bind_int64(st, 6, r->running_ms);
-		sqlite3_bind_int64(st, 7, r->terminate_requested_ms);
-		sqlite3_bind_int64(st, 8, r->terminated_ms);
-		sqlite3_bind_int64(st, 9, r->last_seen_ms);
-		gb_store__bind_str(st, 10, r->provider_id);
-		gb_store__bind_str(st, 11, r->zone);
+		gb_sql_bind_int(st, 1, r->id);
+		gb_sql_bind_text(st, 2, r->state);
+		gb_sql_bind_text(st, 3, r->state_reason);
+		gb_sql_bind_text(st, 4, r->private_ip);
+		gb_sql_bind_text(st, 5, r->public_ip);
+		gb_sql_bind_int(st, 6, r->running_ms);
+		gb_sql_bind_int(st, 7, r->terminate_requested_ms);
+		gb_sql_bind_int(st, 8, r->terminated_ms);
+		gb_sql_bind_int(st, 9, r->last_seen_ms);
+		gb_sql_bind_text(st, 10, r->provider_id);
+		gb_sql_bind_text(st, 11, r->zone);
 		rc = gb_store__exec_stmt(s, st, "update instance");
 		gb_store__unlock(s);
 		return rc;
 	}
-	if (!(st = gb_store__stmt(s, ins))) {
+	/* a new instance is recorded under the pool's lease (store.h) */
+	if (gb_store_begin(s) != 0) {
 		gb_store__unlock(s);
 		return -1;
 	}
-	gb_store__bind_str(st, 1, r->pool);
-	gb_store__bind_str(st, 2, r->cloud);
-	gb_store__bind_str(st, 3, r->region);
-	gb_store__bind_str(st, 4, r->zone ? r->zone : "");
-	gb_store__bind_str(st, 5, r->instance_type);
-	gb_store__bind_str(st, 6, r->capacity);
-	gb_store__bind_str(st, 7, r->provider_id);
-	gb_store__bind_str(st, 8, r->name);
-	gb_store__bind_str(st, 9, r->token);
-	gb_store__bind_str(st, 10, r->state);
-	gb_store__bind_str(st, 11, r->state_reason);
-	gb_store__bind_str(st, 12, r->private_ip);
-	gb_store__bind_str(st, 13, r->public_ip);
-	gb_store__bind_str(st, 14, r->gpu_model);
-	sqlite3_bind_int(st, 15, r->gpu_count);
-	sqlite3_bind_double(st, 16, r->price_per_hour);
-	sqlite3_bind_int64(st, 17, r->launched_ms);
-	sqlite3_bind_int64(st, 18, r->running_ms);
-	sqlite3_bind_int64(st, 19, r->terminate_requested_ms);
-	sqlite3_bind_int64(st, 20, r->terminated_ms);
-	sqlite3_bind_int64(st, 21, r->last_seen_ms);
+	if (gb_store__fence(s, r->pool) != 0 ||
+	    !(st = gb_store__stmt(s, ins))) {
+		gb_store_rollback(s);
+		gb_store__unlock(s);
+		return -1;
+	}
+	gb_sql_bind_text(st, 1, r->pool);
+	gb_sql_bind_text(st, 2, r->cloud);
+	gb_sql_bind_text(st, 3, r->region);
+	gb_sql_bind_text(st, 4, r->zone ? r->zone : "");
+	gb_sql_bind_text(st, 5, r->instance_type);
+	gb_sql_bind_text(st, 6, r->capacity);
+	gb_sql_bind_text(st, 7, r->provider_id);
+	gb_sql_bind_text(st, 8, r->name);
+	gb_sql_bind_text(st, 9, r->token);
+	gb_sql_bind_text(st, 10, r->state);
+	gb_sql_bind_text(st, 11, r->state_reason);
+	gb_sql_bind_text(st, 12, r->private_ip);
+	gb_sql_bind_text(st, 13, r->public_ip);
+	gb_sql_bind_text(st, 14, r->gpu_model);
+	gb_sql_bind_int(st, 15, r->gpu_count);
+	gb_sql_bind_double(st, 16, r->price_per_hour);
+	gb_sql_bind_int(st, 17, r->launched_ms);
+	gb_sql_bind_int(st, 18, r->running_ms);
+	gb_sql_bind_int(st, 19, r->terminate_requested_ms);
+	gb_sql_bind_int(st, 20, r->terminated_ms);
+	gb_sql_bind_int(st, 21, r->last_seen_ms);
 	if (r->intent_id > 0)
-		sqlite3_bind_int64(st, 22, r->intent_id);
+		gb_sql_bind_int(st, 22, r->intent_id);
 	else
-		sqlite3_bind_null(st, 22);
-	sqlite3_bind_int(st, 23, r->name_index);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		r->id = sqlite3_column_int64(st, 0);
-		rc = 0;
+		gb_sql_bind_null(st, 22);
+	gb_sql_bind_int(st, 23, r->name_index);
+	rc = gb_sql_step(st);
+	if (rc == GB_SQL_ROW) {
+		r->id = gb_sql_int(st, 0);
+		gb_sql_reset(st);
+		rc = gb_store_commit(s);
 	} else {
 		rc = gb_store__fail(s, "save instance");
+		gb_sql_reset(st);
+		gb_store_rollback(s);
 	}
-	sqlite3_reset(st);
 	gb_store__unlock(s);
 	return rc;
 }
@@ -176,7 +185,7 @@ int gb_store_inst_put(gb_store *s, gb_inst_row *r)
 static int get_one(gb_store *s, const char *sql, int64_t id, const char *a,
                    const char *b, gb_inst_row *out)
 {
-	sqlite3_stmt *st;
+	gb_sql *st;
 	int rc;
 	memset(out, 0, sizeof(*out));
 	gb_store__lock(s);
@@ -185,19 +194,19 @@ static int get_one(gb_store *s, const char *sql, int64_t id, const char *a,
 		return -1;
 	}
 	if (a) {
-		gb_store__bind_str(st, 1, a);
-		gb_store__bind_str(st, 2, b);
+		gb_sql_bind_text(st, 1, a);
+		gb_sql_bind_text(st, 2, b);
 	} else {
-		sqlite3_bind_int64(st, 1, id);
+		gb_sql_bind_int(st, 1, id);
 	}
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
+	rc = gb_sql_step(st);
+	if (rc == GB_SQL_ROW) {
 		read_inst(st, out);
 		rc = 0;
 	} else {
-		rc = rc == SQLITE_DONE ? 1 : gb_store__fail(s, "read instance");
+		rc = rc == GB_SQL_DONE ? 1 : gb_store__fail(s, "read instance");
 	}
-	sqlite3_reset(st);
+	gb_sql_reset(st);
 	gb_store__unlock(s);
 	return rc;
 }
@@ -264,17 +273,17 @@ int gb_store_inst_set_state(gb_store *s, int64_t id, const char *state,
 		"     THEN terminate_requested_ms"
 		"   WHEN ?2 IN ('terminated', 'preempted') THEN ?4"
 		"   ELSE 0 END WHERE id = ?1";
-	sqlite3_stmt *st;
+	gb_sql *st;
 	int rc;
 	gb_store__lock(s);
 	if (!(st = gb_store__stmt(s, sql))) {
 		gb_store__unlock(s);
 		return -1;
 	}
-	sqlite3_bind_int64(st, 1, id);
-	gb_store__bind_str(st, 2, state);
-	gb_store__bind_str(st, 3, reason);
-	sqlite3_bind_int64(st, 4, at);
+	gb_sql_bind_int(st, 1, id);
+	gb_sql_bind_text(st, 2, state);
+	gb_sql_bind_text(st, 3, reason);
+	gb_sql_bind_int(st, 4, at);
 	rc = gb_store__exec_stmt(s, st, "set instance state");
 	gb_store__unlock(s);
 	return rc;
@@ -285,15 +294,15 @@ int gb_store_inst_term_accepted(gb_store *s, int64_t id, int64_t at)
 	static const char sql[] =
 		"UPDATE instances SET terminate_requested_ms = ?2 WHERE id = ?1"
 		" AND terminate_requested_ms = 0";
-	sqlite3_stmt *st;
+	gb_sql *st;
 	int rc;
 	gb_store__lock(s);
 	if (!(st = gb_store__stmt(s, sql))) {
 		gb_store__unlock(s);
 		return -1;
 	}
-	sqlite3_bind_int64(st, 1, id);
-	sqlite3_bind_int64(st, 2, at);
+	gb_sql_bind_int(st, 1, id);
+	gb_sql_bind_int(st, 2, at);
 	rc = gb_store__exec_stmt(s, st, "record terminate request");
 	gb_store__unlock(s);
 	return rc;
@@ -303,18 +312,18 @@ int gb_store_inst_heartbeat(gb_store *s, int64_t id, int64_t at,
                             double gpu_util)
 {
 	static const char sql[] =
-		"UPDATE instances SET last_heartbeat_at = MAX(last_heartbeat_at, ?2),"
+		"UPDATE instances SET last_heartbeat_at = GREATEST(last_heartbeat_at, ?2),"
 		" last_gpu_util = ?3 WHERE id = ?1";
-	sqlite3_stmt *st;
+	gb_sql *st;
 	int rc;
 	gb_store__lock(s);
 	if (!(st = gb_store__stmt(s, sql))) {
 		gb_store__unlock(s);
 		return -1;
 	}
-	sqlite3_bind_int64(st, 1, id);
-	sqlite3_bind_int64(st, 2, at);
-	sqlite3_bind_double(st, 3, gpu_util);
+	gb_sql_bind_int(st, 1, id);
+	gb_sql_bind_int(st, 2, at);
+	gb_sql_bind_double(st, 3, gpu_util);
 	rc = gb_store__exec_stmt(s, st, "record instance heartbeat");
 	gb_store__unlock(s);
 	return rc;
@@ -326,25 +335,25 @@ int gb_store_inst_max_index(gb_store *s, const char *pool, int *out)
 	 * failed attempt may leave a half-deleted VM holding its name
 	 * (Azure names are unique per resource group). */
 	static const char sql[] =
-		"SELECT MAX(COALESCE((SELECT MAX(name_index) FROM instances"
+		"SELECT GREATEST(COALESCE((SELECT MAX(name_index) FROM instances"
 		" WHERE pool = ?1), -1), COALESCE((SELECT MAX(first_index + count"
 		" - 1) FROM intents WHERE pool = ?1 AND kind = 'create'), -1))";
-	sqlite3_stmt *st;
+	gb_sql *st;
 	int rc;
 	gb_store__lock(s);
 	if (!(st = gb_store__stmt(s, sql))) {
 		gb_store__unlock(s);
 		return -1;
 	}
-	gb_store__bind_str(st, 1, pool);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		*out = sqlite3_column_int(st, 0);
+	gb_sql_bind_text(st, 1, pool);
+	rc = gb_sql_step(st);
+	if (rc == GB_SQL_ROW) {
+		*out = (int)gb_sql_int(st, 0);
 		rc = 0;
 	} else {
 		rc = gb_store__fail(s, "read instance index");
 	}
-	sqlite3_reset(st);
+	gb_sql_reset(st);
 	gb_store__unlock(s);
 	return rc;
 }

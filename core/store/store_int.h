@@ -1,48 +1,137 @@
-/* store_int.h -- helpers shared by the store_*.c files (not public). */
+/* store_int.h -- helpers shared by the store_*.c files (not public).
+ *
+ * The store is one set of SQL statements over two backends (the pattern
+ * of SQLite's VFS: one interface, a reference implementation and a
+ * second one): store_sqlite.c (one file on this machine; the default)
+ * and store_pg.c (PostgreSQL through libpq, for several replicas).  The
+ * statements are written once, in the SQL both accept: ?N parameters,
+ * ON CONFLICT upserts, RETURNING, GREATEST (registered in SQLite).  The
+ * schema is written once too; store_pg.c maps its column types. */
 #ifndef GB_STORE_INT_H
 #define GB_STORE_INT_H
 
 #include <pthread.h>
-#include <sqlite3.h>
 
 #include "store.h"
 
-#define GB_STMT_CACHE 96
+#define GB_STMT_CACHE 112
 #define GB_STORE_ERR_CAP 512 /* an error message, NUL included */
 
+/* One prepared statement of either backend.  Backends embed it as the
+ * first member of their own statement struct. */
+typedef struct gb_sql {
+	gb_store *s;
+} gb_sql;
+
+#define GB_SQL_DONE 0
+#define GB_SQL_ROW 1
+#define GB_SQL_ERR (-1)
+
+/* What a backend does.  Every function is called with the store's lock
+ * held.  Failures set the calling thread's error (gb_store__failf) and
+ * return -1 / NULL. */
+typedef struct gb_store_backend {
+	const char *name; /* "sqlite" | "postgresql" */
+	/* Connects to `target` (a path, or a URL for store_pg.c; password
+	 * NULL = the backend's own mechanisms).  Sets s->path to what
+	 * messages may show (a URL without any secret). */
+	int (*open)(gb_store *s, const char *target, const char *password,
+	            char *err, size_t cap);
+	void (*close)(gb_store *s);
+	/* Statements without parameters or rows ("BEGIN", the schema). */
+	int (*exec)(gb_store *s, const char *sql, const char *what);
+	gb_sql *(*prepare)(gb_store *s, const char *sql);
+	void (*finalize)(gb_sql *st);
+	void (*bind_text)(gb_sql *st, int i, const char *v); /* NULL: NULL */
+	void (*bind_int)(gb_sql *st, int i, int64_t v);
+	void (*bind_double)(gb_sql *st, int i, double v);
+	void (*bind_null)(gb_sql *st, int i);
+	/* GB_SQL_ROW, GB_SQL_DONE or GB_SQL_ERR (error NOT set: the caller
+	 * names what failed through gb_store__fail). */
+	int (*step)(gb_sql *st);
+	int64_t (*col_int)(gb_sql *st, int i);
+	double (*col_double)(gb_sql *st, int i);
+	const char *(*col_text)(gb_sql *st, int i); /* NULL for NULL */
+	void (*reset)(gb_sql *st); /* clears bindings too */
+	int64_t (*changes)(gb_sql *st); /* rows its last step changed */
+	/* The database's message for the last failure. */
+	const char *(*errmsg)(gb_store *s);
+	/* Inside gb_store_begin .. commit, whether the database has already
+	 * ended the transaction (SQLite on SQLITE_FULL, IOERR, NOMEM;
+	 * PostgreSQL on any error or a lost connection). */
+	int (*tx_lost)(gb_store *s);
+	const char *begin_sql;  /* opens a write transaction: writers are
+	                           serialised across every process */
+	int (*has_table)(gb_store *s, const char *name); /* 1, 0, -1 */
+	/* gb_store_version_try's two numbers. */
+	int (*version)(gb_store *s, int64_t v[2]);
+	/* The schema's text for this backend (migrations[i] as written). */
+	char *(*schema)(const char *sql);
+	int (*size)(gb_store *s, int64_t *bytes, int64_t *free_bytes);
+	int shared; /* several hosts share it: pools are leased (store.h) */
+} gb_store_backend;
+
+extern const gb_store_backend gb_store_sqlite;
+extern const gb_store_backend gb_store_pg;
+
+/* A lease this store holds (store_lease.c). */
+typedef struct gb_store_lease {
+	char *name;
+	int64_t token;
+	int64_t expires_mono_ms; /* when it is surely gone (local clock) */
+} gb_store_lease;
+
 struct gb_store {
-	sqlite3 *db;
-	char *path;
+	const gb_store_backend *be;
+	void *db;               /* the backend's connection */
+	char *path;             /* shown in messages: never a secret */
 	pthread_mutex_t lock;   /* recursive */
 	int tx_depth;
 	/* no error message here: it is the calling thread's (store.c) */
 	char tx_err[GB_STORE_ERR_CAP]; /* the first error inside the open
 	                           transaction ("" when none): what a failed
-	                           commit reports when SQLite had already
+	                           commit reports when the database had already
 	                           rolled back because of it; written and read
 	                           under the lock */
 	struct {
 		const char *sql;     /* static string: compared by pointer */
-		sqlite3_stmt *st;
+		gb_sql *st;
 	} cache[GB_STMT_CACHE];
 	size_t ncache;
+	/* leases (store_lease.c), under the lock */
+	char owner[64];         /* this store's owner id in the leases table */
+	int fenced;             /* journal writes check the pool's lease */
+	gb_store_lease *leases;
+	size_t nleases;
 };
 
 /* Prepared (cached) statement for a static SQL string; reset and
  * unbound.  Caller holds the lock.  NULL on error (error set). */
-sqlite3_stmt *gb_store__stmt(gb_store *s, const char *sql);
+gb_sql *gb_store__stmt(gb_store *s, const char *sql);
 void gb_store__lock(gb_store *s);
 void gb_store__unlock(gb_store *s);
 /* Sets the calling thread's error from the connection's last one ("state
- * database PATH: WHAT: SQLite's message"); -1.  Caller holds the lock
- * (the connection's message is another thread's once it is released). */
+ * database PATH: WHAT: the database's message"); -1.  Caller holds the
+ * lock (the connection's message is another thread's once it is
+ * released). */
 int gb_store__fail(gb_store *s, const char *what);
-/* Bind helpers: NULL strings bind NULL. */
-void gb_store__bind_str(sqlite3_stmt *st, int i, const char *v);
-/* Column text copied (NULL stays NULL). */
-char *gb_store__col_str(sqlite3_stmt *st, int i);
+/* Sets the calling thread's error to a formatted message; -1. */
+int gb_store__failf(gb_store *s, const char *fmt, ...) GB_PRINTF(2, 3);
 /* Run a statement to completion (no rows expected): 0 / -1. */
-int gb_store__exec_stmt(gb_store *s, sqlite3_stmt *st, const char *what);
+int gb_store__exec_stmt(gb_store *s, gb_sql *st, const char *what);
+
+/* The statement API (store.c dispatches to the backend). */
+void gb_sql_bind_text(gb_sql *st, int i, const char *v);
+void gb_sql_bind_int(gb_sql *st, int i, int64_t v);
+void gb_sql_bind_double(gb_sql *st, int i, double v);
+void gb_sql_bind_null(gb_sql *st, int i);
+int gb_sql_step(gb_sql *st);
+int64_t gb_sql_int(gb_sql *st, int i);
+double gb_sql_double(gb_sql *st, int i);
+const char *gb_sql_text(gb_sql *st, int i);
+char *gb_sql_strdup(gb_sql *st, int i); /* copied; NULL stays NULL */
+void gb_sql_reset(gb_sql *st);
+int64_t gb_sql_changes(gb_sql *st);
 
 /* One parameter of gb_store__list: text (NULL binds NULL) or an integer. */
 typedef struct gb_store__arg {
@@ -56,7 +145,7 @@ typedef struct gb_store__arg {
 /* The rows of one kind of list. */
 typedef struct gb_store__rows {
 	size_t size;                               /* sizeof one row */
-	void (*read)(sqlite3_stmt *st, void *row); /* fills a zeroed row */
+	void (*read)(gb_sql *st, void *row);       /* fills a zeroed row */
 	void (*free_list)(void *v, size_t n);      /* the public *_list_free */
 	const char *what;                          /* "list pools": errors */
 } gb_store__rows;
@@ -69,5 +158,11 @@ typedef struct gb_store__rows {
 int gb_store__list(gb_store *s, const char *sql, const gb_store__arg *args,
                    size_t nargs, const gb_store__rows *rows, void **out,
                    size_t *n);
+
+/* Fencing (store_lease.c): inside a transaction, 0 when this store
+ * holds the lease of `pool` (with the token it was granted, unexpired by
+ * the database's clock), or when the store is not fenced; -1 with the
+ * error set otherwise.  Caller holds the lock. */
+int gb_store__fence(gb_store *s, const char *pool);
 
 #endif

@@ -42,29 +42,29 @@ static void intents_free(void *v, size_t n)
 	gb_intent_list_free(v, n);
 }
 
-static void read_intent(sqlite3_stmt *st, void *row)
+static void read_intent(gb_sql *st, void *row)
 {
 	gb_intent_row *r = row;
-	r->id = sqlite3_column_int64(st, 0);
-	r->kind = gb_store__col_str(st, 1);
-	r->pool = gb_store__col_str(st, 2);
-	r->cloud = gb_store__col_str(st, 3);
-	r->region = gb_store__col_str(st, 4);
-	r->zone = gb_store__col_str(st, 5);
-	r->instance_type = gb_store__col_str(st, 6);
-	r->capacity = gb_store__col_str(st, 7);
-	r->count = sqlite3_column_int(st, 8);
-	r->token = gb_store__col_str(st, 9);
-	r->name_prefix = gb_store__col_str(st, 10);
-	r->first_index = sqlite3_column_int(st, 11);
-	r->price_per_hour = sqlite3_column_double(st, 12);
-	r->gpu_model = gb_store__col_str(st, 13);
-	r->gpu_count = sqlite3_column_int(st, 14);
-	r->state = gb_store__col_str(st, 15);
-	r->error = gb_store__col_str(st, 16);
-	r->detail = gb_store__col_str(st, 17);
-	r->created_at = sqlite3_column_int64(st, 18);
-	r->closed_at = sqlite3_column_int64(st, 19);
+	r->id = gb_sql_int(st, 0);
+	r->kind = gb_sql_strdup(st, 1);
+	r->pool = gb_sql_strdup(st, 2);
+	r->cloud = gb_sql_strdup(st, 3);
+	r->region = gb_sql_strdup(st, 4);
+	r->zone = gb_sql_strdup(st, 5);
+	r->instance_type = gb_sql_strdup(st, 6);
+	r->capacity = gb_sql_strdup(st, 7);
+	r->count = (int)gb_sql_int(st, 8);
+	r->token = gb_sql_strdup(st, 9);
+	r->name_prefix = gb_sql_strdup(st, 10);
+	r->first_index = (int)gb_sql_int(st, 11);
+	r->price_per_hour = gb_sql_double(st, 12);
+	r->gpu_model = gb_sql_strdup(st, 13);
+	r->gpu_count = (int)gb_sql_int(st, 14);
+	r->state = gb_sql_strdup(st, 15);
+	r->error = gb_sql_strdup(st, 16);
+	r->detail = gb_sql_strdup(st, 17);
+	r->created_at = gb_sql_int(st, 18);
+	r->closed_at = gb_sql_int(st, 19);
 }
 
 static const gb_store__rows intent_rows = {
@@ -79,41 +79,43 @@ int gb_store_intent_open(gb_store *s, gb_intent_row *r)
 		" price_per_hour, gpu_model, gpu_count, state, detail, created_at)"
 		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,"
 		" ?14, 'open', ?15, ?16) RETURNING id";
-	sqlite3_stmt *st;
+	gb_sql *st;
 	int rc;
 	/* Its own transaction when called outside one: committed on return,
 	 * which is the point of a journal. */
 	if (gb_store_begin(s) != 0)
 		return -1;
-	if (!(st = gb_store__stmt(s, sql))) {
+	/* the pool's lease, checked in this transaction (store.h) */
+	if (gb_store__fence(s, r->pool) != 0 ||
+	    !(st = gb_store__stmt(s, sql))) {
 		gb_store_rollback(s);
 		return -1;
 	}
-	gb_store__bind_str(st, 1, r->kind);
-	gb_store__bind_str(st, 2, r->pool);
-	gb_store__bind_str(st, 3, r->cloud);
-	gb_store__bind_str(st, 4, r->region);
-	gb_store__bind_str(st, 5, r->zone ? r->zone : "");
-	gb_store__bind_str(st, 6, r->instance_type);
-	gb_store__bind_str(st, 7, r->capacity);
-	sqlite3_bind_int(st, 8, r->count);
-	gb_store__bind_str(st, 9, r->token);
-	gb_store__bind_str(st, 10, r->name_prefix);
-	sqlite3_bind_int(st, 11, r->first_index);
-	sqlite3_bind_double(st, 12, r->price_per_hour);
-	gb_store__bind_str(st, 13, r->gpu_model);
-	sqlite3_bind_int(st, 14, r->gpu_count);
-	gb_store__bind_str(st, 15, r->detail);
-	sqlite3_bind_int64(st, 16, r->created_at ? r->created_at : gb_now_ms());
-	rc = sqlite3_step(st);
-	if (rc != SQLITE_ROW) {
+	gb_sql_bind_text(st, 1, r->kind);
+	gb_sql_bind_text(st, 2, r->pool);
+	gb_sql_bind_text(st, 3, r->cloud);
+	gb_sql_bind_text(st, 4, r->region);
+	gb_sql_bind_text(st, 5, r->zone ? r->zone : "");
+	gb_sql_bind_text(st, 6, r->instance_type);
+	gb_sql_bind_text(st, 7, r->capacity);
+	gb_sql_bind_int(st, 8, r->count);
+	gb_sql_bind_text(st, 9, r->token);
+	gb_sql_bind_text(st, 10, r->name_prefix);
+	gb_sql_bind_int(st, 11, r->first_index);
+	gb_sql_bind_double(st, 12, r->price_per_hour);
+	gb_sql_bind_text(st, 13, r->gpu_model);
+	gb_sql_bind_int(st, 14, r->gpu_count);
+	gb_sql_bind_text(st, 15, r->detail);
+	gb_sql_bind_int(st, 16, r->created_at ? r->created_at : gb_now_ms());
+	rc = gb_sql_step(st);
+	if (rc != GB_SQL_ROW) {
 		gb_store__fail(s, "write intent");
-		sqlite3_reset(st);
+		gb_sql_reset(st);
 		gb_store_rollback(s);
 		return -1;
 	}
-	r->id = sqlite3_column_int64(st, 0);
-	sqlite3_reset(st);
+	r->id = gb_sql_int(st, 0);
+	gb_sql_reset(st);
 	return gb_store_commit(s);
 }
 
@@ -123,20 +125,36 @@ int gb_store_intent_close(gb_store *s, int64_t id, const char *state,
 	static const char sql[] =
 		"UPDATE intents SET state = ?2, error = ?3, closed_at = ?4"
 		" WHERE id = ?1";
-	sqlite3_stmt *st;
-	int rc;
-	gb_store__lock(s);
-	if (!(st = gb_store__stmt(s, sql))) {
-		gb_store__unlock(s);
+	static const char pool_sql[] = "SELECT pool FROM intents WHERE id = ?1";
+	gb_sql *st;
+	char *pool = NULL;
+	if (gb_store_begin(s) != 0)
 		return -1;
+	if (s->fenced) {
+		/* the pool's lease, checked in this transaction (store.h) */
+		if (!(st = gb_store__stmt(s, pool_sql)))
+			goto fail;
+		gb_sql_bind_int(st, 1, id);
+		if (gb_sql_step(st) == GB_SQL_ROW)
+			pool = gb_sql_strdup(st, 0);
+		gb_sql_reset(st);
+		if (pool && gb_store__fence(s, pool) != 0)
+			goto fail;
 	}
-	sqlite3_bind_int64(st, 1, id);
-	gb_store__bind_str(st, 2, state);
-	gb_store__bind_str(st, 3, error);
-	sqlite3_bind_int64(st, 4, gb_now_ms());
-	rc = gb_store__exec_stmt(s, st, "close intent");
-	gb_store__unlock(s);
-	return rc;
+	if (!(st = gb_store__stmt(s, sql)))
+		goto fail;
+	gb_sql_bind_int(st, 1, id);
+	gb_sql_bind_text(st, 2, state);
+	gb_sql_bind_text(st, 3, error);
+	gb_sql_bind_int(st, 4, gb_now_ms());
+	if (gb_store__exec_stmt(s, st, "close intent") != 0)
+		goto fail;
+	free(pool);
+	return gb_store_commit(s);
+fail:
+	free(pool);
+	gb_store_rollback(s);
+	return -1;
 }
 
 int gb_store_intent_list_open(gb_store *s, gb_intent_row **out, size_t *n)

@@ -11,7 +11,7 @@ int gb_store_event(gb_store *s, const char *pool, const char *instance,
 	static const char sql[] =
 		"INSERT INTO events (time_ms, pool, instance, kind, message)"
 		" VALUES (?1, ?2, ?3, ?4, ?5)";
-	sqlite3_stmt *st;
+	gb_sql *st;
 	va_list ap;
 	char *msg;
 	int rc;
@@ -24,11 +24,11 @@ int gb_store_event(gb_store *s, const char *pool, const char *instance,
 		free(msg);
 		return -1;
 	}
-	sqlite3_bind_int64(st, 1, gb_now_ms());
-	gb_store__bind_str(st, 2, pool);
-	gb_store__bind_str(st, 3, instance);
-	gb_store__bind_str(st, 4, kind);
-	gb_store__bind_str(st, 5, msg);
+	gb_sql_bind_int(st, 1, gb_now_ms());
+	gb_sql_bind_text(st, 2, pool);
+	gb_sql_bind_text(st, 3, instance);
+	gb_sql_bind_text(st, 4, kind);
+	gb_sql_bind_text(st, 5, msg);
 	rc = gb_store__exec_stmt(s, st, "write event");
 	gb_store__unlock(s);
 	free(msg);
@@ -51,15 +51,15 @@ static void events_free(void *v, size_t n)
 	gb_event_list_free(v, n);
 }
 
-static void read_event(sqlite3_stmt *st, void *row)
+static void read_event(gb_sql *st, void *row)
 {
 	gb_event_row *e = row;
-	e->id = sqlite3_column_int64(st, 0);
-	e->time_ms = sqlite3_column_int64(st, 1);
-	e->pool = gb_store__col_str(st, 2);
-	e->instance = gb_store__col_str(st, 3);
-	e->kind = gb_store__col_str(st, 4);
-	e->message = gb_store__col_str(st, 5);
+	e->id = gb_sql_int(st, 0);
+	e->time_ms = gb_sql_int(st, 1);
+	e->pool = gb_sql_strdup(st, 2);
+	e->instance = gb_sql_strdup(st, 3);
+	e->kind = gb_sql_strdup(st, 4);
+	e->message = gb_sql_strdup(st, 5);
 }
 
 static const gb_store__rows event_rows = {
@@ -72,7 +72,7 @@ int gb_store_event_list(gb_store *s, const char *pool, int64_t after_id,
 {
 	static const char sql[] =
 		"SELECT id, time_ms, pool, instance, kind, message FROM events"
-		" WHERE id > ?1 AND (?2 IS NULL OR pool = ?2) AND time_ms >= ?3"
+		" WHERE id > ?1 AND (CAST(?2 AS TEXT) IS NULL OR pool = ?2) AND time_ms >= ?3"
 		" ORDER BY id LIMIT ?4";
 	const gb_store__arg args[] = { GB_STORE_INT(after_id),
 	                               GB_STORE_TEXT(pool),
@@ -90,21 +90,21 @@ int gb_store_audit(gb_store *s, const gb_audit_row *r)
 	static const char sql[] =
 		"INSERT INTO audit (time_ms, actor, role, team, action, target,"
 		" result, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
-	sqlite3_stmt *st;
+	gb_sql *st;
 	int rc;
 	gb_store__lock(s);
 	if (!(st = gb_store__stmt(s, sql))) {
 		gb_store__unlock(s);
 		return -1;
 	}
-	sqlite3_bind_int64(st, 1, r->time_ms ? r->time_ms : gb_now_ms());
-	gb_store__bind_str(st, 2, r->actor ? r->actor : "unknown");
-	gb_store__bind_str(st, 3, r->role);
-	gb_store__bind_str(st, 4, r->team);
-	gb_store__bind_str(st, 5, r->action);
-	gb_store__bind_str(st, 6, r->target);
-	gb_store__bind_str(st, 7, r->result ? r->result : "unknown");
-	gb_store__bind_str(st, 8, r->detail);
+	gb_sql_bind_int(st, 1, r->time_ms ? r->time_ms : gb_now_ms());
+	gb_sql_bind_text(st, 2, r->actor ? r->actor : "unknown");
+	gb_sql_bind_text(st, 3, r->role);
+	gb_sql_bind_text(st, 4, r->team);
+	gb_sql_bind_text(st, 5, r->action);
+	gb_sql_bind_text(st, 6, r->target);
+	gb_sql_bind_text(st, 7, r->result ? r->result : "unknown");
+	gb_sql_bind_text(st, 8, r->detail);
 	rc = gb_store__exec_stmt(s, st, "write audit row");
 	gb_store__unlock(s);
 	return rc;
@@ -129,18 +129,18 @@ static void audits_free(void *v, size_t n)
 	gb_audit_list_free(v, n);
 }
 
-static void read_audit(sqlite3_stmt *st, void *row)
+static void read_audit(gb_sql *st, void *row)
 {
 	gb_audit_row *a = row;
-	a->id = sqlite3_column_int64(st, 0);
-	a->time_ms = sqlite3_column_int64(st, 1);
-	a->actor = gb_store__col_str(st, 2);
-	a->role = gb_store__col_str(st, 3);
-	a->team = gb_store__col_str(st, 4);
-	a->action = gb_store__col_str(st, 5);
-	a->target = gb_store__col_str(st, 6);
-	a->result = gb_store__col_str(st, 7);
-	a->detail = gb_store__col_str(st, 8);
+	a->id = gb_sql_int(st, 0);
+	a->time_ms = gb_sql_int(st, 1);
+	a->actor = gb_sql_strdup(st, 2);
+	a->role = gb_sql_strdup(st, 3);
+	a->team = gb_sql_strdup(st, 4);
+	a->action = gb_sql_strdup(st, 5);
+	a->target = gb_sql_strdup(st, 6);
+	a->result = gb_sql_strdup(st, 7);
+	a->detail = gb_sql_strdup(st, 8);
 }
 
 static const gb_store__rows audit_rows = {
@@ -166,7 +166,7 @@ int gb_store_decision(gb_store *s, const char *pool, json_t *record)
 {
 	static const char sql[] =
 		"INSERT INTO decisions (time_ms, pool, record) VALUES (?1, ?2, ?3)";
-	sqlite3_stmt *st;
+	gb_sql *st;
 	char *text = json_dumps(record, JSON_COMPACT | JSON_SORT_KEYS);
 	int rc;
 	if (!text)
@@ -177,9 +177,9 @@ int gb_store_decision(gb_store *s, const char *pool, json_t *record)
 		free(text);
 		return -1;
 	}
-	sqlite3_bind_int64(st, 1, gb_now_ms());
-	gb_store__bind_str(st, 2, pool);
-	gb_store__bind_str(st, 3, text);
+	gb_sql_bind_int(st, 1, gb_now_ms());
+	gb_sql_bind_text(st, 2, pool);
+	gb_sql_bind_text(st, 3, text);
 	rc = gb_store__exec_stmt(s, st, "write decision");
 	gb_store__unlock(s);
 	free(text);

@@ -34,23 +34,23 @@ static void pools_free(void *v, size_t n)
 	gb_pool_list_free(v, n);
 }
 
-static void read_pool(sqlite3_stmt *st, void *row)
+static void read_pool(gb_sql *st, void *row)
 {
 	gb_pool_row *r = row;
-	r->name = gb_store__col_str(st, 0);
-	r->team = gb_store__col_str(st, 1);
-	r->spec_json = gb_store__col_str(st, 2);
-	r->spec_hash = gb_store__col_str(st, 3);
-	r->state = gb_store__col_str(st, 4);
-	r->desired = sqlite3_column_int(st, 5);
-	r->created_at = sqlite3_column_int64(st, 6);
-	r->updated_at = sqlite3_column_int64(st, 7);
-	r->ttl_s = sqlite3_column_int64(st, 8);
-	r->idle_timeout_s = sqlite3_column_int64(st, 9);
-	r->last_heartbeat_at = sqlite3_column_int64(st, 10);
-	r->last_gpu_use_at = sqlite3_column_int64(st, 11);
-	r->destroy_reason = gb_store__col_str(st, 12);
-	r->generation = sqlite3_column_int64(st, 13);
+	r->name = gb_sql_strdup(st, 0);
+	r->team = gb_sql_strdup(st, 1);
+	r->spec_json = gb_sql_strdup(st, 2);
+	r->spec_hash = gb_sql_strdup(st, 3);
+	r->state = gb_sql_strdup(st, 4);
+	r->desired = (int)gb_sql_int(st, 5);
+	r->created_at = gb_sql_int(st, 6);
+	r->updated_at = gb_sql_int(st, 7);
+	r->ttl_s = gb_sql_int(st, 8);
+	r->idle_timeout_s = gb_sql_int(st, 9);
+	r->last_heartbeat_at = gb_sql_int(st, 10);
+	r->last_gpu_use_at = gb_sql_int(st, 11);
+	r->destroy_reason = gb_sql_strdup(st, 12);
+	r->generation = gb_sql_int(st, 13);
 }
 
 static const gb_store__rows pool_rows = {
@@ -66,7 +66,7 @@ int gb_store_pool_put(gb_store *s, const gb_pool_row *r)
 		" (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 0, 0, NULL, 1)"
 		" ON CONFLICT(name) DO UPDATE SET team = ?2, spec_json = ?3,"
 		" spec_hash = ?4, state = ?5, desired = ?6, updated_at = ?8,"
-		" ttl_s = ?9, idle_timeout_s = ?10, generation = generation + 1,"
+		" ttl_s = ?9, idle_timeout_s = ?10, generation = pools.generation + 1,"
 		" created_at = CASE WHEN pools.state = 'destroyed' THEN ?7"
 		"   ELSE pools.created_at END,"
 		" last_heartbeat_at = CASE WHEN pools.state = 'destroyed' THEN 0"
@@ -74,23 +74,23 @@ int gb_store_pool_put(gb_store *s, const gb_pool_row *r)
 		" last_gpu_use_at = CASE WHEN pools.state = 'destroyed' THEN 0"
 		"   ELSE pools.last_gpu_use_at END,"
 		" destroy_reason = NULL";
-	sqlite3_stmt *st;
+	gb_sql *st;
 	int rc;
 	gb_store__lock(s);
 	if (!(st = gb_store__stmt(s, sql))) {
 		gb_store__unlock(s);
 		return -1;
 	}
-	gb_store__bind_str(st, 1, r->name);
-	gb_store__bind_str(st, 2, r->team);
-	gb_store__bind_str(st, 3, r->spec_json);
-	gb_store__bind_str(st, 4, r->spec_hash);
-	gb_store__bind_str(st, 5, r->state ? r->state : "active");
-	sqlite3_bind_int(st, 6, r->desired);
-	sqlite3_bind_int64(st, 7, r->created_at);
-	sqlite3_bind_int64(st, 8, r->updated_at ? r->updated_at : r->created_at);
-	sqlite3_bind_int64(st, 9, r->ttl_s);
-	sqlite3_bind_int64(st, 10, r->idle_timeout_s);
+	gb_sql_bind_text(st, 1, r->name);
+	gb_sql_bind_text(st, 2, r->team);
+	gb_sql_bind_text(st, 3, r->spec_json);
+	gb_sql_bind_text(st, 4, r->spec_hash);
+	gb_sql_bind_text(st, 5, r->state ? r->state : "active");
+	gb_sql_bind_int(st, 6, r->desired);
+	gb_sql_bind_int(st, 7, r->created_at);
+	gb_sql_bind_int(st, 8, r->updated_at ? r->updated_at : r->created_at);
+	gb_sql_bind_int(st, 9, r->ttl_s);
+	gb_sql_bind_int(st, 10, r->idle_timeout_s);
 	rc = gb_store__exec_stmt(s, st, "save pool");
 	gb_store__unlock(s);
 	return rc;
@@ -99,7 +99,7 @@ int gb_store_pool_put(gb_store *s, const gb_pool_row *r)
 int gb_store_pool_get(gb_store *s, const char *name, gb_pool_row *out)
 {
 	static const char sql[] = "SELECT " POOL_COLS " FROM pools WHERE name = ?";
-	sqlite3_stmt *st;
+	gb_sql *st;
 	int rc;
 	memset(out, 0, sizeof(*out));
 	gb_store__lock(s);
@@ -107,15 +107,15 @@ int gb_store_pool_get(gb_store *s, const char *name, gb_pool_row *out)
 		gb_store__unlock(s);
 		return -1;
 	}
-	gb_store__bind_str(st, 1, name);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
+	gb_sql_bind_text(st, 1, name);
+	rc = gb_sql_step(st);
+	if (rc == GB_SQL_ROW) {
 		read_pool(st, out);
 		rc = 0;
 	} else {
-		rc = rc == SQLITE_DONE ? 1 : gb_store__fail(s, "read pool");
+		rc = rc == GB_SQL_DONE ? 1 : gb_store__fail(s, "read pool");
 	}
-	sqlite3_reset(st);
+	gb_sql_reset(st);
 	gb_store__unlock(s);
 	return rc;
 }
@@ -124,7 +124,7 @@ int gb_store_pool_list(gb_store *s, const char *team, int include_destroyed,
                        gb_pool_row **out, size_t *n)
 {
 	static const char sql[] =
-		"SELECT " POOL_COLS " FROM pools WHERE (?1 IS NULL OR team = ?1)"
+		"SELECT " POOL_COLS " FROM pools WHERE (CAST(?1 AS TEXT) IS NULL OR team = ?1)"
 		" AND (?2 OR state != 'destroyed') ORDER BY name";
 	const gb_store__arg args[] = { GB_STORE_TEXT(team),
 	                               GB_STORE_INT(include_destroyed) };
@@ -141,17 +141,17 @@ int gb_store_pool_set_state(gb_store *s, const char *name, const char *state,
 	static const char sql[] =
 		"UPDATE pools SET state = ?2, updated_at = ?3,"
 		" destroy_reason = COALESCE(?4, destroy_reason) WHERE name = ?1";
-	sqlite3_stmt *st;
+	gb_sql *st;
 	int rc;
 	gb_store__lock(s);
 	if (!(st = gb_store__stmt(s, sql))) {
 		gb_store__unlock(s);
 		return -1;
 	}
-	gb_store__bind_str(st, 1, name);
-	gb_store__bind_str(st, 2, state);
-	sqlite3_bind_int64(st, 3, gb_now_ms() / 1000);
-	gb_store__bind_str(st, 4, reason);
+	gb_sql_bind_text(st, 1, name);
+	gb_sql_bind_text(st, 2, state);
+	gb_sql_bind_int(st, 3, gb_now_ms() / 1000);
+	gb_sql_bind_text(st, 4, reason);
 	rc = gb_store__exec_stmt(s, st, "set pool state");
 	gb_store__unlock(s);
 	return rc;
@@ -161,17 +161,17 @@ int gb_store_pool_set_desired(gb_store *s, const char *name, int desired)
 {
 	static const char sql[] =
 		"UPDATE pools SET desired = ?2, updated_at = ?3,"
-		" generation = generation + 1 WHERE name = ?1";
-	sqlite3_stmt *st;
+		" generation = pools.generation + 1 WHERE name = ?1";
+	gb_sql *st;
 	int rc;
 	gb_store__lock(s);
 	if (!(st = gb_store__stmt(s, sql))) {
 		gb_store__unlock(s);
 		return -1;
 	}
-	gb_store__bind_str(st, 1, name);
-	sqlite3_bind_int(st, 2, desired);
-	sqlite3_bind_int64(st, 3, gb_now_ms() / 1000);
+	gb_sql_bind_text(st, 1, name);
+	gb_sql_bind_int(st, 2, desired);
+	gb_sql_bind_int(st, 3, gb_now_ms() / 1000);
 	rc = gb_store__exec_stmt(s, st, "set pool size");
 	gb_store__unlock(s);
 	return rc;
@@ -181,19 +181,19 @@ int gb_store_pool_heartbeat(gb_store *s, const char *name, int64_t at,
                             int gpu_busy)
 {
 	static const char sql[] =
-		"UPDATE pools SET last_heartbeat_at = MAX(last_heartbeat_at, ?2),"
-		" last_gpu_use_at = CASE WHEN ?3 THEN MAX(last_gpu_use_at, ?2)"
+		"UPDATE pools SET last_heartbeat_at = GREATEST(last_heartbeat_at, ?2),"
+		" last_gpu_use_at = CASE WHEN ?3 THEN GREATEST(last_gpu_use_at, ?2)"
 		" ELSE last_gpu_use_at END WHERE name = ?1";
-	sqlite3_stmt *st;
+	gb_sql *st;
 	int rc;
 	gb_store__lock(s);
 	if (!(st = gb_store__stmt(s, sql))) {
 		gb_store__unlock(s);
 		return -1;
 	}
-	gb_store__bind_str(st, 1, name);
-	sqlite3_bind_int64(st, 2, at);
-	sqlite3_bind_int(st, 3, gpu_busy);
+	gb_sql_bind_text(st, 1, name);
+	gb_sql_bind_int(st, 2, at);
+	gb_sql_bind_int(st, 3, gpu_busy);
 	rc = gb_store__exec_stmt(s, st, "record heartbeat");
 	gb_store__unlock(s);
 	return rc;

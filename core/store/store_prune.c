@@ -4,8 +4,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/statvfs.h>
 
 /* rows deleted per transaction: other writers wait at most one batch */
 #define PRUNE_BATCH 5000
@@ -17,7 +15,7 @@
 static int prune_table(gb_store *s, const char *first_kept_sql,
                        const char *delete_sql, int64_t before_ms, int64_t *n)
 {
-	sqlite3_stmt *st;
+	gb_sql *st;
 	int64_t cutoff = INT64_MAX;
 	int rc;
 	*n = 0;
@@ -26,15 +24,15 @@ static int prune_table(gb_store *s, const char *first_kept_sql,
 		gb_store__unlock(s);
 		return -1;
 	}
-	sqlite3_bind_int64(st, 1, before_ms);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
-		cutoff = sqlite3_column_int64(st, 0);
-	else if (rc != SQLITE_DONE)
+	gb_sql_bind_int(st, 1, before_ms);
+	rc = gb_sql_step(st);
+	if (rc == GB_SQL_ROW)
+		cutoff = gb_sql_int(st, 0);
+	else if (rc != GB_SQL_DONE)
 		rc = gb_store__fail(s, "find rows past their retention");
-	sqlite3_reset(st);
+	gb_sql_reset(st);
 	gb_store__unlock(s);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+	if (rc != GB_SQL_ROW && rc != GB_SQL_DONE)
 		return -1;
 	for (;;) {
 		int changed;
@@ -44,14 +42,14 @@ static int prune_table(gb_store *s, const char *first_kept_sql,
 			gb_store_rollback(s);
 			return -1;
 		}
-		sqlite3_bind_int64(st, 1, cutoff);
-		sqlite3_bind_int(st, 2, PRUNE_BATCH);
+		gb_sql_bind_int(st, 1, cutoff);
+		gb_sql_bind_int(st, 2, PRUNE_BATCH);
 		if (gb_store__exec_stmt(s, st, "delete rows past their "
 		                               "retention") != 0) {
 			gb_store_rollback(s);
 			return -1;
 		}
-		changed = sqlite3_changes(s->db);
+		changed = (int)gb_sql_changes(st);
 		if (gb_store_commit(s) != 0)
 			return -1;
 		*n += changed;
@@ -82,31 +80,5 @@ int gb_store_prune(gb_store *s, int64_t audit_before_ms,
 	    prune_table(s, events_first, events_del, events_before_ms,
 	                events_n) != 0)
 		return -1;
-	return 0;
-}
-
-static int64_t file_size(const char *path, const char *suffix)
-{
-	struct stat st;
-	char *p = gb_xasprintf("%s%s", path, suffix);
-	int64_t n = stat(p, &st) == 0 ? (int64_t)st.st_size : 0;
-	free(p);
-	return n;
-}
-
-int gb_store_size(gb_store *s, int64_t *bytes, int64_t *free_bytes)
-{
-	struct statvfs vfs;
-	char *dir = gb_xstrdup(s->path), *slash = strrchr(dir, '/');
-	*bytes = file_size(s->path, "") + file_size(s->path, "-wal") +
-	         file_size(s->path, "-shm");
-	if (slash)
-		*(slash == dir ? slash + 1 : slash) = '\0';
-	else
-		strcpy(dir, ".");
-	*free_bytes = statvfs(dir, &vfs) == 0
-	                      ? (int64_t)vfs.f_bavail * (int64_t)vfs.f_frsize
-	                      : -1;
-	free(dir);
 	return 0;
 }

@@ -1,4 +1,8 @@
-/* test_store.c -- the SQLite state store. */
+/* test_store.c -- the state store, on both backends: every test runs on
+ * SQLite, and again on PostgreSQL when GB_TEST_PG_URL names a server
+ * (tests/run.sh starts one: tests/lib/pg.sh), each in a fresh database.
+ * The few that need SQLite's own machinery (its VFS, the file's mode) run
+ * on SQLite only. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,18 +16,72 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <libpq-fe.h>
+
 #include "store.h"
 
 static char dir[] = "/tmp/gb-store-XXXXXX";
-static char path[256];
+static char path[512];
+static const char *pg_url;  /* the server's admin URL; NULL: SQLite only */
+static int on_pg;           /* the group now running */
+static char pg_db[64];
+
+/* The database's words for a failed constraint. */
+static const char *why_fk(void)
+{
+	return on_pg ? "violates foreign key constraint" : "FOREIGN KEY constraint failed";
+}
+static const char *why_check(void)
+{
+	return on_pg ? "violates check constraint" : "CHECK constraint failed";
+}
+static const char *why_not_null(void)
+{
+	return on_pg ? "violates not-null constraint" : "NOT NULL constraint failed";
+}
+
+static int admin(const char *sql)
+{
+	PGconn *c = PQconnectdb(pg_url);
+	PGresult *r;
+	int ok;
+	if (PQstatus(c) != CONNECTION_OK) {
+		print_error("postgresql: %s", PQerrorMessage(c));
+		PQfinish(c);
+		return -1;
+	}
+	r = PQexec(c, sql);
+	ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+	if (!ok)
+		print_error("postgresql: %s: %s", sql, PQresultErrorMessage(r));
+	PQclear(r);
+	PQfinish(c);
+	return ok ? 0 : -1;
+}
 
 static int setup(void **state)
 {
+	static int n;
+	char sql[128];
 	(void)state;
 	strcpy(dir, "/tmp/gb-store-XXXXXX");
 	if (!mkdtemp(dir))
 		return -1;
-	snprintf(path, sizeof(path), "%s/sub/state.db", dir);
+	if (!on_pg) {
+		snprintf(path, sizeof(path), "%s/sub/state.db", dir);
+		return 0;
+	}
+	/* a fresh database per test, on the harness's server */
+	snprintf(pg_db, sizeof(pg_db), "gbtest_%ld_%d", (long)getpid(), ++n);
+	snprintf(sql, sizeof(sql), "CREATE DATABASE %s", pg_db);
+	if (admin(sql) != 0)
+		return -1;
+	{
+		const char *slash = strrchr(pg_url, '/');
+		const char *q = strchr(slash, '?');
+		snprintf(path, sizeof(path), "%.*s/%s%s", (int)(slash - pg_url),
+		         pg_url, pg_db, q ? q : "");
+	}
 	return 0;
 }
 
@@ -31,6 +89,10 @@ static int teardown(void **state)
 {
 	char cmd[300];
 	(void)state;
+	if (on_pg) {
+		snprintf(cmd, sizeof(cmd), "DROP DATABASE %s WITH (FORCE)", pg_db);
+		admin(cmd);
+	}
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	return system(cmd) == 0 ? 0 : -1;
 }
@@ -52,17 +114,22 @@ static void test_open_creates_private_file_and_schema(void **state)
 	char *v = NULL;
 	(void)state;
 	s = open_store();
-	assert_int_equal(stat(path, &st), 0);
-	assert_int_equal(st.st_mode & 0777, 0600);
+	if (!on_pg) {
+		assert_int_equal(stat(path, &st), 0);
+		assert_int_equal(st.st_mode & 0777, 0600);
+	}
+	assert_string_equal(gb_store_backend_name(s),
+	                    on_pg ? "postgresql" : "sqlite");
+	assert_int_equal(gb_store_is_shared(s), on_pg);
 	assert_int_equal(gb_store_meta_get(s, "schema_version", &v), 0);
-	assert_string_equal(v, "1");
+	assert_int_equal(atoi(v), GB_STORE_SCHEMA_VERSION);
 	free(v);
 	assert_int_equal(gb_store_meta_get(s, "nope", &v), 1);
 	gb_store_close(s);
 	/* reopening does not migrate again */
 	s = open_store();
 	assert_int_equal(gb_store_meta_get(s, "schema_version", &v), 0);
-	assert_string_equal(v, "1");
+	assert_int_equal(atoi(v), GB_STORE_SCHEMA_VERSION);
 	free(v);
 	gb_store_close(s);
 }
@@ -91,7 +158,8 @@ static void put_pool(gb_store *s, const char *name, int desired, int64_t at)
 	p.desired = desired;
 	p.created_at = at;
 	p.ttl_s = 3600;
-	assert_int_equal(gb_store_pool_put(s, &p), 0);
+	if (gb_store_pool_put(s, &p) != 0)
+		fail_msg("put pool: %s", gb_store_errmsg(s));
 }
 
 static void test_pools_keep_created_at_until_destroyed(void **state)
@@ -230,7 +298,7 @@ static void test_instance_needs_pool(void **state)
 	r.capacity = (char *)"spot";
 	r.state = (char *)"pending";
 	assert_int_equal(gb_store_inst_put(s, &r), -1);
-	assert_non_null(strstr(gb_store_errmsg(s), "FOREIGN KEY"));
+	assert_non_null(strstr(gb_store_errmsg(s), why_fk()));
 	gb_store_close(s);
 }
 
@@ -708,12 +776,16 @@ static void *writer(void *p)
 	writer_arg *a = p;
 	gb_store *s = NULL;
 	char err[256], name[32];
-	if (gb_store_open(path, &s, err, sizeof(err)) != 0)
+	if (gb_store_open(path, &s, err, sizeof(err)) != 0) {
+		print_error("writer %d: %s\n", a->id, err);
 		return NULL;
+	}
 	for (int i = 0; i < 50; i++) {
 		snprintf(name, sizeof(name), "w%d-%d", a->id, i);
 		if (gb_store_event(s, name, NULL, "x", "y") == 0)
 			a->ok++;
+		else
+			print_error("writer %d: %s\n", a->id, gb_store_errmsg(s));
 	}
 	gb_store_close(s);
 	return NULL;
@@ -785,11 +857,11 @@ static void *provoke_errors(void *p)
 		if (l->pool_error) {
 			rc = gb_store_pool_put(l->s, &pool);
 			what = "save pool";
-			why = "CHECK constraint failed";
+			why = why_check();
 		} else {
 			rc = gb_store_inst_put(l->s, &inst);
 			what = "save instance";
-			why = "FOREIGN KEY constraint failed";
+			why = why_fk();
 		}
 		if (rc != -1) {
 			l->failed++;
@@ -816,7 +888,7 @@ static void test_errmsg_per_thread(void **state)
 	assert_int_equal(gb_store_meta_set(s, "k", NULL), -1);
 	snprintf(mine, sizeof(mine), "%s", gb_store_errmsg(s));
 	assert_non_null(strstr(mine, "write meta"));
-	assert_non_null(strstr(mine, "NOT NULL constraint failed"));
+	assert_non_null(strstr(mine, why_not_null()));
 	pthread_barrier_init(&go, NULL, 2);
 	for (int i = 0; i < 2; i++) {
 		memset(&l[i], 0, sizeof(l[i]));
@@ -841,25 +913,148 @@ static void test_errmsg_per_thread(void **state)
 	gb_store_close(s);
 }
 
+/* Leases and fencing: one holder at a time, a token that moves on when
+ * the lease changes hands, and a holder that lost its lease can neither
+ * open nor close an intent, nor record an instance. */
+static void test_leases_fence_the_journal(void **state)
+{
+	gb_store *a = open_store(), *b = open_store();
+	gb_intent_row in;
+	gb_inst_row inst;
+	int64_t ta = 0, tb = 0, t2 = 0;
+	char holder[128];
+	(void)state;
+	put_pool(a, "p", 1, 1);
+	assert_string_not_equal(gb_store_lease_owner(a), gb_store_lease_owner(b));
+	assert_int_equal(gb_store_lease_acquire(a, "pool:p", 300, &ta, NULL, 0), 0);
+	assert_true(gb_store_lease_held(a, "pool:p"));
+	/* renewing keeps the token */
+	assert_int_equal(gb_store_lease_acquire(a, "pool:p", 300, &t2, NULL, 0), 0);
+	assert_int_equal(t2, ta);
+	/* another owner is refused and told who holds it */
+	assert_int_equal(gb_store_lease_acquire(b, "pool:p", 300, &tb, holder,
+	                                        sizeof(holder)), 1);
+	assert_string_equal(holder, gb_store_lease_owner(a));
+	assert_false(gb_store_lease_held(b, "pool:p"));
+	gb_store_fence_on(a);
+	gb_store_fence_on(b);
+	memset(&in, 0, sizeof(in));
+	in.kind = (char *)"create";
+	in.pool = (char *)"p";
+	in.cloud = (char *)"aws";
+	in.region = (char *)"us-east-1";
+	in.token = (char *)"tok-1";
+	in.count = 1;
+	assert_int_equal(gb_store_intent_open(a, &in), 0);
+	/* b does not hold the pool: nothing is written */
+	in.token = (char *)"tok-b";
+	assert_int_equal(gb_store_intent_open(b, &in), -1);
+	assert_non_null(strstr(gb_store_errmsg(b), "does not hold the pool's lease"));
+	/* a renews while alive; then stops (paused) and the lease runs out */
+	assert_int_equal(gb_store_lease_renew_all(a, 300), 0);
+	usleep(450 * 1000);
+	assert_int_equal(gb_store_lease_acquire(b, "pool:p", 5000, &tb, NULL, 0), 0);
+	assert_true(tb > ta);
+	/* the stale holder: its intent cannot close, no new one opens, no
+	 * instance is recorded */
+	in.token = (char *)"tok-2";
+	assert_int_equal(gb_store_intent_open(a, &in), -1);
+	assert_non_null(strstr(gb_store_errmsg(a), "lease"));
+	assert_int_equal(gb_store_intent_close(a, 1, "done", NULL), -1);
+	memset(&inst, 0, sizeof(inst));
+	inst.pool = (char *)"p";
+	inst.cloud = (char *)"aws";
+	inst.region = (char *)"us-east-1";
+	inst.instance_type = (char *)"t";
+	inst.capacity = (char *)"spot";
+	inst.state = (char *)"pending";
+	inst.provider_id = (char *)"i-1";
+	assert_int_equal(gb_store_inst_put(a, &inst), -1);
+	/* renewing finds nothing to renew: the lease is gone */
+	assert_int_equal(gb_store_lease_acquire(a, "pool:p", 300, &t2, NULL, 0), 1);
+	assert_false(gb_store_lease_held(a, "pool:p"));
+	/* the new holder writes */
+	assert_int_equal(gb_store_intent_close(b, 1, "done", NULL), 0);
+	inst.id = 0;
+	assert_int_equal(gb_store_inst_put(b, &inst), 0);
+	{
+		gb_intent_row *v;
+		size_t n;
+		assert_int_equal(gb_store_intent_list_open(b, &v, &n), 0);
+		assert_int_equal(n, 0); /* only tok-1 was opened, and closed */
+		gb_intent_list_free(v, n);
+	}
+	/* released: the next owner takes it at once, with a new token */
+	assert_int_equal(gb_store_lease_release(b, "pool:p"), 0);
+	assert_int_equal(gb_store_lease_acquire(a, "pool:p", 300, &t2, NULL, 0), 0);
+	assert_true(t2 > tb);
+	gb_store_close(b);
+	gb_store_close(a);
+}
+
+/* A password in the URL is refused, and not echoed. */
+static void test_pg_url_password_refused(void **state)
+{
+	gb_store *s = NULL;
+	char err[512];
+	(void)state;
+	assert_int_equal(gb_store_open("postgresql://u:hunter2@127.0.0.1:1/db",
+	                               &s, err, sizeof(err)), -1);
+	assert_null(s);
+	assert_non_null(strstr(err, "carries a password"));
+	assert_null(strstr(err, "hunter2"));
+	assert_int_equal(gb_store_open("postgres://u@127.0.0.1:1/db?password=hunter2",
+	                               &s, err, sizeof(err)), -1);
+	assert_null(strstr(err, "hunter2"));
+	/* unreachable: the message names the URL without its options */
+	assert_int_equal(gb_store_open("postgresql://u@127.0.0.1:1/db?sslmode=disable",
+	                               &s, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "postgresql://u@127.0.0.1:1/db"));
+	assert_true(gb_store_is_url("postgres://x/y"));
+	assert_false(gb_store_is_url("/var/lib/x.db"));
+}
+
+#define BOTH(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
+
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_open_creates_private_file_and_schema, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_newer_schema_refused, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_pools_keep_created_at_until_destroyed, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_instances_upsert_by_provider_id, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_provider_id_reused_after_termination, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_instance_needs_pool, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_intents_journal, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_rollback_discards, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_commit_keeps_the_cause, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_no_write_after_the_transaction_is_lost, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_version, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_events_and_audit, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_unavailable_cooldown, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_offers_replace, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_concurrent_connections, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_errmsg_per_thread, setup, teardown),
+	const struct CMUnitTest common[] = {
+		BOTH(test_open_creates_private_file_and_schema),
+		BOTH(test_newer_schema_refused),
+		BOTH(test_pools_keep_created_at_until_destroyed),
+		BOTH(test_instances_upsert_by_provider_id),
+		BOTH(test_provider_id_reused_after_termination),
+		BOTH(test_instance_needs_pool),
+		BOTH(test_intents_journal),
+		BOTH(test_rollback_discards),
+		BOTH(test_version),
+		BOTH(test_events_and_audit),
+		BOTH(test_unavailable_cooldown),
+		BOTH(test_offers_replace),
+		BOTH(test_concurrent_connections),
+		BOTH(test_errmsg_per_thread),
+		BOTH(test_leases_fence_the_journal),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	const struct CMUnitTest sqlite_only[] = {
+		BOTH(test_commit_keeps_the_cause),
+		BOTH(test_no_write_after_the_transaction_is_lost),
+		cmocka_unit_test(test_pg_url_password_refused),
+	};
+	int rc;
+	pg_url = getenv("GB_TEST_PG_URL");
+	rc = cmocka_run_group_tests_name("sqlite", common, NULL, NULL);
+	rc |= cmocka_run_group_tests_name("sqlite only", sqlite_only, NULL, NULL);
+	if (pg_url && *pg_url) {
+		on_pg = 1;
+		rc |= cmocka_run_group_tests_name("postgresql", common, NULL, NULL);
+	} else if (getenv("GB_TEST_PG_REQUIRED")) {
+		print_error("GB_TEST_PG_REQUIRED is set but GB_TEST_PG_URL is not: "
+		            "no PostgreSQL server to test against\n");
+		rc = 1;
+	} else {
+		print_message("postgresql: not tested (GB_TEST_PG_URL unset; "
+		              "tests/run.sh starts a server when PostgreSQL is "
+		              "installed: make deps)\n");
+	}
+	return rc;
 }
