@@ -9,8 +9,7 @@
 
 /* Offers refreshed by `offers refresh` live in the state store and replace
  * the shipped catalog's entry with the same key. */
-static void load_offers(const char *state_path, gb_store *st,
-                        gb_runtime *rt)
+static void load_offers(const gb_config *cfg, gb_store *st, gb_runtime *rt)
 {
 	gb_store *own = NULL;
 	gb_offer_row *v = NULL;
@@ -18,8 +17,10 @@ static void load_offers(const char *state_path, gb_store *st,
 	char err[512];
 	gb_catalog *shipped = gb_catalog_new();
 	gb_drivers_offers(&rt->drivers, shipped, &rt->problems);
-	if (!st && state_path && access(state_path, R_OK) == 0 &&
-	    gb_store_open(state_path, &own, err, sizeof(err)) == 0)
+	if (!st && cfg && cfg->state_path &&
+	    (gb_store_is_url(cfg->state_path) ||
+	     access(cfg->state_path, R_OK) == 0) &&
+	    gb_store_open_cfg(cfg, &own, err, sizeof(err)) == 0)
 		st = own;
 	if (st && gb_store_offers_list(st, &v, &n) != 0)
 		n = 0;
@@ -156,7 +157,7 @@ void gb_runtime_open(const gb_config *cfg, gb_store *st, gb_runtime *rt,
 	register_sites(rt);
 	rt->cat = gb_catalog_new();
 	if (want_offers)
-		load_offers(cfg->state_path, st, rt);
+		load_offers(cfg, st, rt);
 }
 
 void gb_runtime_free(gb_runtime *rt)

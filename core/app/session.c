@@ -11,7 +11,7 @@ int gb_session_open(const gb_config *cfg, gb_session *s,
 {
 	gb_engine_opts eo;
 	memset(s, 0, sizeof(*s));
-	if (gb_store_open(cfg->state_path, &s->store, err, cap) != 0)
+	if (gb_store_open_cfg(cfg, &s->store, err, cap) != 0)
 		return -1;
 	gb_runtime_open(cfg, s->store, &s->rt, 1);
 	memset(&eo, 0, sizeof(eo));

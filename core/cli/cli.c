@@ -256,9 +256,13 @@ int gb_cli_config(gb_cli *cli)
 		return GB_EXIT_FAIL;
 	}
 	gb_diags_free(&d);
-	if (cli->state_path) {
+	/* --state, then GPUBROKER_STATE, then the config's state: */
+	if (cli->state_path || (getenv("GPUBROKER_STATE") &&
+	                        *getenv("GPUBROKER_STATE"))) {
 		free(cli->cfg.state_path);
-		cli->cfg.state_path = gb_xstrdup(cli->state_path);
+		cli->cfg.state_path = gb_xstrdup(cli->state_path
+		                                         ? cli->state_path
+		                                         : getenv("GPUBROKER_STATE"));
 	}
 	cli->cfg_loaded = 1;
 	return 0;

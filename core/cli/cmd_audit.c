@@ -31,7 +31,7 @@ static int run_audit(gb_cli *cli)
 		char err[512];
 		if (gb_cli_config(cli))
 			return GB_EXIT_FAIL;
-		if (gb_store_open(cli->cfg.state_path, &st, err, sizeof(err)) != 0) {
+		if (gb_store_open_cfg(&cli->cfg, &st, err, sizeof(err)) != 0) {
 			gb_cli_err(cli, "%s", err);
 			return GB_EXIT_FAIL;
 		}

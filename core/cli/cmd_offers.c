@@ -86,7 +86,7 @@ static int run_refresh(gb_cli *cli)
 		json_decref(out);
 		return GB_EXIT_FAIL;
 	}
-	if (gb_store_open(cli->cfg.state_path, &st, err, sizeof(err)) != 0) {
+	if (gb_store_open_cfg(&cli->cfg, &st, err, sizeof(err)) != 0) {
 		gb_cli_err(cli, "%s", err);
 		gb_runtime_free(&rt);
 		json_decref(out);

@@ -156,9 +156,10 @@ static int run_plan(gb_cli *cli)
 	/* the store (when there is one) is opened once: for the refreshed
 	 * prices of the catalog and for the failover cooldowns */
 	if (!cli->server && cli->cfg.state_path &&
-	    access(cli->cfg.state_path, R_OK) == 0) {
+	    (gb_store_is_url(cli->cfg.state_path) ||
+	     access(cli->cfg.state_path, R_OK) == 0)) {
 		char err[512];
-		if (gb_store_open(cli->cfg.state_path, &st, err, sizeof(err)) != 0)
+		if (gb_store_open_cfg(&cli->cfg, &st, err, sizeof(err)) != 0)
 			st = NULL;
 	}
 	if (!cli->server)

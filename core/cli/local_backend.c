@@ -198,7 +198,7 @@ int gb_local_backend_open(gb_cli *cli, unsigned needs, gb_backend **out)
 			free(l);
 			return GB_EXIT_FAIL;
 		}
-		if (gb_store_open(cli->cfg.state_path, &l->store, err,
+		if (gb_store_open_cfg(&cli->cfg, &l->store, err,
 		                  sizeof(err)) != 0) {
 			gb_cli_err(cli, "%s", err);
 			free(l);

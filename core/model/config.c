@@ -13,7 +13,7 @@
 #define NAME_MAX_LEN 63
 
 static const char *const top_keys[] = {
-	"broker_id", "state",  "policy_path", "org_policies", "drivers",
+	"broker_id", "state",  "state_password", "policy_path", "org_policies", "drivers",
 	"listen",    "tls",    "tokens",      "teams",        "reservations",
 	"onprem",    "daemon", NULL};
 static const char *const driver_keys[] = {"name", "path", "options",
@@ -32,7 +32,7 @@ static const char *const daemon_keys[] = {
 	"max_connections", "max_connections_per_client", "header_timeout",
 	"api_threads", "api_workers", "audit_retention", "events_retention",
 	"state_size_warning", "reconcile_per_minute", "refusals_per_minute",
-	NULL};
+	"lease", NULL};
 static const char *const role_names[] = {"viewer", "operator", "admin", NULL};
 static const char *const log_formats[] = {"text", "json", NULL};
 static const char *const known_clouds[] = {"aws", "azure", "gcp", "onprem",
@@ -74,6 +74,7 @@ void gb_config_defaults(gb_config *c)
 	c->audit_retention_s = 90 * 86400;
 	c->events_retention_s = 90 * 86400;
 	c->state_size_warning = (int64_t)1 << 30;
+	c->lease_s = 15;
 	c->reconcile_per_minute = 6;
 	c->refusals_per_minute = 60;
 }
@@ -83,6 +84,7 @@ void gb_config_free(gb_config *c)
 	free(c->file);
 	free(c->broker_id);
 	free(c->state_path);
+	free(c->state_password);
 	gb_strv_free(&c->policy_path);
 	gb_strv_free(&c->org_policies);
 	for (size_t i = 0; i < c->ndrivers; i++) {
@@ -679,6 +681,14 @@ static void dec_daemon(gb_ydec *c, const gb_ynode *n, gb_config *cfg)
 	if ((v = gb_ymap_get(n, "refusals_per_minute")) &&
 	    gb_ydec_int(c, v, "daemon.refusals_per_minute", 0, 1000000, &x) == 0)
 		cfg->refusals_per_minute = (int)x;
+	if ((v = gb_ymap_get(n, "lease")) &&
+	    gb_ydec_duration(c, v, "daemon.lease", &x) == 0) {
+		if (x < 2 || x > 600)
+			ERR(c, v, "daemon.lease", "must be from 2s to 10m (how "
+			    "long a replica's hold on a pool outlives it)");
+		else
+			cfg->lease_s = x;
+	}
 }
 
 static void dec_config(gb_ydec *c, const gb_ynode *root, gb_config *cfg)
@@ -703,6 +713,21 @@ static void dec_config(gb_ydec *c, const gb_ynode *root, gb_config *cfg)
 	if ((v = gb_ymap_get(root, "state")) &&
 	    dec_text(c, v, "state", "the state path", &s) == 0)
 		set_str(&cfg->state_path, s);
+	if ((v = gb_ymap_get(root, "state_password"))) {
+		char d[128];
+		/* Never echo the value: it may be the password itself. */
+		if (v->kind != GB_Y_SCALAR || v->is_null)
+			ERR(c, v, "state_password", "expected a credential "
+			    "source (env:VAR or file:/path), found %s",
+			    gb_ydescribe(v, d, sizeof(d)));
+		else if (!valid_source(v->str))
+			ERR(c, v, "state_password", "not a credential source: "
+			    "the database password is never written inline; "
+			    "write env:VARIABLE or file:/absolute/path (or use "
+			    "PGPASSWORD / PGPASSFILE) (the value is not shown)");
+		else
+			set_str(&cfg->state_password, gb_xstrdup(v->str));
+	}
 	if ((v = gb_ymap_get(root, "policy_path"))) {
 		gb_strv tmp = {NULL, 0};
 		int bad = gb_ydec_strlist(c, v, "policy_path", &tmp) != 0;
@@ -815,7 +840,8 @@ static void resolve_paths(const char *file, gb_config *c)
 	const char *slash = strrchr(file, '/');
 	char *dir = slash ? gb_xstrndup(file, (size_t)(slash - file))
 	                  : gb_xstrdup(".");
-	resolve(dir, &c->state_path);
+	if (!gb_config_state_is_url(c->state_path))
+		resolve(dir, &c->state_path);
 	resolve(dir, &c->tls_cert);
 	resolve(dir, &c->tls_key);
 	resolve(dir, &c->onprem_inventory);
@@ -893,4 +919,10 @@ int gb_config_load(const char *path, gb_config *out, gb_diags *d)
 		return -1;
 	resolve_paths(path, out);
 	return 0;
+}
+
+int gb_config_state_is_url(const char *state)
+{
+	return state && (strncmp(state, "postgresql://", 13) == 0 ||
+	                 strncmp(state, "postgres://", 11) == 0);
 }

@@ -3,6 +3,8 @@
  *
  *   broker_id: my-broker             # tags every instance; default "gpubroker"
  *   state: /var/lib/gpubroker/state.db   # default $XDG_STATE_HOME/gpubroker/state.db
+ *   # or, for several replicas: postgresql://USER@HOST:PORT/DB?sslmode=require
+ *   state_password: env:GPUBROKER_DB_PASSWORD  # a SOURCE; or PGPASSWORD/.pgpass
  *   policy_path: [./policies, /usr/local/share/gpubroker/policies]
  *   org_policies: [org-compliance]   # run first, pools cannot opt out
  *   drivers:
@@ -24,7 +26,7 @@
  *            header_timeout: 10s, api_threads: 2, api_workers: 16,
  *            audit_retention: 90d, events_retention: 90d,
  *            state_size_warning: 1GiB, reconcile_per_minute: 6,
- *            refusals_per_minute: 60}
+ *            refusals_per_minute: 60, lease: 15s}
  *
  * Secrets are never written inline: credentials map a name to a *source*
  * ("env:NAME" or "file:/path").  A value that is neither is refused.
@@ -75,7 +77,9 @@ typedef struct gb_reservation_cfg {
 typedef struct gb_config {
 	char *file;                /* where it came from, NULL = defaults */
 	char *broker_id;
-	char *state_path;
+	char *state_path;          /* a SQLite path or a postgresql:// URL */
+	char *state_password;      /* a source (env:NAME, file:PATH); NULL =
+	                              libpq's PGPASSWORD / PGPASSFILE */
 	gb_strv policy_path;
 	gb_strv org_policies;
 	gb_driver_cfg *drivers;    /* empty = the four shipped drivers */
@@ -108,6 +112,8 @@ typedef struct gb_config {
 	int64_t state_size_warning; /* bytes; 0 = no warning */
 	int reconcile_per_minute;  /* on-demand reconciles per token */
 	int refusals_per_minute;   /* audited refusals per client address */
+	int64_t lease_s;           /* daemon.lease: a replica's hold on a pool
+	                              (shared state only); default 15 */
 } gb_config;
 
 /* Load and validate; 0 ok, -1 with all errors in d (then *out is freed
@@ -120,6 +126,10 @@ int gb_config_load_buf(const char *name, const char *buf, size_t len,
 /* Defaults (state under XDG_STATE_HOME, four shipped drivers...). */
 void gb_config_defaults(gb_config *c);
 void gb_config_free(gb_config *c);
+
+/* Whether a state setting names a PostgreSQL database (postgresql:// or
+ * postgres://) rather than a SQLite file. */
+int gb_config_state_is_url(const char *state);
 
 const gb_team_cfg *gb_config_team(const gb_config *c, const char *name);
 const char *gb_role_name(gb_role r);

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "config.h"
+#include "drivers.h"
 #include "log.h"
 
 /* Migrations append to this list; each runs once, in a transaction, and
@@ -496,6 +498,26 @@ int gb_store_open_auth(const char *target, const char *password,
 int gb_store_open(const char *target, gb_store **out, char *err, size_t cap)
 {
 	return gb_store_open_auth(target, NULL, out, err, cap);
+}
+
+int gb_store_open_cfg(const gb_config *cfg, gb_store **out, char *err,
+                      size_t cap)
+{
+	char pw[1024];
+	int rc;
+	if (!cfg->state_password || !gb_store_is_url(cfg->state_path))
+		return gb_store_open_auth(cfg->state_path, NULL, out, err, cap);
+	/* the source's name may be shown; its value never is */
+	if (gb_secret_lookup(cfg->state_password, pw, sizeof(pw)) < 0) {
+		*out = NULL;
+		snprintf(err, cap, "state_password: %s gives no password (unset, "
+		         "empty or unreadable): set it, or remove state_password "
+		         "to use PGPASSWORD / PGPASSFILE", cfg->state_password);
+		return -1;
+	}
+	rc = gb_store_open_auth(cfg->state_path, pw, out, err, cap);
+	memset(pw, 0, sizeof(pw));
+	return rc;
 }
 
 void gb_store_close(gb_store *s)

@@ -48,6 +48,11 @@ typedef struct gb_store gb_store;
 int gb_store_open_auth(const char *target, const char *password,
                        gb_store **out, char *err, size_t cap);
 int gb_store_open(const char *target, gb_store **out, char *err, size_t cap);
+struct gb_config;
+/* Opens cfg->state_path with the password from cfg->state_password (a
+ * source: env:NAME or file:PATH) when it is set. */
+int gb_store_open_cfg(const struct gb_config *cfg, gb_store **out, char *err,
+                      size_t cap);
 void gb_store_close(gb_store *s);
 /* Whether target names a PostgreSQL database (postgresql:// or
  * postgres://) rather than a SQLite file. */
