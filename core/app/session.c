@@ -7,7 +7,8 @@
 
 int gb_session_open(const gb_config *cfg, gb_session *s,
                     gb_engine_progress_fn fn, void *ud,
-                    volatile sig_atomic_t *stop, char *err, size_t cap)
+                    volatile sig_atomic_t *stop, int replica, char *err,
+                    size_t cap)
 {
 	gb_engine_opts eo;
 	memset(s, 0, sizeof(*s));
@@ -22,6 +23,7 @@ int gb_session_open(const gb_config *cfg, gb_session *s,
 	eo.progress = fn;
 	eo.progress_ud = ud;
 	eo.stop = stop;
+	eo.sticky_leases = replica;
 	s->eng = gb_engine_new(&eo);
 	s->recovered = gb_engine_recover(s->eng);
 	if (s->recovered < 0)

@@ -27,11 +27,14 @@ typedef struct gb_session {
 
 /* cfg is borrowed and must outlive the session.  fn/ud receive the
  * engine's progress events (may be NULL); stop, when set, asks long
- * operations to give up.  Returns 0, or -1 with why in err (the session
- * is then empty: nothing to close). */
+ * operations to give up.  replica: a daemon, which keeps the pools it
+ * converges leased between operations on a shared (PostgreSQL) store;
+ * 0 for the CLI, which gives them back at once (engine.h).  Returns 0, or
+ * -1 with why in err (the session is then empty: nothing to close). */
 int gb_session_open(const gb_config *cfg, gb_session *s,
                     gb_engine_progress_fn fn, void *ud,
-                    volatile sig_atomic_t *stop, char *err, size_t cap);
+                    volatile sig_atomic_t *stop, int replica, char *err,
+                    size_t cap);
 void gb_session_close(gb_session *s);
 
 #endif

@@ -21,7 +21,7 @@ int gb_cli_session(gb_cli *cli, gb_session *s, gb_engine_progress_fn fn,
 	int rc;
 	if ((rc = gb_cli_config(cli)) != 0)
 		return rc;
-	if (gb_session_open(&cli->cfg, s, fn, ud, stop, err, sizeof(err))) {
+	if (gb_session_open(&cli->cfg, s, fn, ud, stop, 0, err, sizeof(err))) {
 		gb_cli_err(cli, "%s", err);
 		return GB_EXIT_FAIL;
 	}

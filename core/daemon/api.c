@@ -336,13 +336,30 @@ static void route(gb_api_req *r)
 		return;
 	}
 	if (n == 1 && strcmp(parts[0], "readyz") == 0) {
-		r->status = r->d->ready ? 200 : 503;
-		r->resp = json_pack("{s:s}", "status", r->d->ready ? "ready"
-		                                                 : "starting");
+		/* a replica whose database is unreachable takes no traffic */
+		int db = !r->d->ready || !gb_store_is_shared(r->d->store) ||
+		         gb_store_ping(r->d->store) == 0;
+		r->status = r->d->ready && db ? 200 : 503;
+		r->resp = json_pack("{s:s}", "status",
+		                    !r->d->ready ? "starting"
+		                    : db ? "ready" : "state store unreachable");
+		if (!db)
+			json_object_set_new(r->resp, "message",
+			                    json_string(gb_store_errmsg(r->d->store)));
 		return;
 	}
 	if (authenticate(r) != 0)
 		return;
+	/* Changes need the state store: refused at once, with why, while a
+	 * shared one is unreachable (reads answer what they can). */
+	if (strcmp(m, "GET") != 0 && strcmp(m, "HEAD") != 0 &&
+	    gb_store_is_shared(r->d->store) && gb_store_ping(r->d->store) != 0) {
+		r->retry_after_s = 5;
+		gb_api_error(r, 503, "StoreUnavailable", "%s; nothing was "
+		             "changed: retry when it is back (the daemon "
+		             "reconnects by itself)", gb_store_errmsg(r->d->store));
+		return;
+	}
 	if (n == 1 && strcmp(parts[0], "metrics") == 0 && strcmp(m, "GET") == 0) {
 		r->text = gb_metrics_render(r->d);
 		r->content_type = "text/plain; version=0.0.4";

@@ -281,6 +281,9 @@ static void reload(gb_daemon *d)
 	/* keep what cannot change while running */
 	free(nc.state_path);
 	nc.state_path = gb_xstrdup(d->cfg->state_path);
+	free(nc.state_password);
+	nc.state_password = d->cfg->state_password
+	                            ? gb_xstrdup(d->cfg->state_password) : NULL;
 	{
 		gb_config old = *d->cfg;
 		gb_driver_cfg *keep_drivers = old.drivers;
@@ -342,7 +345,7 @@ int gb_daemon_serve(const gb_daemon_opts *o, char *err, size_t cap)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	if (gb_session_open(cfg, &d.app, on_event, &d, &d.stop, err, cap) != 0) {
+	if (gb_session_open(cfg, &d.app, on_event, &d, &d.stop, 1, err, cap) != 0) {
 		pthread_rwlock_destroy(&d.cfg_lock);
 		return -1;
 	}
@@ -379,7 +382,7 @@ int gb_daemon_serve(const gb_daemon_opts *o, char *err, size_t cap)
 	}
 	gb_log(GB_LOG_INFO, "daemon", "serving on %s port %d (%s), state %s",
 	       cfg->listen ? cfg->listen : "127.0.0.1", d.port,
-	       d.tls ? "TLS" : "plain HTTP", cfg->state_path);
+	       d.tls ? "TLS" : "plain HTTP", gb_store_path(d.store));
 
 	for (;;) {
 		int sig = 0;

@@ -100,6 +100,9 @@ typedef struct gb_daemon {
 	uint64_t pruned_audit, pruned_events;
 	int64_t prune_at_ms;      /* monotonic: the last retention pass */
 	int64_t size_warned_ms;   /* monotonic: the last size warning */
+	/* replicas on a shared store (reconcile.c; under mmu) */
+	size_t pools_held;        /* pools this replica reconciled last pass */
+	int leader;               /* holds the "leader" lease (gc) */
 } gb_daemon;
 
 /* The stop flag is written once, under mu, by the main thread; threads
@@ -126,6 +129,10 @@ int gb_daemon_request_reconcile(gb_daemon *d);
  * running, and a destroy is confirmed, within seconds instead of at the
  * next pass. */
 void gb_daemon_watch(gb_daemon *d, const char *pool, int64_t delay_ms);
+/* reconcile.c: whether this replica runs the once-per-broker work (the
+ * orphan gc): always on SQLite; on a shared store, while it holds the
+ * "leader" lease (taken when free, kept while renewed). */
+int gb_daemon_leader(gb_daemon *d);
 /* reconcile.c: one pass; fills counts for metrics. */
 void gb_daemon_reconcile(gb_daemon *d);
 /* api.c */

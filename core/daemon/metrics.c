@@ -280,6 +280,28 @@ static void render_live(gb_daemon *d, gb_buf *b)
 			(long long)bytes, (long long)d->cfg->state_size_warning,
 			(long long)avail, pa, pe);
 	}
+	{
+		/* which pools this replica holds (a shared store's leases) */
+		gb_strv held = {NULL, 0};
+		int leader;
+		gb_store_lease_list(d->store, &held);
+		pthread_mutex_lock(&d->mmu);
+		leader = d->leader;
+		pthread_mutex_unlock(&d->mmu);
+		gb_buf_printf(b, "# HELP gpubroker_replica_leader 1 while this "
+		                  "replica runs the orphan gc (always 1 on SQLite).\n"
+		                  "# TYPE gpubroker_replica_leader gauge\n"
+		                  "gpubroker_replica_leader{backend=\"%s\"} %d\n"
+		                  "# HELP gpubroker_replica_pool_held 1 for each pool "
+		                  "whose lease this replica holds (shared state).\n"
+		                  "# TYPE gpubroker_replica_pool_held gauge\n",
+		              gb_store_backend_name(d->store), leader);
+		for (size_t i = 0; i < held.n; i++)
+			if (strncmp(held.v[i], "pool:", 5) == 0)
+				gb_buf_printf(b, "gpubroker_replica_pool_held{pool=\"%s\"} 1\n",
+				              held.v[i] + 5);
+		gb_strv_free(&held);
+	}
 	gb_buf_printf(b, "# HELP gpubroker_api_snapshot_builds_total Times "
 	                  "the store's part of GET /v1/pools and /metrics was "
 	                  "rebuilt (only after a change).\n"

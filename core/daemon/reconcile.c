@@ -106,6 +106,25 @@ static void housekeeping(gb_daemon *d)
 	}
 }
 
+int gb_daemon_leader(gb_daemon *d)
+{
+	int64_t token;
+	int yes = 1;
+	if (gb_store_is_shared(d->store)) {
+		int64_t lease_ms = (d->cfg->lease_s > 0 ? d->cfg->lease_s : 15) * 1000;
+		yes = gb_store_lease_acquire(d->store, "leader", lease_ms, &token,
+		                             NULL, 0) == 0;
+	}
+	pthread_mutex_lock(&d->mmu);
+	if (yes && !d->leader && gb_store_is_shared(d->store))
+		gb_log(GB_LOG_INFO, "reconcile", "this replica (%s) is the "
+		       "leader: it runs the orphan gc",
+		       gb_store_lease_owner(d->store));
+	d->leader = yes;
+	pthread_mutex_unlock(&d->mmu);
+	return yes;
+}
+
 void gb_daemon_reconcile(gb_daemon *d)
 {
 	static unsigned pass;
@@ -114,6 +133,7 @@ void gb_daemon_reconcile(gb_daemon *d)
 	size_t np;
 	double secs;
 	int gc_due = ++pass % GB_GC_EVERY == 1;
+	size_t held = 0;
 
 	/* one describe per driver and region for every live instance (kept
 	 * for the gc when this pass runs one) */
@@ -125,7 +145,20 @@ void gb_daemon_reconcile(gb_daemon *d)
 	for (size_t i = 0; i < np && !gb_daemon_stopping(d); i++) {
 		gb_pool_row *p = &pools[i];
 		gb_engine_result res;
+		char holder[128];
+		int rc;
 		memset(&res, 0, sizeof(res));
+		/* on a shared store: only the pools this replica holds, or that
+		 * nobody holds (a dead replica's, once its lease ran out) */
+		rc = gb_engine_claim(d->eng, p->name, holder, sizeof(holder),
+		                     NULL);
+		if (rc != 0) {
+			if (rc < 0)
+				gb_log(GB_LOG_WARN, "reconcile", "pool %s: %s", p->name,
+				       gb_store_errmsg(d->store));
+			continue;
+		}
+		held++;
 		if (strcmp(p->state, "destroying") == 0) {
 			gb_engine_destroy_step(d->eng, p->name,
 			                       p->destroy_reason ? p->destroy_reason
@@ -177,6 +210,13 @@ void gb_daemon_reconcile(gb_daemon *d)
 		gb_engine_result_free(&res);
 	}
 	gb_pool_list_free(pools, np);
+	pthread_mutex_lock(&d->mmu);
+	d->pools_held = held;
+	pthread_mutex_unlock(&d->mmu);
+	/* orphans are looked for by one replica at a time (the leader), so
+	 * listings are not multiplied by the number of replicas */
+	if (!gb_daemon_leader(d))
+		gc_due = 0;
 	if (gc_due && !gb_daemon_stopping(d)) {
 		json_t *rep = NULL;
 		if (gb_engine_gc(d->eng, 0, &rep) >= 0 && json_array_size(rep))

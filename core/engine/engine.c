@@ -8,9 +8,12 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
+
+static void *keeper_main(void *arg);
 
 gb_engine *gb_engine_new(const gb_engine_opts *o)
 {
@@ -35,6 +38,17 @@ gb_engine *gb_engine_new(const gb_engine_opts *o)
 	pthread_mutex_init(&e->pend_mu, NULL);
 	pthread_mutex_init(&e->settle_mu, NULL);
 	pthread_mutex_init(&e->plans_mu, NULL);
+	pthread_mutex_init(&e->keeper_mu, NULL);
+	pthread_cond_init(&e->keeper_cv, NULL);
+	e->lease_ms = o->lease_ms > 0 ? o->lease_ms
+	              : o->cfg && o->cfg->lease_s > 0 ? o->cfg->lease_s * 1000
+	                                              : 15000;
+	if (o->store && gb_store_is_shared(o->store)) {
+		/* every journal write checks the pool's lease from now on */
+		gb_store_fence_on(o->store);
+		e->keeper_started = pthread_create(&e->keeper, NULL, keeper_main,
+		                                   e) == 0;
+	}
 	return e;
 }
 
@@ -42,6 +56,17 @@ void gb_engine_free(gb_engine *e)
 {
 	if (!e)
 		return;
+	if (e->keeper_started) {
+		pthread_mutex_lock(&e->keeper_mu);
+		e->keeper_stop = 1;
+		pthread_cond_signal(&e->keeper_cv);
+		pthread_mutex_unlock(&e->keeper_mu);
+		pthread_join(e->keeper, NULL);
+	}
+	if (e->o.store && gb_store_is_shared(e->o.store))
+		gb_store_lease_release_all(e->o.store); /* others take over now */
+	pthread_mutex_destroy(&e->keeper_mu);
+	pthread_cond_destroy(&e->keeper_cv);
 	gb_engine__drop_pending(e);
 	gb_engine__drop_plans(e);
 	pthread_mutex_destroy(&e->plans_mu);
@@ -195,11 +220,120 @@ out:
 	return fd;
 }
 
+/* Whether pool `name` is in use by an operation of this process. */
+static int pool_busy(gb_engine *e, const char *name)
+{
+	int busy = 0;
+	pthread_mutex_lock(&e->locks_mu);
+	for (pool_lock *l = e->locks; l; l = l->next)
+		if (strcmp(l->name, name) == 0) {
+			busy = l->users > 0;
+			break;
+		}
+	pthread_mutex_unlock(&e->locks_mu);
+	return busy;
+}
+
+/* The keeper: renews this process's leases every third of lease_ms, and
+ * gives up a pool another process asked for (gb_store_lease_want) while
+ * no operation of this one uses it. */
+static void *keeper_main(void *arg)
+{
+	gb_engine *e = arg;
+	int64_t renewed = gb_mono_ms();
+	pthread_mutex_lock(&e->keeper_mu);
+	while (!e->keeper_stop) {
+		struct timespec ts;
+		gb_strv wanted = {NULL, 0};
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 250 * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&e->keeper_cv, &e->keeper_mu, &ts);
+		if (e->keeper_stop)
+			break;
+		pthread_mutex_unlock(&e->keeper_mu);
+		if (gb_mono_ms() - renewed >= e->lease_ms / 3) {
+			int lost = gb_store_lease_renew_all(e->o.store, e->lease_ms);
+			if (lost < 0)
+				gb_log(GB_LOG_WARN, "engine", "cannot renew leases: %s",
+				       gb_store_errmsg(e->o.store));
+			else
+				renewed = gb_mono_ms();
+			if (lost > 0)
+				gb_log(GB_LOG_WARN, "engine", "lost %d lease%s: another "
+				       "replica took over (this one was paused or "
+				       "cut off past its lease)", lost,
+				       lost == 1 ? "" : "s");
+		}
+		if (gb_store_lease_wanted(e->o.store, &wanted) == 0) {
+			for (size_t i = 0; i < wanted.n; i++) {
+				const char *pool = wanted.v[i] + 5;
+				if (strncmp(wanted.v[i], "pool:", 5) != 0 ||
+				    pool_busy(e, pool))
+					continue;
+				if (gb_store_lease_release(e->o.store, wanted.v[i]) == 0)
+					gb_log(GB_LOG_INFO, "engine", "gave pool %s up to "
+					       "another replica that asked for it", pool);
+			}
+		}
+		gb_strv_free(&wanted);
+		pthread_mutex_lock(&e->keeper_mu);
+	}
+	pthread_mutex_unlock(&e->keeper_mu);
+	return NULL;
+}
+
+/* The cross-process half of a pool lock on a shared store: the pool's
+ * lease.  Waits (asking the holder to give it up) while another process
+ * holds it: a live holder gives it up once its operation ends, a dead or
+ * paused one loses it when it expires.  0, or -1 with err. */
+static int lease_pool(gb_engine *e, const char *name, char *err, size_t cap)
+{
+	char lname[300], holder[128];
+	int64_t token, t0 = gb_mono_ms(), limit = 20 * e->lease_ms;
+	int logged = 0;
+	if (limit < 300000)
+		limit = 300000;
+	snprintf(lname, sizeof(lname), "pool:%s", name);
+	for (;;) {
+		int rc = gb_store_lease_acquire(e->o.store, lname, e->lease_ms,
+		                                &token, holder, sizeof(holder));
+		if (rc == 0)
+			return 0;
+		if (rc < 0) {
+			snprintf(err, cap, "cannot take the lease of pool %s: %s",
+			         name, gb_store_errmsg(e->o.store));
+			return -1;
+		}
+		gb_store_lease_want(e->o.store, lname);
+		if (e->o.stop && *e->o.stop) {
+			snprintf(err, cap, "pool %s is converged by %s (it holds "
+			         "the pool's lease); stopped waiting for it", name,
+			         holder);
+			return -1;
+		}
+		if (gb_mono_ms() - t0 > limit) {
+			snprintf(err, cap, "pool %s has been held by %s for over "
+			         "%llds (its lease, renewed while it works on the "
+			         "pool): retry later, or look at that replica",
+			         name, holder, (long long)(limit / 1000));
+			return -1;
+		}
+		if (!logged++)
+			gb_log(GB_LOG_INFO, "engine", "pool %s: waiting for %s, "
+			       "which holds its lease", name, holder);
+		usleep(100 * 1000);
+	}
+}
+
 int gb_engine__lock_pool(gb_engine *e, const char *name, char *err,
                          size_t cap)
 {
 	pool_lock *l;
-	int fd;
+	int fd = -1, shared = gb_store_is_shared(e->o.store);
 	pthread_mutex_lock(&e->locks_mu);
 	for (l = e->locks; l; l = l->next)
 		if (strcmp(l->name, name) == 0)
@@ -215,8 +349,8 @@ int gb_engine__lock_pool(gb_engine *e, const char *name, char *err,
 	l->users++;
 	pthread_mutex_unlock(&e->locks_mu);
 	pthread_mutex_lock(&l->mu);
-	fd = flock_pool(e, name, err, cap);
-	if (fd < 0) {
+	if (shared ? lease_pool(e, name, err, cap) != 0
+	           : (fd = flock_pool(e, name, err, cap)) < 0) {
 		/* nothing stays held: as gb_engine__unlock_pool, minus the fd */
 		pthread_mutex_lock(&e->locks_mu);
 		l->users--;
@@ -226,6 +360,7 @@ int gb_engine__lock_pool(gb_engine *e, const char *name, char *err,
 		return -1;
 	}
 	l->fd = fd;
+	l->leased = shared;
 	return 0;
 }
 
@@ -253,10 +388,54 @@ void gb_engine__unlock_pool(gb_engine *e, const char *name)
 			close(l->fd); /* releases the flock */
 			l->fd = -1;
 		}
+		if (l->leased && !e->o.sticky_leases) {
+			/* the CLI gives the pool back at once */
+			char lname[300];
+			snprintf(lname, sizeof(lname), "pool:%s", name);
+			gb_store_lease_release(e->o.store, lname);
+		}
+		l->leased = 0;
 		l->users--;
 		pthread_mutex_unlock(&l->mu);
 	}
 	pthread_mutex_unlock(&e->locks_mu);
+}
+
+int gb_engine_claim(gb_engine *e, const char *pool, char *holder, size_t cap,
+                    int *recovered)
+{
+	char lname[300], who[128], err[512];
+	int64_t token;
+	int fresh, rc;
+	if (recovered)
+		*recovered = 0;
+	if (holder && cap)
+		holder[0] = '\0';
+	if (!gb_store_is_shared(e->o.store))
+		return 0;
+	if (pool_busy(e, pool))
+		return 0; /* an operation of this process has it */
+	snprintf(lname, sizeof(lname), "pool:%s", pool);
+	fresh = !gb_store_lease_held(e->o.store, lname);
+	rc = gb_store_lease_acquire(e->o.store, lname, e->lease_ms, &token, who,
+	                            sizeof(who));
+	if (rc == 1 && holder && cap)
+		snprintf(holder, cap, "%s", who);
+	if (rc != 0 || !fresh)
+		return rc;
+	/* taken over: what its last holder journaled and did not close is
+	 * resolved first, under the pool's lock */
+	if (gb_engine__lock_pool(e, pool, err, sizeof(err)) != 0)
+		return -1;
+	rc = gb_engine__recover_pool(e, pool);
+	gb_engine__unlock_pool(e, pool);
+	if (rc > 0)
+		gb_log(GB_LOG_INFO, "engine", "pool %s: took it over (lease "
+		       "token %lld); resolved %d open intent%s of its last "
+		       "holder", pool, (long long)token, rc, rc == 1 ? "" : "s");
+	if (recovered)
+		*recovered = rc > 0 ? rc : 0;
+	return 0;
 }
 
 const char *gb_engine__state_str(gb_instance_state st)

@@ -80,12 +80,28 @@ typedef struct gb_engine_opts {
 	gb_engine_progress_fn progress;
 	void *progress_ud;
 	volatile sig_atomic_t *stop; /* when set, long waits return early */
+	/* Shared store (PostgreSQL) only: a pool is converged under a lease
+	 * (store.h) instead of an flock.  lease_ms: 0 = cfg->lease_s (15 s).
+	 * sticky: keep a pool's lease after an operation (the daemon: the
+	 * pool stays this replica's to reconcile until another process asks
+	 * for it or this one stops); 0 gives it back at once (the CLI). */
+	int64_t lease_ms;
+	int sticky_leases;
 } gb_engine_opts;
 
 /* A gb_unavailable_fn over the state store's failover cooldowns (ud: a
  * gb_store *), so plans skip what the engine would skip right now. */
 int gb_engine_unavailable(void *ud, const gb_coffer *o, char *why,
                           size_t cap);
+
+/* Whether this process may converge `pool` now: on a shared store, takes
+ * or renews the pool's lease without waiting.  0 = yes (always on
+ * SQLite), 1 = another process holds it (holder gets its owner id when
+ * not NULL), -1 = the store failed (its message in err).  A fresh
+ * take-over (the lease was another's, or lapsed) first recovers the
+ * pool's open intents (*recovered = how many; may be NULL). */
+int gb_engine_claim(gb_engine *e, const char *pool, char *holder, size_t cap,
+                    int *recovered);
 
 /* Ownership: free with gb_engine_free (borrowed things stay the caller's). */
 gb_engine *gb_engine_new(const gb_engine_opts *o);

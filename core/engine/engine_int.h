@@ -26,6 +26,7 @@ typedef struct pool_lock {
 	pthread_mutex_t mu;
 	int users;
 	int fd;          /* flock'ed file while held, else -1 */
+	int leased;      /* shared store: this operation took its lease */
 	struct pool_lock *next;
 } pool_lock;
 
@@ -60,7 +61,21 @@ struct gb_engine {
 	 * places them (engine_plan.c).  plans_mu is a leaf lock. */
 	pthread_mutex_t plans_mu;
 	struct gb_kept_plan *plans;
+	/* Shared store (PostgreSQL): pools are leased, not flock'ed
+	 * (engine.c).  The keeper thread renews the leases every third of
+	 * lease_ms and gives up those another process asks for while this
+	 * one is not using them. */
+	int64_t lease_ms;
+	pthread_t keeper;
+	int keeper_started;
+	pthread_mutex_t keeper_mu;
+	pthread_cond_t keeper_cv;
+	int keeper_stop;
 };
+
+/* Resolves the open intents of one pool (engine_observe.c); the caller
+ * holds the pool's lock.  How many, or -1. */
+int gb_engine__recover_pool(gb_engine *e, const char *pool);
 
 /* Frees the kept listings (engine_observe.c). */
 void gb_engine__drop_kept(gb_engine *e);

@@ -680,10 +680,14 @@ static void recover_terminate(gb_engine *e, const gb_intent_row *in)
 	json_decref(d);
 }
 
-int gb_engine_recover(gb_engine *e)
+/* pool NULL: every open intent, except, on a shared store, those of pools
+ * another process holds (their holder resolves them; a dead holder's
+ * are resolved by whoever takes the pool over: gb_engine_claim). */
+static int recover_some(gb_engine *e, const char *pool)
 {
 	gb_intent_row *v;
 	size_t n;
+	int done = 0, shared = gb_store_is_shared(e->o.store);
 	char err[1024];
 	/* this engine's own refused outcomes are exact: written first, and
 	 * their intents not "recovered" by the journal time */
@@ -692,13 +696,34 @@ int gb_engine_recover(gb_engine *e)
 	if (gb_store_intent_list_open(e->o.store, &v, &n) != 0)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
+		if (pool && strcmp(v[i].pool, pool) != 0)
+			continue;
+		if (!pool && shared) {
+			char lname[300];
+			int64_t token;
+			snprintf(lname, sizeof(lname), "pool:%s", v[i].pool);
+			if (gb_store_lease_acquire(e->o.store, lname, e->lease_ms,
+			                           &token, NULL, 0) != 0)
+				continue;
+		}
 		if (strcmp(v[i].kind, "create") == 0)
 			recover_create(e, &v[i]);
 		else if (!gb_engine__pending_intent(e, v[i].id))
 			recover_terminate(e, &v[i]);
+		done++;
 	}
 	gb_intent_list_free(v, n);
-	return (int)n;
+	return done;
+}
+
+int gb_engine_recover(gb_engine *e)
+{
+	return recover_some(e, NULL);
+}
+
+int gb_engine__recover_pool(gb_engine *e, const char *pool)
+{
+	return recover_some(e, pool);
 }
 
 /* ---- garbage collection ---- */
@@ -933,7 +958,27 @@ static void gc_terminate(gb_engine *e, gcterm *t, size_t n)
 	free(rows);
 }
 
+static int gc_run(gb_engine *e, int adopt, json_t **report);
+
 int gb_engine_gc(gb_engine *e, int adopt, json_t **report)
+{
+	char err[1024];
+	int rc;
+	/* On a shared store the orphans' terminate intents are journaled
+	 * under the lease of GB_ORPHAN_POOL, like any pool's. */
+	if (!gb_store_is_shared(e->o.store))
+		return gc_run(e, adopt, report);
+	if (gb_engine__lock_pool(e, GB_ORPHAN_POOL, err, sizeof(err)) != 0) {
+		*report = json_array();
+		gb_log(GB_LOG_WARN, "engine", "gc: %s", err);
+		return -1;
+	}
+	rc = gc_run(e, adopt, report);
+	gb_engine__unlock_pool(e, GB_ORPHAN_POOL);
+	return rc;
+}
+
+static int gc_run(gb_engine *e, int adopt, json_t **report)
 {
 	size_t unchecked = 0;
 	dgroup *g = NULL;

@@ -674,7 +674,9 @@ static void default_options(const gb_config *cfg, const char *name,
 {
 	if (!cfg)
 		return;
-	if (!gb_kvs_get(opts, "state_dir") && cfg->state_path) {
+	/* (a PostgreSQL state has no folder: the driver's own default) */
+	if (!gb_kvs_get(opts, "state_dir") && cfg->state_path &&
+	    !gb_config_state_is_url(cfg->state_path)) {
 		const char *slash = strrchr(cfg->state_path, '/');
 		char *dir = slash ? gb_xstrndup(cfg->state_path,
 		                                (size_t)(slash - cfg->state_path))

@@ -84,7 +84,7 @@ static const char *const migrations[] = {
 	/* 2: leases (store_lease.c): who converges a pool, with the fencing
 	 * token every journal write checks */
 	"CREATE TABLE leases (name TEXT PRIMARY KEY, owner TEXT NOT NULL,"
-	" token INTEGER NOT NULL, expires_ms INTEGER NOT NULL);",
+	" token INTEGER NOT NULL, expires_ms INTEGER NOT NULL, want TEXT);",
 };
 
 /* The calling thread's last store error.  Per thread, not per
@@ -535,6 +535,24 @@ void gb_store_close(gb_store *s)
 	pthread_mutex_destroy(&s->lock);
 	free(s->path);
 	free(s);
+}
+
+int gb_store_ping(gb_store *s)
+{
+	static const char sql[] = "SELECT 1";
+	gb_sql *st;
+	int rc = -1;
+	gb_store__lock(s);
+	if ((st = gb_store__stmt(s, sql))) {
+		if (gb_sql_step(st) == GB_SQL_ROW)
+			rc = 0;
+		else
+			gb_store__failf(s, "the state store %s is unreachable: %s",
+			                s->path, s->be->errmsg(s));
+		gb_sql_reset(st);
+	}
+	gb_store__unlock(s);
+	return rc;
 }
 
 int gb_store_size(gb_store *s, int64_t *bytes, int64_t *free_bytes)

@@ -93,6 +93,11 @@ void gb_store_ver_read(gb_store *s, gb_store_ver *at);
  * 0 unchanged, -1 busy or error (ask later).  Never waits. */
 int gb_store_ver_moved(gb_store *s, const gb_store_ver *at);
 
+/* A round trip to the database (a lost PostgreSQL connection is made
+ * again, with backoff): 0, or -1 with "the state store URL is
+ * unreachable: ..." as the error. */
+int gb_store_ping(gb_store *s);
+
 int gb_store_begin(gb_store *s);
 int gb_store_commit(gb_store *s);
 void gb_store_rollback(gb_store *s);
@@ -318,6 +323,14 @@ int gb_store_lease_renew_all(gb_store *s, int64_t ttl_ms);
 int gb_store_lease_release(gb_store *s, const char *name);
 /* Gives up every lease (on close and shutdown); errors are ignored. */
 void gb_store_lease_release_all(gb_store *s);
+/* Asks the holder of `name` to give it up when it can (the holder's
+ * gb_store_lease_wanted sees it); 0 or -1. */
+int gb_store_lease_want(gb_store *s, const char *name);
+/* Appends to *out the names of the leases this store holds that another
+ * owner has asked for; 0 or -1. */
+int gb_store_lease_wanted(gb_store *s, gb_strv *out);
+/* Appends to *out the names of the leases this store holds. */
+int gb_store_lease_list(gb_store *s, gb_strv *out);
 /* Whether this store holds `name` (its own view; the database decides
  * at the next fenced write). */
 int gb_store_lease_held(gb_store *s, const char *name);

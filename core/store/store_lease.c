@@ -77,7 +77,8 @@ int gb_store_lease_acquire(gb_store *s, const char *name, int64_t ttl_ms,
 		" (?1, ?2, 1, gb_now_ms() + ?3) ON CONFLICT (name) DO UPDATE SET"
 		" token = CASE WHEN leases.owner = ?2 AND leases.expires_ms >"
 		" gb_now_ms() THEN leases.token ELSE leases.token + 1 END,"
-		" owner = ?2, expires_ms = gb_now_ms() + ?3"
+		" owner = ?2, expires_ms = gb_now_ms() + ?3,"
+		" want = CASE WHEN leases.want = ?2 THEN NULL ELSE leases.want END"
 		" WHERE leases.owner = ?2 OR leases.expires_ms <= gb_now_ms()"
 		" RETURNING token";
 	static const char who[] = "SELECT owner FROM leases WHERE name = ?1";
@@ -257,5 +258,55 @@ int gb_store__fence(gb_store *s, const char *pool)
 		                       "was written", s->path, pool,
 		                       (long long)token);
 	}
+	return 0;
+}
+
+int gb_store_lease_want(gb_store *s, const char *name)
+{
+	static const char sql[] =
+		"UPDATE leases SET want = ?2 WHERE name = ?1 AND owner != ?2"
+		" AND want IS NULL";
+	gb_sql *st;
+	int rc;
+	gb_store__lock(s);
+	if (!(st = gb_store__stmt(s, sql))) {
+		gb_store__unlock(s);
+		return -1;
+	}
+	gb_sql_bind_text(st, 1, name);
+	gb_sql_bind_text(st, 2, s->owner);
+	rc = gb_store__exec_stmt(s, st, "ask for a lease");
+	gb_store__unlock(s);
+	return rc;
+}
+
+int gb_store_lease_wanted(gb_store *s, gb_strv *out)
+{
+	static const char sql[] =
+		"SELECT name FROM leases WHERE owner = ?1 AND want IS NOT NULL"
+		" AND expires_ms > gb_now_ms() ORDER BY name";
+	gb_sql *st;
+	int rc;
+	gb_store__lock(s);
+	if (!(st = gb_store__stmt(s, sql))) {
+		gb_store__unlock(s);
+		return -1;
+	}
+	gb_sql_bind_text(st, 1, s->owner);
+	while ((rc = gb_sql_step(st)) == GB_SQL_ROW)
+		gb_strv_push(out, gb_sql_text(st, 0));
+	if (rc == GB_SQL_ERR)
+		gb_store__fail(s, "read wanted leases");
+	gb_sql_reset(st);
+	gb_store__unlock(s);
+	return rc == GB_SQL_ERR ? -1 : 0;
+}
+
+int gb_store_lease_list(gb_store *s, gb_strv *out)
+{
+	gb_store__lock(s);
+	for (size_t i = 0; i < s->nleases; i++)
+		gb_strv_push(out, s->leases[i].name);
+	gb_store__unlock(s);
 	return 0;
 }
