@@ -101,5 +101,6 @@ GB_DECLARE_CMD(serve);
 GB_DECLARE_CMD(audit);
 GB_DECLARE_CMD(validate);
 GB_DECLARE_CMD(policy);
+GB_DECLARE_CMD(state);
 
 #endif
