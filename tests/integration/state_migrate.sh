@@ -14,7 +14,7 @@
 . "$GB_SRC/tests/lib/pg.sh"
 # shellcheck disable=SC2154
 trap '_rc=$?; gb_pg_stop >/dev/null 2>&1 || true; (exit $_rc); lib_cleanup' EXIT
-gb_pg_start "$T/pg" || { echo "SKIP: cannot start a PostgreSQL server (make deps)"; exit 77; }
+gb_pg_start "$T/pg" || exit $?
 export PGPASSWORD="$GB_PG_PASSWORD"
 unset PGPASSFILE
 
