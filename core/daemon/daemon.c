@@ -28,6 +28,27 @@ static void on_event(void *ud, const char *pool, const char *instance,
 	gb_api_wake(d, pool);
 }
 
+/* On a shared store, changes made through other replicas: the store's
+ * version is compared every 250 ms and, when it moved, the long polls
+ * (events, pool waits) look again, so an event another replica recorded
+ * reaches them within a second.  (Snapshots compare the version
+ * themselves: api_pools.c, metrics.c.) */
+static void *store_watch_main(void *arg)
+{
+	gb_daemon *d = arg;
+	gb_store_ver at;
+	gb_store_ver_read(d->store, &at);
+	while (!gb_daemon_stopping(d)) {
+		usleep(250 * 1000);
+		if (gb_store_ver_moved(d->store, &at) == 1) {
+			gb_store_ver_read(d->store, &at);
+			__atomic_fetch_add(&d->event_gen, 1, __ATOMIC_RELEASE);
+			gb_api_wake_all(d);
+		}
+	}
+	return NULL;
+}
+
 void gb_daemon_enqueue(gb_daemon *d, int kind, const char *pool,
                        const char *reason)
 {
@@ -373,6 +394,9 @@ int gb_daemon_serve(const gb_daemon_opts *o, char *err, size_t cap)
 	for (int i = 0; i < d.nworkers; i++)
 		pthread_create(&d.workers[i], NULL, worker_main, &d);
 	d.recon_started = pthread_create(&d.recon, NULL, recon_main, &d) == 0;
+	if (gb_store_is_shared(d.store))
+		d.watch_started = pthread_create(&d.store_watch, NULL,
+		                                 store_watch_main, &d) == 0;
 	d.ready = 1;
 	if (o->listening) {
 		char url[96];
@@ -407,6 +431,8 @@ int gb_daemon_serve(const gb_daemon_opts *o, char *err, size_t cap)
 		pthread_join(d.workers[i], NULL);
 	if (d.recon_started)
 		pthread_join(d.recon, NULL);
+	if (d.watch_started)
+		pthread_join(d.store_watch, NULL);
 	gb_api_stop(&d);
 	free(d.workers);
 	while (d.watches) {

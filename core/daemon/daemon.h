@@ -75,6 +75,8 @@ typedef struct gb_daemon {
 	int nworkers;
 	pthread_t recon;
 	int recon_started;
+	pthread_t store_watch;    /* shared store: other replicas' changes */
+	int watch_started;
 	int ready;                /* recovered and serving */
 
 	/* metrics.  The API counters are written by every request without

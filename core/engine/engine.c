@@ -292,17 +292,27 @@ static void *keeper_main(void *arg)
  * paused one loses it when it expires.  0, or -1 with err. */
 static int lease_pool(gb_engine *e, const char *name, char *err, size_t cap)
 {
-	char lname[300], holder[128];
+	char lname[300], holder[128] = "";
 	int64_t token, t0 = gb_mono_ms(), limit = 20 * e->lease_ms;
 	int logged = 0;
 	if (limit < 300000)
 		limit = 300000;
 	snprintf(lname, sizeof(lname), "pool:%s", name);
 	for (;;) {
-		int rc = gb_store_lease_acquire(e->o.store, lname, e->lease_ms,
-		                                &token, holder, sizeof(holder));
-		if (rc == 0)
+		char was[128];
+		int rc;
+		snprintf(was, sizeof(was), "%s", holder);
+		rc = gb_store_lease_acquire(e->o.store, lname, e->lease_ms, &token,
+		                            holder, sizeof(holder));
+		if (rc == 0) {
+			if (logged)
+				gb_log(GB_LOG_INFO, "engine", "pool %s: took it over "
+				       "from %s after waiting %lld ms (lease token "
+				       "%lld)", name, was,
+				       (long long)(gb_mono_ms() - t0),
+				       (long long)token);
 			return 0;
+		}
 		if (rc < 0) {
 			snprintf(err, cap, "cannot take the lease of pool %s: %s",
 			         name, gb_store_errmsg(e->o.store));

@@ -84,7 +84,8 @@ static const char *const migrations[] = {
 	/* 2: leases (store_lease.c): who converges a pool, with the fencing
 	 * token every journal write checks */
 	"CREATE TABLE leases (name TEXT PRIMARY KEY, owner TEXT NOT NULL,"
-	" token INTEGER NOT NULL, expires_ms INTEGER NOT NULL, want TEXT);",
+	" token INTEGER NOT NULL, expires_ms INTEGER NOT NULL, want TEXT,"
+	" want_ms INTEGER NOT NULL DEFAULT 0);",
 };
 
 /* The calling thread's last store error.  Per thread, not per

@@ -263,9 +263,11 @@ int gb_store__fence(gb_store *s, const char *pool)
 
 int gb_store_lease_want(gb_store *s, const char *name)
 {
+	/* renewed while the asker waits: an ask older than two seconds is
+	 * from one that stopped waiting (or died) */
 	static const char sql[] =
-		"UPDATE leases SET want = ?2 WHERE name = ?1 AND owner != ?2"
-		" AND want IS NULL";
+		"UPDATE leases SET want = ?2, want_ms = gb_now_ms() WHERE name = ?1"
+		" AND owner != ?2";
 	gb_sql *st;
 	int rc;
 	gb_store__lock(s);
@@ -284,7 +286,8 @@ int gb_store_lease_wanted(gb_store *s, gb_strv *out)
 {
 	static const char sql[] =
 		"SELECT name FROM leases WHERE owner = ?1 AND want IS NOT NULL"
-		" AND expires_ms > gb_now_ms() ORDER BY name";
+		" AND want_ms > gb_now_ms() - 2000 AND expires_ms > gb_now_ms()"
+		" ORDER BY name";
 	gb_sql *st;
 	int rc;
 	gb_store__lock(s);

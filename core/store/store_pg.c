@@ -33,6 +33,7 @@ typedef struct pg_db {
 	char *conninfo_url;     /* the URL as given (holds no password) */
 	char *password;         /* NULL = libpq's own mechanisms */
 	char err[GB_STORE_ERR_CAP]; /* the last failure's message */
+	char cause[GB_STORE_ERR_CAP]; /* why the last connection failed */
 	int wrote;              /* the open transaction wrote */
 	int64_t writes;         /* write statements through this connection */
 	int64_t retry_at_ms;    /* monotonic: next reconnect attempt */
@@ -44,6 +45,7 @@ typedef struct pg_stmt {
 	char *sql;              /* with $N parameters */
 	int nparams;
 	int write;              /* INSERT, UPDATE or DELETE */
+	int quiet;              /* a write of the leases table */
 	char **vals;            /* nparams, owned; NULL = SQL NULL */
 	Oid *types;             /* 0 (the server infers it), or text for a
 	                           parameter the SQL does not use */
@@ -100,6 +102,24 @@ static PGconn *connect_now(pg_db *p)
 	return c;
 }
 
+/* Every session: no NOTICE chatter, and a session that sits inside a
+ * transaction (its process paused or partitioned while it held the
+ * writers' lock) is ended by the server, so it cannot stall the other
+ * replicas for longer than that; a wait for a lock gives up rather than
+ * hang. */
+static int session_setup(gb_store *s)
+{
+	PGresult *r = PQexec(PG(s)->conn,
+	                     "SET client_min_messages = warning;"
+	                     " SET idle_in_transaction_session_timeout = '5s';"
+	                     " SET lock_timeout = '30s'");
+	int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+	if (!ok)
+		set_err(s, PQresultErrorMessage(r));
+	PQclear(r);
+	return ok ? 0 : -1;
+}
+
 /* Outside a transaction: a connection that broke is made again (at most
  * once per backoff: 0.25 s doubling to 5 s).  0 when usable. */
 static int usable(gb_store *s)
@@ -116,19 +136,22 @@ static int usable(gb_store *s)
 	if (now < p->retry_at_ms) {
 		char m[GB_STORE_ERR_CAP];
 		snprintf(m, sizeof(m), "unreachable (retrying in %lld ms): %.400s",
-		         (long long)(p->retry_at_ms - now), p->err);
+		         (long long)(p->retry_at_ms - now), p->cause);
 		set_err(s, m);
 		return -1;
 	}
 	if (p->conn)
 		PQfinish(p->conn);
 	p->conn = connect_now(p);
-	if (p->conn && PQstatus(p->conn) == CONNECTION_OK) {
+	if (p->conn && PQstatus(p->conn) == CONNECTION_OK &&
+	    session_setup(s) == 0) {
 		gb_log(GB_LOG_INFO, "store", "reconnected to %s", s->path);
 		p->backoff_ms = 0;
 		return 0;
 	}
-	set_err(s, p->conn ? PQerrorMessage(p->conn) : "out of memory");
+	if (!p->conn || PQstatus(p->conn) != CONNECTION_OK)
+		set_err(s, p->conn ? PQerrorMessage(p->conn) : "out of memory");
+	memcpy(p->cause, p->err, sizeof(p->cause));
 	p->backoff_ms = p->backoff_ms ? p->backoff_ms * 2 : 250;
 	if (p->backoff_ms > 5000)
 		p->backoff_ms = 5000;
@@ -232,6 +255,10 @@ static gb_sql *pg_prepare(gb_store *s, const char *sql)
 	st->row = -1;
 	st->write = strncmp(w, "INSERT", 6) == 0 || strncmp(w, "UPDATE", 6) == 0 ||
 	            strncmp(w, "DELETE", 6) == 0;
+	/* lease traffic (renewals every few seconds) is not a change the
+	 * version announces: long polls would wake for nothing */
+	st->quiet = strncmp(w, "INSERT INTO leases", 18) == 0 ||
+	            strncmp(w, "UPDATE leases", 13) == 0;
 	return &st->base;
 }
 
@@ -302,7 +329,7 @@ static int exec_params(gb_sql *x)
 	st->res = r;
 	st->row = 0;
 	st->changes = atoll(PQcmdTuples(r));
-	if (st->write) {
+	if (st->write && !st->quiet) {
 		PG(s)->wrote = 1;
 		PG(s)->writes++;
 	}
@@ -326,7 +353,8 @@ static int pg_step(gb_sql *x)
 	if (run(s, "BEGIN; " WRITE_LOCK) != 0)
 		return GB_SQL_ERR;
 	rc = exec_params(x);
-	if (rc == GB_SQL_ERR || run(s, BUMP "; COMMIT") != 0) {
+	if (rc == GB_SQL_ERR ||
+	    run(s, st->quiet ? "COMMIT" : BUMP "; COMMIT") != 0) {
 		char keep[GB_STORE_ERR_CAP];
 		memcpy(keep, PG(s)->err, sizeof(keep));
 		PQclear(PQexec(PG(s)->conn, "ROLLBACK"));
@@ -515,7 +543,7 @@ static int pg_open(gb_store *s, const char *url, const char *password,
 		         p->err);
 		return -1;
 	}
-	if (run(s, "SET client_min_messages = warning") != 0) {
+	if (session_setup(s) != 0) {
 		snprintf(err, cap, "cannot open state database %s: %s", s->path,
 		         p->err);
 		return -1;

@@ -27,7 +27,8 @@
 
 ROUNDS=${ROUNDS:-1}
 gb_pg_start "$T/pg" || exit $?
-trap '_rc=$?; gb_pg_stop >/dev/null 2>&1 || true; (exit $_rc); lib_cleanup' EXIT
+# the replicas stop before the database does (their logs stay quiet)
+trap '_rc=$?; set +e; for _p in $BG_PIDS; do kill -CONT "$_p"; kill -TERM "$_p"; done 2>/dev/null; sleep 1; gb_pg_stop >/dev/null 2>&1; (exit $_rc); lib_cleanup' EXIT
 export PGPASSWORD="$GB_PG_PASSWORD"
 GPUBROKER_STATE=$(gb_pg_createdb gbha) || fail "cannot create the database"
 export GPUBROKER_STATE
@@ -133,6 +134,21 @@ for i in 1 2 3; do
 done
 check "[ $held -eq 20 ]" "every pool is held by exactly one replica (20 leases over the 3)"
 
+# holder POOL [SKIP]: sets HOLDER to the replica whose /metrics says it
+# holds POOL (not asking replica SKIP: a paused one would not answer)
+holder() {
+	HOLDER=
+	# (not _i: wait_until counts with it)
+	for _hi in 1 2 3; do
+		[ "$_hi" = "${2:-}" ] && continue
+		if curl -sf -m 2 -H "Authorization: Bearer $GPUBROKER_TOKEN" "$(url $_hi)/metrics" |
+			grep -q "^gpubroker_replica_pool_held{pool=\"$1\"}"; then
+			HOLDER=$_hi
+		fi
+	done
+	[ -n "$HOLDER" ]
+}
+
 rand_ms() { od -An -N2 -tu2 /dev/urandom | awk -v m="$1" '{ print $1 % m }'; }
 nap() { sleep "$(awk -v m="$1" 'BEGIN { printf "%.3f", m / 1000 }')"; }
 
@@ -175,22 +191,21 @@ for r in $(seq 1 "$ROUNDS"); do
 	expect "ha-$b" $(( b % 2 + 1 ))
 
 	# ---- 2b. pause the holder of a pool past its lease
-	h=
-	for i in 1 2 3; do
-		if curl -sf -H "Authorization: Bearer $GPUBROKER_TOKEN" "$(url $i)/metrics" |
-			grep -q "^gpubroker_replica_pool_held{pool=\"ha-$c\"}"; then
-			h=$i
-		fi
-	done
-	[ -n "$h" ] || { through 1 reconcile >/dev/null 2>&1 || true; sleep 2; h=1; }
+	# (every pool is picked up by some replica within a pass or two)
+	wait_until 20 "holder ha-$c" || fail "round $r: no replica holds ha-$c"
+	h=$HOLDER
 	o=$(( h % 3 + 1 ))
 	kill -STOP "$(pid $h)"
-	t0=$(date +%s)
+	t0=$(date +%s%3N)
 	through $o scale "ha-$c" 2 >/dev/null 2>>"$T/apply.log" ||
 		fail "round $r: scale through replica $o while replica $h is paused failed"
 	expect "ha-$c" 2
-	converged $o $((LEASE * 2 + 30)) || fail "round $r: pool ha-$c not taken over from paused replica $h"
-	took=$(( $(date +%s) - t0 ))
+	wait_until $((LEASE * 4)) "holder ha-$c $h" ||
+		fail "round $r: nobody took ha-$c over from the paused replica $h"
+	took=$(( $(date +%s%3N) - t0 ))
+	check "[ $took -le $((LEASE * 2000)) ]" \
+		"round $r: replica $HOLDER took ha-$c over from the paused replica $h ${took} ms after the pause (within two lease periods, $((LEASE * 2)) s)"
+	converged $o $((LEASE * 2 + 30)) || fail "round $r: pool ha-$c not scaled after the take-over"
 	sleep $((LEASE + 1))
 	lost_before=$(grep -c "lost [0-9]* lease" "$T/replica$h.log" || true)
 	kill -CONT "$(pid $h)"
@@ -198,8 +213,32 @@ for r in $(seq 1 "$ROUNDS"); do
 	converged $o 30 || fail "round $r: after replica $h resumed"
 	check "[ \$(grep -c 'lost [0-9]* lease' '$T/replica$h.log') -gt $lost_before ]" \
 		"round $r: the resumed replica $h found its lease lost (and so wrote nothing for ha-$c)"
-	echo "ok: round $r: replica $h paused past its lease; ha-$c taken over and scaled in ${took}s; no duplicate after it resumed"
+	echo "ok: round $r: replica $h paused past its lease; ha-$c taken over in ${took} ms and scaled; no duplicate after it resumed"
 done
+
+# ---- every replica sees every change: an event recorded by one replica
+# answers a long poll parked on another within a second
+src=
+for i in 1 2 3; do
+	p=$(curl -sf -H "Authorization: Bearer $GPUBROKER_TOKEN" "$(url $i)/metrics" |
+		sed -n 's/^gpubroker_replica_pool_held{pool="\(ha-[0-9]*\)"} 1$/\1/p' | head -n 1)
+	if [ -n "$p" ]; then src=$i; pool=$p; break; fi
+done
+[ -n "$src" ] || fail "no replica holds a pool"
+dst=$(( src % 3 + 1 ))
+last=$(curl -sf -H "Authorization: Bearer $GPUBROKER_TOKEN" "$(url $dst)/v1/events?after=0&since_ms=0" | jq '[.events[].id] | max // 0')
+last=$(curl -sf -H "Authorization: Bearer $GPUBROKER_TOKEN" "$(url $dst)/v1/events?after=$last" | jq --argjson l "$last" '[.events[].id] | max // $l')
+( curl -sf -H "Authorization: Bearer $GPUBROKER_TOKEN" "$(url $dst)/v1/events?after=$last&wait=30" >"$T/poll.json"; date +%s%3N >"$T/poll.at" ) &
+pp=$!
+sleep 1
+cur=$(GPUBROKER_SERVER=$(url "$src") "$GB" -c "$CONF" status "$pool" -o json | jq '[.instances[] | select(.state=="running" or .state=="pending")] | length')
+through "$src" scale "$pool" $((cur + 1)) >/dev/null 2>>"$T/apply.log" || fail "scale $pool through replica $src failed"
+expect "$pool" $((cur + 1))
+wait "$pp"
+ev_ms=$(jq '[.events[].time_ms] | min' "$T/poll.json")
+lag=$(( $(cat "$T/poll.at") - ev_ms ))
+check "[ $lag -le 1000 ]" "an event recorded by replica $src reached a long poll on replica $dst ${lag} ms later (within a second)"
+converged 1 60 || fail "not converged after the scale of $pool"
 
 # ---- 3. PostgreSQL restarted during an apply
 spec "$T/db.yaml" ha-db 2 2

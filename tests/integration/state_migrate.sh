@@ -13,7 +13,7 @@
 # shellcheck disable=SC1091
 . "$GB_SRC/tests/lib/pg.sh"
 # shellcheck disable=SC2154
-trap '_rc=$?; gb_pg_stop >/dev/null 2>&1 || true; (exit $_rc); lib_cleanup' EXIT
+trap '_rc=$?; set +e; gb_pg_stop >/dev/null 2>&1; (exit $_rc); lib_cleanup' EXIT
 gb_pg_start "$T/pg" || exit $?
 export PGPASSWORD="$GB_PG_PASSWORD"
 unset PGPASSFILE
