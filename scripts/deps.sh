@@ -7,7 +7,7 @@ set -u
 # pkg-config module : Debian package
 REQ="libcurl:libcurl4-openssl-dev openssl:libssl-dev jansson:libjansson-dev
 yaml-0.1:libyaml-dev lua5.4:liblua5.4-dev cmocka:libcmocka-dev
-sqlite3:libsqlite3-dev libmicrohttpd:libmicrohttpd-dev"
+sqlite3:libsqlite3-dev libmicrohttpd:libmicrohttpd-dev libpq:libpq-dev"
 
 missing=""
 if command -v pkg-config >/dev/null 2>&1; then
@@ -29,6 +29,13 @@ for tool in curl:curl strace:strace sshd:openssh-server ssh:openssh-client jq:jq
 		missing="$missing $deb"
 	fi
 done
+# PostgreSQL's server, run by the tests on 127.0.0.1 (tests/lib/pg.sh):
+# Debian keeps it out of PATH, under /usr/lib/postgresql/VERSION/bin.
+have_pg=""
+for d in /usr/lib/postgresql/*/bin; do
+	[ -x "$d/initdb" ] && have_pg=1
+done
+[ -n "$have_pg" ] || missing="$missing postgresql"
 # The official AWS SDK, driven against cloudsim by
 # tests/integration/cloudsim_ec2_boto3.sh (Debian's /usr/bin/python3).
 if ! /usr/bin/python3 -c 'import boto3' >/dev/null 2>&1; then
