@@ -1,7 +1,7 @@
 #!/bin/sh
 # bench/run.sh -- gpubroker's benchmarks with their targets (issue 9).
 #
-#   BUILD=build bench/run.sh [plan] [provision] [api] [reconcile] [probe]
+#   BUILD=build bench/run.sh [plan] [provision] [api] [reconcile] [ha] [probe]
 #
 # `make bench` runs all of them (after building `all` and the bench
 # binaries) and prints one summary block; name some to run only those.
@@ -15,6 +15,10 @@
 #   api        wrk against GET /v1/pools and GET /metrics of a daemon
 #              holding 1,000 pools
 #   reconcile  bench/reconcile: one pass over 10,000 live instances
+#   ha         replicas on PostgreSQL (issue 16): GET /v1/pools with wrk
+#              against 1 daemon on SQLite, 1 on PostgreSQL and 3 sharing
+#              one database; then provision's 1,000 instances through 3
+#              replicas (needs PostgreSQL's server binaries, tests/lib/pg.sh)
 #   probe      bench/probe_check.sh (GPU only; prints SKIP without one)
 #
 # Exit status: 0 when every benchmark ran, whether or not it met its target
@@ -38,6 +42,9 @@ API_RUNS=${GB_BENCH_API_RUNS:-3}
 API_SECONDS=${GB_BENCH_API_SECONDS:-10}
 API_SWEEP=${GB_BENCH_API_SWEEP-8 16 32 50}
 
+# gb_pg_start, gb_pg_createdb, gb_pg_stop (bench_ha)
+. "$here/tests/lib/pg.sh"
+
 T=$(mktemp -d "${TMPDIR:-/tmp}/gbbench.XXXXXX")
 RESULTS=$T/results
 : >"$RESULTS"
@@ -51,6 +58,13 @@ cleanup() {
 			wait "$p" 2>/dev/null
 		fi
 	done
+	if [ -n "${GB_PG_DIR:-}" ]; then
+		if [ "${GB_BENCH_KEEP:-0}" = 1 ]; then
+			gb_pg_stop_only
+		else
+			gb_pg_stop >/dev/null 2>&1
+		fi
+	fi
 	if [ "${GB_BENCH_KEEP:-0}" = 1 ]; then
 		echo "bench: work folder kept: $T"
 	else
@@ -421,14 +435,22 @@ bench_connections() {
 PROV_POOLS="aws:84 azure:84 gcp:84 aws:84 azure:83 gcp:83 aws:83 azure:83 gcp:83 aws:83 azure:83 gcp:83"
 SSH_KEY="ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHRlc3RrZXl0ZXN0a2V5dGVzdGtleXRlc3RrZXk1 bench"
 
-# provision_run NAME CONFIG STATE: PUT every pool, then until 1,000 run in the
-# store; sets WALL (seconds)
+# nth N WORD...: the Nth word (1-based) of the rest, cycling
+nth() {
+	_nth=$1
+	shift
+	_nth=$(( (_nth - 1) % $# + 1 ))
+	eval "echo \${$_nth}"
+}
+
+# provision_run NAME URL...: PUT every pool through the daemons at URL...
+# (round-robin: one daemon, or replicas sharing one store), then poll
+# them in turn until 1,000 run; sets WALL (seconds).  The daemons are the
+# caller's to start and stop.
 provision_run() {
 	WALL=""
-	if ! daemon_start "$1" "$2"; then
-		say "provision: the daemon did not start (see $T/$1.daemon.log)"
-		return 1
-	fi
+	_pn=$1
+	shift
 	_t0=$(now_s)
 	_k=0
 	for p in $PROV_POOLS; do
@@ -436,43 +458,48 @@ provision_run() {
 		_n=${p#*:}
 		_name="prov-$_c-$_k"
 		_k=$((_k + 1))
+		_u=$(nth "$_k" "$@")
 		curl -sf -X PUT -H "$AUTH" -H 'Content-Type: application/json' \
 			-d "{\"pool\": {\"name\": \"$_name\", \"team\": \"research\", \"purpose\": \"inference\", \"count\": $_n, \"gpu\": {\"model\": \"T4\", \"count\": 1}, \"capacity\": [\"on-demand\"], \"placement\": {\"clouds\": [\"$_c\"], \"colocate\": \"none\"}, \"ssh_keys\": [\"$SSH_KEY\"]}}" \
-			"$URL/v1/pools/$_name" >"$T/$1.put.$_k" ||
-			{ say "provision: PUT $_name failed: $(cat "$T/$1.put.$_k")"; stop_pid "$D_PID"; return 1; }
+			"$_u/v1/pools/$_name" >"$T/$_pn.put.$_k" ||
+			{ say "provision: PUT $_name through $_u failed: $(cat "$T/$_pn.put.$_k")"; return 1; }
 	done
 	_last=""
 	_done_aws="" _done_azure="" _done_gcp=""
+	_poll=0
 	while :; do
-		curl -sf -H "$AUTH" "$URL/v1/pools?limit=1000" >"$T/$1.poll" || :
-		_r=$(jq '[.pools[].running] | add // 0' "$T/$1.poll")
+		_poll=$((_poll + 1))
+		curl -sf -H "$AUTH" "$(nth "$_poll" "$@")/v1/pools?limit=1000" >"$T/$_pn.poll" || :
+		_r=$(jq '[.pools[].running] | add // 0' "$T/$_pn.poll")
 		_el=$(awk -v a="$_t0" -v b="$(now_s)" 'BEGIN { printf "%.1f", b - a }')
 		if [ "${_r:-0}" != "$_last" ]; then
-			say "provision: $1: $_el s: ${_r:-?} running ($(jq -r '[.pools[] | {c: (.name | split("-")[1]), r: .running}] | group_by(.c) | map("\(.[0].c) \(map(.r) | add)") | join(", ")' "$T/$1.poll"))"
+			say "provision: $_pn: $_el s: ${_r:-?} running ($(jq -r '[.pools[] | {c: (.name | split("-")[1]), r: .running}] | group_by(.c) | map("\(.[0].c) \(map(.r) | add)") | join(", ")' "$T/$_pn.poll"))"
 			_last=${_r:-}
 		fi
 		for c in aws azure gcp; do
 			eval "_d=\${_done_$c}"
 			[ -n "$_d" ] && continue
 			_want=$(echo "$PROV_POOLS" | tr ' ' '\n' | awk -F: -v c="$c" '$1 == c { s += $2 } END { print s }')
-			_have=$(jq --arg c "prov-$c-" '[.pools[] | select(.name | startswith($c)) | .running] | add // 0' "$T/$1.poll")
+			_have=$(jq --arg c "prov-$c-" '[.pools[] | select(.name | startswith($c)) | .running] | add // 0' "$T/$_pn.poll")
 			[ "${_have:-0}" -ge "$_want" ] && eval "_done_$c=$_el"
 		done
 		[ "${_r:-0}" -ge 1000 ] && break
 		if [ "$(awk -v a="$_t0" -v b="$(now_s)" 'BEGIN { print (b - a > 900) }')" = 1 ]; then
-			say "provision: $1: gave up after 900 s"
-			stop_pid "$D_PID"
+			say "provision: $_pn: gave up after 900 s"
 			return 1
 		fi
 		sleep 0.2
 	done
 	WALL=$(awk -v a="$_t0" -v b="$(now_s)" 'BEGIN { printf "%.2f", b - a }')
-	curl -sf -H "$AUTH" "$URL/metrics" >"$T/$1.metrics" || true
+	_k=0
+	for _u in "$@"; do
+		_k=$((_k + 1))
+		curl -sf -H "$AUTH" "$_u/metrics" >"$T/$_pn.metrics.$_k" || true
+	done
 	# what the clouds saw: calls per API (cloudsim's counters)
-	curl -sf "$CONTROL/_sim/counters" >"$T/$1.counters" &&
-		say "provision: $1: cloud calls: $(jq -c '.calls | map_values(del(.token) | to_entries | map("\(.key)=\(.value)") | join(" "))' "$T/$1.counters"); throttled $(jq '.faults.throttled' "$T/$1.counters")"
-	say "provision: $1: every instance of aws running at ${_done_aws:-?} s, azure ${_done_azure:-?} s, gcp ${_done_gcp:-?} s"
-	stop_pid "$D_PID"
+	curl -sf "$CONTROL/_sim/counters" >"$T/$_pn.counters" &&
+		say "provision: $_pn: cloud calls: $(jq -c '.calls | map_values(del(.token) | to_entries | map("\(.key)=\(.value)") | join(" "))' "$T/$_pn.counters"); throttled $(jq '.faults.throttled' "$T/$_pn.counters")"
+	say "provision: $_pn: every instance of aws running at ${_done_aws:-?} s, azure ${_done_azure:-?} s, gcp ${_done_gcp:-?} s"
 	return 0
 }
 
@@ -494,6 +521,19 @@ provision_floor() {
 		gcp = 0 + L + 3.0
 		f = aws; if (az > f) f = az; if (gcp > f) f = gcp
 		printf "%.2f %.2f %.2f %.2f\n", f, aws, az, gcp }'
+}
+
+# provision_daemon_run NAME CONFIG: provision_run through one daemon
+# started on CONFIG (stopped after); sets WALL
+provision_daemon_run() {
+	if ! daemon_start "$1" "$2"; then
+		say "provision: the daemon did not start (see $T/$1.daemon.log)"
+		return 1
+	fi
+	provision_run "$1" "$URL"
+	_rc=$?
+	stop_pid "$D_PID"
+	return $_rc
 }
 
 bench_provision() {
@@ -518,7 +558,7 @@ bench_provision() {
 	say "provision: floor $FLOOR s (aws $2 s, azure $3 s: ARM writes bucket, gcp $4 s)"
 	# (a) the broker's default parallelism
 	write_config "$T/prov-a.yaml" "$T/prov-a.db"
-	if ! provision_run prov-a "$T/prov-a.yaml" "$T/prov-a.db"; then
+	if ! provision_daemon_run prov-a "$T/prov-a.yaml"; then
 		could_not provision "run (a) failed"
 		stop_pid "$SIM_PID"
 		return
@@ -532,7 +572,7 @@ bench_provision() {
 	write_config "$T/prov-b.yaml" "$T/prov-b.db" '      max_in_flight: "10"' \
 		"  workers: 10
   jobs: 1"
-	if ! provision_run prov-b "$T/prov-b.yaml" "$T/prov-b.db"; then
+	if ! provision_daemon_run prov-b "$T/prov-b.yaml"; then
 		could_not provision "run (b) failed"
 		stop_pid "$SIM_PID"
 		return
@@ -542,6 +582,248 @@ bench_provision() {
 	stop_pid "$SIM_PID"
 	result "provision wall_s $WALL_A floor_s $FLOOR wall/floor $(awk -v a="$WALL_A" -v f="$FLOOR" 'BEGIN { printf "%.2f", a / f }') target<=1.5 ratio $(awk -v a="$WALL_A" -v f="$FLOOR" 'BEGIN { printf "%.2f", a / f / 1.5 }') $(awk -v a="$WALL_A" -v f="$FLOOR" 'BEGIN { print (a / f <= 1.5 ? "PASS" : "MISS") }')"
 	result "provision par10_wall_s $WALL_B par10/default $(awk -v a="$WALL_A" -v b="$WALL_B" 'BEGIN { printf "%.2f", b / a }')x target>=10x ratio $(awk -v a="$WALL_A" -v b="$WALL_B" 'BEGIN { printf "%.2f", b / a / 10 }') $(awk -v a="$WALL_A" -v b="$WALL_B" 'BEGIN { print (b / a >= 10 ? "PASS" : "MISS") }')"
+}
+
+# -------------------------------------------------------------------- ha
+# Replicas on PostgreSQL (issue 16).  GET /v1/pools, as api measures it
+# (1,000 pools x 1 instance, wrk with 50 connections, median of
+# API_RUNS x API_SECONDS), through (a) one daemon on SQLite, the
+# baseline, (b) one daemon on PostgreSQL and (c) three daemons sharing
+# that database, the load spread over them (one wrk -t1 -c17 per
+# replica at once: the req/s summed, the p99 the worst of the three).
+# Then provision's 1,000 instances (same clouds, rate limits and floor)
+# through three replicas on PostgreSQL: the 12 pools' PUTs round-robin
+# over them, completion polled through each in turn.
+
+# wrk_spread NAME PATH URL...: API_RUNS runs of one wrk -t1 per URL at
+# once, 50 connections split between them; sets RPS (the sums' median),
+# P99 (the median of each run's worst p99) and SPREAD
+wrk_spread() {
+	_wn=$1
+	_wp=$2
+	shift 2
+	_wc=$(( (50 + $# - 1) / $# ))
+	: >"$T/$_wn.rps"
+	: >"$T/$_wn.p99"
+	_i=1
+	while [ "$_i" -le "$API_RUNS" ]; do
+		_wpids=""
+		_j=0
+		for _u in "$@"; do
+			_j=$((_j + 1))
+			wrk -t1 -c"$_wc" -d"${API_SECONDS}s" --latency -H "$AUTH" "$_u$_wp" \
+				>"$T/$_wn.wrk.$_i.$_j" 2>&1 &
+			_wpids="$_wpids $!"
+		done
+		for _w in $_wpids; do
+			wait "$_w"
+		done
+		_sum=0 _worst=0 _each="" _bad=""
+		_j=0
+		for _u in "$@"; do
+			_j=$((_j + 1))
+			_f=$T/$_wn.wrk.$_i.$_j
+			_rps=$(awk '/^Requests\/sec:/ { print $2 }' "$_f")
+			_p99=$(to_ms "$(awk '$1 == "99%" { print $2 }' "$_f")")
+			_b=$(awk '/Non-2xx or 3xx responses:/ { print $NF }' "$_f")
+			_e=$(awk '/Socket errors:/ { print }' "$_f")
+			[ -n "$_b$_e" ] && _bad="$_bad; replica $_j:${_b:+ $_b non-2xx}${_e:+ $_e}"
+			_each="$_each ${_rps:-?}/${_p99}"
+			_sum=$(awk -v a="$_sum" -v b="${_rps:-nan}" 'BEGIN { print a + b }')
+			_worst=$(awk -v a="$_worst" -v b="$_p99" 'BEGIN { print (b > a || b != b ? b : a) }')
+		done
+		say "ha: $_wp run $_i over $# replicas: $_sum req/s, worst p99 $_worst ms (req/s / p99 ms each:$_each), load $(cut -d' ' -f1-3 /proc/loadavg)$_bad"
+		case $_sum in *nan*) ;; *) echo "$_sum" >>"$T/$_wn.rps" ;; esac
+		case $_worst in *nan*) ;; *) echo "$_worst" >>"$T/$_wn.p99" ;; esac
+		_i=$((_i + 1))
+	done
+	RPS=$(median <"$T/$_wn.rps")
+	P99=$(median <"$T/$_wn.p99")
+	SPREAD="req/s $(sort -g "$T/$_wn.rps" | head -n 1)..$(sort -g "$T/$_wn.rps" | tail -n 1), p99 $(sort -g "$T/$_wn.p99" | head -n 1)..$(sort -g "$T/$_wn.p99" | tail -n 1) ms"
+}
+
+# ha_seed NAME STATE: 1,000 pools x 1 instance into STATE (a file or a
+# database URL), as api seeds them
+ha_seed() {
+	AWS_OPTS=$SIM_RATES_AWS \
+		AZURE_OPTS="$SIM_RATES_AZURE
+      poll_interval_ms: \"100\"" GCP_OPTS="$SIM_RATES_GCP
+      poll_interval_ms: \"100\"" \
+		write_config "$T/$1.seed.yaml" "$2"
+	_ts=$(now_s)
+	if ! "$B/seed" -c "$T/$1.seed.yaml" -i 1000 -s 1 >"$T/$1.seed.out" 2>&1; then
+		tail -n 20 "$T/$1.seed.out"
+		return 1
+	fi
+	say "ha: $1: seeded 1,000 pools x 1 instance in $(awk -v a="$_ts" -v b="$(now_s)" 'BEGIN { printf "%.1f", b - a }') s"
+}
+
+# ha_lists URL: the daemon at URL lists 1,000 pools
+ha_lists() {
+	_n=$(curl -sf -H "$AUTH" "$1/v1/pools?limit=1000" | jq '.pools | length')
+	[ "${_n:-0}" = 1000 ] || { say "ha: $1 lists ${_n:-no} pools, not 1000"; return 1; }
+}
+
+# ha_replicas NAME CONFIG N: N daemons on CONFIG; sets R_PIDS, R_URLS
+ha_replicas() {
+	R_PIDS="" R_URLS=""
+	_j=1
+	while [ "$_j" -le "$3" ]; do
+		daemon_start "$1.r$_j" "$2" ||
+			{ say "ha: replica $_j did not start (see $T/$1.r$_j.daemon.log)"; return 1; }
+		R_PIDS="$R_PIDS $D_PID"
+		R_URLS="${R_URLS:+$R_URLS }$URL"
+		_j=$((_j + 1))
+	done
+}
+
+ha_stop() {
+	for _p in $R_PIDS; do
+		stop_pid "$_p"
+	done
+	R_PIDS=""
+}
+
+ha_pools() {
+	_db=$1
+	if ! command -v wrk >/dev/null 2>&1; then
+		could_not ha "wrk is not installed (make deps)"
+		return
+	fi
+	if ! sim_start ha "$here/bench/scenarios/reconcile.yaml"; then
+		could_not ha "cloudsim did not start"
+		return
+	fi
+	_period="${GB_BENCH_API_PERIOD:+  reconcile_period: $GB_BENCH_API_PERIOD}"
+	# (a) one daemon on SQLite
+	if ! ha_seed ha-sqlite "$T/ha.db"; then
+		could_not ha "seeding SQLite failed"
+		stop_pid "$SIM_PID"
+		return
+	fi
+	write_config "$T/ha-sqlite.yaml" "$T/ha.db" "" "$_period"
+	if ! ha_replicas ha-sqlite "$T/ha-sqlite.yaml" 1 || ! ha_lists "$R_URLS"; then
+		could_not ha "the SQLite daemon did not serve the pools"
+		ha_stop
+		stop_pid "$SIM_PID"
+		return
+	fi
+	URL=$R_URLS
+	wrk_runs ha-sqlite1 /v1/pools
+	ha_stop
+	SQ_RPS=$RPS
+	result "ha[pools] sqlite1 rps $RPS p99_ms $P99 (median of $API_RUNS x ${API_SECONDS}s, wrk -t2 -c50; $SPREAD)"
+	# (b) one daemon on PostgreSQL: the same pools seeded again (the
+	# clouds emptied first: the SQLite state's instances would be
+	# strangers to it)
+	curl -sf -X POST "$CONTROL/_sim/reset" >/dev/null
+	if ! ha_seed ha-pg "$_db"; then
+		could_not ha "seeding PostgreSQL failed"
+		stop_pid "$SIM_PID"
+		return
+	fi
+	write_config "$T/ha-pg.yaml" "$_db" "" "$_period"
+	if ! ha_replicas ha-pg "$T/ha-pg.yaml" 1 || ! ha_lists "$R_URLS"; then
+		could_not ha "the daemon on PostgreSQL did not serve the pools"
+		ha_stop
+		stop_pid "$SIM_PID"
+		return
+	fi
+	URL=$R_URLS
+	wrk_runs ha-pg1 /v1/pools
+	result "ha[pools] pg1 rps $RPS p99_ms $P99 ratio_to_sqlite $(awk -v a="$RPS" -v b="$SQ_RPS" 'BEGIN { printf "%.2f", a / b }') (median of $API_RUNS x ${API_SECONDS}s, wrk -t2 -c50; $SPREAD)"
+	# (c) two more replicas on the same database, the load spread
+	_first=$R_PIDS
+	if ! ha_replicas ha-pg3 "$T/ha-pg.yaml" 2; then
+		could_not ha "the replicas did not start"
+		R_PIDS="$R_PIDS $_first"
+		ha_stop
+		stop_pid "$SIM_PID"
+		return
+	fi
+	R_PIDS="$_first $R_PIDS"
+	R_URLS="$URL $R_URLS"
+	for _u in $R_URLS; do
+		if ! ha_lists "$_u"; then
+			could_not ha "a replica did not serve the pools"
+			ha_stop
+			stop_pid "$SIM_PID"
+			return
+		fi
+	done
+	# shellcheck disable=SC2086
+	wrk_spread ha-pg3 /v1/pools $R_URLS
+	ha_stop
+	stop_pid "$SIM_PID"
+	result "ha[pools] pg3 rps $RPS p99_ms $P99 ratio_to_sqlite $(awk -v a="$RPS" -v b="$SQ_RPS" 'BEGIN { printf "%.2f", a / b }') (3 replicas, wrk -t1 -c17 each at once: req/s summed, p99 the worst; median of $API_RUNS x ${API_SECONDS}s; $SPREAD)"
+}
+
+ha_provision() {
+	_db=$1
+	say "ha: provision: 1,000 instances through 3 replicas on PostgreSQL, PUTs round-robin"
+	if ! sim_start ha-prov "$here/bench/scenarios/provision.yaml"; then
+		could_not ha "cloudsim did not start (provision)"
+		return
+	fi
+	AWS_OPTS='' AZURE_OPTS='' GCP_OPTS=''
+	set -- $(provision_floor)
+	FLOOR=$1
+	write_config "$T/ha-prov.yaml" "$_db"
+	if ! ha_replicas ha-prov "$T/ha-prov.yaml" 3; then
+		could_not ha "the provision replicas did not start"
+		ha_stop
+		stop_pid "$SIM_PID"
+		return
+	fi
+	# shellcheck disable=SC2086
+	if ! provision_run ha-prov $R_URLS; then
+		could_not ha "provision through 3 replicas failed"
+		ha_stop
+		stop_pid "$SIM_PID"
+		return
+	fi
+	unset AWS_OPTS AZURE_OPTS GCP_OPTS
+	_held=""
+	for _j in 1 2 3; do
+		_held="$_held $(grep -c '^gpubroker_replica_pool_held{pool="prov-' "$T/ha-prov.metrics.$_j" 2>/dev/null)"
+	done
+	say "ha: provision: pools held per replica at the end:$_held"
+	ha_stop
+	stop_pid "$SIM_PID"
+	result "ha[provision] 3 replicas wall_s $WALL floor_s $FLOOR wall/floor $(awk -v a="$WALL" -v f="$FLOOR" 'BEGIN { printf "%.2f", a / f }') target<=1.5 ratio $(awk -v a="$WALL" -v f="$FLOOR" 'BEGIN { printf "%.2f", a / f / 1.5 }') $(awk -v a="$WALL" -v f="$FLOOR" 'BEGIN { print (a / f <= 1.5 ? "PASS" : "MISS") }')"
+}
+
+bench_ha() {
+	say "ha: replicas on PostgreSQL: GET /v1/pools on 1 daemon (SQLite, PostgreSQL) and 3 replicas; provision through 3"
+	for f in "$B/seed" "$BIN/cloudsim" "$BIN/gpubroker"; do
+		if [ ! -x "$f" ]; then
+			could_not ha "$f is not built"
+			return
+		fi
+	done
+	gb_pg_start "$T/pg" >"$T/pg.out" 2>&1
+	_rc=$?
+	if [ "$_rc" = 77 ]; then
+		could_not ha "$(sed -n 's/^SKIP: //p' "$T/pg.out" | head -n 1)"
+		return
+	elif [ "$_rc" != 0 ]; then
+		cat "$T/pg.out"
+		could_not ha "the PostgreSQL server did not start"
+		return
+	fi
+	PGPASSWORD=$GB_PG_PASSWORD
+	export PGPASSWORD
+	say "ha: PostgreSQL $("$GB_PG_BIN/postgres" --version | awk '{ print $3 }') on 127.0.0.1:$GB_PG_PORT (fsync off: tests/lib/pg.sh)"
+	if ! _api_db=$(gb_pg_createdb gbha_api) || ! _prov_db=$(gb_pg_createdb gbha_prov); then
+		could_not ha "cannot create the databases"
+	else
+		ha_pools "$_api_db"
+		ha_provision "$_prov_db"
+	fi
+	unset PGPASSWORD
+	if [ "${GB_BENCH_KEEP:-0}" != 1 ]; then
+		gb_pg_stop >/dev/null 2>&1
+	fi
 }
 
 # ----------------------------------------------------------------- probe
@@ -558,12 +840,12 @@ bench_probe() {
 }
 
 # ------------------------------------------------------------------ main
-which=${*:-plan provision api reconcile probe}
+which=${*:-plan provision api reconcile ha probe}
 for t in $which; do
 	case $t in
-	plan | provision | api | reconcile | probe) ;;
+	plan | provision | api | reconcile | ha | probe) ;;
 	*)
-		echo "usage: $0 [plan] [provision] [api] [reconcile] [probe]" >&2
+		echo "usage: $0 [plan] [provision] [api] [reconcile] [ha] [probe]" >&2
 		exit 2
 		;;
 	esac
