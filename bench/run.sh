@@ -677,6 +677,13 @@ ha_replicas() {
 	done
 }
 
+# ha_builds URL...: GET /v1/pools snapshot rebuilds, summed over the daemons
+ha_builds() {
+	for _u in "$@"; do
+		curl -sf -H "$AUTH" "$_u/metrics"
+	done | awk '$1 == "gpubroker_api_snapshot_builds_total{endpoint=\"pools\"}" { s += $2 } END { print s + 0 }'
+}
+
 ha_stop() {
 	for _p in $R_PIDS; do
 		stop_pid "$_p"
@@ -709,7 +716,9 @@ ha_pools() {
 		return
 	fi
 	URL=$R_URLS
+	_b0=$(ha_builds "$URL")
 	wrk_runs ha-sqlite1 /v1/pools
+	say "ha: sqlite1: $(($(ha_builds "$URL") - _b0)) snapshot rebuilds during the runs"
 	ha_stop
 	SQ_RPS=$RPS
 	result "ha[pools] sqlite1 rps $RPS p99_ms $P99 (median of $API_RUNS x ${API_SECONDS}s, wrk -t2 -c50; $SPREAD)"
@@ -730,7 +739,9 @@ ha_pools() {
 		return
 	fi
 	URL=$R_URLS
+	_b0=$(ha_builds "$URL")
 	wrk_runs ha-pg1 /v1/pools
+	say "ha: pg1: $(($(ha_builds "$URL") - _b0)) snapshot rebuilds during the runs"
 	result "ha[pools] pg1 rps $RPS p99_ms $P99 ratio_to_sqlite $(awk -v a="$RPS" -v b="$SQ_RPS" 'BEGIN { printf "%.2f", a / b }') (median of $API_RUNS x ${API_SECONDS}s, wrk -t2 -c50; $SPREAD)"
 	# (c) two more replicas on the same database, the load spread
 	_first=$R_PIDS
@@ -752,7 +763,11 @@ ha_pools() {
 		fi
 	done
 	# shellcheck disable=SC2086
+	_b0=$(ha_builds $R_URLS)
+	# shellcheck disable=SC2086
 	wrk_spread ha-pg3 /v1/pools $R_URLS
+	# shellcheck disable=SC2086
+	say "ha: pg3: $(($(ha_builds $R_URLS) - _b0)) snapshot rebuilds during the runs (3 replicas)"
 	ha_stop
 	stop_pid "$SIM_PID"
 	result "ha[pools] pg3 rps $RPS p99_ms $P99 ratio_to_sqlite $(awk -v a="$RPS" -v b="$SQ_RPS" 'BEGIN { printf "%.2f", a / b }') (3 replicas, wrk -t1 -c17 each at once: req/s summed, p99 the worst; median of $API_RUNS x ${API_SECONDS}s; $SPREAD)"
