@@ -46,6 +46,10 @@ gb_engine *gb_engine_new(const gb_engine_opts *o)
 	if (o->store && gb_store_is_shared(o->store)) {
 		/* every journal write checks the pool's lease from now on */
 		gb_store_fence_on(o->store);
+		/* a replica paused inside a transaction holds the writers'
+		 * lock: ended by the server well within the others' renewals */
+		gb_store_set_idle_tx(o->store, e->lease_ms / 4 > 1000
+		                                       ? e->lease_ms / 4 : 1000);
 		e->keeper_started = pthread_create(&e->keeper, NULL, keeper_main,
 		                                   e) == 0;
 	}

@@ -538,6 +538,16 @@ void gb_store_close(gb_store *s)
 	free(s);
 }
 
+int gb_store_set_idle_tx(gb_store *s, int64_t ms)
+{
+	int rc = 0;
+	gb_store__lock(s);
+	if (s->be->idle_tx && (rc = s->be->idle_tx(s, ms)) != 0)
+		gb_store__fail(s, "set the idle transaction timeout");
+	gb_store__unlock(s);
+	return rc;
+}
+
 int gb_store_ping(gb_store *s)
 {
 	static const char sql[] = "SELECT 1";

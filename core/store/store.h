@@ -321,6 +321,12 @@ int gb_store_lease_acquire(gb_store *s, const char *name, int64_t ttl_ms,
 int gb_store_lease_renew_all(gb_store *s, int64_t ttl_ms);
 /* Gives `name` up (expires it now, keeping its token); 0 or -1. */
 int gb_store_lease_release(gb_store *s, const char *name);
+/* Shared store: the server ends a session that sits inside a transaction
+ * for longer than ms (its process paused or cut off while it held the
+ * writers' lock), so the other replicas are held up for less than that;
+ * keep it under a third of the lease, so a paused replica never makes the
+ * others miss their renewals.  Kept across reconnects.  0 or -1. */
+int gb_store_set_idle_tx(gb_store *s, int64_t ms);
 /* Gives up every lease (on close and shutdown); errors are ignored. */
 void gb_store_lease_release_all(gb_store *s);
 /* Asks the holder of `name` to give it up when it can (the holder's

@@ -68,6 +68,9 @@ typedef struct gb_store_backend {
 	/* The schema's text for this backend (migrations[i] as written). */
 	char *(*schema)(const char *sql);
 	int (*size)(gb_store *s, int64_t *bytes, int64_t *free_bytes);
+	/* How long the server lets a session sit inside a transaction before
+	 * it ends it (NULL: nothing to set, as for SQLite). */
+	int (*idle_tx)(gb_store *s, int64_t ms);
 	int shared; /* several hosts share it: pools are leased (store.h) */
 } gb_store_backend;
 

@@ -37,6 +37,7 @@ typedef struct pg_db {
 	int wrote;              /* the open transaction wrote */
 	int64_t writes;         /* write statements through this connection */
 	int64_t retry_at_ms;    /* monotonic: next reconnect attempt */
+	int64_t idle_tx_ms;     /* idle_in_transaction_session_timeout */
 	int64_t backoff_ms;
 } pg_db;
 
@@ -109,10 +110,13 @@ static PGconn *connect_now(pg_db *p)
  * hang. */
 static int session_setup(gb_store *s)
 {
-	PGresult *r = PQexec(PG(s)->conn,
-	                     "SET client_min_messages = warning;"
-	                     " SET idle_in_transaction_session_timeout = '5s';"
-	                     " SET lock_timeout = '30s'");
+	char sql[200];
+	PGresult *r;
+	int64_t idle = PG(s)->idle_tx_ms > 0 ? PG(s)->idle_tx_ms : 5000;
+	snprintf(sql, sizeof(sql), "SET client_min_messages = warning;"
+	         " SET idle_in_transaction_session_timeout = %lld;"
+	         " SET lock_timeout = '30s'", (long long)idle);
+	r = PQexec(PG(s)->conn, sql);
 	int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
 	if (!ok)
 		set_err(s, PQresultErrorMessage(r));
@@ -483,6 +487,12 @@ static char *pg_schema(const char *sql)
 	return gb_buf_take(&b);
 }
 
+static int pg_idle_tx(gb_store *s, int64_t ms)
+{
+	PG(s)->idle_tx_ms = ms;
+	return usable(s) == 0 ? session_setup(s) : -1;
+}
+
 static int pg_size(gb_store *s, int64_t *bytes, int64_t *free_bytes)
 {
 	static const char sql[] = "SELECT pg_database_size(current_database())";
@@ -589,5 +599,6 @@ const gb_store_backend gb_store_pg = {
 	.version = pg_version,
 	.schema = pg_schema,
 	.size = pg_size,
+	.idle_tx = pg_idle_tx,
 	.shared = 1,
 };

@@ -134,17 +134,16 @@ for i in 1 2 3; do
 done
 check "[ $held -eq 20 ]" "every pool is held by exactly one replica (20 leases over the 3)"
 
-# holder POOL [SKIP]: sets HOLDER to the replica whose /metrics says it
-# holds POOL (not asking replica SKIP: a paused one would not answer)
+# holder POOL [SKIP]: sets HOLDER to the replica that holds POOL's lease,
+# as the database says (owner ids are host:pid:random), unexpired; not
+# SKIP (the paused one)
 holder() {
 	HOLDER=
-	# (not _i: wait_until counts with it)
+	_own=$("$GB_PG_BIN/psql" "$GPUBROKER_STATE" -Atc "SELECT owner FROM leases WHERE name = 'pool:$1' AND expires_ms > gb_now_ms()" 2>/dev/null)
+	_opid=$(echo "$_own" | cut -d: -f2)
 	for _hi in 1 2 3; do
 		[ "$_hi" = "${2:-}" ] && continue
-		if curl -sf -m 2 -H "Authorization: Bearer $GPUBROKER_TOKEN" "$(url $_hi)/metrics" |
-			grep -q "^gpubroker_replica_pool_held{pool=\"$1\"}"; then
-			HOLDER=$_hi
-		fi
+		[ -n "$_opid" ] && [ "$(pid $_hi)" = "$_opid" ] && HOLDER=$_hi
 	done
 	[ -n "$HOLDER" ]
 }
@@ -200,8 +199,11 @@ for r in $(seq 1 "$ROUNDS"); do
 	through $o scale "ha-$c" 2 >/dev/null 2>>"$T/apply.log" ||
 		fail "round $r: scale through replica $o while replica $h is paused failed"
 	expect "ha-$c" 2
-	wait_until $((LEASE * 4)) "holder ha-$c $h" ||
+	wait_until $((LEASE * 4)) "holder ha-$c $h" || {
+		echo "replica $h is pid $(pid $h); the lease and intents of ha-$c:"
+		"$GB_PG_BIN/psql" "$GPUBROKER_STATE" -Atc "SELECT name, owner, token, expires_ms - gb_now_ms(), want FROM leases WHERE name = 'pool:ha-$c'; SELECT id, kind, pool, state, token FROM intents WHERE pool = 'ha-$c'" || true
 		fail "round $r: nobody took ha-$c over from the paused replica $h"
+	}
 	took=$(( $(date +%s%3N) - t0 ))
 	check "[ $took -le $((LEASE * 2000)) ]" \
 		"round $r: replica $HOLDER took ha-$c over from the paused replica $h ${took} ms after the pause (within two lease periods, $((LEASE * 2)) s)"
