@@ -16,7 +16,7 @@ static const struct {
 	const char *help;
 } common_flags[] = {
 	{"config", 'c', "FILE", "broker config (default: built-in defaults)"},
-	{"state", 0, "FILE", "state database (default: from config, else $XDG_STATE_HOME/gpubroker/state.db)"},
+	{"state", 0, "FILE|URL", "state database: a SQLite file, or postgresql://USER@HOST:PORT/DB (no password: PGPASSWORD, ~/.pgpass or the config's state_password) shared by replicas (or GPUBROKER_STATE; default: from config, else $XDG_STATE_HOME/gpubroker/state.db)"},
 	{"output", 'o', "FORMAT", "table | json | yaml (default table)"},
 	{"quiet", 'q', NULL, "print only results and errors"},
 	{"verbose", 'v', NULL, "log more (repeat for debug)"},

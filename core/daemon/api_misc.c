@@ -264,10 +264,32 @@ void gb_api_offers_refresh(gb_api_req *r, const char *name)
 	}
 	if (!gb_api_is_admin(r))
 		return;
+	if (gb_store_is_shared(r->d->store)) {
+		/* one replica at a time lists the clouds' prices */
+		char holder[128];
+		int64_t token;
+		int64_t ms = (r->d->cfg->lease_s > 0 ? r->d->cfg->lease_s : 15) * 1000;
+		int rc = gb_store_lease_acquire(r->d->store, "prices", ms, &token,
+		                                holder, sizeof(holder));
+		if (rc != 0) {
+			r->retry_after_s = 10;
+			if (rc > 0)
+				gb_api_error(r, 409, "Conflict", "a price refresh is "
+				             "running on replica %s; its prices reach "
+				             "every replica when it ends: retry later",
+				             holder);
+			else
+				gb_api_error(r, 503, "StoreUnavailable", "%s",
+				             gb_store_errmsg(r->d->store));
+			return;
+		}
+	}
 	report = json_array();
 	failed = gb_offers_refresh(&r->d->app.rt.drivers, r->d->store,
 	                           gb_api_query(r, "cloud"),
 	                           gb_api_query(r, "region"), report, &done) != 0;
+	if (gb_store_is_shared(r->d->store))
+		gb_store_lease_release(r->d->store, "prices");
 	gb_api_reload_offers(r);
 	r->resp = json_pack("{s:o, s:I}", "refreshed", report, "offers",
 	                    (json_int_t)gb_catalog_count(r->d->app.rt.cat));

@@ -225,6 +225,36 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+/* Prices refreshed by another process (another replica's POST
+ * /v1/offers/refresh, a CLI's `offers refresh`) moved meta
+ * "offers_version": plan from them too, from the next pass on. */
+static void reload_offers_if_moved(gb_daemon *d)
+{
+	char *v = NULL;
+	if (gb_store_meta_get(d->store, "offers_version", &v) != 0)
+		return;
+	if (!d->offers_version) {
+		d->offers_version = v; /* the catalog was loaded at start */
+		return;
+	}
+	if (strcmp(v, d->offers_version) == 0) {
+		free(v);
+		return;
+	}
+	free(d->offers_version);
+	d->offers_version = v;
+	pthread_rwlock_wrlock(&d->cfg_lock);
+	{
+		gb_catalog *old = gb_runtime_reload_offers(&d->app.rt, d->store);
+		gb_engine_set_catalog(d->eng, d->app.rt.cat);
+		gb_catalog_free(old);
+	}
+	pthread_rwlock_unlock(&d->cfg_lock);
+	gb_log(GB_LOG_INFO, "daemon", "prices were refreshed in the state "
+	       "store: the catalog is reloaded (%zu offers)",
+	       gb_catalog_count(d->app.rt.cat));
+}
+
 static void *recon_main(void *arg)
 {
 	gb_daemon *d = arg;
@@ -235,6 +265,7 @@ static void *recon_main(void *arg)
 		d->recon_running = 1;
 		d->kick = 0; /* this pass serves every request made so far */
 		pthread_mutex_unlock(&d->mu);
+		reload_offers_if_moved(d);
 		pthread_rwlock_rdlock(&d->cfg_lock);
 		period = d->cfg->reconcile_period_s > 0 ? d->cfg->reconcile_period_s
 		                                        : 15;
@@ -435,6 +466,7 @@ int gb_daemon_serve(const gb_daemon_opts *o, char *err, size_t cap)
 		pthread_join(d.store_watch, NULL);
 	gb_api_stop(&d);
 	free(d.workers);
+	free(d.offers_version);
 	while (d.watches) {
 		gb_watch *w = d.watches;
 		d.watches = w->next;

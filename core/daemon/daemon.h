@@ -77,6 +77,8 @@ typedef struct gb_daemon {
 	int recon_started;
 	pthread_t store_watch;    /* shared store: other replicas' changes */
 	int watch_started;
+	char *offers_version;     /* meta "offers_version" the catalog has
+	                             (recon thread only) */
 	int ready;                /* recovered and serving */
 
 	/* metrics.  The API counters are written by every request without

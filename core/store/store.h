@@ -265,7 +265,9 @@ typedef struct gb_offer_row {
 } gb_offer_row;
 
 /* Replaces every stored offer of `cloud` in `region` (NULL = all regions
- * of the cloud) with the given rows, in one transaction. */
+ * of the cloud) with the given rows, in one transaction, and moves meta
+ * "offers_version" (unix ms of the change): a process planning from the
+ * stored offers reloads them when it moved. */
 int gb_store_offers_replace(gb_store *s, const char *cloud,
                             const char *region, const gb_offer_row *v,
                             size_t n);

@@ -59,6 +59,9 @@ int gb_store_offers_replace(gb_store *s, const char *cloud,
 		" instance_type, capacity) DO UPDATE SET gpu_model = ?6,"
 		" gpu_count = ?7, gpu_memory_gb = ?8, vcpus = ?9, ram_gb = ?10,"
 		" price = ?11, source = ?12, fetched_at = ?13";
+	static const char bump[] =
+		"INSERT INTO meta(key, value) VALUES ('offers_version', ?1)"
+		" ON CONFLICT (key) DO UPDATE SET value = ?1";
 	gb_sql *st;
 	if (gb_store_begin(s) != 0)
 		return -1;
@@ -87,6 +90,12 @@ int gb_store_offers_replace(gb_store *s, const char *cloud,
 		if (gb_store__exec_stmt(s, st, "store offer") != 0)
 			goto fail;
 	}
+	/* every process planning from this store reloads (daemon.c) */
+	if (!(st = gb_store__stmt(s, bump)))
+		goto fail;
+	gb_sql_bind_int(st, 1, gb_now_ms());
+	if (gb_store__exec_stmt(s, st, "record the offers' version") != 0)
+		goto fail;
 	return gb_store_commit(s);
 fail:
 	gb_store_rollback(s);
