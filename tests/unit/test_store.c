@@ -16,15 +16,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <libpq-fe.h>
-
+#include "pgtest.h"
 #include "store.h"
 
 static char dir[] = "/tmp/gb-store-XXXXXX";
 static char path[512];
 static const char *pg_url;  /* the server's admin URL; NULL: SQLite only */
 static int on_pg;           /* the group now running */
-static char pg_db[64];
 
 /* The database's words for a failed constraint. */
 static const char *why_fk(void)
@@ -40,29 +38,8 @@ static const char *why_not_null(void)
 	return on_pg ? "violates not-null constraint" : "NOT NULL constraint failed";
 }
 
-static int admin(const char *sql)
-{
-	PGconn *c = PQconnectdb(pg_url);
-	PGresult *r;
-	int ok;
-	if (PQstatus(c) != CONNECTION_OK) {
-		print_error("postgresql: %s", PQerrorMessage(c));
-		PQfinish(c);
-		return -1;
-	}
-	r = PQexec(c, sql);
-	ok = PQresultStatus(r) == PGRES_COMMAND_OK;
-	if (!ok)
-		print_error("postgresql: %s: %s", sql, PQresultErrorMessage(r));
-	PQclear(r);
-	PQfinish(c);
-	return ok ? 0 : -1;
-}
-
 static int setup(void **state)
 {
-	static int n;
-	char sql[128];
 	(void)state;
 	strcpy(dir, "/tmp/gb-store-XXXXXX");
 	if (!mkdtemp(dir))
@@ -72,27 +49,15 @@ static int setup(void **state)
 		return 0;
 	}
 	/* a fresh database per test, on the harness's server */
-	snprintf(pg_db, sizeof(pg_db), "gbtest_%ld_%d", (long)getpid(), ++n);
-	snprintf(sql, sizeof(sql), "CREATE DATABASE %s", pg_db);
-	if (admin(sql) != 0)
-		return -1;
-	{
-		const char *slash = strrchr(pg_url, '/');
-		const char *q = strchr(slash, '?');
-		snprintf(path, sizeof(path), "%.*s/%s%s", (int)(slash - pg_url),
-		         pg_url, pg_db, q ? q : "");
-	}
-	return 0;
+	return gbt_pg_create("gbtest", path, sizeof(path));
 }
 
 static int teardown(void **state)
 {
 	char cmd[300];
 	(void)state;
-	if (on_pg) {
-		snprintf(cmd, sizeof(cmd), "DROP DATABASE %s WITH (FORCE)", pg_db);
-		admin(cmd);
-	}
+	if (on_pg)
+		gbt_pg_drop_all();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	return system(cmd) == 0 ? 0 : -1;
 }
@@ -1041,10 +1006,10 @@ int main(void)
 		cmocka_unit_test(test_pg_url_password_refused),
 	};
 	int rc;
-	pg_url = getenv("GB_TEST_PG_URL");
+	pg_url = gbt_pg_url();
 	rc = cmocka_run_group_tests_name("sqlite", common, NULL, NULL);
 	rc |= cmocka_run_group_tests_name("sqlite only", sqlite_only, NULL, NULL);
-	if (pg_url && *pg_url) {
+	if (pg_url) {
 		on_pg = 1;
 		rc |= cmocka_run_group_tests_name("postgresql", common, NULL, NULL);
 	} else if (getenv("GB_TEST_PG_REQUIRED")) {
