@@ -269,6 +269,37 @@ int gb_store__exec_stmt(gb_store *s, gb_sql *st, const char *what)
 	return 0;
 }
 
+static void bind_args(gb_sql *st, const gb_store__arg *args, size_t nargs)
+{
+	for (size_t i = 0; i < nargs; i++) {
+		if (args[i].is_text)
+			gb_sql_bind_text(st, (int)i + 1, args[i].text);
+		else
+			gb_sql_bind_int(st, (int)i + 1, args[i].num);
+	}
+}
+
+int gb_store__exec(gb_store *s, const char *sql, const gb_store__arg *args,
+                   size_t nargs, const char *what, int64_t *changes)
+{
+	gb_sql *st;
+	int rc = -1;
+	gb_store__lock(s);
+	if ((st = gb_store__stmt(s, sql))) {
+		bind_args(st, args, nargs);
+		if (gb_sql_step(st) == GB_SQL_ERR) {
+			gb_store__fail(s, what);
+		} else {
+			if (changes)
+				*changes = gb_sql_changes(st);
+			rc = 0;
+		}
+		gb_sql_reset(st);
+	}
+	gb_store__unlock(s);
+	return rc;
+}
+
 int gb_store__list(gb_store *s, const char *sql, const gb_store__arg *args,
                    size_t nargs, const gb_store__rows *rows, void **out,
                    size_t *n)
@@ -284,12 +315,7 @@ int gb_store__list(gb_store *s, const char *sql, const gb_store__arg *args,
 		gb_store__unlock(s);
 		return -1;
 	}
-	for (size_t i = 0; i < nargs; i++) {
-		if (args[i].is_text)
-			gb_sql_bind_text(st, (int)i + 1, args[i].text);
-		else
-			gb_sql_bind_int(st, (int)i + 1, args[i].num);
-	}
+	bind_args(st, args, nargs);
 	while ((rc = gb_sql_step(st)) == GB_SQL_ROW) {
 		if (len == cap) {
 			cap = cap ? cap * 2 : 16;

@@ -153,6 +153,13 @@ typedef struct gb_store__rows {
 	const char *what;                          /* "list pools": errors */
 } gb_store__rows;
 
+/* Runs `sql` (a static string, see gb_store__stmt; a statement that
+ * returns no rows) with args[i] bound to ?(i+1).  0 with *changes (may be
+ * NULL) the rows it changed, or -1 with the error set ("what" names it).
+ * Takes the lock. */
+int gb_store__exec(gb_store *s, const char *sql, const gb_store__arg *args,
+                   size_t nargs, const char *what, int64_t *changes);
+
 /* Runs `sql` (a static string, see gb_store__stmt) with args[i] bound to
  * ?(i+1), and reads every row it returns, in its order, into an array of
  * rows->size elements.  0 with *out (NULL when *n is 0; the caller frees

@@ -138,24 +138,16 @@ int gb_store_lease_renew_all(gb_store *s, int64_t ttl_ms)
 	gb_store__lock(s);
 	for (size_t i = 0; i < s->nleases;) {
 		gb_store_lease *l = &s->leases[i];
-		gb_sql *st = gb_store__stmt(s, sql);
-		int64_t changed;
-		if (!st) {
+		const gb_store__arg args[] = { GB_STORE_TEXT(l->name),
+		                               GB_STORE_TEXT(s->owner),
+		                               GB_STORE_INT(ttl_ms),
+		                               GB_STORE_INT(l->token) };
+		int64_t changed = 0;
+		if (gb_store__exec(s, sql, args, GB_ARRAY_LEN(args),
+		                   "renew a lease", &changed) != 0) {
 			gb_store__unlock(s);
 			return -1;
 		}
-		gb_sql_bind_text(st, 1, l->name);
-		gb_sql_bind_text(st, 2, s->owner);
-		gb_sql_bind_int(st, 3, ttl_ms);
-		gb_sql_bind_int(st, 4, l->token);
-		if (gb_sql_step(st) == GB_SQL_ERR) {
-			gb_store__fail(s, "renew a lease");
-			gb_sql_reset(st);
-			gb_store__unlock(s);
-			return -1;
-		}
-		changed = gb_sql_changes(st);
-		gb_sql_reset(st);
 		if (changed == 1) {
 			l->expires_mono_ms = gb_mono_ms() + ttl_ms;
 			i++;
@@ -174,20 +166,18 @@ int gb_store_lease_release(gb_store *s, const char *name)
 		"UPDATE leases SET expires_ms = 0 WHERE name = ?1 AND owner = ?2"
 		" AND token = ?3";
 	gb_store_lease *l;
-	gb_sql *st;
-	int rc = 0;
+	int rc;
 	gb_store__lock(s);
 	if (!(l = held(s, name))) {
 		gb_store__unlock(s);
 		return 0;
 	}
-	if (!(st = gb_store__stmt(s, sql))) {
-		rc = -1;
-	} else {
-		gb_sql_bind_text(st, 1, name);
-		gb_sql_bind_text(st, 2, s->owner);
-		gb_sql_bind_int(st, 3, l->token);
-		rc = gb_store__exec_stmt(s, st, "release a lease");
+	{
+		const gb_store__arg args[] = { GB_STORE_TEXT(name),
+		                               GB_STORE_TEXT(s->owner),
+		                               GB_STORE_INT(l->token) };
+		rc = gb_store__exec(s, sql, args, GB_ARRAY_LEN(args),
+		                    "release a lease", NULL);
 	}
 	forget(s, name);
 	gb_store__unlock(s);
@@ -268,18 +258,10 @@ int gb_store_lease_want(gb_store *s, const char *name)
 	static const char sql[] =
 		"UPDATE leases SET want = ?2, want_ms = gb_now_ms() WHERE name = ?1"
 		" AND owner != ?2";
-	gb_sql *st;
-	int rc;
-	gb_store__lock(s);
-	if (!(st = gb_store__stmt(s, sql))) {
-		gb_store__unlock(s);
-		return -1;
-	}
-	gb_sql_bind_text(st, 1, name);
-	gb_sql_bind_text(st, 2, s->owner);
-	rc = gb_store__exec_stmt(s, st, "ask for a lease");
-	gb_store__unlock(s);
-	return rc;
+	const gb_store__arg args[] = { GB_STORE_TEXT(name),
+	                               GB_STORE_TEXT(s->owner) };
+	return gb_store__exec(s, sql, args, GB_ARRAY_LEN(args),
+	                      "ask for a lease", NULL);
 }
 
 int gb_store_lease_wanted(gb_store *s, gb_strv *out)
