@@ -218,6 +218,17 @@ static void execute(gb_engine *e, const gb_pool_spec *spec,
 		a->failed = 1;
 		return;
 	}
+	/* On a shared store, the pool's lease once more right before the
+	 * cloud is asked: a replica paused between its intent and this call
+	 * and taken over meanwhile asks nothing (the new holder resolves the
+	 * intent). */
+	if (gb_store_lease_check(e->o.store, spec->name) != 0) {
+		gb_error_set(&a->err, GB_ERR_INTERNAL, 0, "Store",
+		             "nothing was asked of the cloud: %s",
+		             gb_store_errmsg(e->o.store));
+		a->failed = 1;
+		return;
+	}
 	/* one batch where the driver can, else one per instance in parallel */
 	njobs = (drv->d->caps & GB_DRV_CAP_BATCH_CREATE) ? 1 : (size_t)cd->count;
 	jobs = gb_xcalloc(njobs ? njobs : 1, sizeof(*jobs));

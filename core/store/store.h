@@ -344,6 +344,10 @@ int gb_store_lease_list(gb_store *s, gb_strv *out);
 int gb_store_lease_held(gb_store *s, const char *name);
 /* The owner id of this store ("host:pid:random"); borrowed. */
 const char *gb_store_lease_owner(gb_store *s);
+/* The fencing check on its own, for the moment right before a cloud
+ * call: 0 when this store holds `pool`'s lease unexpired with the token it
+ * was granted (or is not fenced), else -1 with why. */
+int gb_store_lease_check(gb_store *s, const char *pool);
 /* Journal writes of a pool check its lease from now on. */
 void gb_store_fence_on(gb_store *s);
 /* Sets the owner id at open (store.c). */

@@ -295,3 +295,12 @@ int gb_store_lease_list(gb_store *s, gb_strv *out)
 	gb_store__unlock(s);
 	return 0;
 }
+
+int gb_store_lease_check(gb_store *s, const char *pool)
+{
+	int rc;
+	gb_store__lock(s);
+	rc = gb_store__fence(s, pool);
+	gb_store__unlock(s);
+	return rc;
+}
