@@ -231,8 +231,11 @@ static void *worker_main(void *arg)
 static void reload_offers_if_moved(gb_daemon *d)
 {
 	char *v = NULL;
-	if (gb_store_meta_get(d->store, "offers_version", &v) != 0)
+	int rc = gb_store_meta_get(d->store, "offers_version", &v);
+	if (rc < 0)
 		return;
+	if (rc == 1)
+		v = gb_xstrdup(""); /* never refreshed */
 	if (!d->offers_version) {
 		d->offers_version = v; /* the catalog was loaded at start */
 		return;

@@ -152,6 +152,17 @@ holder() {
 	[ -n "$HOLDER" ]
 }
 
+# stacks: on a failure that looks like a hang, every replica's threads
+# (gdb, when installed) into the log
+stacks() {
+	command -v gdb >/dev/null 2>&1 || return 0
+	for _si in 1 2 3; do
+		echo "---- threads of replica $_si (pid $(pid $_si))"
+		timeout 60 gdb -batch -ex "thread apply all bt 12" -p "$(pid $_si)" 2>&1 |
+			grep -E '^(Thread|#)' | head -n 150
+	done
+}
+
 rand_ms() { od -An -N2 -tu2 /dev/urandom | awk -v m="$1" '{ print $1 % m }'; }
 nap() { sleep "$(awk -v m="$1" 'BEGIN { printf "%.3f", m / 1000 }')"; }
 
@@ -178,8 +189,10 @@ for r in $(seq 1 "$ROUNDS"); do
 	# the pipelines retry through another replica
 	through $o apply -f "$T/n$r.yaml" --auto-approve >/dev/null 2>>"$T/apply.log" ||
 		fail "round $r: apply through replica $o after the kill failed"
-	through $o scale "ha-$a" 3 >/dev/null 2>>"$T/apply.log" ||
+	through $o scale "ha-$a" 3 >/dev/null 2>>"$T/apply.log" || {
+		stacks
 		fail "round $r: scale through replica $o after the kill failed"
+	}
 	through $o destroy "ha-$b" --auto-approve >/dev/null 2>>"$T/apply.log" ||
 		fail "round $r: destroy through replica $o after the kill failed"
 	expect "ha-new-$r" 2
