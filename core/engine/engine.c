@@ -418,7 +418,7 @@ void gb_engine__unlock_pool(gb_engine *e, const char *name)
 int gb_engine_claim(gb_engine *e, const char *pool, char *holder, size_t cap,
                     int *recovered)
 {
-	char lname[300], who[128], err[512];
+	char lname[300], who[128];
 	int64_t token;
 	int fresh, rc;
 	if (recovered)
@@ -438,11 +438,9 @@ int gb_engine_claim(gb_engine *e, const char *pool, char *holder, size_t cap,
 	if (rc != 0 || !fresh)
 		return rc;
 	/* taken over: what its last holder journaled and did not close is
-	 * resolved first, under the pool's lock */
-	if (gb_engine__lock_pool(e, pool, err, sizeof(err)) != 0)
-		return -1;
+	 * resolved first, as at a start (a create's replay takes the pool's
+	 * lock itself: taking it here too deadlocked this thread) */
 	rc = gb_engine__recover_pool(e, pool);
-	gb_engine__unlock_pool(e, pool);
 	if (rc > 0)
 		gb_log(GB_LOG_INFO, "engine", "pool %s: took it over (lease "
 		       "token %lld); resolved %d open intent%s of its last "

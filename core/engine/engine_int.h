@@ -73,8 +73,9 @@ struct gb_engine {
 	int keeper_stop;
 };
 
-/* Resolves the open intents of one pool (engine_observe.c); the caller
- * holds the pool's lock.  How many, or -1. */
+/* Resolves the open intents of one pool (engine_observe.c), as
+ * gb_engine_recover does at a start; the caller must NOT hold the pool's
+ * lock (a create's replay takes it).  How many, or -1. */
 int gb_engine__recover_pool(gb_engine *e, const char *pool);
 
 /* Frees the kept listings (engine_observe.c). */

@@ -164,7 +164,7 @@ stacks() {
 	for _si in 1 2 3; do
 		echo "---- threads of replica $_si (pid $(pid $_si))"
 		timeout 60 gdb -batch -ex "thread apply all bt 12" -p "$(pid $_si)" 2>&1 |
-			grep -E '^(Thread|#)' | head -n 150
+			grep -E '^(Thread|#|ptrace|warning: )' | grep -v 'in __\|nptl\|clone3\|start_thread' | head -n 200
 	done
 }
 
