@@ -812,6 +812,7 @@ static json_t *caps_json(uint64_t caps)
 		{GB_DRV_CAP_ZONES, "zones"},
 		{GB_DRV_CAP_DESCRIBE_ALL_REGIONS, "describe-all-regions"},
 		{GB_DRV_CAP_BATCH_TERMINATE, "batch-terminate"},
+		{GB_DRV_CAP_ATOMIC_CREATE, "atomic-create"},
 	};
 	json_t *a = json_array();
 	for (size_t i = 0; i < GB_ARRAY_LEN(names); i++)

@@ -290,7 +290,7 @@ const gb_driver aws_driver = {
 	               "RunInstances with ClientToken, spot, price refresh",
 	.caps = GB_DRV_CAP_SPOT | GB_DRV_CAP_BATCH_CREATE |
 	        GB_DRV_CAP_PRICE_REFRESH | GB_DRV_CAP_ZONES |
-	        GB_DRV_CAP_BATCH_TERMINATE,
+	        GB_DRV_CAP_BATCH_TERMINATE | GB_DRV_CAP_ATOMIC_CREATE,
 	.init = aws_init,
 	.fini = aws_fini,
 	.list_offers = aws_list_offers,

@@ -499,7 +499,9 @@ static const gb_driver descriptor = {
 	.version = ONPREM_VERSION,
 	.description = "on-prem nodes from an inventory (ssh or local), health "
 	               "from gpuprobe, MIG slices",
-	.caps = GB_DRV_CAP_PROBE | GB_DRV_CAP_BATCH_CREATE,
+	.caps = GB_DRV_CAP_PROBE | GB_DRV_CAP_BATCH_CREATE |
+	        GB_DRV_CAP_ATOMIC_CREATE, /* leases only: a refusal undoes
+	                                     them before any node is set up */
 	.init = onprem_init,
 	.fini = onprem_fini,
 	.list_offers = onprem_list_offers,

@@ -2079,7 +2079,8 @@ static void test_descriptor(void **state)
 	assert_int_equal(aws_driver.caps,
 	                 GB_DRV_CAP_SPOT | GB_DRV_CAP_BATCH_CREATE |
 	                         GB_DRV_CAP_PRICE_REFRESH | GB_DRV_CAP_ZONES |
-	                         GB_DRV_CAP_BATCH_TERMINATE);
+	                         GB_DRV_CAP_BATCH_TERMINATE |
+	                         GB_DRV_CAP_ATOMIC_CREATE);
 	assert_non_null(aws_driver.refresh_prices);
 	assert_null(aws_driver.quota);
 }

@@ -346,6 +346,15 @@ typedef struct gb_host {
  * its billing (a driver that loops over refs would otherwise end them
  * all at the time of the first request). */
 #define GB_DRV_CAP_BATCH_TERMINATE (1u << 7)
+/* create() is one all-or-nothing request in the cloud: the provider checks
+ * that it can make all req->count instances before it makes any (EC2
+ * RunInstances with MinCount = MaxCount = count, GCE bulkInsert with
+ * minCount = count), so a refused create made nothing and bills nothing.
+ * Without it a refusal may come after some instances were made and
+ * deleted again (one request per VM, as on ARM): the engine then paces
+ * its attempts, since each one costs the provider's minimum billing per
+ * instance made. */
+#define GB_DRV_CAP_ATOMIC_CREATE (1u << 8)
 
 typedef struct gb_driver {
 	/* ---- minor 0 ---- */
