@@ -86,6 +86,10 @@ static const char *const migrations[] = {
 	"CREATE TABLE leases (name TEXT PRIMARY KEY, owner TEXT NOT NULL,"
 	" token INTEGER NOT NULL, expires_ms INTEGER NOT NULL, want TEXT,"
 	" want_ms INTEGER NOT NULL DEFAULT 0);",
+	/* 3: why a pool is short and when the engine tries again
+	 * (gb_store_pool_set_note); an apply or a scale clears it */
+	"ALTER TABLE pools ADD COLUMN note TEXT;"
+	"ALTER TABLE pools ADD COLUMN retry_at_ms INTEGER NOT NULL DEFAULT 0;",
 };
 
 /* The calling thread's last store error.  Per thread, not per

@@ -39,7 +39,7 @@
 
 typedef struct gb_store gb_store;
 
-#define GB_STORE_SCHEMA_VERSION 2
+#define GB_STORE_SCHEMA_VERSION 3
 
 /* Opens (creating and migrating) the state at `target`: a SQLite path,
  * or a postgresql:// URL.  password: NULL = libpq's own mechanisms; it is
@@ -118,6 +118,13 @@ typedef struct gb_pool_row {
 	int64_t last_gpu_use_at;   /* last heartbeat showing GPU use; 0 = never */
 	char *destroy_reason;   /* why destroying/destroyed; may be NULL */
 	int64_t generation;     /* bumped on every apply/scale */
+	char *note;             /* why the pool is short of `desired` and
+	                           what the engine does about it; NULL when
+	                           nothing is pending (an apply or a scale
+	                           clears it) */
+	int64_t retry_at_ms;    /* unix ms before which placing more cannot
+	                           succeed (every candidate cooling down or
+	                           paced); 0 = now */
 } gb_pool_row;
 
 void gb_pool_row_free(gb_pool_row *r);
@@ -134,6 +141,9 @@ int gb_store_pool_set_state(gb_store *s, const char *name, const char *state,
 int gb_store_pool_set_desired(gb_store *s, const char *name, int desired);
 int gb_store_pool_heartbeat(gb_store *s, const char *name, int64_t at,
                             int gpu_busy);
+/* Sets the pool's note and retry time (note NULL clears both). */
+int gb_store_pool_set_note(gb_store *s, const char *name, const char *note,
+                           int64_t retry_at_ms);
 
 /* ---- instances ---- */
 typedef struct gb_inst_row {
@@ -218,6 +228,24 @@ int gb_store_intent_open(gb_store *s, gb_intent_row *r);
 int gb_store_intent_close(gb_store *s, int64_t id, const char *state,
                           const char *error);
 int gb_store_intent_list_open(gb_store *s, gb_intent_row **out, size_t *n);
+
+/* A create that made some of its instances and then failed (the engine
+ * rolled them back to keep a colocated pool in one place): what the
+ * engine paces its next such attempt by. */
+typedef struct gb_partial_row {
+	int64_t intent_id;
+	int64_t at_ms;          /* when it was journaled (unix ms) */
+	char *cloud, *region, *zone, *instance_type;
+	int asked;              /* instances the create asked for */
+	int made;               /* instances it made (and were rolled back) */
+} gb_partial_row;
+
+/* The pool's failed creates journaled at or after since_ms that made at
+ * least one instance, newest first.  *out is the caller's: free it with
+ * gb_partial_list_free.  0, or -1 with the error set. */
+int gb_store_partials(gb_store *s, const char *pool, int64_t since_ms,
+                      gb_partial_row **out, size_t *n);
+void gb_partial_list_free(gb_partial_row *v, size_t n);
 void gb_intent_list_free(gb_intent_row *v, size_t n);
 
 /* ---- events ---- */

@@ -31,8 +31,8 @@ static const copy_table tables[] = {
 	{ "pools",
 	  "name, team, spec_json, spec_hash, state, desired, created_at,"
 	  " updated_at, ttl_s, idle_timeout_s, last_heartbeat_at,"
-	  " last_gpu_use_at, destroy_reason, generation",
-	  "tttttiiiiiiiti", "name", NULL, 0 },
+	  " last_gpu_use_at, destroy_reason, generation, note, retry_at_ms",
+	  "tttttiiiiiiititi", "name", NULL, 0 },
 	{ "intents",
 	  "id, kind, pool, cloud, region, zone, instance_type, capacity, count,"
 	  " token, name_prefix, first_index, price_per_hour, gpu_model,"

@@ -166,3 +166,59 @@ int gb_store_intent_list_open(gb_store *s, gb_intent_row **out, size_t *n)
 	*out = v;
 	return rc;
 }
+
+/* ---- partial creates ---- */
+
+void gb_partial_list_free(gb_partial_row *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].cloud);
+		free(v[i].region);
+		free(v[i].zone);
+		free(v[i].instance_type);
+	}
+	free(v);
+}
+
+static void partials_free(void *v, size_t n)
+{
+	gb_partial_list_free(v, n);
+}
+
+static void read_partial(gb_sql *st, void *row)
+{
+	gb_partial_row *r = row;
+	r->intent_id = gb_sql_int(st, 0);
+	r->at_ms = gb_sql_int(st, 1);
+	r->cloud = gb_sql_strdup(st, 2);
+	r->region = gb_sql_strdup(st, 3);
+	r->zone = gb_sql_strdup(st, 4);
+	r->instance_type = gb_sql_strdup(st, 5);
+	r->asked = (int)gb_sql_int(st, 6);
+	r->made = (int)gb_sql_int(st, 7);
+}
+
+static const gb_store__rows partial_rows = {
+	sizeof(gb_partial_row), read_partial, partials_free,
+	"list partial creates"
+};
+
+int gb_store_partials(gb_store *s, const char *pool, int64_t since_ms,
+                      gb_partial_row **out, size_t *n)
+{
+	static const char sql[] =
+		"SELECT i.id, i.created_at, i.cloud, i.region, i.zone,"
+		" i.instance_type, i.count, COUNT(n.id) FROM intents i"
+		" JOIN instances n ON n.intent_id = i.id"
+		" WHERE i.pool = ?1 AND i.kind = 'create' AND i.state = 'failed'"
+		" AND i.created_at >= ?2"
+		" GROUP BY i.id, i.created_at, i.cloud, i.region, i.zone,"
+		" i.instance_type, i.count ORDER BY i.created_at DESC, i.id DESC";
+	const gb_store__arg args[] = { GB_STORE_TEXT(pool),
+	                               GB_STORE_INT(since_ms) };
+	void *v;
+	int rc = gb_store__list(s, sql, args, GB_ARRAY_LEN(args), &partial_rows,
+	                        &v, n);
+	*out = v;
+	return rc;
+}

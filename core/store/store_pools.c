@@ -7,7 +7,7 @@
 #define POOL_COLS                                                          \
 	"name, team, spec_json, spec_hash, state, desired, created_at,"    \
 	" updated_at, ttl_s, idle_timeout_s, last_heartbeat_at,"           \
-	" last_gpu_use_at, destroy_reason, generation"
+	" last_gpu_use_at, destroy_reason, generation, note, retry_at_ms"
 
 void gb_pool_row_free(gb_pool_row *r)
 {
@@ -19,6 +19,7 @@ void gb_pool_row_free(gb_pool_row *r)
 	free(r->spec_hash);
 	free(r->state);
 	free(r->destroy_reason);
+	free(r->note);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -51,6 +52,8 @@ static void read_pool(gb_sql *st, void *row)
 	r->last_gpu_use_at = gb_sql_int(st, 11);
 	r->destroy_reason = gb_sql_strdup(st, 12);
 	r->generation = gb_sql_int(st, 13);
+	r->note = gb_sql_strdup(st, 14);
+	r->retry_at_ms = gb_sql_int(st, 15);
 }
 
 static const gb_store__rows pool_rows = {
@@ -63,7 +66,7 @@ int gb_store_pool_put(gb_store *s, const gb_pool_row *r)
 	 * TTL counts afresh); an active one keeps created_at. */
 	static const char sql[] =
 		"INSERT INTO pools (" POOL_COLS ") VALUES"
-		" (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 0, 0, NULL, 1)"
+		" (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 0, 0, NULL, 1, NULL, 0)"
 		" ON CONFLICT(name) DO UPDATE SET team = ?2, spec_json = ?3,"
 		" spec_hash = ?4, state = ?5, desired = ?6, updated_at = ?8,"
 		" ttl_s = ?9, idle_timeout_s = ?10, generation = pools.generation + 1,"
@@ -73,7 +76,7 @@ int gb_store_pool_put(gb_store *s, const gb_pool_row *r)
 		"   ELSE pools.last_heartbeat_at END,"
 		" last_gpu_use_at = CASE WHEN pools.state = 'destroyed' THEN 0"
 		"   ELSE pools.last_gpu_use_at END,"
-		" destroy_reason = NULL";
+		" destroy_reason = NULL, note = NULL, retry_at_ms = 0";
 	gb_sql *st;
 	int rc;
 	gb_store__lock(s);
@@ -161,7 +164,8 @@ int gb_store_pool_set_desired(gb_store *s, const char *name, int desired)
 {
 	static const char sql[] =
 		"UPDATE pools SET desired = ?2, updated_at = ?3,"
-		" generation = pools.generation + 1 WHERE name = ?1";
+		" generation = pools.generation + 1, note = NULL, retry_at_ms = 0"
+		" WHERE name = ?1";
 	gb_sql *st;
 	int rc;
 	gb_store__lock(s);
@@ -197,4 +201,15 @@ int gb_store_pool_heartbeat(gb_store *s, const char *name, int64_t at,
 	rc = gb_store__exec_stmt(s, st, "record heartbeat");
 	gb_store__unlock(s);
 	return rc;
+}
+
+int gb_store_pool_set_note(gb_store *s, const char *name, const char *note,
+                           int64_t retry_at_ms)
+{
+	static const char sql[] =
+		"UPDATE pools SET note = ?2, retry_at_ms = ?3 WHERE name = ?1";
+	const gb_store__arg args[] = { GB_STORE_TEXT(name), GB_STORE_TEXT(note),
+	                               GB_STORE_INT(note ? retry_at_ms : 0) };
+	return gb_store__exec(s, sql, args, GB_ARRAY_LEN(args), "note pool",
+	                      NULL);
 }

@@ -301,6 +301,103 @@ static void test_intents_journal(void **state)
 	gb_store_close(s);
 }
 
+/* One create intent of p1 in `region`, closed `state`, with `made`
+ * instances recorded for it; its id. */
+static int64_t create_attempt(gb_store *s, const char *region,
+                              const char *state, int made)
+{
+	static int serial;
+	gb_intent_row in;
+	memset(&in, 0, sizeof(in));
+	in.kind = (char *)"create";
+	in.pool = (char *)"p1";
+	in.cloud = (char *)"azure";
+	in.region = (char *)region;
+	in.zone = (char *)"";
+	in.instance_type = (char *)"Standard_NC4as_T4_v3";
+	in.capacity = (char *)"on-demand";
+	in.count = 4;
+	in.token = (char *)"tok";
+	assert_int_equal(gb_store_intent_open(s, &in), 0);
+	for (int i = 0; i < made; i++) {
+		gb_inst_row r;
+		char id[32];
+		snprintf(id, sizeof(id), "vm-%d", ++serial);
+		memset(&r, 0, sizeof(r));
+		r.pool = (char *)"p1";
+		r.cloud = (char *)"azure";
+		r.region = (char *)region;
+		r.zone = (char *)"";
+		r.instance_type = in.instance_type;
+		r.capacity = (char *)"on-demand";
+		r.provider_id = id;
+		r.state = (char *)"terminated";
+		r.price_per_hour = 0.5;
+		r.launched_ms = 1000;
+		r.intent_id = in.id;
+		assert_int_equal(gb_store_inst_put(s, &r), 0);
+	}
+	assert_int_equal(gb_store_intent_close(s, in.id, state, "capacity"), 0);
+	return in.id;
+}
+
+/* The journal's partial creates (what the engine paces colocated pools
+ * by) and the pool's note (why it is short, when it tries again). */
+static void test_partials_and_pool_note(void **state)
+{
+	gb_store *s = open_store();
+	gb_partial_row *v;
+	gb_pool_row r;
+	size_t n;
+	int64_t partial;
+	(void)state;
+	put_pool(s, "p1", 4, 1000);
+	create_attempt(s, "eastus", "failed", 0);   /* refused: made nothing */
+	create_attempt(s, "westus2", "done", 4);    /* placed: not a partial */
+	partial = create_attempt(s, "westeurope", "failed", 2);
+	assert_int_equal(gb_store_partials(s, "p1", 0, &v, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(v[0].intent_id, partial);
+	assert_string_equal(v[0].region, "westeurope");
+	assert_int_equal(v[0].asked, 4);
+	assert_int_equal(v[0].made, 2);
+	assert_true(v[0].at_ms > 0);
+	gb_partial_list_free(v, n);
+	/* older than the window: not listed */
+	assert_int_equal(gb_store_partials(s, "p1", gb_now_ms() + 60000, &v, &n), 0);
+	assert_int_equal(n, 0);
+	gb_partial_list_free(v, n);
+	assert_int_equal(gb_store_partials(s, "other", 0, &v, &n), 0);
+	assert_int_equal(n, 0);
+	gb_partial_list_free(v, n);
+
+	/* the note: set, read back, cleared by an apply and by a scale */
+	assert_int_equal(gb_store_pool_set_note(s, "p1", "no zone could hold 4",
+	                                        123000), 0);
+	assert_int_equal(gb_store_pool_get(s, "p1", &r), 0);
+	assert_string_equal(r.note, "no zone could hold 4");
+	assert_int_equal(r.retry_at_ms, 123000);
+	gb_pool_row_free(&r);
+	put_pool(s, "p1", 4, 1000);
+	assert_int_equal(gb_store_pool_get(s, "p1", &r), 0);
+	assert_null(r.note);
+	assert_int_equal(r.retry_at_ms, 0);
+	gb_pool_row_free(&r);
+	assert_int_equal(gb_store_pool_set_note(s, "p1", "again", 5), 0);
+	assert_int_equal(gb_store_pool_set_desired(s, "p1", 2), 0);
+	assert_int_equal(gb_store_pool_get(s, "p1", &r), 0);
+	assert_null(r.note);
+	gb_pool_row_free(&r);
+	/* NULL clears */
+	assert_int_equal(gb_store_pool_set_note(s, "p1", "x", 7), 0);
+	assert_int_equal(gb_store_pool_set_note(s, "p1", NULL, 7), 0);
+	assert_int_equal(gb_store_pool_get(s, "p1", &r), 0);
+	assert_null(r.note);
+	assert_int_equal(r.retry_at_ms, 0);
+	gb_pool_row_free(&r);
+	gb_store_close(s);
+}
+
 static void test_rollback_discards(void **state)
 {
 	gb_store *s = open_store();
@@ -991,6 +1088,7 @@ int main(void)
 		BOTH(test_provider_id_reused_after_termination),
 		BOTH(test_instance_needs_pool),
 		BOTH(test_intents_journal),
+		BOTH(test_partials_and_pool_note),
 		BOTH(test_rollback_discards),
 		BOTH(test_version),
 		BOTH(test_events_and_audit),
