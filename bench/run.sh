@@ -113,6 +113,18 @@ wait_file() {
 	return 0
 }
 
+# sim_bins_built NAME: 0 when cloudsim and gpubroker are built, else 1
+# after could_not NAME
+sim_bins_built() {
+	for f in "$BIN/cloudsim" "$BIN/gpubroker"; do
+		if [ ! -x "$f" ]; then
+			could_not "$1" "$f is not built"
+			return 1
+		fi
+	done
+	return 0
+}
+
 # sim_start NAME SCENARIO: cloudsim in the background; sets SIM_PID,
 # CONTROL and exports the drivers' environment (from /_sim/env)
 sim_start() {
@@ -538,12 +550,7 @@ provision_daemon_run() {
 
 bench_provision() {
 	say "provision: 1,000 instances (334 aws, 333 azure, 333 gcp in 12 pools), 100 ms per call, real rate limits"
-	for f in "$BIN/cloudsim" "$BIN/gpubroker"; do
-		if [ ! -x "$f" ]; then
-			could_not provision "$f is not built"
-			return
-		fi
-	done
+	sim_bins_built provision || return
 	if ! sim_start provision "$here/bench/scenarios/provision.yaml"; then
 		could_not provision "cloudsim did not start"
 		return
@@ -854,13 +861,84 @@ bench_probe() {
 	esac
 }
 
+# ----------------------------------------------------------------- churn
+# No wasted work (issue 17): a 12-instance training pool (colocate: zone)
+# on the capacity-tight scenario, where no zone holds more than 4 of a
+# type, so nothing can hold it.  The daemon converges every 2 s for
+# CHURN_SECONDS (60) with the default failover cooldown (3 min); then
+# cloudsim says what the clouds saw: create calls, instances made (each
+# rolled back: the pool never fits) and the bill.  Twice: on aws+gcp
+# (atomic creates: EC2 MinCount, GCE bulkInsert) and on azure (one PUT
+# per VM).  Targets: nothing billed on aws+gcp; on azure at most one
+# partial attempt per region per cooldown window.
+CHURN_SECONDS=${GB_BENCH_CHURN_SECONDS:-60}
+
+# churn_run NAME CLOUDS: one run on a fresh cloudsim
+churn_run() {
+	if ! sim_start "$1" "$here/tests/cloudsim/scenarios/capacity-tight.yaml"; then
+		could_not churn "cloudsim did not start"
+		return 1
+	fi
+	write_config "$T/$1.yaml" "$T/$1.db" '' '  reconcile_period: 2s
+  failover_cooldown: 3m'
+	if ! daemon_start "$1" "$T/$1.yaml"; then
+		could_not churn "the daemon did not start (see $T/$1.daemon.log)"
+		stop_pid "$SIM_PID"
+		return 1
+	fi
+	_spec="{\"pool\": {\"name\": \"churn\", \"team\": \"research\", \"purpose\": \"training\", \"count\": 12, \"gpu\": {\"model\": [\"L4\", \"T4\"], \"count\": 1}, \"capacity\": [\"on-demand\"], \"placement\": {\"clouds\": $2, \"colocate\": \"zone\"}, \"ssh_keys\": [\"$SSH_KEY\"]}}"
+	curl -s -X PUT -H "$AUTH" -H 'Content-Type: application/json' \
+		-d "$_spec" "$URL/v1/pools/churn" >"$T/$1.put"
+	sleep "$CHURN_SECONDS"
+	curl -sf -H "$AUTH" "$URL/v1/pools/churn" >"$T/$1.pool" || :
+	curl -sf -H "$AUTH" "$URL/v1/events?pool=churn&limit=10000" >"$T/$1.events" || :
+	stop_pid "$D_PID"
+	curl -sf "$CONTROL/_sim/counters" >"$T/$1.counters"
+	curl -sf "$CONTROL/_sim/bill" >"$T/$1.bill"
+	stop_pid "$SIM_PID"
+	# create calls: RunInstances, GCE insert/bulkInsert, ARM VM PUTs
+	_calls=$(jq '[.calls | to_entries[] | .value | to_entries[] |
+		select(.key | test("^(RunInstances|instances[.]insert|instances[.]bulkInsert|PutVM)$"))
+		| .value] | add // 0' "$T/$1.counters")
+	# what the clouds made: every instance the bill lists (cloudsim's
+	# listing drops deleted GCE and ARM instances; the bill keeps them)
+	_made=$(jq '.instances | length' "$T/$1.bill")
+	_billed=$(jq '[.instances[] | select(.cost > 0)] | length' "$T/$1.bill")
+	_usd=$(jq '.total' "$T/$1.bill")
+	# the same bill at the providers' 60 s minimum, in case this
+	# cloudsim bills seconds only
+	_usd60=$(jq '[.instances[] | ((if .seconds < 60 then 60 else .seconds end) * .price_per_hour / 3600)] | add // 0' "$T/$1.bill")
+	_events=$(jq '.events | length' "$T/$1.events" 2>/dev/null || echo "?")
+	_kinds=$(jq -r '[.events[].kind] | group_by(.) | map("\(.[0])=\(length)") | join(" ")' "$T/$1.events" 2>/dev/null || echo "?")
+	_partials=$(jq '[.events[] | select(.kind == "rollback")] | length' "$T/$1.events" 2>/dev/null || echo "?")
+	_regions=$(jq -r '[.events[] | select(.kind == "rollback") | .message | capture(" in (?<w>[a-z0-9-]+)") | .w] | group_by(.) | map("\(.[0])=\(length)") | join(" ")' "$T/$1.events" 2>/dev/null || echo "")
+	say "churn: $1: cloud calls: $(jq -c '.calls | map_values(del(.token) | to_entries | map("\(.key)=\(.value)") | join(" "))' "$T/$1.counters")"
+	say "churn: $1: events: $_kinds"
+	[ -n "$_regions" ] && say "churn: $1: rollbacks by place: $_regions"
+	say "churn: $1: pool: $(jq -c '{running, pending, waiting}' "$T/$1.pool" 2>/dev/null)"
+	CH_CALLS=$_calls CH_MADE=$_made CH_BILLED=$_billed CH_USD=$_usd CH_USD60=$_usd60 CH_EVENTS=$_events CH_PARTIALS=$_partials
+	return 0
+}
+
+bench_churn() {
+	say "churn: 12 x 1 GPU (L4 or T4), colocate zone, capacity-tight (4 per zone), reconcile every 2 s, ${CHURN_SECONDS} s"
+	sim_bins_built churn || return
+	churn_run churn-atomic '["aws", "gcp"]' || return
+	result "churn aws+gcp created $CH_MADE billed $CH_BILLED instances \$$CH_USD (\$$CH_USD60 at a 60 s minimum) create_calls $CH_CALLS events $CH_EVENTS target: 0 billed $( [ "$CH_BILLED" = 0 ] && echo PASS || echo MISS)"
+	churn_run churn-azure '["azure"]' || return
+	# one partial attempt per region per cooldown window (3 min): the run
+	# is shorter than a window, so at most one per region
+	_worst=$(jq -r '[.events[] | select(.kind == "rollback") | .message | capture(" in (?<w>[a-z0-9]+)") | .w] | group_by(.) | map(length) | max // 0' "$T/churn-azure.events" 2>/dev/null || echo "?")
+	result "churn azure created $CH_MADE billed $CH_BILLED instances \$$CH_USD (\$$CH_USD60 at a 60 s minimum) create_calls $CH_CALLS partial_attempts $CH_PARTIALS worst_region $_worst target: <=1 per region per window $( [ "$_worst" -le 1 ] 2>/dev/null && echo PASS || echo MISS)"
+}
+
 # ------------------------------------------------------------------ main
-which=${*:-plan provision api reconcile ha probe}
+which=${*:-plan provision api reconcile churn ha probe}
 for t in $which; do
 	case $t in
-	plan | provision | api | reconcile | ha | probe) ;;
+	plan | provision | api | reconcile | churn | ha | probe) ;;
 	*)
-		echo "usage: $0 [plan] [provision] [api] [reconcile] [ha] [probe]" >&2
+		echo "usage: $0 [plan] [provision] [api] [reconcile] [churn] [ha] [probe]" >&2
 		exit 2
 		;;
 	esac

@@ -91,6 +91,14 @@ void gb_print_pools(const gb_cli *cli, json_t *pools, int instances)
 			                                        : "expired"));
 	}
 	gb_out_table(stdout, pools, pcols);
+	/* a pool short of its size says why and when it tries again */
+	json_array_foreach(pools, i, p) {
+		json_t *w = json_object_get(p, "waiting");
+		if (json_is_object(w))
+			printf("%s: waiting: %s\n",
+			       json_string_value(json_object_get(p, "name")),
+			       json_string_value(json_object_get(w, "reason")));
+	}
 	if (!instances)
 		return;
 	json_array_foreach(pools, i, p) {

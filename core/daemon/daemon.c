@@ -203,7 +203,9 @@ static void *worker_main(void *arg)
 			                  ? gb_engine_converge(d->eng, j->pool, &res)
 			                  : gb_engine_converge_fresh(d->eng, j->pool,
 			                                             &res);
-			if (crc != 0 && res.message[0])
+			/* a deferred converge repeats the note its walk
+			 * already logged */
+			if (crc != 0 && res.message[0] && !res.deferred)
 				gb_log(GB_LOG_WARN, "daemon", "%s", res.message);
 			if (res.created || res.replaced)
 				gb_daemon_watch(d, j->pool, GB_WATCH_FIRST_MS);

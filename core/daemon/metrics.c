@@ -200,13 +200,20 @@ static void render_live(gb_daemon *d, gb_buf *b)
 	                  "reused from the same pass's refresh.\n"
 	                  "# TYPE gpubroker_gc_listings_total counter\n"
 	                  "gpubroker_gc_listings_total{source=\"listed\"} %llu\n"
-	                  "gpubroker_gc_listings_total{source=\"reused\"} %llu\n",
+	                  "gpubroker_gc_listings_total{source=\"reused\"} %llu\n"
+	                  "# HELP gpubroker_rolled_back_instances_total "
+	                  "Instances a partial colocated create made and the "
+	                  "engine deleted again (each billed the provider's "
+	                  "minimum).\n"
+	                  "# TYPE gpubroker_rolled_back_instances_total counter\n"
+	                  "gpubroker_rolled_back_instances_total %llu\n",
 	              (unsigned long long)st.failovers,
 	              (unsigned long long)st.preemptions,
 	              (unsigned long long)st.gc_terminated,
 	              (unsigned long long)st.gc_adopted,
 	              (unsigned long long)st.gc_listed,
-	              (unsigned long long)st.gc_reused);
+	              (unsigned long long)st.gc_reused,
+	              (unsigned long long)st.rolled_back);
 	gb_buf_puts(b, "# HELP gpubroker_driver_request_duration_seconds Driver "
 	                "HTTP calls.\n# TYPE gpubroker_driver_request_duration_"
 	                "seconds histogram\n");

@@ -112,6 +112,9 @@ void gb_engine_free(gb_engine *e);
 typedef struct gb_engine_result {
 	int ok;                 /* 1 converged / done */
 	int partial;            /* some instances could not be placed */
+	int deferred;           /* placing was not tried: the pool's note
+	                           says nothing can be placed before its
+	                           retry time (message repeats the note) */
 	int created, kept, destroyed, replaced;
 	char message[1024];     /* on failure: what, why, how to fix */
 	json_t *pool;           /* gb_engine_pool_json of the pool */
@@ -234,6 +237,8 @@ typedef struct gb_engine_stats {
 	uint64_t gc_adopted;
 	uint64_t gc_listed;     /* (driver, region) listings a gc made */
 	uint64_t gc_reused;     /* ... and took from the pass's refresh */
+	uint64_t rolled_back;   /* instances a partial colocated create made
+	                           and the engine deleted again */
 } gb_engine_stats;
 void gb_engine_stats_get(gb_engine *e, gb_engine_stats *out);
 

@@ -204,6 +204,38 @@ static void retry_terminating(gb_engine *e, gb_inst_row *rows, size_t n)
 	free(todo);
 }
 
+/* Keeps the pool's note (why it is short, when the engine tries again:
+ * `status` shows it) in step with the last placement walk.  msg: the
+ * walk's message ("pool P: no zone could hold ..."; its first line is
+ * the note), NULL when nothing is missing.  retry_ms 0: the shortfall is
+ * not a matter of waiting (a policy, a refusal), so no note.  An event
+ * says it when the note's reason changes (not every pass: the time in it
+ * moves). */
+static void note_pool(gb_engine *e, const gb_pool_row *row, const char *msg,
+                      int64_t retry_ms)
+{
+	char note[512];
+	const char *p, *old = row->note;
+	size_t len, keep;
+	if (!msg || !retry_ms) {
+		if (old)
+			gb_store_pool_set_note(e->o.store, row->name, NULL, 0);
+		return;
+	}
+	p = strncmp(msg, "pool ", 5) == 0 ? strstr(msg, ": ") : NULL;
+	p = p ? p + 2 : msg;
+	len = strcspn(p, "\n");
+	snprintf(note, sizeof(note), "%.*s", (int)len, p);
+	if (gb_store_pool_set_note(e->o.store, row->name, note, retry_ms) != 0)
+		return;
+	/* the reason: the note without its "; next attempt ..." */
+	keep = strstr(note, "; next attempt") ? (size_t)(strstr(note, "; next attempt") - note)
+	                                      : strlen(note);
+	if (!old || strncmp(old, note, keep) != 0 ||
+	    (old[keep] != '\0' && old[keep] != ';'))
+		gb_engine__event(e, row->name, NULL, "waiting", "%s", note);
+}
+
 /* Converge with the pool lock held and the spec loaded.  ep: the
  * operation's plan (an apply's), or NULL to plan here if anything must be
  * placed; a move walks the same plan again. */
@@ -262,7 +294,17 @@ static int converge_locked(gb_engine *e, const gb_pool_row *row,
 		gb_engine__terminate_rows(e, c.broken, c.nbroken, "replaced");
 		res->replaced += (int)c.nbroken;
 	}
-	if (need > 0) {
+	if (need > 0 && !ep && row->note && row->retry_at_ms > gb_now_ms()) {
+		/* The last walk found no room anywhere, and nothing it skipped
+		 * can be tried before retry_at: say so and walk nothing (an
+		 * apply or a scale clears the note and walks at once). */
+		rc = -1;
+		res->partial = 1;
+		res->deferred = 1;
+		snprintf(res->message, sizeof(res->message), "pool %s: %s",
+		         row->name, row->note);
+	} else if (need > 0) {
+		int64_t retry_ms = 0;
 		if (!ep) {
 			gb_engine__plan(e, spec, &own);
 			ep = &own;
@@ -276,7 +318,7 @@ static int converge_locked(gb_engine *e, const gb_pool_row *row,
 			rg = c.keep[0]->region;
 		}
 		rc = gb_engine__place(e, spec, ep, row->generation, need, cl, rg,
-		                      zn, &placed, msg, sizeof(msg));
+		                      zn, &placed, msg, sizeof(msg), &retry_ms);
 		res->created += placed;
 		if (rc != 0 && cl && spec->colocate != GB_COLOCATE_NONE) {
 			/* No room next to the others: move the whole pool. */
@@ -290,7 +332,7 @@ static int converge_locked(gb_engine *e, const gb_pool_row *row,
 			rc = gb_engine__place(e, spec, ep,
 			                      row->generation + 1000000,
 			                      row->desired, NULL, NULL, NULL, &moved,
-			                      msg2, sizeof(msg2));
+			                      msg2, sizeof(msg2), &retry_ms);
 			res->created += moved;
 			if (rc == 0) {
 				/* the old ones become extra */
@@ -306,6 +348,9 @@ static int converge_locked(gb_engine *e, const gb_pool_row *row,
 			res->partial = 1;
 			snprintf(res->message, sizeof(res->message), "%s", msg);
 		}
+		note_pool(e, row, rc == 0 ? NULL : msg, retry_ms);
+	} else if (row->note) {
+		note_pool(e, row, NULL, 0);
 	}
 	/* Make before break: incompatible instances go only once their
 	 * replacements were placed. */

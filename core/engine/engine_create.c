@@ -13,6 +13,7 @@ typedef struct attempt {
 	gb_error err;         /* first significant error */
 	int failed;
 	int unknown;          /* outcome unknown: the intent stays open */
+	int rolled_back;      /* made, then deleted again (all or nothing) */
 } attempt;
 
 typedef struct cjob {
@@ -318,6 +319,7 @@ static void execute(gb_engine *e, const gb_pool_spec *spec,
 		                 *cd->zone ? "/" : "", cd->zone);
 		gb_engine__terminate_rows(e, rows, nrows, "rollback");
 		a->created = 0;
+		a->rolled_back = (int)nrows;
 	}
 out:
 	free_rows(rows, nrows);
@@ -467,40 +469,131 @@ static const char *where(const gb_coffer *o)
 	return *o->zone ? o->zone : o->region;
 }
 
+/* What a walk that placed nothing more knows about the places it saw:
+ * their instance types (for the message) and the earliest moment one of
+ * them may be tried again. */
+typedef struct walk_note {
+	gb_strset types;
+	size_t ntypes;
+	const char *type[3];  /* the first three, interned */
+	int64_t retry_ms;     /* 0 = none known */
+} walk_note;
+
+static void note_type(walk_note *w, const char *type)
+{
+	if (gb_strset_find(&w->types, type))
+		return;
+	type = gb_strset_intern(&w->types, type);
+	if (w->ntypes < GB_ARRAY_LEN(w->type))
+		w->type[w->ntypes] = type;
+	w->ntypes++;
+}
+
+static void note_retry(walk_note *w, int64_t at_ms)
+{
+	if (at_ms > 0 && (!w->retry_ms || at_ms < w->retry_ms))
+		w->retry_ms = at_ms;
+}
+
+/* "pool P: no zone could hold 12 x g2-standard-4 (best: 4 in
+ * us-east4-a); next attempt 2026-11-27T14:05:10Z" */
+static void no_room_msg(const gb_pool_spec *spec, int need, int left,
+                        const walk_note *w, const gb_pace *pace, char *msg,
+                        size_t cap)
+{
+	gb_buf b = GB_BUF_INIT;
+	char when[32];
+	const char *unit = spec->colocate == GB_COLOCATE_ZONE     ? "zone"
+	                   : spec->colocate == GB_COLOCATE_REGION ? "region"
+	                                                          : NULL;
+	gb_buf_printf(&b, "pool %s: ", spec->name);
+	if (unit)
+		gb_buf_printf(&b, "no %s could hold %d x ", unit, left);
+	else
+		gb_buf_printf(&b, "placed %d of %d; no room left for %d x ",
+		              need - left, need, left);
+	for (size_t i = 0; i < w->ntypes && i < GB_ARRAY_LEN(w->type); i++)
+		gb_buf_printf(&b, "%s%s", i ? " or " : "", w->type[i]);
+	if (w->ntypes > GB_ARRAY_LEN(w->type))
+		gb_buf_printf(&b, " (or %zu other types)",
+		              w->ntypes - GB_ARRAY_LEN(w->type));
+	if (!w->ntypes)
+		gb_buf_printf(&b, "instances");
+	if (pace->best)
+		gb_buf_printf(&b, " (best: %d in %s)", pace->best->made,
+		              *pace->best->zone ? pace->best->zone
+		                                : pace->best->region);
+	if (pace->spent)
+		gb_buf_printf(&b, "; %d instance%s made and rolled back in the "
+		              "last %llds", pace->spent,
+		              pace->spent == 1 ? "" : "s",
+		              (long long)(pace->window_ms / 1000));
+	if (w->retry_ms)
+		gb_buf_printf(&b, "; next attempt %s",
+		              gb_format_time(w->retry_ms / 1000, when,
+		                             sizeof(when)));
+	snprintf(msg, cap, "%s", gb_buf_str(&b));
+	gb_buf_free(&b);
+}
+
 /* Fatal errors (AUTH, INVALID) stop the walk; colocate none keeps
  * partial placements.  Every candidate's cooldown is checked as the walk
  * comes to it: the plan may have been made before this walk (an apply
  * plans before it replays and refreshes, a move walks the plan a second
- * time), and marks made during the walk count too. */
+ * time), and marks made during the walk count too.  A colocated pool
+ * walks on past refusals of atomic creates (they cost nothing); creates
+ * that can come back partial are paced (engine_pace.c). */
 int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
                      const gb_engine_plan *ep, int64_t generation,
                      int need, const char *cloud, const char *region,
-                     const char *zone, int *placed, char *msg, size_t cap)
+                     const char *zone, int *placed, char *msg, size_t cap,
+                     int64_t *retry_ms)
 {
 	const gb_plan *pl = &ep->plan;
 	char err[1024];
-	int left = need, tried = 0, cooling = 0, all_or_nothing;
+	int left = need, tried = 0, cooling = 0, paced = 0, all_or_nothing;
+	int capacity_only = 1;
 	attempt last;
 	const gb_coffer *prev = NULL;
 	gb_buf why = GB_BUF_INIT;
+	walk_note w;
+	gb_pace pace;
 
 	*placed = 0;
+	*retry_ms = 0;
 	memset(&last, 0, sizeof(last));
+	memset(&w, 0, sizeof(w));
+	memset(&pace, 0, sizeof(pace));
 	if (ep->rc != 0) {
 		snprintf(msg, cap, "%s", ep->err);
 		return -1;
 	}
+	note_retry(&w, ep->cool_until_s * 1000);
 	all_or_nothing = spec->colocate != GB_COLOCATE_NONE;
 	for (size_t i = 0; i < pl->ncands && left > 0; i++) {
 		const gb_coffer *o = pl->cands[i].offer;
 		attempt a;
+		int64_t until;
 		if ((cloud && strcmp(o->cloud, cloud) != 0) ||
 		    (region && strcmp(o->region, region) != 0) ||
 		    (zone && strcmp(o->zone, zone) != 0))
 			continue;
-		if (gb_engine_unavailable(e->o.store, o, err, sizeof(err))) {
+		note_type(&w, o->instance_type);
+		if (gb_engine__cooling(e, o, err, sizeof(err), &until)) {
 			cooling++;
+			note_retry(&w, until * 1000);
 			continue;
+		}
+		if (all_or_nothing &&
+		    !gb_engine__atomic_create(e, o->cloud, left)) {
+			if (!pace.loaded)
+				gb_engine__pace_load(e, spec->name, need, &pace);
+			if (gb_engine__pace_check(&pace, o->cloud, o->region,
+			                          gb_now_ms(), &until)) {
+				paced++;
+				note_retry(&w, until);
+				continue;
+			}
 		}
 		if (prev && last.failed)
 			gb_engine__event(e, spec->name, NULL, "failover",
@@ -518,6 +611,12 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 		try_candidate(e, spec, generation, o, left, all_or_nothing, &a);
 		left -= a.created;
 		*placed += a.created;
+		if (a.rolled_back) {
+			/* the journal now holds this partial: pace the next */
+			gb_engine__pace_load(e, spec->name, need, &pace);
+			gb_engine__stat(e, &e->stats.rolled_back,
+			                (uint64_t)a.rolled_back);
+		}
 		/* colocate none: a candidate without room for all may have room
 		 * for some (an on-prem site with two free nodes, a zone with a
 		 * few left): ask it for half, keep what fits, and send the rest
@@ -583,16 +682,18 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 			gb_buf_printf(&why, " -- %s", a.err.message);
 		if (left > 0 &&
 		    (a.err.cls == GB_ERR_CAPACITY || a.err.cls == GB_ERR_QUOTA)) {
-			int64_t until = gb_now_ms() / 1000 + e->cooldown_s;
+			until = gb_now_ms() / 1000 + e->cooldown_s;
 			gb_store_unavailable_mark(e->o.store, o->cloud, o->region,
 			                          o->zone, o->instance_type,
 			                          gb_capacity_name(o->capacity), until,
 			                          a.err.code[0] ? a.err.code
 			                                        : gb_err_class_name(a.err.cls));
+			note_retry(&w, until * 1000);
 			continue;
 		}
 		if (a.err.cls == GB_ERR_CAPACITY || a.err.cls == GB_ERR_QUOTA)
 			continue;
+		capacity_only = 0;
 		if (a.err.cls == GB_ERR_AUTH || a.err.cls == GB_ERR_INVALID ||
 		    a.err.cls == GB_ERR_CONFLICT) {
 			snprintf(msg, cap,
@@ -603,7 +704,20 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 		}
 		/* throttled/transient after retries, internal: next candidate */
 	}
-	if (left > 0) {
+	if (left > 0 && capacity_only && (tried || cooling || paced)) {
+		/* Only capacity stands in the way: say where it was closest
+		 * and when walking again can change anything. */
+		if (pace.loaded)
+			gb_engine__pace_load(e, spec->name, need, &pace);
+		if (!w.retry_ms)
+			note_retry(&w, gb_now_ms() + e->cooldown_s * 1000);
+		*retry_ms = w.retry_ms;
+		no_room_msg(spec, need, left, &w, &pace, msg, cap);
+		if (tried) {
+			size_t l = strlen(msg);
+			snprintf(msg + l, cap - l, "\nTried:%s", gb_buf_str(&why));
+		}
+	} else if (left > 0) {
 		if (!tried && cooling) {
 			snprintf(msg, cap,
 			         "pool %s: every candidate%s is cooling down after "
@@ -635,5 +749,7 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 	}
 out:
 	gb_buf_free(&why);
+	gb_strset_free(&w.types);
+	gb_engine__pace_free(&pace);
 	return left > 0 ? -1 : 0;
 }

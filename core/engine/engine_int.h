@@ -182,6 +182,8 @@ void gb_engine__live(gb_engine *e, const char *pool, int64_t intent_id,
  * re-checks each candidate's cooldown as it comes to it). */
 typedef struct gb_engine_plan {
 	gb_plan plan;          /* valid (possibly no candidate) when rc == 0 */
+	int64_t cool_until_s;  /* the earliest end of a failover cooldown that
+	                          kept an offer out of the plan; 0 = none */
 	gb_policy_set *ps;     /* the reference the plan's reasons borrow */
 	int rc;                /* 0, or -1: planning failed, err says why */
 	char err[1024];
@@ -216,11 +218,48 @@ void gb_engine__drop_plans(gb_engine *e);
 /* Place `need` instances (engine_create.c) walking ep's candidates
  * (ep->err when planning failed), restricted to cloud/region/zone when
  * given (NULL = anywhere).  Returns 0 when all were placed; else -1 with
- * a message, *placed telling how many did get placed. */
+ * a message, *placed telling how many did get placed.  *retry_ms: when
+ * the shortfall is only capacity (every candidate refused, cooling down or
+ * paced), the unix ms before which walking again cannot place anything,
+ * and msg then says so ("no zone could hold ..."); else 0. */
 int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
                      const gb_engine_plan *ep, int64_t generation, int need,
                      const char *cloud, const char *region, const char *zone,
-                     int *placed, char *msg, size_t cap);
+                     int *placed, char *msg, size_t cap, int64_t *retry_ms);
+
+/* 1 with why and *until_s (unix s) when the offer is cooling down after
+ * a capacity or quota error (the store's failover marks); else 0. */
+int gb_engine__cooling(gb_engine *e, const gb_coffer *o, char *why,
+                       size_t cap, int64_t *until_s);
+
+/* Pacing of a colocated pool's partial-capable creates (engine_pace.c,
+ * whose header states the rules).  The rows are the caller's. */
+typedef struct gb_pace {
+	gb_partial_row *v;     /* the pool's partials in the window, newest
+	                          first (gb_store_partials) */
+	size_t n;
+	int loaded;
+	int64_t window_ms;     /* the failover cooldown */
+	int budget;            /* instances that may be rolled back per window */
+	int spent;             /* made and rolled back within the window */
+	int64_t next_ms;       /* unix ms: no such attempt before (0 = now) */
+	const gb_partial_row *best; /* the partial that made most, or NULL */
+} gb_pace;
+
+/* 1 when a create of `count` on `cloud` cannot come back partial: one
+ * instance, or a driver with GB_DRV_CAP_ATOMIC_CREATE. */
+int gb_engine__atomic_create(gb_engine *e, const char *cloud, int count);
+/* Loads the pool's partials from the store (replacing what p held).
+ * budget: the pool's size.  0, or -1 when the store failed (p then paces
+ * nothing). */
+int gb_engine__pace_load(gb_engine *e, const char *pool, int budget,
+                         gb_pace *p);
+/* 1 with *until_ms when a partial-capable create in (cloud, region) must
+ * wait until then; 0 when it may go now. */
+int gb_engine__pace_check(const gb_pace *p, const char *cloud,
+                          const char *region, int64_t now_ms,
+                          int64_t *until_ms);
+void gb_engine__pace_free(gb_pace *p);
 
 /* Replay an open create intent with its token (engine_create.c).  0 when
  * replayed, 1 when given up (GB_UNKNOWN_GIVE_UP_MS) and resolved by

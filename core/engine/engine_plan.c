@@ -6,23 +6,56 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Is the offer cooling down after a capacity or quota error?  1 with
+ * why and *until (unix s). */
+static int cooling(gb_store *st, const gb_coffer *o, char *why, size_t cap,
+                   int64_t *until)
+{
+	char reason[256], when[32];
+	*until = 0;
+	if (!gb_store_unavailable_check(st, o->cloud, o->region, o->zone,
+	                                o->instance_type,
+	                                gb_capacity_name(o->capacity),
+	                                gb_now_ms() / 1000, reason,
+	                                sizeof(reason), until))
+		return 0;
+	snprintf(why, cap, "%s, until %s", reason,
+	         gb_format_time(*until, when, sizeof(when)));
+	return 1;
+}
+
 /* Failover cooldowns recorded in the state store (shared by every pool
  * and process) also apply to plans, so `plan --explain` says why a zone
  * is being skipped right now. */
 int gb_engine_unavailable(void *ud, const gb_coffer *o, char *why,
                           size_t cap)
 {
-	gb_store *st = ud;
-	char reason[256], when[32];
-	int64_t until = 0;
-	if (!gb_store_unavailable_check(st, o->cloud, o->region, o->zone,
-	                                o->instance_type,
-	                                gb_capacity_name(o->capacity),
-	                                gb_now_ms() / 1000, reason,
-	                                sizeof(reason), &until))
+	int64_t until;
+	return cooling(ud, o, why, cap, &until);
+}
+
+int gb_engine__cooling(gb_engine *e, const gb_coffer *o, char *why,
+                       size_t cap, int64_t *until_s)
+{
+	return cooling(e->o.store, o, why, cap, until_s);
+}
+
+/* The planner's hook for one engine plan: also notes the earliest end of
+ * the cooldowns it skipped (when the pool may be tried again). */
+typedef struct plan_cool {
+	gb_store *st;
+	int64_t first_s;
+} plan_cool;
+
+static int plan_unavailable(void *ud, const gb_coffer *o, char *why,
+                            size_t cap)
+{
+	plan_cool *pc = ud;
+	int64_t until;
+	if (!cooling(pc->st, o, why, cap, &until))
 		return 0;
-	snprintf(why, cap, "%s, until %s", reason,
-	         gb_format_time(until, when, sizeof(when)));
+	if (until > 0 && (!pc->first_s || until < pc->first_s))
+		pc->first_s = until;
 	return 1;
 }
 
@@ -30,7 +63,8 @@ int gb_engine__plan(gb_engine *e, const gb_pool_spec *spec,
                     gb_engine_plan *ep)
 {
 	gb_plan_opts po;
-	int failed = 0;
+	plan_cool pc;
+	int failed = 0, rc;
 	memset(ep, 0, sizeof(*ep));
 	ep->ps = gb_plan_load_policies(e->o.cfg, spec, e->o.policy_dir,
 	                               &failed, ep->err, sizeof(ep->err));
@@ -41,10 +75,14 @@ int gb_engine__plan(gb_engine *e, const gb_pool_spec *spec,
 	memset(&po, 0, sizeof(po));
 	po.policies = ep->ps;
 	po.team = gb_config_team(e->o.cfg, spec->team);
-	po.unavailable = gb_engine_unavailable;
-	po.unavailable_ud = e->o.store;
-	if (gb_plan_pool(spec, e->o.cat, &po, &ep->plan, ep->err,
-	                 sizeof(ep->err)) != 0) {
+	pc.st = e->o.store;
+	pc.first_s = 0;
+	po.unavailable = plan_unavailable;
+	po.unavailable_ud = &pc;
+	rc = gb_plan_pool(spec, e->o.cat, &po, &ep->plan, ep->err,
+	                  sizeof(ep->err));
+	ep->cool_until_s = pc.first_s;
+	if (rc != 0) {
 		gb_plan_free(&ep->plan);
 		gb_policy_set_free(ep->ps);
 		ep->ps = NULL;

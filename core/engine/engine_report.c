@@ -89,6 +89,16 @@ static json_t *pool_json(const gb_pool_row *p, const gb_inst_row *rows,
 	json_object_set_new(j, "idle_timeout_s", json_integer(p->idle_timeout_s));
 	json_object_set_new(j, "last_heartbeat_at",
 	                    json_integer(p->last_heartbeat_at));
+	if (p->note) {
+		json_t *w = json_object();
+		json_object_set_new(w, "reason", json_string(p->note));
+		json_object_set_new(w, "next_attempt_at",
+		                    p->retry_at_ms ? json_integer(p->retry_at_ms / 1000)
+		                                   : json_null());
+		json_object_set_new(j, "waiting", w);
+	} else {
+		json_object_set_new(j, "waiting", json_null());
+	}
 	json_object_set_new(j, "instances", insts);
 	return j;
 }
