@@ -291,7 +291,10 @@ static void render_live(gb_daemon *d, gb_buf *b)
 		/* which pools this replica holds (a shared store's leases) */
 		gb_strv held = {NULL, 0};
 		int leader;
-		gb_store_lease_list(d->store, &held);
+		/* only a shared store has leases; the list takes the store's
+		 * lock, which a reconcile pass may hold for a while */
+		if (gb_store_is_shared(d->store))
+			gb_store_lease_list(d->store, &held);
 		pthread_mutex_lock(&d->mmu);
 		leader = d->leader;
 		pthread_mutex_unlock(&d->mmu);
