@@ -204,6 +204,8 @@ static const char *last_seg(const char *s)
 	return p ? p + 1 : s;
 }
 
+/* The members read here are those the listing asks for (list_fields in
+ * gcp_describe.c): keep both in step. */
 int gcp_inst_parse(const json_t *o, gcp_inst *inst)
 {
 	const char *name = drvc_jstr(o, "name");
