@@ -154,11 +154,12 @@ static int passes(gb_cli *cli, gb_session *s, int n, int breakdown)
 		cpu[i] = c1 - c0;
 		wall[i] = w1 - w0;
 		printf("reconcile: pass %d%s: cpu %.1f ms, wall %.1f ms, rss "
-		       "before %.1f MB, peak during %.1f MB%s, after %.1f MB\n",
+		       "before %.1f MB, peak during %.1f MB%s, after %.1f MB; "
+		       "%zu of %zu pools steady (converge skipped)\n",
 		       i + 1, i == 0 ? " (with gc)" : "", cpu[i], wall[i],
 		       (double)rss0 / 1024, (double)peak / 1024,
 		       peak_ok ? "" : " (process peak: clear_refs failed)",
-		       (double)after / 1024);
+		       (double)after / 1024, d.pools_skipped, d.pools_held);
 		if (i == 0)
 			gc_peak_mb = (double)peak / 1024;
 		else if ((double)peak / 1024 > peak_mb)
