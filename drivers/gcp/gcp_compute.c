@@ -211,27 +211,6 @@ static const char *jstr_or_empty(const json_t *o, const char *k)
 	return v ? v : "";
 }
 
-/* The string members of labels as borrowed pairs (the array is the
- * caller's: free()). */
-static gb_kv *borrow_kv(const json_t *labels, size_t *n)
-{
-	const char *k;
-	json_t *v;
-	gb_kv *kv;
-	*n = 0;
-	if (!json_is_object(labels))
-		return NULL;
-	kv = drvc_xcalloc(json_object_size(labels) + 1, sizeof(gb_kv));
-	json_object_foreach((json_t *)labels, k, v) {
-		if (!json_is_string(v))
-			continue;
-		kv[*n].key = k;
-		kv[*n].value = json_string_value(v);
-		(*n)++;
-	}
-	return kv;
-}
-
 /* The members read here are those the listing asks for (list_fields in
  * gcp_describe.c): keep both in step. */
 int gcp_inst_parse(const json_t *o, gcp_inst *inst)
@@ -267,7 +246,8 @@ int gcp_inst_parse(const json_t *o, gcp_inst *inst)
 	inst->created_ms = drvc_rfc3339_ms(drvc_jstr(o, "creationTimestamp"));
 	if (inst->created_ms < 0)
 		inst->created_ms = 0;
-	inst->labels = borrow_kv(json_object_get(o, "labels"), &inst->nlabels);
+	inst->labels = drvc_json_kv_borrow(json_object_get(o, "labels"),
+	                                    &inst->nlabels);
 	return *inst->name ? 0 : -1;
 }
 
