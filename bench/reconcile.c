@@ -8,15 +8,20 @@
  * 10 instances, live in the cloudsim the config points at) the way
  * `gpubroker serve` does before serving (drivers, catalog, store,
  * engine, recovery of open intents), then runs gb_daemon_reconcile
- * PASSES times (default 4).  Per pass: CPU time (getrusage RUSAGE_SELF,
+ * PASSES times (default 8).  Per pass: CPU time (getrusage RUSAGE_SELF,
  * user + sys, every thread of this process: the describe calls run on
  * worker threads), wall time, RSS before the pass and the peak RSS during
  * it (VmHWM, reset through /proc/self/clear_refs before each pass).
  * cloudsim's CPU (another process) is not counted.
  *
- * The daemon's pass 1 (and every 4th after it) also runs orphan gc, which
- * describes every region of the catalog: reported separately as
- * reconcile[gc].  The main figure is the median of passes 2..PASSES.
+ * The daemon's pass 1 (and every 4th after it: 5, 9, ...) also runs
+ * orphan gc, which describes every region of the catalog: reported
+ * separately as reconcile[gc], from pass 5 (a process whose caches and
+ * converges are warm, as a serving daemon's are) or pass 1 when there
+ * are fewer passes.  Pass 1 of a fresh process (every pool's first
+ * converge, every Azure VM's NIC looked up once, and gc) is reported as
+ * reconcile[first], without a target.  The main figure is the median of
+ * the passes after the first that run no gc.
  * After the passes a breakdown: each driver's describes alone (one per
  * region, one after another), then the refresh and the converges as
  * separate steps (-B: no breakdown).
@@ -37,6 +42,7 @@
 #include "util.h"
 
 #define TARGET_CPU_MS 100.0
+#define TARGET_GC_CPU_MS 200.0 /* issue 17 */
 #define TARGET_RSS_MB 64.0
 
 static int64_t rss_kb(const char *field)
@@ -115,7 +121,9 @@ static int passes(gb_cli *cli, gb_session *s, int n, int breakdown)
 	gb_inst_row *rows;
 	size_t live = 0, npools = 0;
 	gb_pool_row *pools;
-	double *cpu, *wall, steady, peak_mb = 0, gc_peak_mb = 0;
+	double *cpu, *wall, *plain, steady, peak_mb = 0, gc_peak_mb = 0;
+	size_t nplain = 0;
+	int gcpass = n >= 5 ? 4 : 0; /* the reported gc pass (0-based) */
 	int peak_ok = reset_peak() == 0;
 
 	if (gb_store_inst_list(s->store, NULL, 1, &rows, &live) == 0)
@@ -136,6 +144,7 @@ static int passes(gb_cli *cli, gb_session *s, int n, int breakdown)
 	       "workers %d\n", npools, live, cli->cfg.workers);
 	cpu = gb_xcalloc((size_t)n, sizeof(double));
 	wall = gb_xcalloc((size_t)n, sizeof(double));
+	plain = gb_xcalloc((size_t)n, sizeof(double));
 	for (int i = 0; i < n; i++) {
 		double c0, c1, w0, w1;
 		int64_t rss0, peak, after;
@@ -154,18 +163,21 @@ static int passes(gb_cli *cli, gb_session *s, int n, int breakdown)
 		cpu[i] = c1 - c0;
 		wall[i] = w1 - w0;
 		printf("reconcile: pass %d%s: cpu %.1f ms, wall %.1f ms, rss "
-		       "before %.1f MB, peak during %.1f MB%s, after %.1f MB\n",
-		       i + 1, i == 0 ? " (with gc)" : "", cpu[i], wall[i],
+		       "before %.1f MB, peak during %.1f MB%s, after %.1f MB; "
+		       "%zu of %zu pools steady (converge skipped)\n",
+		       i + 1, i % 4 == 0 ? " (with gc)" : "", cpu[i], wall[i],
 		       (double)rss0 / 1024, (double)peak / 1024,
 		       peak_ok ? "" : " (process peak: clear_refs failed)",
-		       (double)after / 1024);
-		if (i == 0)
+		       (double)after / 1024, d.pools_skipped, d.pools_held);
+		if (i == gcpass)
 			gc_peak_mb = (double)peak / 1024;
-		else if ((double)peak / 1024 > peak_mb)
+		if (i > 0 && (double)peak / 1024 > peak_mb)
 			peak_mb = (double)peak / 1024;
+		if (i > 0 && i % 4 != 0)
+			plain[nplain++] = cpu[i];
 		fflush(stdout);
 	}
-	steady = n > 1 ? median(cpu + 1, (size_t)n - 1) : cpu[0];
+	steady = nplain ? median(plain, nplain) : cpu[0];
 	if (n < 2)
 		peak_mb = gc_peak_mb;
 	/* where a pass goes: the describes alone (as the refresh makes them:
@@ -229,22 +241,26 @@ static int passes(gb_cli *cli, gb_session *s, int n, int breakdown)
 		printf("reconcile: NOTE only %zu live instances (target is "
 		       "stated for 10,000)\n", live);
 	printf("RESULT reconcile cpu_ms %.1f target<=%.0f ratio %.2f %s "
-	       "(median of passes 2..%d, no gc)\n", steady, TARGET_CPU_MS,
-	       steady / TARGET_CPU_MS, steady <= TARGET_CPU_MS ? "PASS" : "MISS",
-	       n);
+	       "(median of the %zu passes after the first without gc)\n",
+	       steady, TARGET_CPU_MS, steady / TARGET_CPU_MS,
+	       steady <= TARGET_CPU_MS ? "PASS" : "MISS", nplain);
 	printf("RESULT reconcile peak_rss_mb %.1f target<=%.0f ratio %.2f %s "
 	       "(process peak during passes 2..%d)\n", peak_mb, TARGET_RSS_MB,
 	       peak_mb / TARGET_RSS_MB, peak_mb <= TARGET_RSS_MB ? "PASS" : "MISS",
 	       n);
 	printf("RESULT reconcile[gc] cpu_ms %.1f target<=%.0f ratio %.2f %s "
-	       "(pass 1: also gc of every catalog region; every 4th pass)\n",
-	       cpu[0], TARGET_CPU_MS, cpu[0] / TARGET_CPU_MS,
-	       cpu[0] <= TARGET_CPU_MS ? "PASS" : "MISS");
+	       "(pass %d: also gc of every catalog region; every 4th pass)\n",
+	       cpu[gcpass], TARGET_GC_CPU_MS, cpu[gcpass] / TARGET_GC_CPU_MS,
+	       cpu[gcpass] <= TARGET_GC_CPU_MS ? "PASS" : "MISS", gcpass + 1);
 	printf("RESULT reconcile[gc] peak_rss_mb %.1f target<=%.0f ratio %.2f "
 	       "%s\n", gc_peak_mb, TARGET_RSS_MB, gc_peak_mb / TARGET_RSS_MB,
 	       gc_peak_mb <= TARGET_RSS_MB ? "PASS" : "MISS");
+	printf("RESULT reconcile[first] cpu_ms %.1f (pass 1 of a fresh "
+	       "process: every pool's first converge, Azure NIC lookups, gc; "
+	       "no target)\n", cpu[0]);
 	free(cpu);
 	free(wall);
+	free(plain);
 	pthread_mutex_destroy(&d.mu);
 	pthread_mutex_destroy(&d.mmu);
 	pthread_rwlock_destroy(&d.cfg_lock);
@@ -260,7 +276,7 @@ static int usage(const char *prog)
 int main(int argc, char **argv)
 {
 	const char *config = NULL;
-	int npasses = 4, breakdown = 1, opt;
+	int npasses = 8, breakdown = 1, opt;
 	gb_cli cli;
 	gb_session s;
 	int rc;

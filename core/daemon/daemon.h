@@ -106,6 +106,8 @@ typedef struct gb_daemon {
 	int64_t size_warned_ms;   /* monotonic: the last size warning */
 	/* replicas on a shared store (reconcile.c; under mmu) */
 	size_t pools_held;        /* pools this replica reconciled last pass */
+	size_t pools_skipped;     /* of those, steady and settled: converge
+	                             skipped (reconcile.c) */
 	int leader;               /* holds the "leader" lease (gc) */
 } gb_daemon;
 

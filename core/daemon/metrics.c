@@ -135,7 +135,7 @@ static void render_live(gb_daemon *d, gb_buf *b)
 {
 	gb_engine_stats st;
 	double rsum, rlast;
-	unsigned long long rcount, ttl, idle;
+	unsigned long long rcount, rheld, rskip, ttl, idle;
 	{
 		unsigned long long count = ld(&d->api_count);
 		gb_buf_puts(b, "# HELP gpubroker_api_request_duration_seconds "
@@ -164,6 +164,8 @@ static void render_live(gb_daemon *d, gb_buf *b)
 	rsum = d->recon_sum_s;
 	rlast = d->recon_last_s;
 	rcount = (unsigned long long)d->recon_count;
+	rheld = (unsigned long long)d->pools_held;
+	rskip = (unsigned long long)d->pools_skipped;
 	ttl = (unsigned long long)d->ttl_destroys;
 	idle = (unsigned long long)d->idle_destroys;
 	pthread_mutex_unlock(&d->mmu);
@@ -177,6 +179,14 @@ static void render_live(gb_daemon *d, gb_buf *b)
 	                  "# TYPE gpubroker_reconcile_last_duration_seconds gauge\n"
 	                  "gpubroker_reconcile_last_duration_seconds %.6f\n",
 	              rsum, rcount, rlast);
+	gb_buf_printf(b, "# HELP gpubroker_reconcile_pools The pools the last "
+	                  "pass reconciled, and of those the steady ones whose "
+	                  "converge it skipped.\n"
+	                  "# TYPE gpubroker_reconcile_pools gauge\n"
+	                  "gpubroker_reconcile_pools{converge=\"done\"} %llu\n"
+	                  "gpubroker_reconcile_pools{converge=\"skipped\"} "
+	                  "%llu\n",
+	              rheld - rskip, rskip);
 	gb_buf_printf(b, "# HELP gpubroker_teardowns_total Pools destroyed "
 	                  "by the reconciler.\n"
 	                  "# TYPE gpubroker_teardowns_total counter\n"

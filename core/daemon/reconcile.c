@@ -45,6 +45,45 @@ static void converge_pool(gb_daemon *d, const char *pool,
 		gb_engine_converge_fresh(d->eng, pool, res);
 }
 
+static int gen_cmp(const void *a, const void *b)
+{
+	return strcmp(((const gb_pool_gen *)a)->name,
+	              ((const gb_pool_gen *)b)->name);
+}
+
+/* Is pool p steady (one store query for every pool: `steady`, sorted by
+ * name) and settled (its last converge here, at this generation, had
+ * nothing to do)?  Then its converge is skipped: every live instance is
+ * running, there are exactly `desired`, no intent is open, and nothing
+ * (no apply, no scale) changed the pool since a converge found nothing
+ * to do.  A refresh that saw an instance preempted, failed, stopping or
+ * gone changed its row, so the pool is not steady and is converged (and
+ * its instance replaced).  TTL and idle teardown are decided before this
+ * (gb_daemon_reconcile), whatever this says. */
+static int skippable(gb_daemon *d, const gb_pool_row *p,
+                     const gb_pool_gen *steady, size_t nsteady)
+{
+	gb_pool_gen key;
+	const gb_pool_gen *g;
+	key.name = p->name;
+	g = nsteady ? bsearch(&key, steady, nsteady, sizeof(*steady), gen_cmp)
+	            : NULL;
+	return g && g->generation == p->generation &&
+	       gb_engine_settled(d->eng, p->name, p->generation);
+}
+
+/* converge_pool unless the pool is skippable; counts the skips. */
+static void converge_unless_steady(gb_daemon *d, const gb_pool_row *p,
+                                   const gb_pool_gen *steady,
+                                   size_t nsteady, size_t *skipped,
+                                   gb_engine_result *res)
+{
+	if (skippable(d, p, steady, nsteady))
+		(*skipped)++;
+	else
+		converge_pool(d, p->name, res);
+}
+
 /* Retention and the state's size, once per pass.  Old audit and event
  * rows are deleted (daemon.audit_retention, daemon.events_retention;
  * checked every tenth of the shorter one, at most hourly, at least
@@ -130,7 +169,8 @@ void gb_daemon_reconcile(gb_daemon *d)
 	static unsigned pass;
 	int64_t t0 = gb_mono_ns(), now = gb_now_ms() / 1000;
 	gb_pool_row *pools;
-	size_t np;
+	gb_pool_gen *steady = NULL;
+	size_t np, nsteady = 0, skipped = 0;
 	double secs;
 	int gc_due = ++pass % GB_GC_EVERY == 1;
 	size_t held = 0;
@@ -142,6 +182,16 @@ void gb_daemon_reconcile(gb_daemon *d)
 		gb_log(GB_LOG_ERROR, "reconcile", "%s", gb_store_errmsg(d->store));
 		return;
 	}
+	/* after the refresh: its changes make pools unsteady; on failure
+	 * every pool is converged */
+	if (gb_store_pool_list_steady(d->store, &steady, &nsteady) != 0) {
+		gb_log(GB_LOG_WARN, "reconcile", "steady pools: %s",
+		       gb_store_errmsg(d->store));
+		steady = NULL;
+		nsteady = 0;
+	}
+	if (nsteady)
+		qsort(steady, nsteady, sizeof(*steady), gen_cmp);
 	for (size_t i = 0; i < np && !gb_daemon_stopping(d); i++) {
 		gb_pool_row *p = &pools[i];
 		gb_engine_result res;
@@ -202,16 +252,20 @@ void gb_daemon_reconcile(gb_daemon *d)
 				               (long long)p->idle_timeout_s);
 				gb_engine_destroy_step(d->eng, p->name, "idle", &res);
 			} else {
-				converge_pool(d, p->name, &res);
+				converge_unless_steady(d, p, steady, nsteady,
+				                       &skipped, &res);
 			}
 		} else {
-			converge_pool(d, p->name, &res);
+			converge_unless_steady(d, p, steady, nsteady, &skipped,
+			                       &res);
 		}
 		gb_engine_result_free(&res);
 	}
 	gb_pool_list_free(pools, np);
+	gb_pool_gen_list_free(steady, nsteady);
 	pthread_mutex_lock(&d->mmu);
 	d->pools_held = held;
+	d->pools_skipped = skipped;
 	pthread_mutex_unlock(&d->mmu);
 	/* orphans are looked for by one replica at a time (the leader), so
 	 * listings are not multiplied by the number of replicas */

@@ -38,6 +38,7 @@ gb_engine *gb_engine_new(const gb_engine_opts *o)
 	pthread_mutex_init(&e->pend_mu, NULL);
 	pthread_mutex_init(&e->settle_mu, NULL);
 	pthread_mutex_init(&e->plans_mu, NULL);
+	pthread_mutex_init(&e->settled_mu, NULL);
 	pthread_mutex_init(&e->keeper_mu, NULL);
 	pthread_cond_init(&e->keeper_cv, NULL);
 	e->lease_ms = o->lease_ms > 0 ? o->lease_ms
@@ -74,6 +75,8 @@ void gb_engine_free(gb_engine *e)
 	gb_engine__drop_pending(e);
 	gb_engine__drop_plans(e);
 	pthread_mutex_destroy(&e->plans_mu);
+	gb_engine__drop_settled(e);
+	pthread_mutex_destroy(&e->settled_mu);
 	while (e->locks) {
 		pool_lock *l = e->locks;
 		e->locks = l->next;

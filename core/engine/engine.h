@@ -141,6 +141,12 @@ int gb_engine_converge(gb_engine *e, const char *pool, gb_engine_result *res);
  * res->pool (left NULL: the reconciler has no use for it). */
 int gb_engine_converge_fresh(gb_engine *e, const char *pool,
                              gb_engine_result *res);
+/* 1 when the last converge of `pool` by this engine had nothing to do
+ * and the pool's generation is still `generation` (no apply or scale
+ * since); 0 otherwise.  The reconciler skips the converge of a pool that
+ * is steady in the store (gb_store_pool_list_steady) and settled here
+ * (engine_settled.c). */
+int gb_engine_settled(gb_engine *e, const char *pool, int64_t generation);
 /* The first half of apply, for the daemon: quota/budget checks, store the
  * spec and the decision record, no cloud calls.  The caller converges
  * later (asynchronously). */

@@ -409,6 +409,7 @@ static int converge(gb_engine *e, const char *pool, int refresh,
 		int have = gb_engine__take_plan(e, &row, &kept);
 		rc = converge_locked(e, &row, &spec, refresh,
 		                     have ? &kept : NULL, res);
+		gb_engine__note_converge(e, row.name, row.generation, rc, res);
 		if (have)
 			gb_engine__plan_free(&kept);
 	}

@@ -61,6 +61,11 @@ struct gb_engine {
 	 * places them (engine_plan.c).  plans_mu is a leaf lock. */
 	pthread_mutex_t plans_mu;
 	struct gb_kept_plan *plans;
+	/* Pools whose last converge had nothing to do, with the generation
+	 * it saw: pool name -> integer (engine_settled.c).  settled_mu is a
+	 * leaf lock. */
+	pthread_mutex_t settled_mu;
+	json_t *settled;
 	/* Shared store (PostgreSQL): pools are leased, not flock'ed
 	 * (engine.c).  The keeper thread renews the leases every third of
 	 * lease_ms and gives up those another process asks for while this
@@ -77,6 +82,14 @@ struct gb_engine {
  * gb_engine_recover does at a start; the caller must NOT hold the pool's
  * lock (a create's replay takes it).  How many, or -1. */
 int gb_engine__recover_pool(gb_engine *e, const char *pool);
+
+/* After a converge of `pool` at `generation` (engine_settled.c): clean
+ * (it created, replaced and terminated nothing, placed nothing, waited
+ * for nothing) remembers the generation, anything else forgets it. */
+void gb_engine__note_converge(gb_engine *e, const char *pool,
+                              int64_t generation, int rc,
+                              const gb_engine_result *res);
+void gb_engine__drop_settled(gb_engine *e);
 
 /* Frees the kept listings (engine_observe.c). */
 void gb_engine__drop_kept(gb_engine *e);

@@ -136,6 +136,20 @@ int gb_store_pool_get(gb_store *s, const char *name, gb_pool_row *out);
 int gb_store_pool_list(gb_store *s, const char *team, int include_destroyed,
                        gb_pool_row **out, size_t *n);
 void gb_pool_list_free(gb_pool_row *v, size_t n);
+/* The steady pools, in one query: active, no open intent, every live
+ * instance (state other than terminated) running, and exactly `desired`
+ * of them.  Such a pool gives a converge nothing to replace (nothing
+ * preempted, failed, pending, stopping or terminating), nothing to
+ * create and nothing to scale down, unless its spec no longer fits its
+ * instances: the caller compares `generation` (bumped by every apply and
+ * scale) with the one it last converged.  *out: caller frees with
+ * gb_pool_gen_list_free; order unspecified. */
+typedef struct gb_pool_gen {
+	char *name;
+	int64_t generation;
+} gb_pool_gen;
+int gb_store_pool_list_steady(gb_store *s, gb_pool_gen **out, size_t *n);
+void gb_pool_gen_list_free(gb_pool_gen *v, size_t n);
 int gb_store_pool_set_state(gb_store *s, const char *name, const char *state,
                             const char *reason);
 int gb_store_pool_set_desired(gb_store *s, const char *name, int desired);

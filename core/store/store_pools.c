@@ -138,6 +138,46 @@ int gb_store_pool_list(gb_store *s, const char *team, int include_destroyed,
 	return rc;
 }
 
+void gb_pool_gen_list_free(gb_pool_gen *v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++)
+		free(v[i].name);
+	free(v);
+}
+
+static void gens_free(void *v, size_t n)
+{
+	gb_pool_gen_list_free(v, n);
+}
+
+static void read_gen(gb_sql *st, void *row)
+{
+	gb_pool_gen *r = row;
+	r->name = gb_sql_strdup(st, 0);
+	r->generation = gb_sql_int(st, 1);
+}
+
+static const gb_store__rows gen_rows = {
+	sizeof(gb_pool_gen), read_gen, gens_free, "list steady pools"
+};
+
+int gb_store_pool_list_steady(gb_store *s, gb_pool_gen **out, size_t *n)
+{
+	/* each subquery uses an index: intents_open, instances_pool */
+	static const char sql[] =
+		"SELECT p.name, p.generation FROM pools p WHERE p.state = 'active'"
+		" AND NOT EXISTS (SELECT 1 FROM intents i WHERE i.state = 'open'"
+		"  AND i.pool = p.name)"
+		" AND NOT EXISTS (SELECT 1 FROM instances x WHERE x.pool = p.name"
+		"  AND x.state NOT IN ('running', 'terminated'))"
+		" AND (SELECT COUNT(*) FROM instances x WHERE x.pool = p.name"
+		"  AND x.state = 'running') = p.desired";
+	void *v;
+	int rc = gb_store__list(s, sql, NULL, 0, &gen_rows, &v, n);
+	*out = v;
+	return rc;
+}
+
 int gb_store_pool_set_state(gb_store *s, const char *name, const char *state,
                             const char *reason)
 {

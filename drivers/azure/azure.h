@@ -117,18 +117,24 @@ char *azure_vm_url(azure_ctx *c, const char *name, const char *query);
 
 /* azure_vm.c */
 typedef struct azure_vm {
-	char *name;
-	char *vm_id;
-	char *location;
-	char *zone;         /* "" when none */
-	char *size;
-	char *priority;     /* "Spot", "Regular", "" */
-	char *prov_state;   /* provisioningState, "" when absent */
-	char *power;        /* "running", "deallocated", ... or "" */
-	char *nic_id;       /* first NIC resource id or "" */
+	/* The strings point into obj (a reference this struct owns), so an
+	 * azure_vm may be moved by copying the struct; nothing is copied
+	 * out of the answer. */
+	json_t *obj;
+	const char *name;
+	const char *vm_id;
+	const char *location;
+	const char *zone;         /* "" when none */
+	const char *size;
+	const char *priority;     /* "Spot", "Regular", "" */
+	const char *prov_state;   /* provisioningState, "" when absent */
+	const char *power;        /* "running", "deallocated", ... as ARM
+	                             writes it (compare case-insensitively),
+	                             or "" */
+	const char *nic_id;       /* first NIC resource id or "" */
 	int64_t created_ms;       /* timeCreated, unix ms; 0 unknown */
 	int has_view;       /* instanceView statuses were present */
-	gb_kv *tags;
+	gb_kv *tags;        /* array owned, strings borrowed from obj */
 	size_t ntags;
 } azure_vm;
 
@@ -146,8 +152,8 @@ int azure_vm_name_ok(const char *name, gb_error *err);
  * Returns a malloc'd string, or NULL with err (INVALID). */
 char *azure_vm_body(const gb_create_req *req, const char *name,
                     const azure_vm_params *p, gb_error *err);
-/* Fills vm from one VM object; -1 when it lacks a name.  azure_vm_free
- * after either result. */
+/* Fills vm from one VM object (taking a reference to it); -1 when it
+ * lacks a name.  azure_vm_free after either result. */
 int azure_vm_parse(const json_t *o, azure_vm *vm);
 void azure_vm_free(azure_vm *vm);
 const char *azure_vm_tag(const azure_vm *vm, const char *key);

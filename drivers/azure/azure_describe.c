@@ -1,6 +1,11 @@
 /* azure_describe.c -- describe by VM name (GET ...?$expand=instanceView)
  * or by tags: list the resource group's VMs with $expand=instanceView,
- * following nextLink, and keep those whose gpubroker tags match.
+ * following nextLink, and keep those whose gpubroker tags match.  A
+ * listed VM with its instance view is emitted from the page it came on,
+ * its strings borrowed from that page's JSON (azure_vm); only those
+ * listed without one are kept, to be fetched one by one after.  An error
+ * on a later page fails the describe after earlier pages were emitted,
+ * as the EC2 driver's paging does.
  * Addresses come from the VM's NIC (and its public IP when option
  * public_ip is on), fetched once per running VM and cached. */
 #include <stdio.h>
@@ -162,8 +167,12 @@ int azure_emit_vm(azure_ctx *c, azure_vm *vm, gb_instance_cb emit, void *ud)
 /* ------------------------------------------------------------ describe */
 
 typedef struct collect {
+	azure_ctx *c;
 	const gb_describe_req *req;
-	azure_vm *vms;
+	gb_instance_cb emit;
+	void *ud;
+	int stopped;        /* the caller's emit asked to stop */
+	azure_vm *vms;      /* listed without an instance view: fetched after */
 	size_t n;
 } collect;
 
@@ -189,6 +198,14 @@ static int collect_fn(void *ud, azure_vm *vm)
 	if (r->region && *r->region && vm->location[0] &&
 	    strcasecmp(vm->location, r->region) != 0)
 		return 0;
+	if (vm->has_view) {
+		/* emitted from the page it came on: nothing kept past it */
+		if (azure_emit_vm(col->c, vm, col->emit, col->ud)) {
+			col->stopped = 1;
+			return 1;
+		}
+		return 0;
+	}
 	col->vms = drvc_xrealloc(col->vms, (col->n + 1) * sizeof(azure_vm));
 	col->vms[col->n++] = *vm;
 	memset(vm, 0, sizeof(*vm)); /* moved */
@@ -275,7 +292,7 @@ int azure_describe(void *ctx, const gb_describe_req *req,
                    gb_instance_cb emit, void *ud, gb_error *err)
 {
 	azure_ctx *c = ctx;
-	collect col = {req, NULL, 0};
+	collect col = {c, req, emit, ud, 0, NULL, 0};
 	int rc = 0;
 
 	if (azure_require(c, 1, err) != 0)
@@ -303,7 +320,8 @@ int azure_describe(void *ctx, const gb_describe_req *req,
 		rc = list_rg(c, &col, err);
 	}
 	/* A list that came without instance views: fetch them one by one. */
-	for (size_t i = 0; rc == 0 && !req->nids && i < col.n; i++) {
+	for (size_t i = 0; rc == 0 && !col.stopped && !req->nids && i < col.n;
+	     i++) {
 		if (!col.vms[i].has_view) {
 			azure_vm full;
 			int r = azure_get_vm(c, col.vms[i].name, &full, err);
@@ -319,7 +337,7 @@ int azure_describe(void *ctx, const gb_describe_req *req,
 			col.vms[i] = full;
 		}
 	}
-	for (size_t i = 0; rc == 0 && i < col.n; i++)
+	for (size_t i = 0; rc == 0 && !col.stopped && i < col.n; i++)
 		if (col.vms[i].name && col.vms[i].name[0] &&
 		    azure_emit_vm(c, &col.vms[i], emit, ud))
 			break;

@@ -266,69 +266,55 @@ char *azure_vm_body(const gb_create_req *req, const char *name,
 	return s;
 }
 
-static char *dup_or_empty(const char *s)
+static const char *or_empty(const char *s)
 {
-	return drvc_xstrdup(s ? s : "");
+	return s ? s : "";
 }
 
 int azure_vm_parse(const json_t *o, azure_vm *vm)
 {
 	const json_t *props = json_object_get(o, "properties");
-	const json_t *tags = json_object_get(o, "tags");
 	const json_t *zones = json_object_get(o, "zones");
 	const json_t *statuses, *nics;
-	const char *name = drvc_jstr(o, "name");
 	json_t *v;
 	size_t i;
 
 	memset(vm, 0, sizeof(*vm));
-	vm->name = dup_or_empty(name);
-	vm->vm_id = dup_or_empty(drvc_jstr(props, "vmId"));
-	vm->location = dup_or_empty(drvc_jstr(o, "location"));
-	vm->zone = dup_or_empty(
-		json_is_array(zones) ? json_string_value(json_array_get(zones, 0))
-		                     : NULL);
-	vm->size = dup_or_empty(drvc_jpath_str(props, "hardwareProfile.vmSize"));
-	vm->priority = dup_or_empty(drvc_jstr(props, "priority"));
-	vm->prov_state = dup_or_empty(drvc_jstr(props, "provisioningState"));
+	vm->obj = json_incref((json_t *)o);
+	vm->name = or_empty(drvc_jstr(o, "name"));
+	vm->vm_id = or_empty(drvc_jstr(props, "vmId"));
+	vm->location = or_empty(drvc_jstr(o, "location"));
+	vm->zone = or_empty(json_is_array(zones)
+	                            ? json_string_value(json_array_get(zones, 0))
+	                            : NULL);
+	vm->size = or_empty(drvc_jpath_str(props, "hardwareProfile.vmSize"));
+	vm->priority = or_empty(drvc_jstr(props, "priority"));
+	vm->prov_state = or_empty(drvc_jstr(props, "provisioningState"));
 	vm->created_ms = drvc_rfc3339_ms(drvc_jstr(props, "timeCreated"));
 	if (vm->created_ms < 0)
 		vm->created_ms = 0;
 	nics = drvc_jpath(props, "networkProfile.networkInterfaces");
-	vm->nic_id = dup_or_empty(
-		json_is_array(nics) ? drvc_jstr(json_array_get(nics, 0), "id")
-		                    : NULL);
+	vm->nic_id = or_empty(json_is_array(nics)
+	                              ? drvc_jstr(json_array_get(nics, 0), "id")
+	                              : NULL);
 	statuses = drvc_jpath(props, "instanceView.statuses");
-	vm->power = dup_or_empty(NULL);
+	vm->power = "";
 	if (json_is_array(statuses)) {
 		vm->has_view = 1;
 		json_array_foreach(statuses, i, v) {
 			const char *code = drvc_jstr(v, "code");
-			if (code && strncasecmp(code, "PowerState/", 11) == 0) {
-				free(vm->power);
-				vm->power = drvc_xstrdup(code + 11);
-				for (char *p = vm->power; *p; p++)
-					if (*p >= 'A' && *p <= 'Z')
-						*p = (char)(*p - 'A' + 'a');
-			}
+			if (code && strncasecmp(code, "PowerState/", 11) == 0)
+				vm->power = code + 11;
 		}
 	}
-	vm->tags = drvc_json_kv(tags, &vm->ntags);
-	return name && *name ? 0 : -1;
+	vm->tags = drvc_json_kv_borrow(json_object_get(o, "tags"), &vm->ntags);
+	return *vm->name ? 0 : -1;
 }
 
 void azure_vm_free(azure_vm *vm)
 {
-	free(vm->name);
-	free(vm->vm_id);
-	free(vm->location);
-	free(vm->zone);
-	free(vm->size);
-	free(vm->priority);
-	free(vm->prov_state);
-	free(vm->power);
-	free(vm->nic_id);
-	drvc_kv_free(vm->tags, vm->ntags);
+	json_decref(vm->obj);
+	free(vm->tags);
 	memset(vm, 0, sizeof(*vm));
 }
 

@@ -185,7 +185,7 @@ int64_t drvc_http_date(const char *s)
 	return days_from_civil(y, m, d) * 86400 + h * 3600 + mi * 60 + se;
 }
 
-gb_kv *drvc_json_kv(const json_t *o, size_t *n)
+gb_kv *drvc_json_kv_borrow(const json_t *o, size_t *n)
 {
 	const char *k;
 	json_t *v;
@@ -197,9 +197,19 @@ gb_kv *drvc_json_kv(const json_t *o, size_t *n)
 	json_object_foreach((json_t *)o, k, v) {
 		if (!json_is_string(v))
 			continue;
-		kv[*n].key = drvc_xstrdup(k);
-		kv[*n].value = drvc_xstrdup(json_string_value(v));
+		kv[*n].key = k;
+		kv[*n].value = json_string_value(v);
 		(*n)++;
+	}
+	return kv;
+}
+
+gb_kv *drvc_json_kv(const json_t *o, size_t *n)
+{
+	gb_kv *kv = drvc_json_kv_borrow(o, n);
+	for (size_t i = 0; i < *n; i++) {
+		kv[i].key = drvc_xstrdup(kv[i].key);
+		kv[i].value = drvc_xstrdup(kv[i].value);
 	}
 	return kv;
 }

@@ -35,6 +35,9 @@ int drvc_jnum(const json_t *v, double *out);
 gb_kv *drvc_json_kv(const json_t *o, size_t *n);
 /* Frees kv[0..n) (keys, values) and kv; NULL is fine. */
 void drvc_kv_free(gb_kv *kv, size_t n);
+/* The same with keys and values borrowed from o (valid while o lives):
+ * free only the array, with free(). */
+gb_kv *drvc_json_kv_borrow(const json_t *o, size_t *n);
 
 /* RFC 3339 time ("2024-05-01T10:20:30.123-07:00", "...Z") -> unix
  * seconds, or -1 when malformed. */

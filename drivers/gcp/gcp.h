@@ -145,19 +145,25 @@ char *gcp_insert_body(const gb_create_req *req, const char *name,
                       const char *zone, const gcp_params *p, gb_error *err);
 
 typedef struct gcp_inst {
-	char *name;
-	char *zone;
-	char *type;         /* catalog form: machine[/accel:n] */
-	char *status;
+	/* The strings point into obj (a reference this struct owns) or into
+	 * own_*, so a gcp_inst may be moved by copying the struct; nothing
+	 * is copied out of the answer but what must be built. */
+	json_t *obj;
+	const char *name;
+	const char *zone;
+	const char *type;   /* catalog form: machine[/accel:n] */
+	const char *status;
 	int spot;
-	char *network_ip;   /* NULL when none */
-	char *nat_ip;
+	const char *network_ip; /* NULL when none */
+	const char *nat_ip;
 	int64_t created_ms;         /* creationTimestamp, unix ms; 0 unknown */
-	gb_kv *labels;
+	gb_kv *labels;      /* array owned, strings borrowed from obj */
 	size_t nlabels;
+	char *own_type;     /* N1 type built as machine/accel:n */
+	char *own_zone;     /* zone taken from the aggregated list's key */
 } gcp_inst;
-/* Fills inst from an Instance object; -1 when it has no name.
- * gcp_inst_free after either. */
+/* Fills inst from an Instance object (taking a reference to it); -1
+ * when it has no name.  gcp_inst_free after either. */
 int gcp_inst_parse(const json_t *o, gcp_inst *inst);
 void gcp_inst_free(gcp_inst *inst);
 const char *gcp_inst_label(const gcp_inst *inst, const char *key);

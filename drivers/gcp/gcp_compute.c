@@ -204,55 +204,59 @@ static const char *last_seg(const char *s)
 	return p ? p + 1 : s;
 }
 
+/* The string member k of o, or "" (never NULL). */
+static const char *jstr_or_empty(const json_t *o, const char *k)
+{
+	const char *v = drvc_jstr(o, k);
+	return v ? v : "";
+}
+
+/* The members read here are those the listing asks for (list_fields in
+ * gcp_describe.c): keep both in step. */
 int gcp_inst_parse(const json_t *o, gcp_inst *inst)
 {
-	const char *name = drvc_jstr(o, "name");
 	const json_t *acc = json_array_get(json_object_get(o, "guestAccelerators"), 0);
 	const json_t *nic = json_array_get(json_object_get(o, "networkInterfaces"), 0);
 	const json_t *ac = json_array_get(json_object_get(nic, "accessConfigs"), 0);
-	const json_t *labels = json_object_get(o, "labels");
 	const json_t *sched = json_object_get(o, "scheduling");
 	const char *mt = last_seg(drvc_jstr(o, "machineType"));
 	const char *model = drvc_jstr(sched, "provisioningModel");
+	const char *zone = last_seg(drvc_jstr(o, "zone"));
 	int64_t cnt = 0;
 
 	memset(inst, 0, sizeof(*inst));
-	inst->name = drvc_xstrdup(name ? name : "");
-	inst->zone = drvc_xstrdup(last_seg(drvc_jstr(o, "zone")));
-	if (!inst->zone)
-		inst->zone = drvc_xstrdup("");
+	inst->obj = json_incref((json_t *)o);
+	inst->name = jstr_or_empty(o, "name");
+	inst->zone = zone ? zone : "";
 	/* A2/A3/G2 list their built-in GPUs in guestAccelerators too; only
 	 * N1 carries them in its catalog type. */
 	if (mt && strncmp(mt, "n1-", 3) == 0 && json_is_object(acc) &&
 	    drvc_jint(json_object_get(acc, "acceleratorCount"), &cnt) == 0 &&
 	    drvc_jstr(acc, "acceleratorType"))
-		inst->type = drvc_xasprintf(
-			"%s/%s:%lld", mt ? mt : "",
-			last_seg(drvc_jstr(acc, "acceleratorType")), (long long)cnt);
+		inst->type = inst->own_type = drvc_xasprintf(
+			"%s/%s:%lld", mt, last_seg(drvc_jstr(acc, "acceleratorType")),
+			(long long)cnt);
 	else
-		inst->type = drvc_xstrdup(mt ? mt : "");
-	inst->status = drvc_xstrdup(drvc_jstr(o, "status") ? drvc_jstr(o, "status")
-	                                                    : "");
+		inst->type = mt ? mt : "";
+	inst->status = jstr_or_empty(o, "status");
 	inst->spot = (model && strcasecmp(model, "SPOT") == 0) ||
 	             json_is_true(json_object_get(sched, "preemptible"));
-	inst->network_ip = drvc_xstrdup(drvc_jstr(nic, "networkIP"));
-	inst->nat_ip = drvc_xstrdup(drvc_jstr(ac, "natIP"));
+	inst->network_ip = drvc_jstr(nic, "networkIP");
+	inst->nat_ip = drvc_jstr(ac, "natIP");
 	inst->created_ms = drvc_rfc3339_ms(drvc_jstr(o, "creationTimestamp"));
 	if (inst->created_ms < 0)
 		inst->created_ms = 0;
-	inst->labels = drvc_json_kv(labels, &inst->nlabels);
-	return name && *name ? 0 : -1;
+	inst->labels = drvc_json_kv_borrow(json_object_get(o, "labels"),
+	                                    &inst->nlabels);
+	return *inst->name ? 0 : -1;
 }
 
 void gcp_inst_free(gcp_inst *inst)
 {
-	free(inst->name);
-	free(inst->zone);
-	free(inst->type);
-	free(inst->status);
-	free(inst->network_ip);
-	free(inst->nat_ip);
-	drvc_kv_free(inst->labels, inst->nlabels);
+	json_decref(inst->obj);
+	free(inst->labels);
+	free(inst->own_type);
+	free(inst->own_zone);
 	memset(inst, 0, sizeof(*inst));
 }
 

@@ -2,7 +2,11 @@
  * aggregatedList filtered by name) or by labels: GET
  * projects/{p}/aggregated/instances?filter=labels.gpubroker-pool = "x" AND
  * ...&maxResults=500, following nextPageToken; items is a map
- * "zones/<z>" -> {instances: [...]} or {warning: NO_RESULTS_ON_PAGE}. */
+ * "zones/<z>" -> {instances: [...]} or {warning: NO_RESULTS_ON_PAGE}.
+ * Each instance is emitted from the page it came on, its strings borrowed
+ * from that page's JSON (gcp_inst): nothing is copied or kept past the
+ * page.  An error on a later page fails the describe after earlier pages
+ * were emitted, as the EC2 driver's paging does. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,8 +49,8 @@ int gcp_parse_agg_page(const char *body, size_t len,
 			int stop = 0;
 			if (gcp_inst_parse(v, &inst) == 0) {
 				if (!inst.zone[0] && strncmp(key, "zones/", 6) == 0) {
-					free(inst.zone);
-					inst.zone = drvc_xstrdup(key + 6);
+					inst.zone = inst.own_zone =
+						drvc_xstrdup(key + 6);
 				}
 				stop = fn(ud, &inst);
 			}
@@ -65,6 +69,17 @@ out:
 	return rc;
 }
 
+/* The partial response the listing asks for (the `fields` system
+ * parameter, https://cloud.google.com/compute/docs/api/how-tos/performance
+ * #partial-response): the members gcp_inst_parse reads and the page
+ * token, about half the bytes of whole Instance objects. Keep it in step
+ * with gcp_inst_parse. */
+static const char list_fields[] =
+	"items/*/instances(name,zone,machineType,status,creationTimestamp,"
+	"labels,scheduling(provisioningModel,preemptible),"
+	"networkInterfaces(networkIP,accessConfigs/natIP),"
+	"guestAccelerators(acceleratorType,acceleratorCount)),nextPageToken";
+
 int gcp_agg_list(gcp_ctx *c, const char *filter,
                  int (*fn)(void *ud, gcp_inst *inst), void *ud,
                  gb_error *err)
@@ -72,6 +87,7 @@ int gcp_agg_list(gcp_ctx *c, const char *filter,
 	const gb_host *h = c->host;
 	char *token = NULL, *fenc = drvc_pct_encode_str(filter);
 	char *penc = drvc_pct_encode_str(c->project);
+	char *flds = drvc_pct_encode_str(list_fields);
 	char what[] = "aggregated instance list";
 	int pages = 0, rc = 0;
 
@@ -87,13 +103,14 @@ int gcp_agg_list(gcp_ctx *c, const char *filter,
 		if (token) {
 			char *tenc = drvc_pct_encode_str(token);
 			url = drvc_xasprintf("%sprojects/%s/aggregated/instances?"
-			                     "filter=%s&maxResults=500&pageToken=%s",
-			                     c->compute, penc, fenc, tenc);
+			                     "filter=%s&maxResults=500&fields=%s"
+			                     "&pageToken=%s", c->compute, penc,
+			                     fenc, flds, tenc);
 			free(tenc);
 		} else {
 			url = drvc_xasprintf("%sprojects/%s/aggregated/instances?"
-			                     "filter=%s&maxResults=500",
-			                     c->compute, penc, fenc);
+			                     "filter=%s&maxResults=500&fields=%s",
+			                     c->compute, penc, fenc, flds);
 		}
 		rc = gcp_api(c, "GET", url, NULL, "gce-list", what, &resp, err);
 		free(url);
@@ -112,6 +129,7 @@ int gcp_agg_list(gcp_ctx *c, const char *filter,
 	free(token);
 	free(fenc);
 	free(penc);
+	free(flds);
 	return rc < 0 ? -1 : 0;
 }
 
@@ -120,8 +138,9 @@ typedef struct collect {
 	const gb_describe_req *req;
 	const char *want_name;   /* by-name lookups */
 	char pool[64], broker[64], token[64];
-	gcp_inst *v;
-	size_t n;
+	gb_instance_cb emit;
+	void *ud;
+	int stopped;             /* the caller's emit asked to stop */
 } collect;
 
 static int label_is(const gcp_inst *inst, const char *key, const char *want)
@@ -145,9 +164,12 @@ static int collect_fn(void *ud, gcp_inst *inst)
 	           !gcp_zone_in_region(inst->zone, col->req->region)) {
 		return 0;
 	}
-	col->v = drvc_xrealloc(col->v, (col->n + 1) * sizeof(gcp_inst));
-	col->v[col->n++] = *inst;
-	memset(inst, 0, sizeof(*inst)); /* moved */
+	/* emitted from the page it came on: nothing kept past it */
+	gcp_zone_remember(col->c, inst->name, inst->zone);
+	if (gcp_emit_inst(col->c, inst, col->emit, col->ud)) {
+		col->stopped = 1;
+		return 1;
+	}
 	return 0;
 }
 
@@ -206,6 +228,8 @@ int gcp_describe(void *ctx, const gb_describe_req *req, gb_instance_cb emit,
 	memset(&col, 0, sizeof(col));
 	col.c = c;
 	col.req = req;
+	col.emit = emit;
+	col.ud = ud;
 	if (req->pool && *req->pool)
 		gcp_label_value(req->pool, col.pool);
 	if (req->broker_id && *req->broker_id)
@@ -214,7 +238,7 @@ int gcp_describe(void *ctx, const gb_describe_req *req, gb_instance_cb emit,
 		gcp_label_value(req->token, col.token);
 
 	if (req->nids) {
-		for (size_t i = 0; i < req->nids && rc == 0; i++)
+		for (size_t i = 0; i < req->nids && rc == 0 && !col.stopped; i++)
 			if (req->ids[i])
 				rc = by_name(c, &col, req->ids[i], err);
 	} else if (!col.pool[0] && !col.broker[0]) {
@@ -243,13 +267,5 @@ int gcp_describe(void *ctx, const gb_describe_req *req, gb_instance_cb emit,
 		rc = gcp_agg_list(c, filter, collect_fn, &col, err);
 		free(filter);
 	}
-	for (size_t i = 0; rc == 0 && i < col.n; i++) {
-		gcp_zone_remember(c, col.v[i].name, col.v[i].zone);
-		if (gcp_emit_inst(c, &col.v[i], emit, ud))
-			break;
-	}
-	for (size_t i = 0; i < col.n; i++)
-		gcp_inst_free(&col.v[i]);
-	free(col.v);
 	return rc;
 }

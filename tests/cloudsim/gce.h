@@ -85,6 +85,10 @@ size_t gcp_rates_build(const sim_catalog *cat, gcp_rate **out);
 /* Accelerator type for a canonical GPU model ("H100" ->
  * "nvidia-h100-80gb"). */
 const char *gce_accel_for(const char *gpu);
+/* Answers 200 with obj (taken), reduced to the request's `fields`
+ * selection when it has one; 400 invalidParameter when that is malformed
+ * (gce_fields.c). */
+void gce_reply(gce_ctx *c, json_t *obj);
 /* Page tokens. */
 char *gce_token_make(const char *kind, const char *pos);
 char *gce_token_parse(const char *kind, const char *tok);

@@ -454,7 +454,7 @@ void gce_get(gce_ctx *c)
 		not_found(c);
 		return;
 	}
-	sim_resp_json(c->resp, 200, gce_instance_json(in, c->now));
+	gce_reply(c, gce_instance_json(in, c->now));
 }
 
 void gce_delete(gce_ctx *c)
@@ -777,7 +777,7 @@ void gce_list(gce_ctx *c, int aggregated)
 		free(sl);
 	}
 	json_object_set_new(out, "items", items);
-	sim_resp_json(c->resp, 200, out);
+	gce_reply(c, out);
 	out = NULL;
 out:
 	json_decref(out);

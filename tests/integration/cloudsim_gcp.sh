@@ -181,6 +181,32 @@ expect_status 400 "maxResults above 500"
 gce GET "$PRJ/zones/us-central1-b/instances?filter=$F"
 expect_eq "$(jget "$BODY_FILE" 'len(j["items"])')" 3 "zonal instances.list with filter"
 
+# --- fields (partial responses) on aggregatedList, list and get -------------------------
+pe() { $PY -c 'import urllib.parse,sys; print(urllib.parse.quote(sys.argv[1], safe=""))' "$1"; }
+FL=$(pe 'items/*/instances(name,labels,networkInterfaces(networkIP,accessConfigs/natIP),nosuch),nextPageToken')
+gce GET "$PRJ/aggregated/instances?filter=$F&maxResults=3&fields=$FL"
+expect_status 200 "aggregatedList with fields"
+expect_eq "$(jget "$BODY_FILE" 'sorted(j.keys())')" '["items", "nextPageToken"]' "only items and nextPageToken at the top"
+expect_eq "$(jget "$BODY_FILE" 'sorted(j["items"].keys())')" '["zones/us-central1-a"]' "scopes without instances (warnings only) are left out"
+expect_eq "$(jget "$BODY_FILE" 'sorted({k for v in j["items"].values() for i in v["instances"] for k in i})')" '["labels", "name", "networkInterfaces"]' "each instance has exactly the selected members (nosuch is absent)"
+expect_eq "$(jget "$BODY_FILE" 'sorted({k for v in j["items"].values() for i in v["instances"] for n in i["networkInterfaces"] for k in n})')" '["accessConfigs", "networkIP"]' "a(b,c) within arrays"
+expect_eq "$(jget "$BODY_FILE" 'sorted({k for v in j["items"].values() for i in v["instances"] for n in i["networkInterfaces"] for a in n["accessConfigs"] for k in a})')" '["natIP"]' "a/b within arrays"
+expect_eq "$(jget "$BODY_FILE" 'j["items"]["zones/us-central1-a"]["instances"][0]["labels"]["gpubroker-pool"]')" paged "a selected map comes whole"
+gce GET "$PRJ/aggregated/instances?filter=$F&maxResults=3&fields=$FL&pageToken=$(jget "$BODY_FILE" 'j["nextPageToken"]')"
+expect_eq "$(jget "$BODY_FILE" 'sum(len(v["instances"]) for v in j["items"].values())')" 3 "pageToken with fields: the second page"
+gce GET "$PRJ/zones/us-central1-b/instances?filter=$F&fields=$(pe 'items/name,kind')"
+expect_eq "$(jget "$BODY_FILE" '[sorted(j.keys()), [sorted(i.keys()) for i in j["items"]]]')" '[["items", "kind"], [["name"], ["name"], ["name"]]]' "instances.list with a/b fields"
+gce GET "$PRJ/zones/us-central1-b/instances/pg-5?fields=$(pe 'name,scheduling/provisioningModel,status')"
+expect_status 200 "instances.get with fields"
+expect_eq "$(jget "$BODY_FILE" '[sorted(j.keys()), j["name"], j["scheduling"]]')" '[["name", "scheduling", "status"], "pg-5", {"provisioningModel": "STANDARD"}]' "get: exactly name, scheduling/provisioningModel and status"
+gce GET "$PRJ/zones/us-central1-b/instances/pg-5?fields=$(pe '*')"
+expect_eq "$(jget "$BODY_FILE" 'j["kind"]')" compute#instance "fields=* selects everything"
+for bad in 'items(name' 'items/' 'a,,b' 'items)' 'na me' 'a*b'; do
+	gce GET "$PRJ/zones/us-central1-b/instances/pg-5?fields=$(pe "$bad")"
+	expect_status 400 "malformed fields '$bad' refused"
+	expect_eq "$(code)" invalidParameter "reason invalidParameter for '$bad'"
+done
+
 # --- delete ------------------------------------------------------------------------------
 ctl_post /_sim/scenario '{"lifecycle":{"gcp":{"stopping_ms":1500}}}'
 RID=$(uuid)

@@ -3,7 +3,8 @@
 # its TTL is destroyed (counted from creation, also across a daemon
 # restart); a pool with no GPU use for idle_timeout is destroyed while
 # heartbeats showing use keep another alive; an inference pool idles down
-# to its min; a reclaimed spot instance is replaced within one period;
+# to its min; a reclaimed spot instance is replaced within one period,
+# also when the passes before skipped its pool's converge (steady);
 # an orphan carrying the broker id is garbage-collected.
 . "$GB_SRC/tests/lib/integration.sh"
 
@@ -73,6 +74,13 @@ check "[ \"\$(state lc-inf)\" = active ]" "an idle inference pool scales to min 
 write_spec "$T/spot.yaml" lc-spot aws A10G 2 spot
 gb apply -f "$T/spot.yaml" --auto-approve --wait --timeout 60s >/dev/null 2>"$T/spot.log" || fail "apply spot pool"
 victim=$(gb status lc-spot -o json | jq -r '.instances[0].id')
+# a pass finds every pool steady and settled and skips their converges
+# (lc-spot's too): a reclaim must still be replaced
+skipped() { curl -sf -H "Authorization: Bearer $GPUBROKER_TOKEN" "$GPUBROKER_SERVER/metrics" |
+	sed -n 's/^gpubroker_reconcile_pools{converge="\([a-z]*\)"} \([0-9]*\)$/\1 \2/p' | tr '\n' ' '; }
+wait_until $((PERIOD * 4 + 10)) "skipped | grep -Eq 'done 0 skipped [2-9]'" ||
+	fail "no pass skipped the converges of the steady pools: $(skipped)"
+echo "ok: a pass skipped the converge of every steady pool ($(skipped))"
 t0=$(date +%s)
 sim_post /_sim/reclaim "{\"ids\": [\"$victim\"]}"
 wait_until 30 "gb status lc-spot -o json | jq -e --arg v $victim '[.instances[] | select(.state==\"running\" and .id != \$v)] | length == 2' >/dev/null" ||

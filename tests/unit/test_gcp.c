@@ -445,7 +445,13 @@ static void test_jwt_and_token_request(void **state)
 	assert_string_equal(
 		r->url, GCE "projects/proj-1/aggregated/instances?filter="
 		            "labels.gpubroker-pool%20%3D%20%22train-42%22"
-		            "&maxResults=500");
+		            "&maxResults=500&fields=items%2F%2A%2Finstances%28"
+		            "name%2Czone%2CmachineType%2Cstatus%2C"
+		            "creationTimestamp%2Clabels%2Cscheduling%28"
+		            "provisioningModel%2Cpreemptible%29%2C"
+		            "networkInterfaces%28networkIP%2CaccessConfigs%2F"
+		            "natIP%29%2CguestAccelerators%28acceleratorType%2C"
+		            "acceleratorCount%29%29%2CnextPageToken");
 	assert_string_equal(r->rate_class, "gce-list");
 	assert_string_equal(fakehost_req_header(r, "Authorization"),
 	                    "Bearer " TOK1);

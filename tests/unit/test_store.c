@@ -398,6 +398,112 @@ static void test_partials_and_pool_note(void **state)
 	gb_store_close(s);
 }
 
+/* An instance row of pool `pool` in `state`; its id. */
+static int64_t put_inst(gb_store *s, const char *pool, const char *pid,
+                        const char *state)
+{
+	gb_inst_row r;
+	memset(&r, 0, sizeof(r));
+	r.pool = (char *)pool;
+	r.cloud = (char *)"aws";
+	r.region = (char *)"us-east-1";
+	r.instance_type = (char *)"g4dn.xlarge";
+	r.capacity = (char *)"on-demand";
+	r.provider_id = (char *)pid;
+	r.state = (char *)state;
+	r.launched_ms = 1000;
+	if (gb_store_inst_put(s, &r) != 0)
+		fail_msg("put instance: %s", gb_store_errmsg(s));
+	return r.id;
+}
+
+/* The names of the steady pools, sorted, joined with ',' (and each
+ * one's generation checked against the pool's). */
+static void steady_names(gb_store *s, char *out, size_t cap)
+{
+	gb_pool_gen *v;
+	size_t n;
+	const char *names[16];
+	assert_int_equal(gb_store_pool_list_steady(s, &v, &n), 0);
+	assert_true(n < 16);
+	for (size_t i = 0; i < n; i++) {
+		gb_pool_row r;
+		assert_int_equal(gb_store_pool_get(s, v[i].name, &r), 0);
+		assert_int_equal(v[i].generation, r.generation);
+		gb_pool_row_free(&r);
+		names[i] = v[i].name;
+	}
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
+			const char *t = names[j];
+			names[j] = names[j - 1];
+			names[j - 1] = t;
+		}
+	out[0] = '\0';
+	for (size_t i = 0; i < n; i++)
+		snprintf(out + strlen(out), cap - strlen(out), "%s%s",
+		         i ? "," : "", names[i]);
+	gb_pool_gen_list_free(v, n);
+}
+
+/* Steady: active, no open intent, every live instance running and
+ * exactly `desired` of them.  Each other pool misses one condition. */
+static void test_pools_steady(void **state)
+{
+	gb_store *s = open_store();
+	gb_intent_row in;
+	char got[256];
+	int64_t id;
+	(void)state;
+	put_pool(s, "ok", 2, 1000);        /* 2 running + 1 terminated */
+	put_pool(s, "empty", 0, 1000);     /* desired 0, nothing live */
+	put_pool(s, "short", 2, 1000);     /* 1 running of 2 */
+	put_pool(s, "over", 1, 1000);      /* 2 running of 1 */
+	put_pool(s, "pending", 2, 1000);   /* 1 running, 1 pending */
+	put_pool(s, "preempt", 2, 1000);   /* 1 running, 1 preempted */
+	put_pool(s, "term", 1, 1000);      /* 1 running, 1 terminating */
+	put_pool(s, "intent", 1, 1000);    /* 1 running, an open intent */
+	put_pool(s, "gone", 1, 1000);      /* destroying */
+	put_inst(s, "ok", "i-ok1", "running");
+	put_inst(s, "ok", "i-ok2", "running");
+	put_inst(s, "ok", "i-ok3", "terminated");
+	put_inst(s, "short", "i-sh1", "running");
+	put_inst(s, "over", "i-ov1", "running");
+	put_inst(s, "over", "i-ov2", "running");
+	put_inst(s, "pending", "i-pe1", "running");
+	put_inst(s, "pending", "i-pe2", "pending");
+	put_inst(s, "preempt", "i-pr1", "running");
+	id = put_inst(s, "preempt", "i-pr2", "running");
+	put_inst(s, "term", "i-te1", "running");
+	put_inst(s, "term", "i-te2", "terminating");
+	put_inst(s, "intent", "i-in1", "running");
+	put_inst(s, "gone", "i-go1", "running");
+	assert_int_equal(gb_store_pool_set_state(s, "gone", "destroying",
+	                                         "user"), 0);
+	memset(&in, 0, sizeof(in));
+	in.kind = (char *)"create";
+	in.pool = (char *)"intent";
+	in.cloud = (char *)"aws";
+	in.region = (char *)"us-east-1";
+	in.count = 1;
+	in.token = (char *)"tok-steady";
+	assert_int_equal(gb_store_intent_open(s, &in), 0);
+	steady_names(s, got, sizeof(got));
+	assert_string_equal(got, "empty,ok,preempt");
+	/* a refresh that sees an instance preempted makes its pool unsteady */
+	assert_int_equal(gb_store_inst_set_state(s, id, "preempted",
+	                                         "spot", 2000), 0);
+	steady_names(s, got, sizeof(got));
+	assert_string_equal(got, "empty,ok");
+	/* the intent closed: steady; a scale (generation bumped) keeps it
+	 * steady when the count still fits, with the new generation */
+	assert_int_equal(gb_store_intent_close(s, in.id, "done", NULL), 0);
+	assert_int_equal(gb_store_pool_set_desired(s, "over", 2), 0);
+	steady_names(s, got, sizeof(got));
+	assert_string_equal(got, "empty,intent,ok,over");
+	gb_store_close(s);
+}
+
 static void test_rollback_discards(void **state)
 {
 	gb_store *s = open_store();
@@ -1089,6 +1195,7 @@ int main(void)
 		BOTH(test_instance_needs_pool),
 		BOTH(test_intents_journal),
 		BOTH(test_partials_and_pool_note),
+		BOTH(test_pools_steady),
 		BOTH(test_rollback_discards),
 		BOTH(test_version),
 		BOTH(test_events_and_audit),
