@@ -74,12 +74,16 @@ expect_eq "$(jget "$T/i.json" '[i["capacity"] for i in j["instances"] if i["id"]
 sleep 1
 ec2 "Action=TerminateInstances&$V&InstanceId.1=$EC2_ID"
 curl -s "$CTL_URL/_sim/bill" >"$T/b.json"
-expect_eq "$(jget "$T/b.json" 'sorted(j["instances"][0].keys())')" '["capacity", "cloud", "cost", "ended", "id", "price_per_hour", "region", "seconds", "started", "type", "zone"]' "bill entry fields"
+expect_eq "$(jget "$T/b.json" 'sorted(j["instances"][0].keys())')" '["billed_seconds", "capacity", "cloud", "cost", "ended", "id", "price_per_hour", "region", "seconds", "started", "type", "zone"]' "bill entry fields"
+expect_eq "$(jget "$T/b.json" 'j["billing"]')" '{"aws": {"minimum_s": 60}, "azure": {"minimum_s": 0}, "gcp": {"minimum_s": 60}}' "the documented minimums"
 expect_eq "$(jget "$T/b.json" '[e["price_per_hour"] for e in j["instances"] if e["id"] == "'"$EC2_ID"'"][0]')" 1.006 "on-demand price at launch"
 expect_eq "$(jget "$T/b.json" '[e["price_per_hour"] for e in j["instances"] if e["id"] == "'"$SPOT_ID"'"][0]')" 30.9 "zone spot price at launch"
 expect_eq "$(jget "$T/b.json" '[e["ended"] is not None for e in j["instances"] if e["id"] == "'"$EC2_ID"'"][0]')" True "terminated: ended set"
 expect_eq "$(jget "$T/b.json" '[e["ended"] for e in j["instances"] if e["id"] == "ctl-vm"][0]')" "" "live: ended null"
-expect_eq "$(jget "$T/b.json" 'all(abs(e["cost"] - e["seconds"] * e["price_per_hour"] / 3600) < 1e-5 for e in j["instances"])')" True "cost = seconds x price / 3600"
+expect_eq "$(jget "$T/b.json" 'all(abs(e["cost"] - e["billed_seconds"] * e["price_per_hour"] / 3600) < 1e-5 for e in j["instances"])')" True "cost = billed_seconds x price / 3600"
+expect_eq "$(jget "$T/b.json" 'all(e["billed_seconds"] == max(e["seconds"], j["billing"][e["cloud"]]["minimum_s"]) for e in j["instances"])')" True "billed_seconds = max(seconds, the cloud's minimum)"
+expect_eq "$(jget "$T/b.json" '[e["billed_seconds"] for e in j["instances"] if e["id"] == "'"$EC2_ID"'"][0]')" 60.0 "an EC2 instance of seconds is billed 60 s"
+expect_eq "$(jget "$T/b.json" '[e["billed_seconds"] == e["seconds"] < 60 for e in j["instances"] if e["id"] == "ctl-vm"][0]')" True "Azure: no minimum"
 expect_eq "$(jget "$T/b.json" 'abs(j["total"] - sum(e["cost"] for e in j["instances"])) < 1e-5')" True "total = sum of entries"
 s=$(jget "$T/b.json" '[e["seconds"] for e in j["instances"] if e["id"] == "'"$EC2_ID"'"][0]')
 $PY -c "import sys; sys.exit(0 if 0.9 <= $s <= 5 else 1)" && ok "seconds from launch to terminate ($s)" || fail "seconds $s"
