@@ -140,6 +140,24 @@ curl -s "$CTL_URL/_sim/counters" >"$T/c.json"
 expect_eq "$(jget "$T/c.json" 'j["calls"]["aws"]')" '{}' "counters cleared"
 req GET "$CTL_URL/_sim/nothing"
 expect_status 404 "unknown control endpoint"
+# --- billing minimum: a scenario change applies to instances created after it --------------
+ctl_post /_sim/scenario '{"billing": {"aws": {"minimum_s": -1}}}'
+expect_status 400 "a negative minimum refused"
+expect_match 'POST /_sim/scenario:1:[0-9]+: error: billing.aws.minimum_s: expected an integer from 0' "$(jget "$BODY_FILE" 'j["error"]')" "located billing error"
+ec2 "Action=RunInstances&$V&ImageId=ami-12345678&InstanceType=g5.xlarge&MinCount=1&MaxCount=1"
+OLD_ID=$(xml_get "$BODY_FILE" 'instancesSet/item/instanceId')
+ctl_post /_sim/scenario '{"billing": {"aws": {"minimum_s": 0}, "azure": {"minimum_s": 300}}}'
+expect_status 200 "billing minimums changed at run time"
+curl -s "$CTL_URL/_sim/scenario" >"$T/s.json"
+expect_eq "$(jget "$T/s.json" 'j["billing"]')" '{"aws": {"minimum_s": 0}, "azure": {"minimum_s": 300}, "gcp": {"minimum_s": 60}}' "GET /_sim/scenario shows them"
+ec2 "Action=RunInstances&$V&ImageId=ami-12345678&InstanceType=g5.xlarge&MinCount=1&MaxCount=1"
+NEW_ID=$(xml_get "$BODY_FILE" 'instancesSet/item/instanceId')
+ec2 "Action=TerminateInstances&$V&InstanceId.1=$OLD_ID&InstanceId.2=$NEW_ID"
+curl -s "$CTL_URL/_sim/bill" >"$T/b.json"
+expect_eq "$(jget "$T/b.json" '[e["billed_seconds"] for e in j["instances"] if e["id"] == "'"$OLD_ID"'"][0]')" 60.0 "created before the change: still the 60 s minimum"
+expect_eq "$(jget "$T/b.json" '[e["billed_seconds"] == e["seconds"] < 10 for e in j["instances"] if e["id"] == "'"$NEW_ID"'"][0]')" True "created after minimum_s: 0: billed its seconds"
+ctl_post /_sim/scenario '{"billing": {"aws": {"minimum_s": 60}, "azure": {"minimum_s": 0}}}'
+
 # tokens survive a reset
 gce GET "projects/$GCP_PROJECT/zones/us-central1-a/instances/ctl-gce"
 expect_status 404 "GCE token still valid after reset; instance gone"
