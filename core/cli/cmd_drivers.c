@@ -14,6 +14,7 @@ static int run_drivers(gb_cli *cli)
 	static const gb_column cols[] = {
 		{"name", "name", 0},       {"version", "version", 0},
 		{"abi", "abi", 0},         {"capabilities", "capabilities", 0},
+		{"min_billed_s", "billing_minimum_s", 0},
 		{"status", "status", 0},   {"path", "path", 0},
 		{NULL, NULL, 0},
 	};

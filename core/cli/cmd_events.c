@@ -105,11 +105,18 @@ static int run_cost(gb_cli *cli)
 }
 
 const gb_cmd gb_cmd_cost = {
-	"cost", "what pools cost: seconds alive x price at launch",
+	"cost", "what pools cost: seconds billed x price at launch",
 	"[--by team|pool|cloud|label:KEY] [--since DURATION]",
 	"Each instance costs (terminated or now - launched) x the price it was\n"
-	"launched at (the spot price at that moment for spot).  Instances that\n"
-	"are terminating still count until their cloud confirms.",
+	"launched at (the spot price at that moment for spot), and at least\n"
+	"its provider's minimum billed time x that price (the driver's\n"
+	"billing minimum, in `gpubroker drivers`: 60 s on EC2 and Compute\n"
+	"Engine).  Instances that are terminating still count until their\n"
+	"cloud confirms.  \"rolled back\" counts the instances made by a\n"
+	"create that then failed (a colocated pool that got fewer than it\n"
+	"asked for: the broker deleted them again), \"rollback usd\" what\n"
+	"they cost (included in \"cost usd\").  -o json: groups[].{key,\n"
+	"cost, hours, instances, rolled_back, rolled_back_cost}.",
 	cost_flags, run_cost,
 };
 

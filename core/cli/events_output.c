@@ -41,6 +41,8 @@ void gb_print_cost(const gb_cli *cli, json_t *cost)
 		{"instances", "instances", 1},
 		{"hours", "hours", 1},
 		{"cost usd", "cost", 1},
+		{"rolled back", "rolled_back", 1},
+		{"rollback usd", "rolled_back_cost", 1},
 		{NULL, NULL, 0},
 	};
 	if (cli->out != GB_OUT_TABLE) {

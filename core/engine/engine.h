@@ -221,11 +221,16 @@ json_t *gb_engine_pool_json(gb_engine *e, const char *pool);
 /* Every pool (team NULL = all). New reference (array). */
 json_t *gb_engine_pools_json(gb_engine *e, const char *team);
 
-/* Cost: seconds alive x price at launch, grouped by "team", "pool",
+/* Cost: billed seconds x price at launch, grouped by "team", "pool",
  * "cloud" or "label:KEY", counting time after since_s (0 = all time),
- * of the pools of `team` only when it is not NULL.
+ * of the pools of `team` only when it is not NULL.  An instance is
+ * billed from its launch to its end (or now), and at least the minimum
+ * of its cloud's loaded driver (billing_minimum_s), as the clouds bill.
+ * rolled_back: the instances made by a create whose intent failed (the
+ * engine deleted them again), rolled_back_cost their cost (part of
+ * cost).  hours: billed hours.
  * New reference: {total, currency, since, groups:[{key, cost, hours,
- * instances}]} */
+ * instances, rolled_back, rolled_back_cost}]} */
 json_t *gb_engine_cost(gb_engine *e, const char *by, int64_t since_s,
                        const char *team);
 

@@ -5,10 +5,37 @@
 #include <string.h>
 #include <time.h>
 
-static json_t *inst_json(const gb_inst_row *r, int64_t now_ms)
+/* The provider's minimum billed time per instance of `cloud`, in ms:
+ * the loaded driver's billing_minimum_s.  No driver loaded for that
+ * cloud (taken out of the config since, or none at all): we know of no
+ * minimum and bill the lifetime alone (0). */
+static int64_t minimum_ms(gb_engine *e, const char *cloud)
+{
+	if (!e->o.drivers)
+		return 0;
+	return gb_drv_billing_minimum_s(gb_drivers_find(e->o.drivers, cloud)) *
+	       1000;
+}
+
+/* Where the billing of r ends, in unix ms (0: never billed): its end
+ * (terminated_ms, or now while it lives) or, when it lived less than the
+ * provider's minimum min_ms, launched_ms + min_ms: clouds bill
+ * max(lifetime, minimum), a live one included. */
+static int64_t billed_end_ms(const gb_inst_row *r, int64_t now_ms,
+                             int64_t min_ms)
 {
 	int64_t end = r->terminated_ms ? r->terminated_ms : now_ms;
-	double hours = r->launched_ms && end > r->launched_ms
+	if (!r->launched_ms)
+		return 0;
+	if (end < r->launched_ms)
+		end = r->launched_ms;
+	return end - r->launched_ms < min_ms ? r->launched_ms + min_ms : end;
+}
+
+static json_t *inst_json(gb_engine *e, const gb_inst_row *r, int64_t now_ms)
+{
+	int64_t end = billed_end_ms(r, now_ms, minimum_ms(e, r->cloud));
+	double hours = end > r->launched_ms
 	                       ? (double)(end - r->launched_ms) / 3600000.0
 	                       : 0;
 	json_t *j = json_object();
@@ -41,8 +68,8 @@ static json_t *inst_json(const gb_inst_row *r, int64_t now_ms)
 
 
 /* The pool as JSON; rows are its live instances (borrowed). */
-static json_t *pool_json(const gb_pool_row *p, const gb_inst_row *rows,
-                         size_t n)
+static json_t *pool_json(gb_engine *e, const gb_pool_row *p,
+                         const gb_inst_row *rows, size_t n)
 {
 	int64_t now = gb_now_ms() / 1000;
 	int running = 0, pending = 0, other = 0;
@@ -61,7 +88,7 @@ static json_t *pool_json(const gb_pool_row *p, const gb_inst_row *rows,
 			other++;
 		if (!rows[i].terminated_ms) /* billing stopped: preempted */
 			per_hour += rows[i].price_per_hour;
-		json_array_append_new(insts, inst_json(&rows[i], now * 1000));
+		json_array_append_new(insts, inst_json(e, &rows[i], now * 1000));
 		json_array_foreach(clouds, k, c)
 			seen |= strcmp(json_string_value(c), rows[i].cloud) == 0;
 		if (!seen)
@@ -112,7 +139,7 @@ json_t *gb_engine_pool_json(gb_engine *e, const char *pool)
 	if (gb_store_pool_get(e->o.store, pool, &p) != 0)
 		return NULL;
 	gb_store_inst_list(e->o.store, p.name, 1, &rows, &n);
-	j = pool_json(&p, rows, n);
+	j = pool_json(e, &p, rows, n);
 	gb_inst_list_free(rows, n);
 	gb_pool_row_free(&p);
 	return j;
@@ -138,7 +165,7 @@ json_t *gb_engine_pools_json(gb_engine *e, const char *team)
 		start = k;
 		while (k < nrows && strcmp(rows[k].pool, v[i].name) == 0)
 			k++;
-		json_array_append_new(a, pool_json(&v[i], rows + start,
+		json_array_append_new(a, pool_json(e, &v[i], rows + start,
 		                                   k - start));
 	}
 	gb_inst_list_free(rows, nrows);
@@ -156,12 +183,60 @@ static const char *label_of(json_t *specs, const char *pool, const char *key)
 	return v ? v : "(none)";
 }
 
+/* Whether store row `id` is in the ascending list ids[n]. */
+static int has_id(const int64_t *ids, size_t n, int64_t id)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ids[mid] == id)
+			return 1;
+		if (ids[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+static void add_real(json_t *g, const char *key, double v)
+{
+	json_object_set_new(g, key, json_real(json_real_value(
+	                                    json_object_get(g, key)) + v));
+}
+
+static void add_int(json_t *g, const char *key, json_int_t v)
+{
+	json_object_set_new(g, key, json_integer(json_integer_value(
+	                                    json_object_get(g, key)) + v));
+}
+
+/* The group key of instance r under `by` (borrowed from r, specs or
+ * teams). */
+static const char *group_key(const char *by, const gb_inst_row *r,
+                             json_t *specs, json_t *teams)
+{
+	const char *key;
+	if (!by || strcmp(by, "pool") == 0)
+		key = r->pool;
+	else if (strcmp(by, "team") == 0)
+		key = json_string_value(json_object_get(teams, r->pool));
+	else if (strcmp(by, "cloud") == 0)
+		key = r->cloud;
+	else if (strncmp(by, "label:", 6) == 0)
+		key = label_of(specs, r->pool, by + 6);
+	else
+		key = r->pool;
+	return key ? key : "(unknown)";
+}
+
 json_t *gb_engine_cost(gb_engine *e, const char *by, int64_t since_s,
                        const char *team_filter)
 {
 	gb_inst_row *rows = NULL;
 	gb_pool_row *pools = NULL;
-	size_t n = 0, np = 0;
+	int64_t *rolled = NULL;
+	size_t n = 0, np = 0, nrolled = 0;
 	int64_t now = gb_now_ms() / 1000;
 	json_t *groups = json_object(), *specs = json_object(), *out, *arr;
 	json_t *teams = json_object();
@@ -177,10 +252,12 @@ json_t *gb_engine_cost(gb_engine *e, const char *by, int64_t since_s,
 		json_object_set_new(teams, pools[i].name, json_string(pools[i].team));
 	}
 	gb_store_inst_list(e->o.store, NULL, 0, &rows, &n);
+	gb_store_inst_rolled_back(e->o.store, &rolled, &nrolled);
 	for (size_t i = 0; i < n; i++) {
 		const gb_inst_row *r = &rows[i];
-		int64_t start = r->launched_ms, end = r->terminated_ms ? r->terminated_ms
-		                                                       : now * 1000;
+		int64_t start = r->launched_ms,
+		        end = billed_end_ms(r, now * 1000, minimum_ms(e, r->cloud));
+		int rb;
 		double hours, cost;
 		const char *key;
 		if (team_filter) {
@@ -196,27 +273,22 @@ json_t *gb_engine_cost(gb_engine *e, const char *by, int64_t since_s,
 			continue;
 		hours = (double)(end - start) / 3600000.0;
 		cost = hours * r->price_per_hour;
-		if (!by || strcmp(by, "pool") == 0)
-			key = r->pool;
-		else if (strcmp(by, "team") == 0)
-			key = json_string_value(json_object_get(teams, r->pool));
-		else if (strcmp(by, "cloud") == 0)
-			key = r->cloud;
-		else if (strncmp(by, "label:", 6) == 0)
-			key = label_of(specs, r->pool, by + 6);
-		else
-			key = r->pool;
-		if (!key)
-			key = "(unknown)";
+		rb = has_id(rolled, nrolled, r->id);
+		key = group_key(by, r, specs, teams);
 		g = json_object_get(groups, key);
 		if (!g) {
-			g = json_pack("{s:s, s:f, s:f, s:i}", "key", key, "cost", 0.0,
-			              "hours", 0.0, "instances", 0);
+			g = json_pack("{s:s, s:f, s:f, s:i, s:i, s:f}", "key", key,
+			              "cost", 0.0, "hours", 0.0, "instances", 0,
+			              "rolled_back", 0, "rolled_back_cost", 0.0);
 			json_object_set_new(groups, key, g);
 		}
-		json_object_set_new(g, "cost", json_real(json_real_value(json_object_get(g, "cost")) + cost));
-		json_object_set_new(g, "hours", json_real(json_real_value(json_object_get(g, "hours")) + hours));
-		json_object_set_new(g, "instances", json_integer(json_integer_value(json_object_get(g, "instances")) + 1));
+		add_real(g, "cost", cost);
+		add_real(g, "hours", hours);
+		add_int(g, "instances", 1);
+		if (rb) {
+			add_int(g, "rolled_back", 1);
+			add_real(g, "rolled_back_cost", cost);
+		}
 		total += cost;
 	}
 	arr = json_array();
@@ -228,6 +300,7 @@ json_t *gb_engine_cost(gb_engine *e, const char *by, int64_t since_s,
 	json_decref(groups);
 	json_decref(specs);
 	json_decref(teams);
+	free(rolled);
 	gb_inst_list_free(rows, n);
 	gb_pool_list_free(pools, np);
 	return out;

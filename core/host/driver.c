@@ -821,6 +821,15 @@ static json_t *caps_json(uint64_t caps)
 	return a;
 }
 
+int64_t gb_drv_billing_minimum_s(const gb_drv *drv)
+{
+	if (!drv || !drv->d || drv->d->abi_minor < 5 ||
+	    drv->d->struct_size < offsetof(gb_driver, billing_minimum_s) +
+	                              sizeof(drv->d->billing_minimum_s))
+		return 0;
+	return drv->d->billing_minimum_s > 0 ? drv->d->billing_minimum_s : 0;
+}
+
 json_t *gb_drivers_json(const gb_drivers *ds)
 {
 	json_t *rows = json_array();
@@ -838,6 +847,8 @@ json_t *gb_drivers_json(const gb_drivers *ds)
 		json_object_set_new(r, "abi", json_string(abi));
 		json_object_set_new(r, "capabilities",
 		                    d->d ? caps_json(d->d->caps) : json_array());
+		json_object_set_new(r, "billing_minimum_s",
+		                    json_integer(gb_drv_billing_minimum_s(d)));
 		json_object_set_new(r, "status", json_string(d->status));
 		json_object_set_new(r, "ready", json_boolean(d->ready));
 		json_object_set_new(r, "path", json_string(d->path));

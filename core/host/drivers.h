@@ -92,8 +92,12 @@ size_t gb_drv_abandoned_inits(void);
  * ready = 0 and a status saying why.  Returns how many are ready. */
 size_t gb_drivers_load(gb_drivers *out, const gb_config *cfg);
 gb_drv *gb_drivers_find(const gb_drivers *ds, const char *name);
+/* The provider's minimum billed seconds per instance (descriptor minor
+ * 5): 0 when drv is NULL, not loaded, or its descriptor is older. */
+int64_t gb_drv_billing_minimum_s(const gb_drv *drv);
 void gb_drivers_free(gb_drivers *ds);
-/* [{name, version, abi, capabilities, status, ready, path}] for
+/* [{name, version, abi, capabilities, billing_minimum_s, status, ready,
+ * path}] for
  * `gpubroker drivers` and GET /v1/drivers.  New reference. */
 json_t *gb_drivers_json(const gb_drivers *ds);
 

@@ -204,6 +204,10 @@ int gb_store_inst_lookup(gb_store *s, const char *id_or_name,
 int gb_store_inst_list(gb_store *s, const char *pool, int live_only,
                        gb_inst_row **out, size_t *n);
 void gb_inst_list_free(gb_inst_row *v, size_t n);
+/* The store ids of every instance made by a create whose intent was
+ * closed 'failed' (a partial create the engine rolled back), ascending.
+ * 0 with *out (caller frees with free(); NULL when *n is 0), or -1. */
+int gb_store_inst_rolled_back(gb_store *s, int64_t **out, size_t *n);
 /* at: unix ms of the observation. */
 int gb_store_inst_set_state(gb_store *s, int64_t id, const char *state,
                             const char *reason, int64_t at);

@@ -260,6 +260,33 @@ int gb_store_inst_list(gb_store *s, const char *pool, int live_only,
 	return rc;
 }
 
+static void read_id(gb_sql *st, void *row)
+{
+	*(int64_t *)row = gb_sql_int(st, 0);
+}
+
+static void ids_free(void *v, size_t n)
+{
+	(void)n;
+	free(v);
+}
+
+static const gb_store__rows id_rows = {
+	sizeof(int64_t), read_id, ids_free, "list rolled-back instances"
+};
+
+int gb_store_inst_rolled_back(gb_store *s, int64_t **out, size_t *n)
+{
+	static const char sql[] =
+		"SELECT i.id FROM instances i JOIN intents t ON t.id ="
+		" i.intent_id WHERE t.kind = 'create' AND t.state = 'failed'"
+		" ORDER BY i.id";
+	void *v;
+	int rc = gb_store__list(s, sql, NULL, 0, &id_rows, &v, n);
+	*out = v;
+	return rc;
+}
+
 int gb_store_inst_set_state(gb_store *s, int64_t id, const char *state,
                             const char *reason, int64_t at)
 {

@@ -302,4 +302,8 @@ const gb_driver aws_driver = {
 	.command = NULL,
 	.default_rates = aws_default_rates,
 	.options = aws_options,
+	/* EC2 Linux On-Demand and Spot: per-second billing, 60 s minimum
+	 * (https://aws.amazon.com/about-aws/whats-new/2017/10/
+	 * announcing-amazon-ec2-per-second-billing/) */
+	.billing_minimum_s = 60,
 };

@@ -93,4 +93,7 @@ const gb_driver azure_driver_desc = {
 	.command = NULL,
 	.default_rates = azure_default_rates,
 	.options = azure_options,
+	/* ARM VMs: Microsoft documents billing by the minute and no
+	 * minimum (tests/cloudsim/README.md, "/_sim/bill", has the source) */
+	.billing_minimum_s = 0,
 };

@@ -93,4 +93,7 @@ const gb_driver gcp_driver_desc = {
 	.command = NULL,
 	.default_rates = gcp_default_rates,
 	.options = gcp_options,
+	/* Compute Engine: per-second billing after a 1-minute minimum
+	 * (https://cloud.google.com/compute/vm-instance-pricing) */
+	.billing_minimum_s = 60,
 };

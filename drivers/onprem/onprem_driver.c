@@ -513,6 +513,8 @@ static const gb_driver descriptor = {
 	.command = onprem_command,
 	.default_rates = NULL,
 	.options = onprem_options,
+	/* own machines: no provider bill */
+	.billing_minimum_s = 0,
 };
 
 GB_DRIVER_EXPORT const gb_driver *gb_driver_entry(uint32_t host_abi_major);

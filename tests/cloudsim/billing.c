@@ -2,7 +2,9 @@
  * billing.c -- the true bill: one entry per allocation, priced at launch
  * (on-demand or spot price of the type in that region/zone), charged from
  * the moment the create was accepted until the terminate/delete was
- * accepted or the instance was reclaimed.  Entries outlive the instance
+ * accepted or the instance was reclaimed, and at least the cloud's
+ * minimum billed time (scenario key billing.<cloud>.minimum_s, as it was
+ * at launch).  Entries outlive the instance
  * records; beyond a cap the oldest finished ones are folded into a
  * per-cloud "archived" sum so memory stays bounded.
  */
@@ -28,6 +30,14 @@ static double bill_seconds(const sim_bill *b, int64_t now)
 	return end > b->started ? (double)(end - b->started) / 1000.0 : 0.0;
 }
 
+/* What is billed: the lifetime, or the minimum when it lived less (a live
+ * one too: it cannot cost less than the minimum any more). */
+static double billed_seconds(const sim_bill *b, int64_t now)
+{
+	double s = bill_seconds(b, now);
+	return s < (double)b->min_s ? (double)b->min_s : s;
+}
+
 static void fold_old(int64_t now)
 {
 	size_t k = 0;
@@ -38,7 +48,8 @@ static void fold_old(int64_t now)
 		if (excess > 0 && b->ended && !b->inst) {
 			double s = bill_seconds(b, now);
 			sim_g.archived_seconds[b->cloud] += s;
-			sim_g.archived_cost[b->cloud] += s * b->price / 3600.0;
+			sim_g.archived_cost[b->cloud] +=
+				billed_seconds(b, now) * b->price / 3600.0;
 			sim_g.archived_n[b->cloud]++;
 			bill_free(b);
 			excess--;
@@ -70,6 +81,7 @@ void sim_bill_add(sim_inst *in)
 	b->spot = in->spot;
 	b->price = in->price;
 	b->started = in->t_create;
+	b->min_s = sim_g.sc.bill_min_s[in->cloud];
 	b->inst = in;
 	in->bill = b;
 	sim_g.bills[sim_g.nbills++] = b;
@@ -113,6 +125,16 @@ static double round6(double x)
 	return (double)(int64_t)(x * 1e6 + (x >= 0 ? 0.5 : -0.5)) / 1e6;
 }
 
+json_t *sim_billing_json(void)
+{
+	json_t *o = json_object();
+	for (int c = 0; c < SIM_NCLOUD; c++)
+		json_object_set_new(o, sim_cloud_name(c),
+		                    json_pack("{s:I}", "minimum_s",
+		                              (json_int_t)sim_g.sc.bill_min_s[c]));
+	return o;
+}
+
 json_t *sim_bill_json(int64_t now)
 {
 	json_t *root = json_object(), *arr = json_array(), *byc = json_object();
@@ -122,7 +144,8 @@ json_t *sim_bill_json(int64_t now)
 		json_t *e = json_object();
 		char ts[40];
 		double secs = bill_seconds(b, now);
-		double cost = secs * b->price / 3600.0;
+		double billed = billed_seconds(b, now);
+		double cost = billed * b->price / 3600.0;
 		json_object_set_new(e, "id", json_string(b->id));
 		json_object_set_new(e, "cloud",
 		                    json_string(sim_cloud_name(b->cloud)));
@@ -140,6 +163,8 @@ json_t *sim_bill_json(int64_t now)
 		                                   b->ended, ts, sizeof(ts)))
 		                             : json_null());
 		json_object_set_new(e, "seconds", json_real(round6(secs)));
+		json_object_set_new(e, "billed_seconds",
+		                    json_real(round6(billed)));
 		json_object_set_new(e, "cost", json_real(round6(cost)));
 		json_array_append_new(arr, e);
 		total += cost;
@@ -152,6 +177,7 @@ json_t *sim_bill_json(int64_t now)
 		                    json_real(round6(ctot[c])));
 	}
 	json_object_set_new(root, "currency", json_string("USD"));
+	json_object_set_new(root, "billing", sim_billing_json());
 	json_object_set_new(root, "instances", arr);
 	json_object_set_new(root, "by_cloud", byc);
 	if (sim_g.archived_n[0] + sim_g.archived_n[1] + sim_g.archived_n[2]) {

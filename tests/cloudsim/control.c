@@ -308,6 +308,7 @@ static void scenario_get(sim_resp *resp)
 	json_object_set_new(o, "lifecycle", x);
 	json_object_set_new(o, "eventual_consistency_ms",
 	                    json_integer(sc->eventual_ms));
+	json_object_set_new(o, "billing", sim_billing_json());
 	json_object_set_new(o, "spot",
 	                    json_pack("{s:f,s:I}", "reclaim_rate_per_hour",
 	                              sc->spot_rate_per_hour, "schedule_entries",

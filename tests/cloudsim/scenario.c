@@ -184,6 +184,10 @@ static void defaults(sim_scenario *sc)
 	sc->stopping_ms[SIM_AZURE] = 2000;
 	sc->pending_ms[SIM_GCP] = 3000;
 	sc->stopping_ms[SIM_GCP] = 2000;
+	/* documented minimums, sources in README.md ("/_sim/bill") */
+	sc->bill_min_s[SIM_AWS] = 60;
+	sc->bill_min_s[SIM_AZURE] = 0;
+	sc->bill_min_s[SIM_GCP] = 60;
 	sc->max_instances = 100000;
 	sc->max_body = 1 << 20;
 	sc->az_vm_page = 50;
@@ -207,6 +211,7 @@ typedef struct delta {
 	int64_t eventual_ms;
 	int64_t pending_ms[SIM_NCLOUD], stopping_ms[SIM_NCLOUD];
 	int64_t term_visible_ms;
+	int64_t bill_min_s[SIM_NCLOUD];
 	double spot_rate;
 	int has_sched;
 	sim_sched *sched;
@@ -221,6 +226,8 @@ static void delta_init(delta *dl)
 	dl->eventual_ms = -1;
 	for (int i = 0; i < SIM_NCLOUD; i++)
 		dl->pending_ms[i] = dl->stopping_ms[i] = -1;
+	for (int i = 0; i < SIM_NCLOUD; i++)
+		dl->bill_min_s[i] = -1;
 	dl->term_visible_ms = -1;
 	dl->spot_rate = -1;
 	dl->az_vm_page = dl->az_price_page = -1;
@@ -266,6 +273,8 @@ static void delta_apply(sim_scenario *sc, delta *dl)
 		optab_merge(&sc->throttle[i], &dl->throttle[i]);
 		if (dl->pending_ms[i] >= 0)
 			sc->pending_ms[i] = dl->pending_ms[i];
+		if (dl->bill_min_s[i] >= 0)
+			sc->bill_min_s[i] = dl->bill_min_s[i];
 		if (dl->stopping_ms[i] >= 0)
 			sc->stopping_ms[i] = dl->stopping_ms[i];
 	}
@@ -599,6 +608,22 @@ static int dec_quotas(gb_ydec *c, const gb_ynode *n, const char *path,
 	return rc ? -1 : 0;
 }
 
+/* map.key, when present, into *dst (lo..hi).  0, or -1 with the error in
+ * c. */
+static int dec_opt_int(gb_ydec *c, const gb_ynode *map, const char *path,
+                       const char *key, int64_t lo, int64_t hi, int64_t *dst)
+{
+	const gb_ynode *v = gb_ymap_get(map, key);
+	char *q;
+	int rc;
+	if (!v)
+		return 0;
+	q = KP(path, key);
+	rc = gb_ydec_int(c, v, q, lo, hi, dst);
+	free(q);
+	return rc;
+}
+
 static int dec_lifecycle(gb_ydec *c, const gb_ynode *n, const char *path,
                          delta *dl)
 {
@@ -610,31 +635,40 @@ static int dec_lifecycle(gb_ydec *c, const gb_ynode *n, const char *path,
 		return -1;
 	for (size_t i = 0; i < n->n; i++) {
 		int cl = sim_cloud_parse(n->keys[i]->str);
-		const gb_ynode *cn = n->items[i], *v;
+		const gb_ynode *cn = n->items[i];
 		char *p = KP(path, n->keys[i]->str);
 		if (gb_ydec_map(c, cn, p, cl == SIM_AWS ? awsk : k) != 0) {
 			rc = -1;
 			free(p);
 			continue;
 		}
-		if ((v = gb_ymap_get(cn, "pending_ms"))) {
-			char *q = KP(p, "pending_ms");
-			rc |= gb_ydec_int(c, v, q, 0, 86400000,
-			                  &dl->pending_ms[cl]);
-			free(q);
-		}
-		if ((v = gb_ymap_get(cn, "stopping_ms"))) {
-			char *q = KP(p, "stopping_ms");
-			rc |= gb_ydec_int(c, v, q, 0, 86400000,
-			                  &dl->stopping_ms[cl]);
-			free(q);
-		}
-		if ((v = gb_ymap_get(cn, "terminated_visible_ms"))) {
-			char *q = KP(p, "terminated_visible_ms");
-			rc |= gb_ydec_int(c, v, q, 0, 86400000,
-			                  &dl->term_visible_ms);
-			free(q);
-		}
+		rc |= dec_opt_int(c, cn, p, "pending_ms", 0, 86400000,
+		                  &dl->pending_ms[cl]);
+		rc |= dec_opt_int(c, cn, p, "stopping_ms", 0, 86400000,
+		                  &dl->stopping_ms[cl]);
+		rc |= dec_opt_int(c, cn, p, "terminated_visible_ms", 0, 86400000,
+		                  &dl->term_visible_ms);
+		free(p);
+	}
+	return rc ? -1 : 0;
+}
+
+/* billing: {aws|azure|gcp: {minimum_s: N}} */
+static int dec_billing(gb_ydec *c, const gb_ynode *n, const char *path,
+                       delta *dl)
+{
+	static const char *const k[] = {"minimum_s", NULL};
+	int rc = 0;
+	if (dec_clouds(c, n, path) != 0)
+		return -1;
+	for (size_t i = 0; i < n->n; i++) {
+		char *p = KP(path, n->keys[i]->str);
+		if (gb_ydec_map(c, n->items[i], p, k) != 0)
+			rc = -1;
+		else
+			rc |= dec_opt_int(c, n->items[i], p, "minimum_s", 0, 86400,
+			                  &dl->bill_min_s[sim_cloud_parse(
+			                          n->keys[i]->str)]);
 		free(p);
 	}
 	return rc ? -1 : 0;
@@ -781,6 +815,8 @@ static int dec_runtime_key(gb_ydec *c, const char *key, const gb_ynode *v,
 		rc = dec_spot(c, v, p, dl);
 	} else if (strcmp(key, "paging") == 0) {
 		rc = dec_paging(c, v, p, dl);
+	} else if (strcmp(key, "billing") == 0) {
+		rc = dec_billing(c, v, p, dl);
 	}
 	free(p);
 	return rc;
@@ -788,7 +824,8 @@ static int dec_runtime_key(gb_ydec *c, const char *key, const gb_ynode *v,
 
 #define RUNTIME_KEYS                                                         \
 	"capacity", "quotas", "latency", "error_rates", "lost_response",     \
-	"throttling", "eventual_consistency_ms", "lifecycle", "spot", "paging"
+	"throttling", "eventual_consistency_ms", "lifecycle", "spot", "paging", \
+	"billing"
 
 static char *resolve_path(const char *dir, const char *p)
 {

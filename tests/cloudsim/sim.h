@@ -189,6 +189,9 @@ typedef struct sim_scenario {
 	int64_t pending_ms[SIM_NCLOUD];
 	int64_t stopping_ms[SIM_NCLOUD];
 	int64_t aws_terminated_visible_ms;
+	/* billing: the provider's minimum billed seconds per instance
+	 * (README, "/_sim/bill") */
+	int64_t bill_min_s[SIM_NCLOUD];
 	double spot_rate_per_hour;
 	sim_sched *sched;
 	size_t nsched;
@@ -285,6 +288,7 @@ struct sim_bill {
 	int spot;
 	double price;
 	int64_t started, ended; /* ended 0 = live */
+	int64_t min_s;          /* minimum billed seconds (at launch) */
 	sim_inst *inst;         /* NULL once the instance record is purged */
 };
 
@@ -489,6 +493,8 @@ const char *sim_gcp_gpu_metric(const char *gpu, int spot, char *buf,
 
 /* Bill as JSON (caller owns); under the lock. */
 json_t *sim_bill_json(int64_t now);
+/* {"aws":{"minimum_s":N},...}: the billing settings now.  New reference. */
+json_t *sim_billing_json(void);
 void sim_bill_add(sim_inst *in);
 void sim_bill_end(sim_inst *in, int64_t now);
 void sim_bill_detach(sim_inst *in);

@@ -74,12 +74,16 @@ expect_eq "$(jget "$T/i.json" '[i["capacity"] for i in j["instances"] if i["id"]
 sleep 1
 ec2 "Action=TerminateInstances&$V&InstanceId.1=$EC2_ID"
 curl -s "$CTL_URL/_sim/bill" >"$T/b.json"
-expect_eq "$(jget "$T/b.json" 'sorted(j["instances"][0].keys())')" '["capacity", "cloud", "cost", "ended", "id", "price_per_hour", "region", "seconds", "started", "type", "zone"]' "bill entry fields"
+expect_eq "$(jget "$T/b.json" 'sorted(j["instances"][0].keys())')" '["billed_seconds", "capacity", "cloud", "cost", "ended", "id", "price_per_hour", "region", "seconds", "started", "type", "zone"]' "bill entry fields"
+expect_eq "$(jget "$T/b.json" 'j["billing"]')" '{"aws": {"minimum_s": 60}, "azure": {"minimum_s": 0}, "gcp": {"minimum_s": 60}}' "the documented minimums"
 expect_eq "$(jget "$T/b.json" '[e["price_per_hour"] for e in j["instances"] if e["id"] == "'"$EC2_ID"'"][0]')" 1.006 "on-demand price at launch"
 expect_eq "$(jget "$T/b.json" '[e["price_per_hour"] for e in j["instances"] if e["id"] == "'"$SPOT_ID"'"][0]')" 30.9 "zone spot price at launch"
 expect_eq "$(jget "$T/b.json" '[e["ended"] is not None for e in j["instances"] if e["id"] == "'"$EC2_ID"'"][0]')" True "terminated: ended set"
 expect_eq "$(jget "$T/b.json" '[e["ended"] for e in j["instances"] if e["id"] == "ctl-vm"][0]')" "" "live: ended null"
-expect_eq "$(jget "$T/b.json" 'all(abs(e["cost"] - e["seconds"] * e["price_per_hour"] / 3600) < 1e-5 for e in j["instances"])')" True "cost = seconds x price / 3600"
+expect_eq "$(jget "$T/b.json" 'all(abs(e["cost"] - e["billed_seconds"] * e["price_per_hour"] / 3600) < 1e-5 for e in j["instances"])')" True "cost = billed_seconds x price / 3600"
+expect_eq "$(jget "$T/b.json" 'all(e["billed_seconds"] == max(e["seconds"], j["billing"][e["cloud"]]["minimum_s"]) for e in j["instances"])')" True "billed_seconds = max(seconds, the cloud's minimum)"
+expect_eq "$(jget "$T/b.json" '[e["billed_seconds"] for e in j["instances"] if e["id"] == "'"$EC2_ID"'"][0]')" 60.0 "an EC2 instance of seconds is billed 60 s"
+expect_eq "$(jget "$T/b.json" '[e["billed_seconds"] == e["seconds"] < 60 for e in j["instances"] if e["id"] == "ctl-vm"][0]')" True "Azure: no minimum"
 expect_eq "$(jget "$T/b.json" 'abs(j["total"] - sum(e["cost"] for e in j["instances"])) < 1e-5')" True "total = sum of entries"
 s=$(jget "$T/b.json" '[e["seconds"] for e in j["instances"] if e["id"] == "'"$EC2_ID"'"][0]')
 $PY -c "import sys; sys.exit(0 if 0.9 <= $s <= 5 else 1)" && ok "seconds from launch to terminate ($s)" || fail "seconds $s"
@@ -136,6 +140,24 @@ curl -s "$CTL_URL/_sim/counters" >"$T/c.json"
 expect_eq "$(jget "$T/c.json" 'j["calls"]["aws"]')" '{}' "counters cleared"
 req GET "$CTL_URL/_sim/nothing"
 expect_status 404 "unknown control endpoint"
+# --- billing minimum: a scenario change applies to instances created after it --------------
+ctl_post /_sim/scenario '{"billing": {"aws": {"minimum_s": -1}}}'
+expect_status 400 "a negative minimum refused"
+expect_match 'POST /_sim/scenario:1:[0-9]+: error: billing.aws.minimum_s: expected an integer from 0' "$(jget "$BODY_FILE" 'j["error"]')" "located billing error"
+ec2 "Action=RunInstances&$V&ImageId=ami-12345678&InstanceType=g5.xlarge&MinCount=1&MaxCount=1"
+OLD_ID=$(xml_get "$BODY_FILE" 'instancesSet/item/instanceId')
+ctl_post /_sim/scenario '{"billing": {"aws": {"minimum_s": 0}, "azure": {"minimum_s": 300}}}'
+expect_status 200 "billing minimums changed at run time"
+curl -s "$CTL_URL/_sim/scenario" >"$T/s.json"
+expect_eq "$(jget "$T/s.json" 'j["billing"]')" '{"aws": {"minimum_s": 0}, "azure": {"minimum_s": 300}, "gcp": {"minimum_s": 60}}' "GET /_sim/scenario shows them"
+ec2 "Action=RunInstances&$V&ImageId=ami-12345678&InstanceType=g5.xlarge&MinCount=1&MaxCount=1"
+NEW_ID=$(xml_get "$BODY_FILE" 'instancesSet/item/instanceId')
+ec2 "Action=TerminateInstances&$V&InstanceId.1=$OLD_ID&InstanceId.2=$NEW_ID"
+curl -s "$CTL_URL/_sim/bill" >"$T/b.json"
+expect_eq "$(jget "$T/b.json" '[e["billed_seconds"] for e in j["instances"] if e["id"] == "'"$OLD_ID"'"][0]')" 60.0 "created before the change: still the 60 s minimum"
+expect_eq "$(jget "$T/b.json" '[e["billed_seconds"] == e["seconds"] < 10 for e in j["instances"] if e["id"] == "'"$NEW_ID"'"][0]')" True "created after minimum_s: 0: billed its seconds"
+ctl_post /_sim/scenario '{"billing": {"aws": {"minimum_s": 60}, "azure": {"minimum_s": 0}}}'
+
 # tokens survive a reset
 gce GET "projects/$GCP_PROJECT/zones/us-central1-a/instances/ctl-gce"
 expect_status 404 "GCE token still valid after reset; instance gone"

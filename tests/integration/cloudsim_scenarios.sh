@@ -28,6 +28,7 @@ throttling:
   aws: {RunInstances: {capacity: 5, refil_per_s: 2}}
 spot: {schedule: [{at_ms: 5}]}
 lifecycles: {}
+billing: {aws: {minimum_s: -5}, azure: {minimum: 3}}
 EOF
 out=$("$CLOUDSIM" check-scenario "$T/bad.yaml" 2>&1)
 rc=$?
@@ -38,6 +39,8 @@ expect_match "bad.yaml:8:[0-9]+: error: latency\.gcp\.instances\.inserts: unknow
 expect_match "bad.yaml:10:[0-9]+: error: throttling\.aws\.RunInstances\.refil_per_s: unknown key .*refill_per_s" "$out" "misspelt bucket key"
 expect_match "bad.yaml:11:[0-9]+: error: spot\.schedule\[0\]: give \"fraction\"" "$out" "schedule entry without fraction or ids"
 expect_match "bad.yaml:12:1: error: lifecycles: unknown key .*did you mean \"lifecycle\"" "$out" "unknown top-level key"
+expect_match "bad.yaml:13:[0-9]+: error: billing\.aws\.minimum_s: expected an integer from 0" "$out" "a negative billing minimum"
+expect_match "bad.yaml:13:[0-9]+: error: billing\.azure\.minimum: unknown key .*did you mean \"minimum_s\"" "$out" "a misspelt billing key"
 "$CLOUDSIM" --scenario "$T/bad.yaml" --port 0 >/dev/null 2>"$T/err"
 expect_eq "$?" 2 "cloudsim refuses to start on it (exit 2)"
 printf 'catalogs: {gcp: nowhere/offers.json}\n' >"$T/nocat.yaml"

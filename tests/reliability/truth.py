@@ -25,7 +25,8 @@ cloudsim's /_sim/instances?live=1.  Standard library only.
       one JSON line: store and cloudsim counts (for logs).
   truth.py costdiff DB CONTROL [START_TOL_MS END_TOL_MS]
       per instance: the store's billed interval and price against
-      cloudsim's bill; prints the largest differences.  With tolerances:
+      cloudsim's bill (both bill at least the cloud's minimum, from the
+      bill's "billing"); prints the largest differences.  With tolerances:
       exit 1 when an instance is billed by one side only, has another
       price, or its start / end differ by more than the tolerance.
   truth.py endcheck DB CONTROL EXACT_MS EARLY_MS POOLS OURS
@@ -208,10 +209,26 @@ def bill_and_rows(db, control, cols):
         c.close()
 
 
+def min_ms(bill):
+    """{cloud: minimum billed ms}: the minimums cloudsim bills, which are
+    the drivers' billing_minimum_s (gpubroker's cost bills the same)"""
+    return {c: v.get("minimum_s", 0) * 1000
+            for c, v in bill.get("billing", {}).items()}
+
+
+def billed_ms(start, end, minimum):
+    """what gpubroker bills for [start, end]: the lifetime, at least the
+    cloud's minimum (nothing for a row that has no end)"""
+    if not end:
+        return 0
+    return max(end - start, minimum, 0)
+
+
 def costdiff(db, control, start_tol=None, end_tol=None):
     bill, rows = bill_and_rows(
         db, control, "cloud, provider_id, pool, state, launched_ms,"
         " terminated_ms, terminate_requested_ms, price_per_hour, intent_id")
+    mins = min_ms(bill)
     store = {}
     for cl, pid, pool, st, l, t, tr, price, iid in rows:
         store.setdefault((cl, pid), []).append((pool, st, l, t, tr, price, iid))
@@ -230,7 +247,7 @@ def costdiff(db, control, start_tol=None, end_tol=None):
             bad.append("%s/%s: %d store rows for one billed instance" % (key[0], key[1], len(srows)))
         for pool, st, l, t, tr, price, iid in srows:
             end = t if t else tr
-            sc += max(0, end - l) / 1000.0 * price / 3600.0
+            sc += billed_ms(l, end, mins.get(key[0], 0)) / 1000.0 * price / 3600.0
             ds = l - iso_ms(b["started"])
             de = (end - iso_ms(b["ended"])) if b.get("ended") and end else None
             if abs(price - b["price_per_hour"]) > 1e-6:
@@ -272,7 +289,9 @@ def endcheck(db, control, exact_ms, early_ms, pools, ours):
         " terminate_requested_ms, price_per_hour")
     store = {(cl, pid): (pool, l, t or tr, price)
              for cl, pid, pool, l, t, tr, price in rows}
-    tot_s = sum(max(0, e - l) / 3.6e6 * p for _, l, e, p in store.values())
+    mins = min_ms(bill)
+    tot_s = sum(billed_ms(l, e, mins.get(k[0], 0)) / 3.6e6 * p
+                for k, (_, l, e, p) in store.items())
     bad = []
     bound = 0.0
     early = {}

@@ -140,6 +140,28 @@ static void test_old_minor_optional_not_called(void **state)
 	assert_int_equal(drv->d->abi_minor, 0);
 	assert_true(drv->d->command != NULL);     /* garbage is there */
 	assert_false(GB_DRV_HAS(drv, command));   /* and is not used */
+	/* nor is billing_minimum_s (minor 5), garbage there too */
+	assert_int_equal(gb_drv_billing_minimum_s(drv), 0);
+	gb_drv_close(drv);
+}
+
+/* billing_minimum_s (minor 5): the shipped drivers carry their clouds'
+ * documented minimums; the host reads it from a current descriptor and
+ * says 0 for no driver. */
+static void test_billing_minimum(void **state)
+{
+	gb_drv *drv = NULL;
+	char err[600];
+	(void)state;
+	assert_int_equal(aws_driver.billing_minimum_s, 60);
+	assert_int_equal(gcp_driver_desc.billing_minimum_s, 60);
+	assert_int_equal(azure_driver_desc.billing_minimum_s, 0);
+	assert_true(aws_driver.abi_minor >= 5);
+	assert_int_equal(gb_drv_billing_minimum_s(NULL), 0);
+	assert_int_equal(gb_drv_open(fake("fake_good"), "fake", &drv, err,
+	                             sizeof(err)), 0);
+	assert_int_equal(drv->d->abi_minor, GB_DRIVER_ABI_MINOR);
+	assert_int_equal(gb_drv_billing_minimum_s(drv), 0); /* not set */
 	gb_drv_close(drv);
 }
 
@@ -722,6 +744,7 @@ int main(void)
 		cmocka_unit_test(test_wrong_name),
 		cmocka_unit_test(test_good_driver),
 		cmocka_unit_test(test_old_minor_optional_not_called),
+		cmocka_unit_test(test_billing_minimum),
 		cmocka_unit_test(test_init_failure_kept_with_status),
 		cmocka_unit_test(test_bad_transport_options),
 		cmocka_unit_test(test_default_rates),

@@ -504,6 +504,75 @@ static void test_pools_steady(void **state)
 	gb_store_close(s);
 }
 
+/* One instance row of pool p1 made by intent iid (0: none). */
+static int64_t put_made_inst(gb_store *s, const char *pid, int64_t iid)
+{
+	gb_inst_row r;
+	memset(&r, 0, sizeof(r));
+	r.pool = (char *)"p1";
+	r.cloud = (char *)"azure";
+	r.region = (char *)"eastus";
+	r.instance_type = (char *)"Standard_ND96isr_H100_v5";
+	r.capacity = (char *)"on-demand";
+	r.provider_id = (char *)pid;
+	r.state = (char *)"pending";
+	r.price_per_hour = 98.32;
+	r.launched_ms = 1000;
+	r.intent_id = iid;
+	assert_int_equal(gb_store_inst_put(s, &r), 0);
+	return r.id;
+}
+
+/* A create intent of pool p1 closed `state` ("done", "failed"), or left
+ * open when state is NULL. */
+static int64_t put_create(gb_store *s, const char *token, const char *state)
+{
+	gb_intent_row in;
+	memset(&in, 0, sizeof(in));
+	in.kind = (char *)"create";
+	in.pool = (char *)"p1";
+	in.cloud = (char *)"azure";
+	in.region = (char *)"eastus";
+	in.instance_type = (char *)"Standard_ND96isr_H100_v5";
+	in.capacity = (char *)"on-demand";
+	in.count = 2;
+	in.token = (char *)token;
+	assert_int_equal(gb_store_intent_open(s, &in), 0);
+	if (state)
+		assert_int_equal(gb_store_intent_close(s, in.id, state,
+		                                       "AllocationFailed"), 0);
+	return in.id;
+}
+
+/* The instances of a create whose intent failed (the engine rolled them
+ * back), and only those: not a done or still open create's, nor a row
+ * without an intent. */
+static void test_inst_rolled_back(void **state)
+{
+	gb_store *s = open_store();
+	int64_t done, failed, open, a, b, *ids;
+	size_t n;
+	(void)state;
+	put_pool(s, "p1", 2, 1000);
+	assert_int_equal(gb_store_inst_rolled_back(s, &ids, &n), 0);
+	assert_int_equal(n, 0);
+	assert_null(ids);
+	done = put_create(s, "tok-done", "done");
+	failed = put_create(s, "tok-failed", "failed");
+	open = put_create(s, "tok-open", NULL);
+	put_made_inst(s, "vm-0", done);
+	a = put_made_inst(s, "vm-1", failed);
+	put_made_inst(s, "vm-2", open);
+	put_made_inst(s, "vm-3", 0);
+	b = put_made_inst(s, "vm-4", failed);
+	assert_int_equal(gb_store_inst_rolled_back(s, &ids, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(ids[0], a);
+	assert_int_equal(ids[1], b);
+	free(ids);
+	gb_store_close(s);
+}
+
 static void test_rollback_discards(void **state)
 {
 	gb_store *s = open_store();
@@ -1196,6 +1265,7 @@ int main(void)
 		BOTH(test_intents_journal),
 		BOTH(test_partials_and_pool_note),
 		BOTH(test_pools_steady),
+		BOTH(test_inst_rolled_back),
 		BOTH(test_rollback_discards),
 		BOTH(test_version),
 		BOTH(test_events_and_audit),

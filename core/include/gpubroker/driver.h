@@ -49,7 +49,7 @@ extern "C" {
 #endif
 
 #define GB_DRIVER_ABI_MAJOR 1
-#define GB_DRIVER_ABI_MINOR 4
+#define GB_DRIVER_ABI_MINOR 5
 #define GB_DRIVER_ENTRY_NAME "gb_driver_entry"
 
 #if defined(__GNUC__)
@@ -426,6 +426,14 @@ typedef struct gb_driver {
 	 * one of the host's own (rate.*, ca_file, http_*, backoff_*, ...), so
 	 * a typo is not silently ignored.  Static storage. */
 	const char *const *options;
+
+	/* ---- minor 5 ---- */
+	/* The provider's minimum billed seconds per instance: an instance
+	 * that lives less is billed this long (EC2 and Compute Engine: 60;
+	 * 0 = no minimum).  The host reads it only from a driver whose
+	 * abi_minor is >= 5 (an older one: 0); `gpubroker cost` bills each
+	 * instance max(lifetime, minimum) x price. */
+	int64_t billing_minimum_s;
 } gb_driver;
 
 /* Size of the minor-0 descriptor: the host refuses anything shorter. */
