@@ -41,6 +41,19 @@ int gb_cli_confirm(const gb_cli *cli, const char *question)
 	return strcmp(line, "yes") == 0;
 }
 
+/* With --wait, a pool that could not be placed yet but says when it
+ * tries again (capacity: its "waiting" note) is waited for, as long as
+ * that moment comes before the timeout (0: none). */
+static int waits(json_t *pool, int64_t timeout)
+{
+	json_t *w = json_object_get(pool, "waiting");
+	json_t *at = json_object_get(w, "next_attempt_at");
+	if (!a_wait || !json_is_integer(at))
+		return 0;
+	return timeout <= 0 ||
+	       json_integer_value(at) <= gb_now_ms() / 1000 + timeout;
+}
+
 /* Shows spec's diff (unless -q), asks (unless --auto-approve), applies
  * and with --wait waits; the pool as it ends up goes into results. */
 static int apply_one(gb_backend *b, const gb_pool_spec *spec,
@@ -65,7 +78,7 @@ static int apply_one(gb_backend *b, const gb_pool_spec *spec,
 			return GB_EXIT_FAIL;
 		}
 	}
-	if (b->ops->apply(b, spec, &pool) != 0) {
+	if (b->ops->apply(b, spec, &pool) != 0 && !waits(pool, timeout)) {
 		rc = GB_EXIT_FAIL;
 	} else if (a_wait) {
 		char err[1024];
@@ -158,6 +171,8 @@ const gb_cmd gb_cmd_apply = {
 	"then converges: journaled creates in parallel, failover down the plan\n"
 	"on capacity/quota errors.  Without a terminal, --auto-approve is\n"
 	"required.  With --wait, waits until every instance runs and prints\n"
-	"their addresses (exit 3 when --timeout passes first).",
+	"their addresses (exit 3 when --timeout passes first); a pool no\n"
+	"place can hold yet is tried again at the next attempt its status\n"
+	"names, when that comes before the timeout.",
 	apply_flags, run_apply,
 };

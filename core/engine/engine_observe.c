@@ -443,6 +443,15 @@ int gb_engine_wait(gb_engine *e, const char *pool, int64_t timeout_s,
 			gb_pool_row_free(&row);
 			return 1;
 		}
+		if (row.note && row.retry_at_ms && row.retry_at_ms <= gb_now_ms()) {
+			/* The pool is short, waiting for its next attempt, and
+			 * that moment has come: try, as the daemon's reconciler
+			 * would (an apply --wait without a daemon rides out the
+			 * backoff instead of giving up). */
+			gb_engine_result res;
+			gb_engine_converge(e, pool, &res);
+			gb_engine_result_free(&res);
+		}
 		gb_pool_row_free(&row);
 		if ((timeout_s > 0 && gb_mono_ms() > deadline) ||
 		    (e->o.stop && *e->o.stop)) {
