@@ -490,6 +490,7 @@ int gb_daemon_serve(const gb_daemon_opts *o, char *err, size_t cap)
 out_engine:
 	gb_session_close(&d.app);
 	free(d.metrics_cache);
+	gb_metrics_release();
 	free(d.pools_cache);
 	pthread_rwlock_destroy(&d.cfg_lock);
 	return rc;

@@ -150,6 +150,8 @@ char *gb_metrics_render(gb_daemon *d);
 /* The same when it is ready without waiting for the store (the store's
  * part current, no version check due); else NULL. */
 char *gb_metrics_render_now(gb_daemon *d);
+/* Frees the last whole text kept for reuse (at the daemon's end). */
+void gb_metrics_release(void);
 void gb_metrics_api(gb_daemon *d, double secs, unsigned status);
 
 #endif
