@@ -712,6 +712,10 @@ static void test_create_polls_and_emits(void **state)
 	int64_t t0;
 	(void)state;
 
+	/* one create call makes them all, all or nothing */
+	assert_int_equal(gcp_driver_desc.caps & (GB_DRV_CAP_BATCH_CREATE |
+	                                         GB_DRV_CAP_ATOMIC_CREATE),
+	                 GB_DRV_CAP_BATCH_CREATE | GB_DRV_CAP_ATOMIC_CREATE);
 	token_route(TOK1, 3600, -1);
 	r.zone = ""; /* the catalog's first zone for the type: us-central1-b */
 	bulk_routes("us-central1-b", "operation-1", 2, NULL);
