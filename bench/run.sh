@@ -524,7 +524,8 @@ provision_run() {
 #   ARM: one PUT per VM through the writes bucket (200 burst, 10/s): the
 #        last PUT can leave at (N - 200) / 10 s; then L + P (a poll sent
 #        to arrive as the operation ends answers at once).
-#   GCE: one insert per VM, 1,500 mutations a minute -> no wait; L + P.
+#   GCE: one bulkInsert per pool (a mutation each, 1,500 a minute) -> no
+#        wait; L + P.
 provision_floor() {
 	awk -v naws=334 -v naz=333 -v ngcp=333 -v L=0.1 'BEGIN {
 		aws = 0 + L + 2.0 + L

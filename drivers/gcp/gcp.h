@@ -8,7 +8,7 @@
  * (options/environment), gcp_auth.c (service-account key, RS256 JWT,
  * token exchange), gcp_http.c (one Compute exchange), gcp_errors.c (error
  * classes), gcp_labels.c (names, labels, requestIds), gcp_compute.c
- * (insert body, instance parsing, states), gcp_ops.c (operations),
+ * (bulkInsert body, instance parsing, states), gcp_ops.c (operations),
  * gcp_create.c, gcp_describe.c, gcp_delete.c, gcp_zones.c (name -> zone
  * memory), gcp_prices.c (Cloud Billing Catalog).
  */
@@ -117,9 +117,11 @@ void gcp_label_value(const char *in, char out[64]);
  * than 63. */
 int gcp_instance_name(const char *prefix, unsigned index, char out[64],
                       gb_error *err);
-/* A version-4-shaped UUID derived from (token, index): the same create
- * retried carries the same requestId.  out has 37 bytes. */
-void gcp_request_id(const char *token, unsigned index, char out[37]);
+/* A version-4-shaped UUID derived from the token and the names of a
+ * bulkInsert: the same create retried carries the same requestId.  out
+ * has 37 bytes. */
+void gcp_request_id(const char *token, const char *const *names, size_t n,
+                    char out[37]);
 void gcp_random_uuid(char out[37]);
 /* "us-central1-a" -> 1 when the zone is in region. */
 int gcp_zone_in_region(const char *zone, const char *region);
@@ -140,9 +142,12 @@ typedef struct gcp_params {
 	int disk_gb;
 	int public_ip;
 } gcp_params;
-/* The instances.insert body (sorted keys, compact) or NULL with err. */
-char *gcp_insert_body(const gb_create_req *req, const char *name,
-                      const char *zone, const gcp_params *p, gb_error *err);
+/* The instances.bulkInsert body (a BulkInsertInstanceResource: count =
+ * minCount = n, names[] as perInstanceProperties keys, the request's
+ * instanceProperties; sorted keys, compact; caller frees) or NULL with
+ * err. */
+char *gcp_bulk_body(const gb_create_req *req, const char *const *names,
+                    size_t n, const gcp_params *p, gb_error *err);
 
 typedef struct gcp_inst {
 	/* The strings point into obj (a reference this struct owns) or into
@@ -178,7 +183,8 @@ int gcp_get_inst(gcp_ctx *c, const char *zone, const char *name,
 typedef struct gcp_op {
 	char *name;         /* operation name (owned) */
 	char *zone;         /* owned */
-	const char *target; /* instance name (borrowed) */
+	const char *target; /* what it does, for messages (borrowed):
+	                       "bulkInsert of a-0..a-3" */
 	int done;
 	int failed;
 	gb_error err;
@@ -187,6 +193,12 @@ typedef struct gcp_op {
 int gcp_parse_op(const char *body, size_t len, char *name, size_t namecap,
                  char *status, size_t stcap, char *code, size_t codecap,
                  char *msg, size_t msgcap, long *http_status);
+/* Takes an answer that should be an Operation into op: its name (when
+ * op has none yet), done, and failed with op->err when DONE carries an
+ * error.  0, or -1 with err (TRANSIENT MalformedOperation when it is not
+ * an Operation). */
+int gcp_op_answer(const gb_http_resp *resp, const char *what, gcp_op *op,
+                  gb_error *err);
 /* Class of an operation error code. */
 gb_err_class gcp_op_class(const char *code, long http_status);
 int gcp_ops_wait(gcp_ctx *c, gcp_op *ops, size_t n, int64_t deadline,

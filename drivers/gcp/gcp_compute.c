@@ -1,4 +1,4 @@
-/* gcp_compute.c -- the instances.insert body, Instance parsing and the
+/* gcp_compute.c -- the instances.bulkInsert body, Instance parsing and the
  * status mapping.  Builders and parsers are pure (no host calls): the
  * unit tests check them byte for byte and the fuzz target feeds them
  * garbage. */
@@ -72,12 +72,13 @@ static int is_cloud_init(const char *s)
 	       strncasecmp(s, "Content-Type:", 13) == 0;
 }
 
-char *gcp_insert_body(const gb_create_req *req, const char *name,
-                      const char *zone, const gcp_params *p, gb_error *err)
+char *gcp_bulk_body(const gb_create_req *req, const char *const *names,
+                    size_t n, const gcp_params *p, gb_error *err)
 {
 	gcp_type t;
-	json_t *root, *labels, *items, *nic, *sched, *disk;
-	char k[64], v[64], *s, *mt, *dt;
+	json_t *root, *props, *per, *labels, *items, *nic, *sched, *disk;
+	char k[64], v[64], *s;
+	const char *name = n ? names[0] : "";
 	size_t nlabels;
 
 	if (!req->instance_type || !p->image || !*p->image || !p->network ||
@@ -163,33 +164,35 @@ char *gcp_insert_body(const gb_create_req *req, const char *name,
 		                  "onHostMaintenance", "TERMINATE",
 		                  "provisioningModel", "STANDARD");
 
-	dt = drvc_xasprintf("zones/%s/diskTypes/%s", zone, p->disk_type);
+	/* InstanceProperties name types by name, not by zonal URL */
 	s = drvc_xasprintf("%d", p->disk_gb);
 	disk = json_pack("{s:b,s:b,s:{s:s,s:s,s:s}}", "autoDelete", 1, "boot", 1,
-	                 "initializeParams", "diskSizeGb", s, "diskType", dt,
-	                 "sourceImage", p->image);
+	                 "initializeParams", "diskSizeGb", s, "diskType",
+	                 p->disk_type, "sourceImage", p->image);
 	free(s);
-	free(dt);
-
-	mt = drvc_xasprintf("zones/%s/machineTypes/%s", zone, t.machine);
-	root = json_pack("{s:s,s:s,s:[o],s:[o],s:o,s:o,s:{s:o}}", "name", name,
-	                 "machineType", mt, "disks", disk, "networkInterfaces",
-	                 nic, "scheduling", sched, "labels", labels, "metadata",
-	                 "items", items);
-	free(mt);
-	if (!root) {
+	props = json_pack("{s:s,s:[o],s:[o],s:o,s:o,s:{s:o}}", "machineType",
+	                  t.machine, "disks", disk, "networkInterfaces", nic,
+	                  "scheduling", sched, "labels", labels, "metadata",
+	                  "items", items);
+	if (!props) {
 		drvc_err(err, GB_ERR_INTERNAL, 0, "BodyBuildFailed",
-		         "GCE insert body for %s could not be built", name);
+		         "GCE bulkInsert body for %s could not be built", name);
 		return NULL;
 	}
-	if (t.accel[0]) {
-		char *at = drvc_xasprintf("zones/%s/acceleratorTypes/%s", zone,
-		                          t.accel);
-		json_object_set_new(root, "guestAccelerators",
-		                    json_pack("[{s:s,s:i}]", "acceleratorType", at,
-		                              "acceleratorCount", t.accel_count));
-		free(at);
-	}
+	if (t.accel[0])
+		json_object_set_new(props, "guestAccelerators",
+		                    json_pack("[{s:s,s:i}]", "acceleratorType",
+		                              t.accel, "acceleratorCount",
+		                              t.accel_count));
+	per = json_object();
+	for (size_t i = 0; i < n; i++)
+		json_object_set_new(per, names[i], json_object());
+	/* int64 fields travel as decimal strings in Google's JSON */
+	s = drvc_xasprintf("%zu", n);
+	root = json_pack("{s:s,s:s,s:o,s:o}", "count", s, "minCount", s,
+	                 "perInstanceProperties", per, "instanceProperties",
+	                 props);
+	free(s);
 	s = json_dumps(root, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(root);
 	if (!s)

@@ -1,12 +1,24 @@
-/* gcp_create.c -- create req->count instances, all or nothing.
+/* gcp_create.c -- create req->count instances with one
+ * instances.bulkInsert, all or nothing.
  *
- * One instances.insert per instance (bulkInsert is not used, so the
- * driver does not advertise BATCH_CREATE), each with a requestId derived
- * from (token, index) so that a retried create is deduplicated by GCE.
- * A name already taken by an instance without our token is a CONFLICT.
- * Every operation is polled until DONE; DONE with an error (capacity,
- * quota, ...) on any instance deletes every instance of this request and
- * returns that error's class. */
+ * count = minCount = req->count, the names the engine asks for
+ * (<prefix>-<index>) as perInstanceProperties keys, and a requestId
+ * derived from the token and those names.  GCE checks the zone's capacity
+ * and the quotas for all of them before it makes any, so a refused create
+ * (an operation DONE with ZONE_RESOURCE_POOL_EXHAUSTED, QUOTA_EXCEEDED,
+ * ..., or a synchronous error) made nothing and leaves nothing to clean
+ * up: the driver advertises BATCH_CREATE and ATOMIC_CREATE.  The
+ * operation is polled until DONE, then every instance is read back and
+ * emitted.
+ *
+ * Replays (the same token): the same requestId returns the same
+ * operation, and so the same instances.  Once GCE has forgotten the
+ * requestId, the bulkInsert fails with alreadyExists: names that carry
+ * our token label are ours and adopted, one of ours being deleted is
+ * TRANSIENT, one without our token is a CONFLICT, and names still missing
+ * are made by one more bulkInsert of just those (its own requestId).
+ * THROTTLED or TRANSIENT leaves the outcome unknown to the host, which
+ * replays with the same token: nothing is ever deleted here. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,140 +80,105 @@ static int choose_zone(gcp_ctx *c, const gb_create_req *req, char out[64],
 	return 0;
 }
 
-typedef struct gone {
+typedef struct bulk {
 	gcp_ctx *c;
+	const gb_create_req *req;
+	const gcp_params *p;
 	const char *zone;
 	char (*names)[64];
-} gone;
+	size_t n;
+	int *mine;          /* names[i] exists with our token (adopted) */
+} bulk;
 
-static int gone_del(void *ud, size_t i, gb_error *err)
+/* One bulkInsert of the names not yet ours, polled until DONE.  0, or -1
+ * with err (the operation's error when DONE carries one). */
+static int bulk_insert(bulk *b, int64_t deadline, gb_error *err)
 {
-	gone *g = ud;
-	return gcp_delete_inst(g->c, g->zone, g->names[i], err);
-}
-
-static const char *gone_name(void *ud, size_t i)
-{
-	return ((gone *)ud)->names[i];
-}
-
-/* Deletes every touched instance unless the failure is throttled or
- * transient; notes the outcome in err->message. */
-static void failed(gcp_ctx *c, const char *zone, char (*names)[64],
-                   const int *touched, size_t n, gb_error *err)
-{
-	gone g = {c, zone, names};
-	drvc_cleanup cl = {c->host, "gcp", "instance", gone_del, gone_name, &g};
-	drvc_create_failed(&cl, touched, n, err);
-}
-
-static int op_name_ok(const char *s)
-{
-	if (!*s)
-		return 0;
-	for (; *s; s++)
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-		      (*s >= '0' && *s <= '9') || *s == '-' || *s == '_'))
-			return 0;
-	return 1;
-}
-
-/* One insert.  Returns 0 (op filled, or op->done when the instance was
- * already ours), -1 with err.  *taken set when the name already existed:
- * someone else's (with -1), or ours from an earlier try (with 0); either
- * way a failure of this call must not delete it.  *accepted set when GCE
- * answered the insert with a 2xx (even one whose body is unusable). */
-static int insert_one(gcp_ctx *c, const gb_create_req *req, const char *zone,
-                      const char *name, unsigned index, const char *body,
-                      gcp_op *op, int *taken, int *accepted,
-                      gb_error *err)
-{
+	gcp_ctx *c = b->c;
 	const gb_host *h = c->host;
+	const char **want = drvc_xcalloc(b->n, sizeof(*want));
 	gb_http_resp resp;
-	char rid[37], what[200], opname[128], st[32], code[96], msg[512];
-	char *rest, *url;
-	long hs;
-	int rc;
+	gcp_op op;
+	char rid[37], target[200], *body = NULL, *rest, *url;
+	size_t k = 0;
+	int rc = -1;
 
-	*taken = 0;
-	*accepted = 0;
-	gcp_request_id(req->token, index, rid);
-	rest = drvc_xasprintf("instances?requestId=%s", rid);
-	url = gcp_zone_url(c, zone, rest);
+	memset(&op, 0, sizeof(op));
+	for (size_t i = 0; i < b->n; i++)
+		if (!b->mine[i])
+			want[k++] = b->names[i];
+	body = gcp_bulk_body(b->req, want, k, b->p, err);
+	if (!body)
+		goto out;
+	gcp_request_id(b->req->token, want, k, rid);
+	rest = drvc_xasprintf("instances/bulkInsert?requestId=%s", rid);
+	url = gcp_zone_url(c, b->zone, rest);
 	free(rest);
-	snprintf(what, sizeof(what), "insert instance %.63s in %.63s", name,
-	         zone);
-	rc = gcp_api(c, "POST", url, body, "gce-mutate", what, &resp, err);
+	snprintf(target, sizeof(target), "bulkInsert of %.63s%s%.63s", want[0],
+	         k > 1 ? ".." : "", k > 1 ? want[k - 1] : "");
+	op.target = target;
+	op.zone = drvc_xstrdup(b->zone);
+	rc = gcp_api(c, "POST", url, body, "gce-mutate", target, &resp, err);
 	free(url);
-	*accepted = rc == 0; /* a 2xx: GCE took the insert from this call */
-	if (rc != 0) {
-		h->http_free(h->ctx, &resp);
-		if (err->cls == GB_ERR_CONFLICT) {
-			/* alreadyExists: ours from an earlier try, or a clash? */
-			gcp_inst old;
-			char want[64];
-			gb_error e2;
-			int r = gcp_get_inst(c, zone, name, &old, &e2);
-			gcp_label_value(req->token, want);
-			if (r == 1 && gcp_inst_label(&old, GB_TAG_TOKEN) &&
-			    strcmp(gcp_inst_label(&old, GB_TAG_TOKEN), want) == 0) {
-				/* made by an earlier try with this token, which
-				 * the host may have recorded: not this call's
-				 * to clean up if the call fails.  One that is
-				 * being deleted (the earlier try's cleanup) is
-				 * not a result: try again once it is gone. */
-				const char *why;
-				gb_instance_state ost = gcp_inst_state(&old, &why);
-				*taken = 1;
-				gcp_inst_free(&old);
-				if (ost == GB_INST_STOPPING) {
-					drvc_err(err, GB_ERR_TRANSIENT, 409,
-					         "InstanceBeingDeleted",
-					         "GCE instance %s in %s (from an earlier "
-					         "try with this token) is being deleted; "
-					         "the create is retried once it is gone",
-					         name, zone);
-					return -1;
-				}
-				memset(err, 0, sizeof(*err));
-				op->done = 1;
-				return 0;
-			}
-			if (r == 1) {
-				*taken = 1;
-				drvc_err(err, GB_ERR_CONFLICT, 409, "alreadyExists",
-				         "GCE instance %s already exists in %s and does "
-				         "not carry label gpubroker-token=%s", name, zone,
-				         want);
-			}
-			gcp_inst_free(&old);
-		}
-		return -1;
-	}
-	if (drvc_json_ctype_ok(&resp, what, err) != 0 ||
-	    gcp_parse_op(resp.body, resp.body_len, opname, sizeof(opname), st,
-	                 sizeof(st), code, sizeof(code), msg, sizeof(msg),
-	                 &hs) != 0 ||
-	    !op_name_ok(opname)) {
-		h->http_free(h->ctx, &resp);
-		if (!err->code[0])
-			drvc_err(err, GB_ERR_TRANSIENT, (int)resp.status,
-			         "MalformedOperation",
-			         "GCP %s: the answer is not an Operation", what);
-		return -1;
-	}
+	if (rc == 0)
+		rc = gcp_op_answer(&resp, target, &op, err);
 	h->http_free(h->ctx, &resp);
-	op->name = drvc_xstrdup(opname);
-	if (strcmp(st, "DONE") == 0) {
-		op->done = 1;
-		if (code[0]) {
-			op->failed = 1;
-			drvc_err(&op->err, gcp_op_class(code, hs), (int)hs, code,
-			         "GCE instance %s in %s: %s%s%s", name, zone, code,
-			         msg[0] ? ": " : "", msg);
-		}
+	if (rc == 0 && !op.done)
+		rc = gcp_ops_wait(c, &op, 1, deadline, err);
+	if (rc == 0 && op.failed) {
+		*err = op.err;
+		rc = -1;
 	}
-	return 0;
+out:
+	free(op.name);
+	free(op.zone);
+	free(body);
+	free(want);
+	return rc;
+}
+
+/* After alreadyExists: which names are ours (adopted into b->mine).
+ * 0 all ours, 1 some still missing, -1 with err (CONFLICT: one is not
+ * ours; TRANSIENT: one of ours is being deleted). */
+static int adopt(bulk *b, gb_error *err)
+{
+	char want[64];
+	size_t missing = 0;
+	gcp_label_value(b->req->token, want);
+	for (size_t i = 0; i < b->n; i++) {
+		gcp_inst old;
+		const char *tok, *why;
+		int r;
+		if (b->mine[i])
+			continue;
+		r = gcp_get_inst(b->c, b->zone, b->names[i], &old, err);
+		if (r < 0)
+			return -1;
+		if (r == 0) {
+			missing++;
+			continue;
+		}
+		tok = gcp_inst_label(&old, GB_TAG_TOKEN);
+		if (!tok || strcmp(tok, want) != 0) {
+			gcp_inst_free(&old);
+			drvc_err(err, GB_ERR_CONFLICT, 409, "alreadyExists",
+			         "GCE instance %s already exists in %s and does "
+			         "not carry label gpubroker-token=%s", b->names[i],
+			         b->zone, want);
+			return -1;
+		}
+		if (gcp_inst_state(&old, &why) == GB_INST_STOPPING) {
+			gcp_inst_free(&old);
+			drvc_err(err, GB_ERR_TRANSIENT, 409, "InstanceBeingDeleted",
+			         "GCE instance %s in %s (made with this token) is "
+			         "being deleted; the create is retried once it is "
+			         "gone", b->names[i], b->zone);
+			return -1;
+		}
+		gcp_inst_free(&old);
+		b->mine[i] = 1;
+	}
+	return missing ? 1 : 0;
 }
 
 int gcp_create(void *ctx, const gb_create_req *req, gb_instance_cb emit,
@@ -211,16 +188,14 @@ int gcp_create(void *ctx, const gb_create_req *req, gb_instance_cb emit,
 	const gb_host *h = c->host;
 	gcp_params p;
 	char zone[64];
-	char (*names)[64] = NULL;
-	int *touched = NULL;
-	gcp_op *ops = NULL;
 	gcp_inst *insts = NULL;
-	size_t n, i;
+	bulk b;
+	size_t i;
 	int64_t deadline;
 	int rc = -1;
 
-	if (drvc_create_req_ok(req, "GCP", GCP_MAX_COUNT, err) != 0 || gcp_require(c, err) != 0 ||
-	    choose_zone(c, req, zone, err) != 0)
+	if (drvc_create_req_ok(req, "GCP", GCP_MAX_COUNT, err) != 0 ||
+	    gcp_require(c, err) != 0 || choose_zone(c, req, zone, err) != 0)
 		return -1;
 	memset(&p, 0, sizeof(p));
 	p.image = req->image && *req->image ? req->image
@@ -231,80 +206,58 @@ int gcp_create(void *ctx, const gb_create_req *req, gb_instance_cb emit,
 	p.disk_gb = c->disk_gb;
 	p.public_ip = c->public_ip;
 
-	n = req->count;
-	names = drvc_xcalloc(n, sizeof(*names));
-	touched = drvc_xcalloc(n, sizeof(int));
-	ops = drvc_xcalloc(n, sizeof(gcp_op));
-	insts = drvc_xcalloc(n, sizeof(gcp_inst));
-	for (i = 0; i < n; i++) {
+	memset(&b, 0, sizeof(b));
+	b.c = c;
+	b.req = req;
+	b.p = &p;
+	b.zone = zone;
+	b.n = req->count;
+	b.names = drvc_xcalloc(b.n, sizeof(*b.names));
+	b.mine = drvc_xcalloc(b.n, sizeof(int));
+	insts = drvc_xcalloc(b.n, sizeof(gcp_inst));
+	for (i = 0; i < b.n; i++)
 		if (gcp_instance_name(req->name_prefix,
-		                      req->first_index + (unsigned)i, names[i],
+		                      req->first_index + (unsigned)i, b.names[i],
 		                      err) != 0)
 			goto out;
-		ops[i].target = names[i];
-		ops[i].zone = drvc_xstrdup(zone);
-	}
 	deadline = h->mono_ms(h->ctx) + c->create_timeout_ms;
 
-	for (i = 0; i < n; i++) {
-		char *body = gcp_insert_body(req, names[i], zone, &p, err);
-		int taken = 0, accepted = 0, r;
-		if (!body)
-			goto fail;
-		r = insert_one(c, req, zone, names[i],
-		               req->first_index + (unsigned)i, body, &ops[i],
-		               &taken, &accepted, err);
-		free(body);
-		/* Only an insert GCE accepted from this call is this call's to
-		 * delete if the call fails.  A name that already existed, or
-		 * an insert whose every try failed (throttled, or an answer
-		 * lost after the work was done), is left alone: it may be an
-		 * instance of an earlier try that the host has recorded, and a
-		 * replay with the same token finds it. */
-		touched[i] = accepted && !taken;
-		if (r != 0)
-			goto fail;
-	}
-	if (gcp_ops_wait(c, ops, n, deadline, err) != 0)
-		goto fail;
-	for (i = 0; i < n; i++)
-		if (ops[i].failed) {
-			*err = ops[i].err;
-			goto fail;
-		}
-	for (i = 0; i < n; i++) {
-		int r = gcp_get_inst(c, zone, names[i], &insts[i], err);
+	/* at most twice: all names, then (after alreadyExists) the ones
+	 * still missing */
+	for (int round = 0;; round++) {
+		int r;
+		if (bulk_insert(&b, deadline, err) == 0)
+			break;
+		if (err->cls != GB_ERR_CONFLICT || round > 0)
+			goto out;
+		r = adopt(&b, err);
 		if (r < 0)
-			goto fail;
+			goto out;
+		if (r == 0)
+			break;
+	}
+	memset(err, 0, sizeof(*err));
+	for (i = 0; i < b.n; i++) {
+		int r = gcp_get_inst(c, zone, b.names[i], &insts[i], err);
+		if (r < 0)
+			goto out;
 		if (r == 0) {
 			drvc_err(err, GB_ERR_TRANSIENT, 404, "notFound",
 			         "GCE instance %s in %s is gone right after its "
-			         "insert operation finished", names[i], zone);
-			goto fail;
+			         "bulkInsert operation finished", b.names[i], zone);
+			goto out;
 		}
-		gcp_zone_remember(c, names[i], zone);
+		gcp_zone_remember(c, b.names[i], zone);
 	}
-	for (i = 0; i < n; i++)
+	for (i = 0; i < b.n; i++)
 		if (gcp_emit_inst(c, &insts[i], emit, ud))
 			break;
 	rc = 0;
-	goto out;
-fail:
-	/* A throttled or transient failure leaves the outcome unknown to the
-	 * host, which replays the create with the same token: the replay's
-	 * requestId returns this call's operations and finds what they made.
-	 * Deleting it here would leave that requestId pointing at a deleted
-	 * instance, and the replay could never succeed. */
-	failed(c, zone, names, touched, n, err);
 out:
-	for (i = 0; i < n; i++) {
-		free(ops[i].name);
-		free(ops[i].zone);
+	for (i = 0; i < b.n; i++)
 		gcp_inst_free(&insts[i]);
-	}
-	free(names);
-	free(touched);
-	free(ops);
+	free(b.names);
+	free(b.mine);
 	free(insts);
 	return rc;
 }

@@ -78,10 +78,14 @@ const gb_driver gcp_driver_desc = {
 	.struct_size = sizeof(gb_driver),
 	.name = "gcp",
 	.version = "1.0.0",
-	.description = "Google Compute Engine: instances with requestId, Spot "
-	               "provisioning, service-account JWT auth, Billing Catalog",
-	.caps = GB_DRV_CAP_SPOT | GB_DRV_CAP_PRICE_REFRESH | GB_DRV_CAP_ZONES |
-	        GB_DRV_CAP_DESCRIBE_ALL_REGIONS,
+	.description = "Google Compute Engine: instances.bulkInsert with "
+	               "requestId, Spot provisioning, service-account JWT "
+	               "auth, Billing Catalog",
+	/* one bulkInsert per create, minCount = count: GCE checks capacity
+	 * and quota for all before it makes any (gcp_create.c) */
+	.caps = GB_DRV_CAP_SPOT | GB_DRV_CAP_BATCH_CREATE |
+	        GB_DRV_CAP_ATOMIC_CREATE | GB_DRV_CAP_PRICE_REFRESH |
+	        GB_DRV_CAP_ZONES | GB_DRV_CAP_DESCRIBE_ALL_REGIONS,
 	.init = gcp_init,
 	.fini = gcp_fini,
 	.list_offers = gcp_list_offers,

@@ -22,8 +22,10 @@
 
 static int is_capacity(const char *code)
 {
+	/* insufficientCapacity: a bulkInsert refused up front (503) */
 	return code && (strncasecmp(code, "ZONE_RESOURCE_POOL_EXHAUSTED", 28) == 0 ||
-	                strcasecmp(code, "resourcePoolExhausted") == 0);
+	                strcasecmp(code, "resourcePoolExhausted") == 0 ||
+	                strcasecmp(code, "insufficientCapacity") == 0);
 }
 
 static int is_quota(const char *code)

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "drvc_enc.h"
 #include "drvc_mem.h"
 #include "drvc_util.h"
 #include "gcp.h"
@@ -89,12 +90,21 @@ static void uuid_format(unsigned char b[16], char out[37])
 	         b[10], b[11], b[12], b[13], b[14], b[15]);
 }
 
-void gcp_request_id(const char *token, unsigned index, char out[37])
+void gcp_request_id(const char *token, const char *const *names, size_t n,
+                    char out[37])
 {
 	unsigned char md[EVP_MAX_MD_SIZE];
 	unsigned int mdlen = 0;
-	char *in = drvc_xasprintf("gpubroker-create\n%s\n%u", token ? token : "",
-	                          index);
+	drvc_buf b = DRVC_BUF_INIT;
+	char *in;
+	/* not the per-instance insert's "gpubroker-create" input, so a
+	 * requestId never matches one an older driver sent */
+	drvc_buf_addf(&b, "gpubroker-bulk\n%s", token ? token : "");
+	for (size_t i = 0; i < n; i++)
+		drvc_buf_addf(&b, "\n%s", names[i]);
+	in = drvc_buf_take(&b);
+	if (!in)
+		abort();
 	EVP_Digest(in, strlen(in), md, &mdlen, EVP_sha256(), NULL);
 	free(in);
 	uuid_format(md, out);

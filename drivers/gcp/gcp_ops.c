@@ -84,47 +84,67 @@ int gcp_parse_op(const char *body, size_t len, char *name, size_t namecap,
 	return 0;
 }
 
-/* One poll; 0 (op updated) or -1 with err. */
-static int poll_once(gcp_ctx *c, gcp_op *op, int64_t *delay, gb_error *err)
+static int op_name_ok(const char *s)
 {
-	const gb_host *h = c->host;
-	gb_http_resp resp;
-	char what[200], name[128], st[32], code[96], msg[512], *rest, *url;
-	long hs;
-	int rc;
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '-' || *s == '_'))
+			return 0;
+	return 1;
+}
 
-	rest = drvc_xasprintf("operations/%s", op->name);
-	url = gcp_zone_url(c, op->zone, rest);
-	free(rest);
-	snprintf(what, sizeof(what), "operation %.60s of instance %.63s",
-	         op->name, op->target);
-	rc = gcp_api(c, "GET", url, NULL, "gce-ops", what, &resp, err);
-	free(url);
-	*delay = drvc_retry_after_ms(&resp, h->now_ms(h->ctx));
-	if (rc == 0 && drvc_json_ctype_ok(&resp, what, err) != 0)
-		rc = -1;
-	if (rc == 0 &&
-	    gcp_parse_op(resp.body, resp.body_len, name, sizeof(name), st,
+int gcp_op_answer(const gb_http_resp *resp, const char *what, gcp_op *op,
+                  gb_error *err)
+{
+	char name[128], st[32], code[96], msg[512];
+	long hs;
+	if (drvc_json_ctype_ok(resp, what, err) != 0)
+		return -1;
+	if (gcp_parse_op(resp->body, resp->body_len, name, sizeof(name), st,
 	                 sizeof(st), code, sizeof(code), msg, sizeof(msg),
-	                 &hs) != 0) {
-		drvc_err(err, GB_ERR_TRANSIENT, (int)resp.status,
+	                 &hs) != 0 ||
+	    !op_name_ok(name)) {
+		drvc_err(err, GB_ERR_TRANSIENT, (int)resp->status,
 		         "MalformedOperation",
 		         "GCP %s: the answer is not an Operation", what);
-		rc = -1;
-	}
-	h->http_free(h->ctx, &resp);
-	if (rc != 0)
 		return -1;
+	}
+	if (!op->name)
+		op->name = drvc_xstrdup(name);
 	if (strcmp(st, "DONE") == 0) {
 		op->done = 1;
 		if (code[0]) {
 			op->failed = 1;
 			drvc_err(&op->err, gcp_op_class(code, hs), (int)hs, code,
-			         "GCE instance %s in %s: %s%s%s", op->target,
-			         op->zone, code, msg[0] ? ": " : "", msg);
+			         "GCE %s in %s: %s%s%s", op->target, op->zone,
+			         code, msg[0] ? ": " : "", msg);
 		}
 	}
 	return 0;
+}
+
+/* One poll; 0 (op updated) or -1 with err. */
+static int poll_once(gcp_ctx *c, gcp_op *op, int64_t *delay, gb_error *err)
+{
+	const gb_host *h = c->host;
+	gb_http_resp resp;
+	char what[200], *rest, *url;
+	int rc;
+
+	rest = drvc_xasprintf("operations/%s", op->name);
+	url = gcp_zone_url(c, op->zone, rest);
+	free(rest);
+	snprintf(what, sizeof(what), "operation %.60s (%.100s)", op->name,
+	         op->target);
+	rc = gcp_api(c, "GET", url, NULL, "gce-ops", what, &resp, err);
+	free(url);
+	*delay = drvc_retry_after_ms(&resp, h->now_ms(h->ctx));
+	if (rc == 0)
+		rc = gcp_op_answer(&resp, what, op, err);
+	h->http_free(h->ctx, &resp);
+	return rc;
 }
 
 int gcp_ops_wait(gcp_ctx *c, gcp_op *ops, size_t n, int64_t deadline,
@@ -156,7 +176,7 @@ int gcp_ops_wait(gcp_ctx *c, gcp_op *ops, size_t n, int64_t deadline,
 			wait = c->poll_interval_ms;
 		if (h->mono_ms(h->ctx) + wait > deadline) {
 			drvc_err(err, GB_ERR_TRANSIENT, 0, "OperationTimeout",
-			         "GCP: %zu instance operation(s) not DONE after the "
+			         "GCP: %zu operation(s) not DONE after the "
 			         "create timeout (option create_timeout_s)", pending);
 			return -1;
 		}

@@ -1,7 +1,8 @@
 /*
  * gce.h -- internals of cloudsim's GCP listener: the OAuth token endpoint
  * (gcp_oauth.c), Compute Engine v1 routing/auth/rate limits (gce_api.c),
- * instances (gce_instances.c), zone operations (gce_ops.c), list filters
+ * instances (gce_instances.c), bulkInsert (gce_bulk.c), zone operations
+ * (gce_ops.c), list filters
  * (gce_filter.c) and the Cloud Billing catalog (gcp_billing.c, its
  * component rates in gcp_rates.c).
  */
@@ -38,6 +39,51 @@ sim_op *gce_op_new(gce_ctx *c, const char *kind, const char *zone,
                    const char *target, const char *target_id,
                    int64_t done);
 
+/* Shared by insert and bulkInsert (gce_instances.c). */
+/* Maps the request's requestId (when given) to op. */
+void gce_rid_remember(gce_ctx *c, sim_op *op, const char *rid);
+/* The start of a mutation: 1 when answered (a requestId seen before
+ * answered with its operation, a bad requestId, an unknown zone), else 0
+ * with *rid (NULL when absent) and c->region set. */
+int gce_mutation_start(gce_ctx *c, const char **rid);
+/* The request body as a JSON object (caller decrefs), or NULL with the
+ * 400 answered. */
+json_t *gce_body_object(gce_ctx *c);
+int gce_valid_name(const char *n);
+/* An instance's validated properties; every pointer borrowed from the
+ * request body or the catalog. */
+typedef struct gce_props {
+	const char *mt;          /* machine type name */
+	const sim_ctype *t;      /* catalog entry; NULL = CPU-only N1 */
+	const sim_creg *r;       /* t's entry for the region, or NULL */
+	int spot, term_delete;
+	const json_t *labels;    /* object or NULL */
+} gce_props;
+/* Validates an Instance (insert; bulk 0: machineType a URL naming
+ * machineTypes/) or an InstanceProperties (bulkInsert; bulk 1:
+ * machineType a bare name).  0, or -1 with the 400 answered. */
+int gce_props_parse(gce_ctx *c, const json_t *body, int bulk, gce_props *p);
+/* How many more instances of t fit under the region's GPU quota
+ * (INT64_MAX without a limit); q gets the usage key (caller frees
+ * q->key) and amount, metric and *limit the quota's name and limit. */
+int64_t gce_quota_room(gce_ctx *c, const sim_ctype *t, int spot,
+                       sim_quse *q, char *metric, size_t cap, double *limit);
+/* Zone capacity left for p (0 where p's spot market is absent); caller
+ * frees *cap_key. */
+int64_t gce_capacity_left(gce_ctx *c, const gce_props *p, char **cap_key);
+/* The live instance called name in c's zone (borrowed) or NULL. */
+sim_inst *gce_inst_live(gce_ctx *c, const char *name);
+/* Creates and allocates one instance; cap_key and q are copied. */
+sim_inst *gce_inst_make(gce_ctx *c, const gce_props *p, const char *name,
+                        const json_t *body, const char *cap_key,
+                        const sim_quse *q);
+/* An operation that ends DONE with error code (httpErrorStatusCode
+ * http) and nothing made; owned by the op table. */
+sim_op *gce_op_failed(gce_ctx *c, const char *kind, const char *target,
+                      const char *code, int http, const char *msg);
+/* ZONE_RESOURCE_POOL_EXHAUSTED's message for c's zone; caller frees. */
+char *gce_no_room_msg(gce_ctx *c);
+
 /* Filters (AIP-160 subset): clauses ANDed. */
 typedef struct gce_clause {
 	char *field;  /* "labels.KEY", "name", "status", "zone", ... */
@@ -56,6 +102,7 @@ int gce_filter_match(const gce_clause *c, size_t n, gce_field_fn get,
  * waiting). */
 void gcp_token(gce_ctx *c);
 void gce_insert(gce_ctx *c);
+void gce_bulk_insert(gce_ctx *c);
 void gce_get(gce_ctx *c);
 void gce_delete(gce_ctx *c);
 void gce_list(gce_ctx *c, int aggregated);

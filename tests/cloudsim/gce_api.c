@@ -98,7 +98,7 @@ static int seg(const gce_ctx *c, size_t i, const char *s)
 }
 
 typedef enum route {
-	R_NONE, R_TOKEN, R_INSERT, R_LIST, R_GET, R_DELETE, R_AGG, R_OPGET,
+	R_NONE, R_TOKEN, R_INSERT, R_BULK, R_LIST, R_GET, R_DELETE, R_AGG, R_OPGET,
 	R_OPWAIT, R_OPLIST, R_REGION, R_SERVICES, R_SKUS, R_METHOD
 } route;
 
@@ -146,6 +146,11 @@ static route classify(gce_ctx *c)
 		}
 		if (c->nseg != 8)
 			return R_NONE;
+		if (seg(c, 7, "bulkInsert") && strcmp(m, "POST") == 0) {
+			/* never an instance name: those are lowercase */
+			c->op = "instances.bulkInsert";
+			return R_BULK;
+		}
 		c->name = c->segs[7];
 		if (strcmp(m, "DELETE") == 0) {
 			c->op = "instances.delete";
@@ -176,6 +181,7 @@ static const char *group_of(route r)
 {
 	switch (r) {
 	case R_INSERT:
+	case R_BULK:
 	case R_DELETE: return "mutations";
 	case R_GET:
 	case R_REGION: return "reads";
@@ -259,6 +265,7 @@ static void compute(gce_ctx *c, route r)
 	}
 	switch (r) {
 	case R_INSERT: gce_insert(c); break;
+	case R_BULK: gce_bulk_insert(c); break;
 	case R_LIST: gce_list(c, 0); break;
 	case R_AGG: gce_list(c, 1); break;
 	case R_GET: gce_get(c); break;
@@ -269,7 +276,8 @@ static void compute(gce_ctx *c, route r)
 	case R_REGION: gce_region_get(c); break;
 	default: break;
 	}
-	if ((r == R_INSERT || r == R_DELETE) && c->resp->status == 200 &&
+	if ((r == R_INSERT || r == R_BULK || r == R_DELETE) &&
+	    c->resp->status == 200 &&
 	    sim_fault_lost(SIM_GCP, c->op))
 		internal_error(c);
 }

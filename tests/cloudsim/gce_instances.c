@@ -53,7 +53,7 @@ static char *url_zone(const char *s)
 	return e ? gb_xstrndup(z, (size_t)(e - z)) : NULL;
 }
 
-static int valid_name(const char *n)
+int gce_valid_name(const char *n)
 {
 	size_t len = strlen(n);
 	if (len < 1 || len > 63 || !islower((unsigned char)n[0]))
@@ -111,7 +111,7 @@ static const char *jstr(const json_t *o, const char *k)
 
 /* ------------------------------------------------------------------ */
 
-static sim_op *find_rid(gce_ctx *c, const char *rid)
+static sim_op *gce_rid_find(gce_ctx *c, const char *rid)
 {
 	char *k = gb_xasprintf("%s|%s", c->project, rid);
 	sim_op *op = sim_map_get(&sim_g.gce_rids, k);
@@ -119,7 +119,7 @@ static sim_op *find_rid(gce_ctx *c, const char *rid)
 	return op;
 }
 
-static int check_rid(gce_ctx *c, const char **rid)
+static int gce_rid_check(gce_ctx *c, const char **rid)
 {
 	*rid = sim_req_qarg(c->req, "requestId");
 	if (!*rid)
@@ -135,7 +135,7 @@ static int check_rid(gce_ctx *c, const char **rid)
 	return 0;
 }
 
-static void remember_rid(gce_ctx *c, sim_op *op, const char *rid)
+void gce_rid_remember(gce_ctx *c, sim_op *op, const char *rid)
 {
 	char *k;
 	if (!rid)
@@ -146,7 +146,7 @@ static void remember_rid(gce_ctx *c, sim_op *op, const char *rid)
 	free(k);
 }
 
-static int check_zone(gce_ctx *c)
+static int gce_check_zone(gce_ctx *c)
 {
 	const sim_region *r = sim_zone_region(SIM_GCP, c->zone);
 	if (!r) {
@@ -159,90 +159,95 @@ static int check_zone(gce_ctx *c)
 	return 0;
 }
 
-static int quota_check(gce_ctx *c, const sim_ctype *t, int spot,
-                       sim_quse *q)
+int gce_mutation_start(gce_ctx *c, const char **rid)
 {
-	char metric[96];
+	sim_op *op;
+	if (gce_rid_check(c, rid) != 0)
+		return 1;
+	if (*rid && (op = gce_rid_find(c, *rid))) {
+		sim_resp_json(c->resp, 200, gce_op_json(op, c->now));
+		return 1;
+	}
+	return gce_check_zone(c) != 0;
+}
+
+json_t *gce_body_object(gce_ctx *c)
+{
+	json_error_t je;
+	json_t *body = json_loadb(c->req->body, c->req->body_len, 0, &je);
+	if (json_is_object(body))
+		return body;
+	gce_error(c, 400, "parseError", "global",
+	          "Invalid JSON payload received. %s",
+	          body ? "Expected an object." : je.text);
+	json_decref(body);
+	return NULL;
+}
+
+int64_t gce_quota_room(gce_ctx *c, const sim_ctype *t, int spot,
+                       sim_quse *q, char *metric, size_t cap, double *limit)
+{
 	const sim_opval *lim;
 	int64_t used;
 	memset(q, 0, sizeof(*q));
+	metric[0] = '\0';
+	*limit = 0;
 	if (!t || t->gpus <= 0)
-		return 0;
-	sim_gcp_gpu_metric(t->gpu, spot, metric, sizeof(metric));
+		return INT64_MAX;
+	sim_gcp_gpu_metric(t->gpu, spot, metric, cap);
 	q->key = gb_xasprintf("q|gcp|%s|%s", c->region, metric);
 	q->amount = t->gpus;
 	lim = sim_optab_find(&sim_g.sc.q_gcp_gpus, metric);
 	if (!lim || strcmp(lim->op, "*") == 0)
-		return 0;
+		return INT64_MAX;
+	*limit = lim->a;
 	used = sim_count_get(&sim_g.usage, q->key);
-	if (used + t->gpus > (int64_t)lim->a) {
-		sim_count_fault(SIM_GCP, SIM_F_QUOTA);
-		gce_error(c, 403, "QUOTA_EXCEEDED", "usageLimits",
-		          "Quota '%s' exceeded.  Limit: %.1f in region %s.",
-		          metric, lim->a, c->region);
-		free(q->key);
-		q->key = NULL;
-		return -1;
-	}
-	return 0;
+	if ((double)used >= lim->a)
+		return 0;
+	return (int64_t)((lim->a - (double)used) / (double)t->gpus);
 }
 
-void gce_insert(gce_ctx *c)
+int gce_props_parse(gce_ctx *c, const json_t *body, int bulk, gce_props *p)
 {
-	json_error_t je;
-	json_t *body = NULL, *sched, *accs, *labels;
-	const char *rid, *name, *mt_url, *mt, *prov, *action, *ohm;
-	const char *accel = NULL;
+	const char *f = bulk ? "instanceProperties" : "resource";
+	const char *mt_url, *prov, *action, *ohm, *accel = NULL;
+	const json_t *sched, *accs, *labels;
 	int64_t count = 0;
-	int spot = 0, term_delete = 0;
-	char *mzone = NULL, *key = NULL, *cap_key = NULL;
-	const sim_ctype *t;
-	const sim_creg *r = NULL;
-	sim_inst *in;
-	sim_op *op;
-	sim_quse q;
-	int64_t left;
-	memset(&q, 0, sizeof(q));
-	if (check_rid(c, &rid) != 0)
-		return;
-	if (rid && (op = find_rid(c, rid))) {
-		sim_resp_json(c->resp, 200, gce_op_json(op, c->now));
-		return;
-	}
-	if (check_zone(c) != 0)
-		return;
-	body = json_loadb(c->req->body, c->req->body_len, 0, &je);
-	if (!json_is_object(body)) {
-		gce_error(c, 400, "parseError", "global",
-		          "Invalid JSON payload received. %s",
-		          body ? "Expected an object." : je.text);
-		goto out;
-	}
-	name = jstr(body, "name");
-	if (!name || !valid_name(name)) {
-		gce_error(c, 400, "invalid", "global",
-		          "Invalid value for field 'resource.name': '%s'. Must "
-		          "be a match of regex '(?:[a-z](?:[-a-z0-9]{0,61}"
-		          "[a-z0-9])?)'", name ? name : "");
-		goto out;
-	}
+	char *mzone = NULL;
+	int rc = -1;
+
+	memset(p, 0, sizeof(*p));
 	mt_url = jstr(body, "machineType");
-	if (!mt_url || !strstr(mt_url, "machineTypes/")) {
-		gce_error(c, 400, "invalid", "global",
-		          "Invalid value for field 'resource.machineType': '%s'. "
-		          "Must be a URL to a valid Compute resource of the "
-		          "correct type.", mt_url ? mt_url : "");
-		goto out;
+	if (bulk) {
+		/* InstanceProperties take the machine type's name only */
+		if (!mt_url || !*mt_url || strchr(mt_url, '/')) {
+			gce_error(c, 400, "invalid", "global",
+			          "Invalid value for field '%s.machineType': "
+			          "'%s'. Give the machine type's name (for "
+			          "example n2-standard-4), not a URL.", f,
+			          mt_url ? mt_url : "");
+			goto out;
+		}
+	} else {
+		if (!mt_url || !strstr(mt_url, "machineTypes/")) {
+			gce_error(c, 400, "invalid", "global",
+			          "Invalid value for field '%s.machineType': "
+			          "'%s'. Must be a URL to a valid Compute "
+			          "resource of the correct type.", f,
+			          mt_url ? mt_url : "");
+			goto out;
+		}
+		mzone = url_zone(mt_url);
+		if (mzone && strcmp(mzone, c->zone) != 0) {
+			gce_error(c, 400, "invalid", "global",
+			          "Invalid value for field '%s.machineType': "
+			          "'%s'. Machine type zone '%s' does not match "
+			          "the instance zone '%s'.", f, mt_url, mzone,
+			          c->zone);
+			goto out;
+		}
 	}
-	mzone = url_zone(mt_url);
-	if (mzone && strcmp(mzone, c->zone) != 0) {
-		gce_error(c, 400, "invalid", "global",
-		          "Invalid value for field 'resource.machineType': '%s'. "
-		          "Machine type zone '%s' does not match the instance "
-		          "zone '%s'.", mt_url, mzone, c->zone);
-		goto out;
-	}
-	mt = last_seg(mt_url);
+	p->mt = last_seg(mt_url);
 	accs = json_object_get(body, "guestAccelerators");
 	if (json_is_array(accs) && json_array_size(accs) > 0) {
 		const json_t *a0 = json_array_get(accs, 0);
@@ -252,64 +257,65 @@ void gce_insert(gce_ctx *c)
 		    json_integer_value(cnt) < 1 || json_array_size(accs) > 1) {
 			gce_error(c, 400, "invalid", "global",
 			          "Invalid value for field "
-			          "'resource.guestAccelerators': give one "
-			          "{acceleratorType, acceleratorCount >= 1}.");
+			          "'%s.guestAccelerators': give one "
+			          "{acceleratorType, acceleratorCount >= 1}.", f);
 			goto out;
 		}
 		accel = last_seg(at);
 		count = json_integer_value(cnt);
 	}
-	if (strncmp(mt, "n1-", 3) != 0)
+	if (strncmp(p->mt, "n1-", 3) != 0)
 		accel = NULL; /* A2/A3/G2 have their GPUs built in */
-	t = match_type(c->region, c->zone, mt, accel, count);
-	if (!t && (strncmp(mt, "n1-", 3) != 0 || accel)) {
+	p->t = match_type(c->region, c->zone, p->mt, accel, count);
+	if (!p->t && (strncmp(p->mt, "n1-", 3) != 0 || accel)) {
 		if (accel)
 			gce_error(c, 400, "invalid", "global",
 			          "Invalid value for field "
-			          "'resource.guestAccelerators[0].acceleratorType'"
+			          "'%s.guestAccelerators[0].acceleratorType'"
 			          ": '%s'. Accelerator type '%s' with count %lld "
 			          "is not available for machine type '%s' in "
-			          "zone '%s'.", accel, accel, (long long)count, mt,
-			          c->zone);
+			          "zone '%s'.", f, accel, accel, (long long)count,
+			          p->mt, c->zone);
 		else
 			gce_error(c, 400, "invalid", "global",
-			          "Invalid value for field 'resource.machineType'"
+			          "Invalid value for field '%s.machineType'"
 			          ": '%s'. Machine type with name '%s' does not "
-			          "exist in zone '%s'.", mt_url, mt, c->zone);
+			          "exist in zone '%s'.", f, mt_url, p->mt, c->zone);
 		goto out;
 	}
-	if (t)
-		r = sim_ctype_region(t, c->region);
+	if (p->t)
+		p->r = sim_ctype_region(p->t, c->region);
 	sched = json_object_get(body, "scheduling");
 	prov = jstr(sched, "provisioningModel");
-	spot = (prov && strcmp(prov, "SPOT") == 0) ||
-	       json_is_true(json_object_get(sched, "preemptible"));
+	p->spot = (prov && strcmp(prov, "SPOT") == 0) ||
+	          json_is_true(json_object_get(sched, "preemptible"));
 	if (prov && strcmp(prov, "SPOT") != 0 && strcmp(prov, "STANDARD") != 0) {
 		gce_error(c, 400, "invalid", "global",
 		          "Invalid value for field "
-		          "'resource.scheduling.provisioningModel': '%s'.", prov);
+		          "'%s.scheduling.provisioningModel': '%s'.", f, prov);
 		goto out;
 	}
 	action = jstr(sched, "instanceTerminationAction");
 	if (action) {
-		if (!spot || (strcmp(action, "STOP") != 0 &&
-		              strcmp(action, "DELETE") != 0)) {
+		if (!p->spot || (strcmp(action, "STOP") != 0 &&
+		                 strcmp(action, "DELETE") != 0)) {
 			gce_error(c, 400, "invalid", "global",
 			          "Invalid value for field "
-			          "'resource.scheduling.instanceTerminationAction'"
+			          "'%s.scheduling.instanceTerminationAction'"
 			          ": '%s'. It is STOP or DELETE, for SPOT "
-			          "instances only.", action);
+			          "instances only.", f, action);
 			goto out;
 		}
-		term_delete = strcmp(action, "DELETE") == 0;
+		p->term_delete = strcmp(action, "DELETE") == 0;
 	}
 	ohm = jstr(sched, "onHostMaintenance");
-	if (t && t->gpus > 0 && !spot && (!ohm || strcmp(ohm, "TERMINATE") != 0)) {
+	if (p->t && p->t->gpus > 0 && !p->spot &&
+	    (!ohm || strcmp(ohm, "TERMINATE") != 0)) {
 		gce_error(c, 400, "invalid", "global",
 		          "Invalid value for field "
-		          "'resource.scheduling.onHostMaintenance': '%s'. "
+		          "'%s.scheduling.onHostMaintenance': '%s'. "
 		          "Instances with guest accelerators do not support live "
-		          "migration.", ohm ? ohm : "MIGRATE");
+		          "migration.", f, ohm ? ohm : "MIGRATE");
 		goto out;
 	}
 	labels = json_object_get(body, "labels");
@@ -318,78 +324,91 @@ void gce_insert(gce_ctx *c)
 		json_t *v;
 		if (!json_is_object(labels) || json_object_size(labels) > 64) {
 			gce_error(c, 400, "invalid", "global",
-			          "Invalid value for field 'resource.labels': at "
-			          "most 64 labels, as an object.");
+			          "Invalid value for field '%s.labels': at "
+			          "most 64 labels, as an object.", f);
 			goto out;
 		}
-		json_object_foreach(labels, k, v) {
+		json_object_foreach((json_t *)labels, k, v) {
 			if (!json_is_string(v) || !valid_label(k, 1) ||
 			    !valid_label(json_string_value(v), 0)) {
 				gce_error(c, 400, "invalid", "global",
 				          "Invalid value for field "
-				          "'resource.labels': ''. Label '%s' "
+				          "'%s.labels': ''. Label '%s' "
 				          "violates format constraints. Keys and "
 				          "values can only contain lowercase "
 				          "letters, numeric characters, underscores "
 				          "and dashes, at most 63 characters; keys "
-				          "start with a lowercase letter.", k);
+				          "start with a lowercase letter.", f, k);
 				goto out;
 			}
 		}
+		p->labels = labels;
 	}
-	key = gce_key(c->project, c->zone, name);
-	in = sim_inst_find(key);
+	rc = 0;
+out:
+	free(mzone);
+	return rc;
+}
+
+int64_t gce_capacity_left(gce_ctx *c, const gce_props *p, char **cap_key)
+{
+	int64_t left = sim_capacity_left(SIM_GCP, c->region, c->zone,
+	                                 p->t ? p->t->type : p->mt, p->spot,
+	                                 cap_key);
+	if (p->r && sim_creg_price(p->r, c->zone, p->spot) < 0)
+		left = 0; /* no spot market for this type here */
+	return left;
+}
+
+sim_op *gce_op_failed(gce_ctx *c, const char *kind, const char *target,
+                      const char *code, int http, const char *msg)
+{
+	sim_op *op = gce_op_new(c, kind, c->zone, target, "0",
+	                        c->now + sim_g.sc.pending_ms[SIM_GCP] / 2);
+	op->err_code = gb_xstrdup(code);
+	op->err_msg = gb_xstrdup(msg);
+	op->http_err = http;
+	return op;
+}
+
+char *gce_no_room_msg(gce_ctx *c)
+{
+	return gb_xasprintf("The zone 'projects/%s/zones/%s' does not have "
+	                    "enough resources available to fulfill the "
+	                    "request.  Try a different zone, or try again "
+	                    "later.", c->project, c->zone);
+}
+
+sim_inst *gce_inst_live(gce_ctx *c, const char *name)
+{
+	char *key = gce_key(c->project, c->zone, name);
+	sim_inst *in = sim_inst_find(key);
+	free(key);
 	if (in && sim_inst_phase(in, c->now) == SIM_PH_GONE) {
 		sim_inst_purge(in);
 		in = NULL;
 	}
-	if (in) {
-		gce_error(c, 409, "alreadyExists", "global",
-		          "The resource 'projects/%s/zones/%s/instances/%s' "
-		          "already exists", c->project, c->zone, name);
-		goto out;
-	}
-	if (quota_check(c, t, spot, &q) != 0)
-		goto out;
-	if (sim_state_full()) {
-		gce_error(c, 403, "QUOTA_EXCEEDED", "usageLimits",
-		          "cloudsim holds its maximum of %lld instances "
-		          "(limits.max_instances).",
-		          (long long)sim_g.sc.max_instances);
-		goto out;
-	}
-	left = sim_capacity_left(SIM_GCP, c->region, c->zone,
-	                         t ? t->type : mt, spot, &cap_key);
-	if (r && sim_creg_price(r, c->zone, spot) < 0)
-		left = 0; /* no spot market for this type here */
-	if (left < 1) {
-		sim_count_fault(SIM_GCP, SIM_F_CAPACITY);
-		op = gce_op_new(c, "insert", c->zone, name, "0",
-		                c->now + sim_g.sc.pending_ms[SIM_GCP] / 2);
-		op->err_code = gb_xstrdup("ZONE_RESOURCE_POOL_EXHAUSTED");
-		op->err_msg = gb_xasprintf(
-			"The zone 'projects/%s/zones/%s' does not have enough "
-			"resources available to fulfill the request.  Try a "
-			"different zone, or try again later.", c->project,
-			c->zone);
-		op->http_err = 503;
-		remember_rid(c, op, rid);
-		sim_resp_json(c->resp, 200, gce_op_json(op, c->now));
-		goto out;
-	}
-	in = sim_inst_new(SIM_GCP, key);
-	{
-		char id[24];
-		snprintf(id, sizeof(id), "%llu",
-		         (unsigned long long)(sim_rand_u64() % 9000000000000000000ull +
-		                              1000000000000000000ull));
-		in->id = gb_xstrdup(id);
-	}
+	return in;
+}
+
+sim_inst *gce_inst_make(gce_ctx *c, const gce_props *p, const char *name,
+                        const json_t *body, const char *cap_key,
+                        const sim_quse *q)
+{
+	const sim_ctype *t = p->t;
+	char *key = gce_key(c->project, c->zone, name);
+	sim_inst *in = sim_inst_new(SIM_GCP, key);
+	char id[24];
+	free(key);
+	snprintf(id, sizeof(id), "%llu",
+	         (unsigned long long)(sim_rand_u64() % 9000000000000000000ull +
+	                              1000000000000000000ull));
+	in->id = gb_xstrdup(id);
 	in->name = gb_xstrdup(name);
 	in->region = gb_xstrdup(c->region);
 	in->zone = gb_xstrdup(c->zone);
-	in->type = gb_xstrdup(t ? t->type : mt);
-	in->gce_machine = gb_xstrdup(mt);
+	in->type = gb_xstrdup(t ? t->type : p->mt);
+	in->gce_machine = gb_xstrdup(p->mt);
 	if (t && t->gpus > 0) {
 		const char *a = t->accel ? t->accel : gce_accel_for(t->gpu);
 		in->gce_accel = gb_xstrdup(a ? a : t->gpu);
@@ -398,32 +417,90 @@ void gce_insert(gce_ctx *c)
 	in->gpu = gb_xstrdup(t ? t->gpu : "");
 	in->gpus = t ? t->gpus : 0;
 	in->vcpus = t ? t->vcpus : 0;
-	in->spot = spot;
-	in->gce_term_delete = term_delete;
-	in->price = r ? sim_creg_price(r, c->zone, spot) : 0;
-	in->gce_body = json_incref(body);
-	if (labels) {
+	in->spot = p->spot;
+	in->gce_term_delete = p->term_delete;
+	in->price = p->r ? sim_creg_price(p->r, c->zone, p->spot) : 0;
+	in->gce_body = json_incref((json_t *)body);
+	if (p->labels) {
 		const char *k;
 		json_t *v;
-		json_object_foreach(labels, k, v)
+		json_object_foreach((json_t *)p->labels, k, v)
 			gb_kvs_set(&in->tags, k, json_string_value(v));
 	}
 	in->t_create = c->now;
 	in->t_visible = c->now;
 	in->t_running = c->now + sim_g.sc.pending_ms[SIM_GCP];
-	in->cap_key = cap_key;
-	cap_key = NULL;
-	in->quse[0] = q;
-	q.key = NULL;
+	in->cap_key = cap_key ? gb_xstrdup(cap_key) : NULL;
+	if (q && q->key) {
+		in->quse[0].key = gb_xstrdup(q->key);
+		in->quse[0].amount = q->amount;
+	}
 	sim_inst_allocate(in, c->now);
+	return in;
+}
+
+void gce_insert(gce_ctx *c)
+{
+	json_t *body;
+	const char *rid, *name;
+	char *cap_key = NULL, *msg;
+	char metric[96];
+	double limit;
+	gce_props p;
+	sim_inst *in;
+	sim_op *op;
+	sim_quse q;
+	memset(&q, 0, sizeof(q));
+	if (gce_mutation_start(c, &rid) || !(body = gce_body_object(c)))
+		return;
+	name = jstr(body, "name");
+	if (!name || !gce_valid_name(name)) {
+		gce_error(c, 400, "invalid", "global",
+		          "Invalid value for field 'resource.name': '%s'. Must "
+		          "be a match of regex '(?:[a-z](?:[-a-z0-9]{0,61}"
+		          "[a-z0-9])?)'", name ? name : "");
+		goto out;
+	}
+	if (gce_props_parse(c, body, 0, &p) != 0)
+		goto out;
+	if (gce_inst_live(c, name)) {
+		gce_error(c, 409, "alreadyExists", "global",
+		          "The resource 'projects/%s/zones/%s/instances/%s' "
+		          "already exists", c->project, c->zone, name);
+		goto out;
+	}
+	if (gce_quota_room(c, p.t, p.spot, &q, metric, sizeof(metric),
+	                   &limit) < 1) {
+		sim_count_fault(SIM_GCP, SIM_F_QUOTA);
+		gce_error(c, 403, "QUOTA_EXCEEDED", "usageLimits",
+		          "Quota '%s' exceeded.  Limit: %.1f in region %s.",
+		          metric, limit, c->region);
+		goto out;
+	}
+	if (sim_state_full()) {
+		gce_error(c, 403, "QUOTA_EXCEEDED", "usageLimits",
+		          "cloudsim holds its maximum of %lld instances "
+		          "(limits.max_instances).",
+		          (long long)sim_g.sc.max_instances);
+		goto out;
+	}
+	if (gce_capacity_left(c, &p, &cap_key) < 1) {
+		sim_count_fault(SIM_GCP, SIM_F_CAPACITY);
+		msg = gce_no_room_msg(c);
+		op = gce_op_failed(c, "insert", name,
+		                   "ZONE_RESOURCE_POOL_EXHAUSTED", 503, msg);
+		free(msg);
+		gce_rid_remember(c, op, rid);
+		sim_resp_json(c->resp, 200, gce_op_json(op, c->now));
+		goto out;
+	}
+	in = gce_inst_make(c, &p, name, body, cap_key, &q);
 	op = gce_op_new(c, "insert", c->zone, name, in->id, in->t_running);
-	remember_rid(c, op, rid);
+	gce_rid_remember(c, op, rid);
 	sim_resp_json(c->resp, 200, gce_op_json(op, c->now));
 out:
 	free(q.key);
 	free(cap_key);
-	free(key);
-	free(mzone);
 	json_decref(body);
 }
 
@@ -447,7 +524,7 @@ static void not_found(gce_ctx *c)
 void gce_get(gce_ctx *c)
 {
 	sim_inst *in;
-	if (check_zone(c) != 0)
+	if (gce_check_zone(c) != 0)
 		return;
 	in = find_inst(c);
 	if (!in) {
@@ -462,13 +539,7 @@ void gce_delete(gce_ctx *c)
 	const char *rid;
 	sim_inst *in;
 	sim_op *op;
-	if (check_rid(c, &rid) != 0)
-		return;
-	if (rid && (op = find_rid(c, rid))) {
-		sim_resp_json(c->resp, 200, gce_op_json(op, c->now));
-		return;
-	}
-	if (check_zone(c) != 0)
+	if (gce_mutation_start(c, &rid))
 		return;
 	in = find_inst(c);
 	if (!in) {
@@ -478,7 +549,7 @@ void gce_delete(gce_ctx *c)
 	if (!(in->t_stop && !in->keep))
 		sim_inst_stop(in, c->now, SIM_END_USER, 0);
 	op = gce_op_new(c, "delete", c->zone, in->name, in->id, in->t_gone);
-	remember_rid(c, op, rid);
+	gce_rid_remember(c, op, rid);
 	sim_resp_json(c->resp, 200, gce_op_json(op, c->now));
 }
 
@@ -663,7 +734,7 @@ void gce_list(gce_ctx *c, int aggregated)
 	char *after = NULL;
 	json_t *out = NULL, *items;
 	const sim_inst *last = NULL;
-	if (!aggregated && check_zone(c) != 0)
+	if (!aggregated && gce_check_zone(c) != 0)
 		return;
 	if (flt && *flt && gce_filter_parse(flt, &cl, &ncl) != 0) {
 		gce_error(c, 400, "invalid", "global",

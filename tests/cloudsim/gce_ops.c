@@ -58,11 +58,13 @@ json_t *gce_op_json(const sim_op *op, int64_t now)
 	json_object_set_new(o, "zone", json_string(u));
 	free(u);
 	json_object_set_new(o, "operationType", json_string(op->kind));
-	u = gce_url("projects/%s/zones/%s/instances/%s", op->project, op->zone,
-	            op->target);
-	json_object_set_new(o, "targetLink", json_string(u));
-	free(u);
-	json_object_set_new(o, "targetId", json_string(op->target_id));
+	if (*op->target) { /* a bulkInsert has no single target */
+		u = gce_url("projects/%s/zones/%s/instances/%s", op->project,
+		            op->zone, op->target);
+		json_object_set_new(o, "targetLink", json_string(u));
+		free(u);
+		json_object_set_new(o, "targetId", json_string(op->target_id));
+	}
 	json_object_set_new(o, "status", json_string(st));
 	if (strcmp(op->kind, "compute.instances.preempted") == 0)
 		json_object_set_new(o, "statusMessage",

@@ -196,9 +196,9 @@ static const cloud_cfg clouds[] = {
 		               "{\"NVIDIA_L4_GPUS\":10000000}}}}",
 		.quota_codes = {"QUOTA_EXCEEDED", "quotaExceeded"},
 		.lost_on = "{\"lost_response\":{\"gcp\":"
-		           "{\"instances.insert\":1}}}",
+		           "{\"instances.bulkInsert\":1}}}",
 		.lost_off = "{\"lost_response\":{\"gcp\":"
-		            "{\"instances.insert\":0}}}",
+		            "{\"instances.bulkInsert\":0}}}",
 		.throttle_json =
 			"{\"throttling\":{\"gcp\":{"
 			"\"mutations\":{\"per_minute\":2,\"window_s\":1},"
@@ -1082,6 +1082,13 @@ static void expect_refused(suite *s, const char *pool, gb_err_class cls,
 	assert_true(strlen(g_err.message) > 10);
 	assert_true(simproc_faults(s->sp, s->c->name, fault) > f0);
 	seen = sim_count(s, pool, NULL);
+	/* An atomic create is refused before anything is made (nothing
+	 * billed); the others may make some and delete them again. */
+	if ((s->drv->d->caps & GB_DRV_CAP_ATOMIC_CREATE) && seen) {
+		print_error("the driver has ATOMIC_CREATE, yet cloudsim made "
+		            "%zu instance(s) of the refused create\n", seen);
+		fail();
+	}
 	POLL_UNTIL((left = sim_count(s, pool, SIM_LEFT)) == 0, 15000);
 	if (left) {
 		print_error("%zu instance(s) of the refused create are still "

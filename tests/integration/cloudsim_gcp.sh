@@ -1,7 +1,8 @@
 #!/bin/sh
 # cloudsim GCP: the OAuth token endpoint verifying RS256 JWT assertions
 # (built here with the openssl command line), Compute Engine v1 instances
-# (insert with requestId deduplication, get, delete, list,
+# (insert with requestId deduplication, bulkInsert checked up front
+# against capacity and quota, get, delete, list,
 # aggregatedList with label filters and pageToken), zone operations
 # (get, wait, list; DONE with ZONE_RESOURCE_POOL_EXHAUSTED), synchronous
 # QUOTA_EXCEEDED, 403 rateLimitExceeded, N1 guestAccelerators, Spot
@@ -135,6 +136,94 @@ expect_match "PREEMPTIBLE_NVIDIA_H100_GPUS" "$(jget "$BODY_FILE" 'j["error"]["me
 gce GET "$PRJ/regions/us-central1"
 expect_eq "$(jget "$BODY_FILE" '[q["usage"] for q in j["quotas"] if q["metric"] == "NVIDIA_H100_GPUS"][0]')" 8.0 "regions.get quota usage"
 ctl_post /_sim/scenario '{"quotas":{"gcp":{"gpus":{"NVIDIA_H100_GPUS":1000,"PREEMPTIBLE_NVIDIA_H100_GPUS":1000}}}}'
+
+# --- bulkInsert: checked up front, all (or minCount) or nothing ------------------------
+Zc=us-central1-c
+# bulk COUNT MINCOUNT NAMES(a,b,..) [namePattern] -> a BulkInsertInstanceResource
+bulk() {
+	$PY - "$@" <<'PYEOF'
+import sys, json
+a = sys.argv[1:] + [""] * 4
+count, mn, names, pat = a[:4]
+b = {"count": count, "instanceProperties": {
+        "machineType": "a2-highgpu-1g",
+        "disks": [{"boot": True, "autoDelete": True, "initializeParams": {
+            "sourceImage": "projects/debian-cloud/global/images/family/debian-12",
+            "diskSizeGb": "100", "diskType": "pd-balanced"}}],
+        "networkInterfaces": [{"network": "global/networks/default"}],
+        "scheduling": {"onHostMaintenance": "TERMINATE", "provisioningModel": "STANDARD"},
+        "labels": {"gpubroker-pool": "bulk", "gpubroker-token": "t-1"}}}
+if mn: b["minCount"] = mn
+if names: b["perInstanceProperties"] = {n: {} for n in names.split(",")}
+if pat: b["namePattern"] = pat
+print(json.dumps(b))
+PYEOF
+}
+counter() { curl -s "$CTL_URL/_sim/counters" | $PY -c 'import json,sys; print(json.load(sys.stdin)["calls"]["gcp"].get(sys.argv[1], 0))' "$1"; }
+bulk_live() { curl -s "$CTL_URL/_sim/instances?cloud=gcp&live=1" | $PY -c 'import json,sys; print(",".join(sorted(i["name"] for i in json.load(sys.stdin)["instances"] if i["tags"].get("gpubroker-pool") == "bulk")))'; }
+ctl_post /_sim/scenario '{"capacity":[{"cloud":"gcp","zone":"us-central1-c","type":"a2-highgpu-1g","count":3}]}'
+INS0=$(counter instances.insert); DEL0=$(counter instances.delete); BULK0=$(counter instances.bulkInsert)
+# 4 in a zone that holds 3 (minCount defaults to count): nothing is made
+gce POST "$PRJ/zones/$Zc/instances/bulkInsert?requestId=$(uuid)" "$(bulk 4 '' b-0,b-1,b-2,b-3)"
+expect_status 200 "bulkInsert that cannot fit is accepted (the error is in the operation)"
+expect_eq "$(jget "$BODY_FILE" 'j["operationType"]')" bulkInsert "operationType bulkInsert"
+OP=$(jget "$BODY_FILE" 'j["name"]')
+gce_op_done $Zc "$OP"
+expect_eq "$(jget "$BODY_FILE" 'j["status"]')" DONE "refused bulkInsert: operation DONE"
+expect_eq "$(jget "$BODY_FILE" 'j["error"]["errors"][0]["code"]')" ZONE_RESOURCE_POOL_EXHAUSTED "refused bulkInsert: ZONE_RESOURCE_POOL_EXHAUSTED"
+expect_eq "$(jget "$BODY_FILE" 'j["httpErrorStatusCode"]')" 503 "refused bulkInsert: httpErrorStatusCode 503"
+expect_eq "$(bulk_live)" "" "refused bulkInsert made nothing (/_sim/instances?live=1)"
+expect_eq "$(counter instances.insert),$(counter instances.delete)" "$INS0,$DEL0" "no insert or delete behind the refusal"
+expect_eq "$(counter instances.bulkInsert)" $((BULK0 + 1)) "bulkInsert counted in /_sim/counters"
+# 3 fit: all made, with their names and labels; the requestId deduplicates
+RID=$(uuid)
+gce POST "$PRJ/zones/$Zc/instances/bulkInsert?requestId=$RID" "$(bulk 3 3 b-0,b-1,b-2)"
+expect_status 200 "bulkInsert that fits"
+OP=$(jget "$BODY_FILE" 'j["name"]')
+gce_op_done $Zc "$OP"
+expect_eq "$(jget "$BODY_FILE" '"error" in j')" False "bulkInsert that fits: DONE without error"
+expect_eq "$(bulk_live)" "b-0,b-1,b-2" "3 instances with the requested names"
+gce GET "$PRJ/zones/$Zc/instances/b-1"
+expect_match '/machineTypes/a2-highgpu-1g$' "$(jget "$BODY_FILE" 'j["machineType"]')" "machineType from instanceProperties"
+expect_eq "$(jget "$BODY_FILE" 'j["labels"]["gpubroker-token"]')" t-1 "labels from instanceProperties"
+gce POST "$PRJ/zones/$Zc/instances/bulkInsert?requestId=$RID" "$(bulk 3 3 b-0,b-1,b-2)"
+expect_status 200 "bulkInsert replayed with its requestId"
+expect_eq "$(jget "$BODY_FILE" 'j["name"]')" "$OP" "the same requestId returns the same operation"
+expect_eq "$(jget "$BODY_FILE" '"error" in j')" False "and no error (no alreadyExists)"
+expect_eq "$(bulk_live)" "b-0,b-1,b-2" "the replay created nothing new"
+# a name that exists fails the whole request
+ctl_post /_sim/scenario '{"capacity":[{"cloud":"gcp","zone":"us-central1-c","type":"a2-highgpu-1g","count":5}]}'
+gce POST "$PRJ/zones/$Zc/instances/bulkInsert?requestId=$(uuid)" "$(bulk 2 '' b-9,b-2)"
+expect_status 409 "bulkInsert naming an existing instance"
+expect_eq "$(code)" alreadyExists "alreadyExists"
+expect_eq "$(bulk_live)" "b-0,b-1,b-2" "nothing made beside the existing one"
+# minCount < count: what fits (2 of 4), named by the pattern
+gce POST "$PRJ/zones/$Zc/instances/bulkInsert" "$(bulk 4 2 '' bp-##)"
+expect_status 200 "bulkInsert count 4 minCount 2"
+expect_eq "$(bulk_live)" "b-0,b-1,b-2,bp-01,bp-02" "min(count, what fits) made, named by namePattern"
+gce POST "$PRJ/zones/$Zc/instances/bulkInsert" "$(bulk 1 1 '' bp-##)"
+gce_op_done $Zc "$(jget "$BODY_FILE" 'j["name"]')"
+expect_eq "$(jget "$BODY_FILE" 'j["error"]["errors"][0]["code"]')" ZONE_RESOURCE_POOL_EXHAUSTED "the zone is full now"
+# the GPU quota, checked for all of them up front
+ctl_post /_sim/scenario '{"capacity":[{"cloud":"gcp","zone":"us-central1-c","type":"a2-highgpu-1g","count":100}],"quotas":{"gcp":{"gpus":{"NVIDIA_A100_GPUS":6}}}}'
+gce POST "$PRJ/zones/$Zc/instances/bulkInsert" "$(bulk 2 '' q-0,q-1)"
+gce_op_done $Zc "$(jget "$BODY_FILE" 'j["name"]')"
+expect_eq "$(jget "$BODY_FILE" 'j["error"]["errors"][0]["code"]')" QUOTA_EXCEEDED "2 more A100s over a quota of 6 (5 used): QUOTA_EXCEEDED"
+expect_eq "$(jget "$BODY_FILE" 'j["httpErrorStatusCode"]')" 403 "QUOTA_EXCEEDED: httpErrorStatusCode 403"
+expect_eq "$(bulk_live)" "b-0,b-1,b-2,bp-01,bp-02" "nothing made over the quota"
+ctl_post /_sim/scenario '{"quotas":{"gcp":{"gpus":{"NVIDIA_A100_GPUS":1000}}}}'
+# malformed requests
+gce POST "$PRJ/zones/$Zc/instances/bulkInsert" "$(bulk 1 '' x-1 | sed 's|"a2-highgpu-1g"|"zones/us-central1-c/machineTypes/a2-highgpu-1g"|')"
+expect_eq "$HTTP $(code)" "400 invalid" "instanceProperties.machineType must be a name"
+gce POST "$PRJ/zones/$Zc/instances/bulkInsert" "$(bulk 2)"
+expect_eq "$HTTP $(code)" "400 invalid" "neither perInstanceProperties nor namePattern"
+gce POST "$PRJ/zones/$Zc/instances/bulkInsert" "$(bulk 2 '' x-1)"
+expect_eq "$HTTP $(code)" "400 invalid" "fewer names than count without a namePattern"
+gce POST "$PRJ/zones/$Zc/instances/bulkInsert" "$(bulk 5001 '' '' x-####)"
+expect_eq "$HTTP $(code)" "400 invalid" "count above 5000"
+gce POST "$PRJ/zones/$Zc/instances/bulkInsert" "$(bulk 2 3 '' x-####)"
+expect_eq "$HTTP $(code)" "400 invalid" "minCount above count"
+expect_eq "$(bulk_live)" "b-0,b-1,b-2,bp-01,bp-02" "no malformed request made anything"
 
 # --- aggregatedList: label filters, paging, NO_RESULTS_ON_PAGE ---------------------------
 for n in 1 2 3 4 5 6 7; do

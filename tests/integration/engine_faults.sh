@@ -8,7 +8,7 @@
 sim_start
 sim_post /_sim/scenario '{
   "error_rates": {"aws": {"*": 0.3}, "azure": {"*": 0.3}, "gcp": {"*": 0.3}},
-  "lost_response": {"aws": {"RunInstances": 0.3}, "azure": {"PutVM": 0.3}, "gcp": {"instances.insert": 0.3}},
+  "lost_response": {"aws": {"RunInstances": 0.3}, "azure": {"PutVM": 0.3}, "gcp": {"instances.bulkInsert": 0.3}},
   "throttling": {
     "aws": {"RunInstances": {"capacity": 1, "refill_per_s": 1},
             "Describe": {"capacity": 2, "refill_per_s": 2}},
@@ -50,7 +50,7 @@ for id in $(curl -sf "$CONTROL/_sim/instances?live=1" | jq -r '.instances[].id')
 done
 echo "ok: every live cloudsim instance is known to the store"
 
-sim_post /_sim/scenario '{"error_rates": {"aws": {"*": 0}, "azure": {"*": 0}, "gcp": {"*": 0}}, "lost_response": {"aws": {"RunInstances": 0}, "azure": {"PutVM": 0}, "gcp": {"instances.insert": 0}}}'
+sim_post /_sim/scenario '{"error_rates": {"aws": {"*": 0}, "azure": {"*": 0}, "gcp": {"*": 0}}, "lost_response": {"aws": {"RunInstances": 0}, "azure": {"PutVM": 0}, "gcp": {"instances.bulkInsert": 0}}}'
 for p in fs-aws fs-azure fs-gcp; do
 	gb destroy $p --auto-approve >/dev/null 2>>"$T/destroy.log" || fail "destroy $p"
 done

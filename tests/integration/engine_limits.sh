@@ -17,7 +17,7 @@ CONF="$T/broker.yaml"
 sim_start
 calls() { # creates cloudsim was asked for so far, on every cloud
 	curl -sf "$CONTROL/_sim/counters" |
-		jq '[.. | objects | (.RunInstances?, .PutVM?, .["instances.insert"]?) | numbers] | add // 0'
+		jq '[.. | objects | (.RunInstances?, .PutVM?, .["instances.insert"]?, .["instances.bulkInsert"]?) | numbers] | add // 0'
 }
 
 # 1. 3 x A10G on aws for 2 h: 3 GPUs, $3.02/h, $6.04 -- inside every limit

@@ -9,8 +9,8 @@
 . "$GB_SRC/tests/lib/integration.sh"
 
 sim_start
-# GCE answers every insert with a 500 (backendError)
-sim_post /_sim/scenario '{"error_rates": {"gcp": {"instances.insert": 1}}}'
+# GCE answers every bulkInsert with a 500 (backendError)
+sim_post /_sim/scenario '{"error_rates": {"gcp": {"instances.bulkInsert": 1}}}'
 PLACE='{clouds: [gcp, aws], regions: [us-east4, us-east-1], colocate: none}' \
 	write_spec "$T/un.yaml" un gcp L4 2
 

@@ -71,6 +71,10 @@ check "caps aws | grep -q batch-terminate && ! caps gcp | grep -q batch-terminat
 	"aws terminates in batches, gcp and azure per instance"
 check "caps gcp | grep -q describe-all-regions && caps azure | grep -q describe-all-regions && ! caps aws | grep -q describe-all-regions" \
 	"gcp and azure describe every region at once, aws per region"
+# one all-or-nothing create request for many instances: EC2 RunInstances
+# and GCE bulkInsert; ARM makes one VM per request
+check "caps gcp | grep -q batch-create && caps gcp | grep -q atomic-create && caps aws | grep -q atomic-create && ! caps azure | grep -q batch-create && ! caps azure | grep -q atomic-create" \
+	"gcp and aws create in atomic batches, azure per instance"
 # the AGE column (the on-prem probe's age) ticks between the two runs
 SAME_MASK='s/ [0-9][0-9dhms]*$/ AGE/' check "same offers --gpu A100-80GB --cloud onprem" \
 	"offers: same on-prem offers (the age column masked)"

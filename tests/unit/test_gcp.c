@@ -2,9 +2,10 @@
  * test_gcp.c -- the GCP driver against the fake host: the service-account
  * JWT (decoded here and its RS256 signature verified with the public half
  * of a key pair this test generates), the token exchange, caching and
- * refresh, the exact instances.insert bodies (N1 guestAccelerators vs
+ * refresh, the exact instances.bulkInsert bodies (N1 guestAccelerators vs
  * A2/G2 built-in GPUs, Spot scheduling, labels), deterministic requestIds,
- * operation polling and DONE-with-error, all-or-nothing cleanup, error
+ * one bulkInsert per create, operation polling and DONE-with-error
+ * (nothing made, nothing deleted), replays and adoption, error
  * classes, aggregatedList paging and states, terminate, refresh_prices
  * from billing-catalog pages, malformed answers, missing credentials --
  * and that no secret (private key, assertion, token) reaches an error or
@@ -153,7 +154,7 @@ static char *op_json(const char *name, const char *status,
 	if (errcode)
 		snprintf(s, 1024,
 		         "{\"kind\":\"compute#operation\",\"name\":\"%s\","
-		         "\"operationType\":\"insert\",\"status\":\"%s\","
+		         "\"operationType\":\"bulkInsert\",\"status\":\"%s\","
 		         "\"httpErrorStatusCode\":503,\"error\":{\"errors\":[{"
 		         "\"code\":\"%s\",\"message\":\"The zone "
 		         "'projects/proj-1/zones/us-central1-a' does not have "
@@ -162,7 +163,7 @@ static char *op_json(const char *name, const char *status,
 	else
 		snprintf(s, 1024,
 		         "{\"kind\":\"compute#operation\",\"name\":\"%s\","
-		         "\"operationType\":\"insert\",\"status\":\"%s\","
+		         "\"operationType\":\"bulkInsert\",\"status\":\"%s\","
 		         "\"progress\":0}",
 		         name, status);
 	return s;
@@ -515,43 +516,51 @@ static void test_token_cache_refresh_and_401(void **state)
 /* ------------------------------------------------------------- bodies */
 
 static const char expect_n1_spot[] =
-	"{\"disks\":[{\"autoDelete\":true,\"boot\":true,\"initializeParams\":{"
-	"\"diskSizeGb\":\"200\",\"diskType\":\"zones/us-central1-a/diskTypes/"
-	"pd-balanced\",\"sourceImage\":\"projects/deeplearning-platform-release/"
+	"{\"count\":\"2\",\"instanceProperties\":{"
+	"\"disks\":[{\"autoDelete\":true,\"boot\":true,\"initializeParams\":{"
+	"\"diskSizeGb\":\"200\",\"diskType\":\"pd-balanced\",\"sourceImage\":"
+	"\"projects/deeplearning-platform-release/"
 	"global/images/family/common-cu128-ubuntu-2204-nvidia-570\"}}],"
 	"\"guestAccelerators\":[{\"acceleratorCount\":1,\"acceleratorType\":"
-	"\"zones/us-central1-a/acceleratorTypes/nvidia-tesla-t4\"}],"
+	"\"nvidia-tesla-t4\"}],"
 	"\"labels\":{\"cost_center\":\"4411\",\"gpubroker-broker\":\"b1\","
 	"\"gpubroker-pool\":\"train-42\",\"gpubroker-team\":\"research\","
 	"\"gpubroker-token\":\"0123abcdef\",\"project\":\"llm_training\","
 	"\"x9lives\":\"x\"},"
-	"\"machineType\":\"zones/us-central1-a/machineTypes/n1-standard-8\","
+	"\"machineType\":\"n1-standard-8\","
 	"\"metadata\":{\"items\":[{\"key\":\"ssh-keys\",\"value\":\"gpubroker:"
 	SSHKEY "\"},{\"key\":\"startup-script\",\"value\":\"#!/bin/sh\\n"
 	"nvidia-smi\\n\"}]},"
-	"\"name\":\"train-42-0\",\"networkInterfaces\":[{\"accessConfigs\":[{"
+	"\"networkInterfaces\":[{\"accessConfigs\":[{"
 	"\"name\":\"External NAT\",\"type\":\"ONE_TO_ONE_NAT\"}],\"network\":"
 	"\"global/networks/default\"}],"
 	"\"scheduling\":{\"automaticRestart\":false,"
 	"\"instanceTerminationAction\":\"STOP\",\"onHostMaintenance\":"
-	"\"TERMINATE\",\"provisioningModel\":\"SPOT\"}}";
+	"\"TERMINATE\",\"provisioningModel\":\"SPOT\"}},"
+	"\"minCount\":\"2\",\"perInstanceProperties\":{\"train-42-0\":{},"
+	"\"train-42-1\":{}}}";
 
-static void test_insert_bodies(void **state)
+static const char *const two[] = {"train-42-0", "train-42-1"};
+static const char *const x1[] = {"x-1"};
+
+static void test_bulk_bodies(void **state)
 {
-	gb_create_req r = base_req(1, "n1-standard-8/nvidia-tesla-t4:1");
+	gb_create_req r = base_req(2, "n1-standard-8/nvidia-tesla-t4:1");
 	gcp_params p = {GCP_DEFAULT_IMAGE, "global/networks/default", NULL,
 	                "pd-balanced", 200, 1};
 	gb_error err;
 	char *b, *b2;
-	json_t *j;
+	json_t *j, *props;
 	(void)state;
 
+	/* count = minCount, names as perInstanceProperties keys, every type
+	 * by name (InstanceProperties take no zonal URLs) */
 	r.capacity = GB_CAPACITY_SPOT;
 	r.user_data = "#!/bin/sh\nnvidia-smi\n";
-	b = gcp_insert_body(&r, "train-42-0", "us-central1-a", &p, &err);
+	b = gcp_bulk_body(&r, two, 2, &p, &err);
 	assert_non_null(b);
 	assert_string_equal(b, expect_n1_spot);
-	b2 = gcp_insert_body(&r, "train-42-0", "us-central1-a", &p, &err);
+	b2 = gcp_bulk_body(&r, two, 2, &p, &err);
 	assert_string_equal(b, b2);
 	free(b);
 	free(b2);
@@ -563,26 +572,36 @@ static void test_insert_bodies(void **state)
 	r.user_data = "#cloud-config\npackages: [htop]\n";
 	p.subnetwork = "regions/us-central1/subnetworks/gpu";
 	p.public_ip = 0;
-	b = gcp_insert_body(&r, "train-42-0", "us-central1-a", &p, &err);
+	b = gcp_bulk_body(&r, x1, 1, &p, &err);
 	assert_non_null(b);
 	j = json_loads(b, 0, NULL);
-	assert_null(json_object_get(j, "guestAccelerators"));
-	assert_string_equal(json_string_value(json_object_get(j, "machineType")),
-	                    "zones/us-central1-a/machineTypes/a2-highgpu-1g");
+	props = json_object_get(j, "instanceProperties");
+	assert_string_equal(json_string_value(json_object_get(j, "count")), "1");
+	assert_string_equal(json_string_value(json_object_get(j, "minCount")),
+	                    "1");
+	assert_int_equal(json_object_size(json_object_get(
+		                 j, "perInstanceProperties")), 1);
+	assert_non_null(json_object_get(json_object_get(
+		j, "perInstanceProperties"), "x-1"));
+	assert_null(json_object_get(props, "guestAccelerators"));
+	assert_string_equal(json_string_value(json_object_get(props,
+	                                                      "machineType")),
+	                    "a2-highgpu-1g");
 	{
-		json_t *s = json_object_get(j, "scheduling");
-		json_t *nic = json_array_get(json_object_get(j, "networkInterfaces"),
-		                             0);
+		json_t *sc = json_object_get(props, "scheduling");
+		json_t *nic = json_array_get(
+			json_object_get(props, "networkInterfaces"), 0);
 		json_t *md = json_array_get(
-			json_object_get(json_object_get(j, "metadata"), "items"), 1);
-		assert_true(json_is_true(json_object_get(s, "automaticRestart")));
+			json_object_get(json_object_get(props, "metadata"),
+			                "items"), 1);
+		assert_true(json_is_true(json_object_get(sc, "automaticRestart")));
 		assert_string_equal(
-			json_string_value(json_object_get(s, "onHostMaintenance")),
+			json_string_value(json_object_get(sc, "onHostMaintenance")),
 			"TERMINATE");
 		assert_string_equal(
-			json_string_value(json_object_get(s, "provisioningModel")),
+			json_string_value(json_object_get(sc, "provisioningModel")),
 			"STANDARD");
-		assert_null(json_object_get(s, "instanceTerminationAction"));
+		assert_null(json_object_get(sc, "instanceTerminationAction"));
 		assert_null(json_object_get(nic, "accessConfigs"));
 		assert_string_equal(
 			json_string_value(json_object_get(nic, "subnetwork")),
@@ -593,18 +612,18 @@ static void test_insert_bodies(void **state)
 	json_decref(j);
 	free(b);
 	r.instance_type = "g2-standard-8";
-	b = gcp_insert_body(&r, "x-1", "us-central1-a", &p, &err);
+	b = gcp_bulk_body(&r, x1, 1, &p, &err);
 	assert_null(strstr(b, "guestAccelerators"));
 	free(b);
 
 	/* Attachable GPUs exist only for N1; malformed types. */
 	r.instance_type = "a2-highgpu-1g/nvidia-tesla-a100:1";
-	assert_null(gcp_insert_body(&r, "x-1", "us-central1-a", &p, &err));
+	assert_null(gcp_bulk_body(&r, x1, 1, &p, &err));
 	assert_int_equal(err.cls, GB_ERR_INVALID);
 	r.instance_type = "n1-standard-8/nvidia-tesla-t4:0";
-	assert_null(gcp_insert_body(&r, "x-1", "us-central1-a", &p, &err));
+	assert_null(gcp_bulk_body(&r, x1, 1, &p, &err));
 	r.instance_type = "N1 standard";
-	assert_null(gcp_insert_body(&r, "x-1", "us-central1-a", &p, &err));
+	assert_null(gcp_bulk_body(&r, x1, 1, &p, &err));
 }
 
 static void test_names_labels_request_ids(void **state)
@@ -631,12 +650,12 @@ static void test_names_labels_request_ids(void **state)
 	                                   10, out, &err),
 	                 -1);
 
-	gcp_request_id("tok-1", 0, a);
-	gcp_request_id("tok-1", 0, b);
-	gcp_request_id("tok-1", 1, c);
+	gcp_request_id("tok-1", two, 2, a);
+	gcp_request_id("tok-1", two, 2, b);
 	assert_string_equal(a, b);
+	gcp_request_id("tok-1", two + 1, 1, c); /* a subset: another id */
 	assert_string_not_equal(a, c);
-	gcp_request_id("tok-2", 0, c);
+	gcp_request_id("tok-2", two, 2, c);
 	assert_string_not_equal(a, c);
 	assert_int_equal(strlen(a), 36);
 	assert_true(a[8] == '-' && a[13] == '-' && a[18] == '-' && a[23] == '-');
@@ -653,15 +672,16 @@ static void test_names_labels_request_ids(void **state)
 
 /* ------------------------------------------------------------- create */
 
-static void create_routes(const char *name, const char *zone,
-                          const char *opname, int running,
-                          const char *errcode)
+#define BULK "/instances/bulkInsert?requestId="
+
+/* The bulkInsert in zone answered with operation opname: RUNNING
+ * `running` polls (Retry-After 4 s), then DONE with errcode (or none). */
+static void bulk_routes(const char *zone, const char *opname, int running,
+                        const char *errcode)
 {
-	char sub[256], *op, *inst;
-	snprintf(sub, sizeof(sub), "zones/%s/instances?requestId=", zone);
+	char sub[256], *op;
+	snprintf(sub, sizeof(sub), "zones/%s" BULK, zone);
 	op = op_json(opname, "RUNNING", NULL);
-	(void)name;
-	/* one insert answer per instance, in order */
 	on("POST", sub, 1, 200, op, NULL, NULL);
 	free(op);
 	snprintf(sub, sizeof(sub), "zones/%s/operations/%s", zone, opname);
@@ -672,10 +692,16 @@ static void create_routes(const char *name, const char *zone,
 	op = op_json(opname, "DONE", errcode);
 	on("GET", sub, -1, 200, op, NULL, NULL);
 	free(op);
+}
+
+/* GET of instance name in zone (status, token label). */
+static void inst_route(const char *name, const char *zone,
+                       const char *status, const char *token, int times)
+{
+	char sub[256], *inst;
 	snprintf(sub, sizeof(sub), "zones/%s/instances/%s", zone, name);
-	inst = inst_json(name, zone, "RUNNING", "STANDARD", "0123abcdef",
-	                 "train-42");
-	on("GET", sub, -1, 200, inst, NULL, NULL);
+	inst = inst_json(name, zone, status, "STANDARD", token, "train-42");
+	on("GET", sub, times, 200, inst, NULL, NULL);
 	free(inst);
 }
 
@@ -683,23 +709,32 @@ static void test_create_polls_and_emits(void **state)
 {
 	fakehost *fh = mk(1);
 	void *ctx = init(fh);
-	gb_create_req r = base_req(1, "n1-standard-8/nvidia-tesla-t4:1");
+	gb_create_req r = base_req(2, "n1-standard-8/nvidia-tesla-t4:1");
 	got g;
 	gb_error err;
 	const fakehost_req *ins;
 	char rid[37], url[300];
+	json_t *body;
 	int64_t t0;
 	(void)state;
 
+	/* one create call makes them all, all or nothing */
+	assert_int_equal(gcp_driver_desc.caps & (GB_DRV_CAP_BATCH_CREATE |
+	                                         GB_DRV_CAP_ATOMIC_CREATE),
+	                 GB_DRV_CAP_BATCH_CREATE | GB_DRV_CAP_ATOMIC_CREATE);
 	token_route(TOK1, 3600, -1);
 	r.zone = ""; /* the catalog's first zone for the type: us-central1-b */
-	create_routes("train-42-0", "us-central1-b", "operation-1", 2, NULL);
+	bulk_routes("us-central1-b", "operation-1", 2, NULL);
+	inst_route("train-42-0", "us-central1-b", "RUNNING", "0123abcdef", -1);
+	inst_route("train-42-1", "us-central1-b", "STAGING", "0123abcdef", -1);
 	memset(&g, 0, sizeof(g));
 	t0 = fakehost_host(fh)->now_ms(fakehost_host(fh)->ctx);
 	assert_int_equal(gcp_driver_desc.create(ctx, &r, collect, &g, &err), 0);
-	assert_int_equal(g.n, 1);
+	assert_int_equal(g.n, 2);
 	assert_string_equal(g.ids[0], "train-42-0");
+	assert_string_equal(g.ids[1], "train-42-1");
 	assert_int_equal(g.st[0], GB_INST_RUNNING);
+	assert_int_equal(g.st[1], GB_INST_PENDING);
 	assert_string_equal(g.priv[0], "10.128.0.7");
 	assert_string_equal(g.pub[0], "34.1.2.3");
 	assert_string_equal(g.type[0], "n1-standard-8/nvidia-tesla-t4:1");
@@ -711,16 +746,31 @@ static void test_create_polls_and_emits(void **state)
 	assert_int_equal(count_reqs(fh, "GET", "operations/operation-1"), 3);
 	assert_true(fakehost_host(fh)->now_ms(fakehost_host(fh)->ctx) - t0 >=
 	            8000);
-	ins = find_req(fh, "POST", "/instances?requestId=", 0);
-	gcp_request_id("0123abcdef", 0, rid);
-	snprintf(url, sizeof(url),
-	         ZONES "us-central1-b/instances?requestId=%s", rid);
+	/* one bulkInsert for both: count = minCount = 2, the engine's names,
+	 * a requestId from the token and the names */
+	assert_int_equal(count_reqs(fh, "POST", "/instances"), 1);
+	ins = find_req(fh, "POST", BULK, 0);
+	gcp_request_id("0123abcdef", two, 2, rid);
+	snprintf(url, sizeof(url), ZONES "us-central1-b" BULK "%s", rid);
 	assert_string_equal(ins->url, url);
 	assert_string_equal(ins->rate_class, "gce-mutate");
 	assert_string_equal(fakehost_req_header(ins, "Authorization"),
 	                    "Bearer " TOK1);
-	assert_non_null(strstr(ins->body, "\"machineType\":\"zones/us-central1-b/"
-	                                  "machineTypes/n1-standard-8\""));
+	body = json_loads(ins->body, 0, NULL);
+	assert_non_null(body);
+	assert_string_equal(json_string_value(json_object_get(body, "count")),
+	                    "2");
+	assert_string_equal(json_string_value(json_object_get(body,
+	                                                      "minCount")),
+	                    "2");
+	assert_non_null(json_object_get(json_object_get(
+		body, "perInstanceProperties"), "train-42-1"));
+	assert_string_equal(
+		json_string_value(json_object_get(
+			json_object_get(body, "instanceProperties"),
+			"machineType")),
+		"n1-standard-8");
+	json_decref(body);
 	assert_string_equal(find_req(fh, "GET", "operations/", 0)->rate_class,
 	                    "gce-ops");
 	assert_int_equal(count_reqs(fh, "DELETE", "instances"), 0);
@@ -745,7 +795,9 @@ static void test_create_polls_and_emits(void **state)
 	fakehost_free(fh);
 }
 
-static void test_create_all_or_nothing(void **state)
+/* A refused bulkInsert made nothing: the driver returns the error's class
+ * and deletes nothing (GCE checked capacity and quota up front). */
+static void test_create_refused_makes_nothing(void **state)
 {
 	fakehost *fh = mk(1);
 	void *ctx = init(fh);
@@ -755,70 +807,59 @@ static void test_create_all_or_nothing(void **state)
 	(void)state;
 
 	token_route(TOK1, 3600, -1);
-	create_routes("train-42-0", "us-central1-a", "op-a", 1, NULL);
-	create_routes("train-42-1", "us-central1-a", "op-b", 1,
-	              "ZONE_RESOURCE_POOL_EXHAUSTED");
+	bulk_routes("us-central1-a", "op-a", 1, "ZONE_RESOURCE_POOL_EXHAUSTED");
 	on("DELETE", "instances/train-42-", -1, 200,
 	   "{\"name\":\"op-del\",\"status\":\"RUNNING\"}", NULL, NULL);
 	memset(&g, 0, sizeof(g));
 	assert_int_equal(gcp_driver_desc.create(ctx, &r, collect, &g, &err), -1);
 	assert_int_equal(err.cls, GB_ERR_CAPACITY);
 	assert_string_equal(err.code, "ZONE_RESOURCE_POOL_EXHAUSTED");
-	assert_non_null(strstr(err.message, "train-42-1"));
-	assert_non_null(strstr(err.message, "cleanup"));
+	assert_non_null(strstr(err.message, "train-42-0..train-42-1"));
+	assert_non_null(strstr(err.message, "us-central1-a"));
 	assert_int_equal(g.n, 0);
-	assert_int_equal(count_reqs(fh, "DELETE", "instances/train-42-0?requestId="),
-	                 1);
-	assert_int_equal(count_reqs(fh, "DELETE", "instances/train-42-1?requestId="),
-	                 1);
+	assert_int_equal(count_reqs(fh, "POST", "/instances"), 1);
+	assert_int_equal(count_reqs(fh, "DELETE", "instances"), 0);
+	assert_int_equal(count_reqs(fh, "GET", "/instances/"), 0);
 
 	/* QUOTA_EXCEEDED in DONE -> QUOTA. */
 	routes_reset();
 	token_route(TOK1, 3600, -1);
-	create_routes("train-42-0", "us-central1-a", "op-q", 0, "QUOTA_EXCEEDED");
-	on("DELETE", "instances/train-42-", -1, 404, "{}", NULL, NULL);
-	r.count = 1;
+	bulk_routes("us-central1-a", "op-q", 0, "QUOTA_EXCEEDED");
 	assert_int_equal(gcp_driver_desc.create(ctx, &r, collect, &g, &err), -1);
 	assert_int_equal(err.cls, GB_ERR_QUOTA);
 	assert_string_equal(err.code, "QUOTA_EXCEEDED");
 
-	/* A synchronous 403 quotaExceeded on the 2nd insert. */
+	/* A synchronous 403 quotaExceeded. */
 	routes_reset();
 	token_route(TOK1, 3600, -1);
-	create_routes("train-42-0", "us-central1-a", "op-c", 0, NULL);
-	on("POST", "instances?requestId=", -1, 403,
+	on("POST", BULK, -1, 403,
 	   "{\"error\":{\"code\":403,\"message\":\"Quota 'NVIDIA_A100_GPUS' "
 	   "exceeded. Limit: 1.0 in region us-central1.\",\"errors\":[{"
 	   "\"message\":\"Quota 'NVIDIA_A100_GPUS' exceeded.\",\"domain\":"
 	   "\"usageLimits\",\"reason\":\"quotaExceeded\"}]}}",
 	   NULL, NULL);
-	on("DELETE", "instances/train-42-", -1, 200, "{}", NULL, NULL);
-	r.count = 2;
 	assert_int_equal(gcp_driver_desc.create(ctx, &r, collect, &g, &err), -1);
 	assert_int_equal(err.cls, GB_ERR_QUOTA);
 	assert_string_equal(err.code, "quotaExceeded");
-	assert_int_equal(count_reqs(fh, "DELETE", "instances/train-42-0?"), 3);
+
+	/* A synchronous 503 insufficientCapacity (the bulk API's own form):
+	 * CAPACITY, not a transient error to replay. */
+	routes_reset();
+	token_route(TOK1, 3600, -1);
+	on("POST", BULK, -1, 503,
+	   "{\"error\":{\"code\":503,\"message\":\"Insufficient capacity.\","
+	   "\"errors\":[{\"reason\":\"insufficientCapacity\"}]}}", NULL, NULL);
+	assert_int_equal(gcp_driver_desc.create(ctx, &r, collect, &g, &err), -1);
+	assert_int_equal(err.cls, GB_ERR_CAPACITY);
+	assert_int_equal(count_reqs(fh, "DELETE", "instances"), 0);
 	assert_clean(fh, &err);
 	gcp_driver_desc.fini(ctx);
 	fakehost_free(fh);
 }
 
-/* GCE's answer to an insert whose name exists (once), and the existing
- * instance in us-central1-a with the given status and token label. */
-static void exists_routes(const char *name, const char *status,
-                          const char *token)
-{
-	char *inst;
-	char path[96];
-	on("POST", "instances?requestId=", 1, 409,
-	   "{\"error\":{\"code\":409,\"message\":\"already exists\","
-	   "\"errors\":[{\"reason\":\"alreadyExists\"}]}}", NULL, NULL);
-	inst = inst_json(name, "us-central1-a", status, "STANDARD", token,
-	                 "train-42");
-	snprintf(path, sizeof(path), "instances/%s", name);
-	on("GET", path, -1, 200, inst, NULL, NULL);
-	free(inst);
-}
+#define EXISTS "{\"error\":{\"code\":409,\"message\":\"The resource " \
+	"'projects/proj-1/zones/us-central1-a/instances/train-42-0' already " \
+	"exists\",\"errors\":[{\"reason\":\"alreadyExists\"}]}}"
 
 static void test_create_conflict(void **state)
 {
@@ -828,81 +869,93 @@ static void test_create_conflict(void **state)
 	got g;
 	gb_error err;
 	char *inst;
+	size_t posts;
 	(void)state;
 
+	/* a name taken by someone else's instance */
 	token_route(TOK1, 3600, -1);
-	on("POST", "instances?requestId=", -1, 409,
-	   "{\"error\":{\"code\":409,\"message\":\"The resource "
-	   "'projects/proj-1/zones/us-central1-a/instances/train-42-0' already "
-	   "exists\",\"errors\":[{\"reason\":\"alreadyExists\"}]}}",
-	   NULL, NULL);
+	on("POST", BULK, 1, 409, EXISTS, NULL, NULL);
 	inst = inst_json("train-42-0", "us-central1-a", "RUNNING", "STANDARD",
 	                 "someone-else", "other");
 	on("GET", "instances/train-42-0", 1, 200, inst, NULL, NULL);
 	free(inst);
 	assert_int_equal(gcp_driver_desc.create(ctx, &r, collect, &g, &err), -1);
 	assert_int_equal(err.cls, GB_ERR_CONFLICT);
+	assert_non_null(strstr(err.message, "gpubroker-token=0123abcdef"));
 	assert_int_equal(count_reqs(fh, "DELETE", "instances"), 0);
 
-	/* Ours from an earlier attempt: adopted. */
-	inst = inst_json("train-42-0", "us-central1-a", "RUNNING", "STANDARD",
-	                 "0123abcdef", "train-42");
-	on("GET", "instances/train-42-0", -1, 200, inst, NULL, NULL);
-	free(inst);
+	/* Ours from an earlier try whose requestId GCE has forgotten:
+	 * adopted, nothing more asked. */
+	routes_reset();
+	token_route(TOK1, 3600, -1);
+	on("POST", BULK, 1, 409, EXISTS, NULL, NULL);
+	inst_route("train-42-0", "us-central1-a", "RUNNING", "0123abcdef", -1);
 	memset(&g, 0, sizeof(g));
+	posts = count_reqs(fh, "POST", BULK);
 	assert_int_equal(gcp_driver_desc.create(ctx, &r, collect, &g, &err), 0);
 	assert_int_equal(g.n, 1);
+	assert_int_equal(count_reqs(fh, "POST", BULK), posts + 1);
 	assert_int_equal(unmatched, 0);
 
-	/* A retry with the same token finds train-42-0 made by the earlier
-	 * try (the host may have recorded it), and train-42-1 fails: the
-	 * cleanup deletes only what this call made. */
+	/* train-42-0 ours, train-42-1 missing: one more bulkInsert of just
+	 * train-42-1, with its own requestId. */
 	routes_reset();
 	token_route(TOK1, 3600, -1);
-	exists_routes("train-42-0", "RUNNING", "0123abcdef");
-	create_routes("train-42-1", "us-central1-a", "op-b", 0,
-	              "ZONE_RESOURCE_POOL_EXHAUSTED");
-	on("DELETE", "instances/train-42-", -1, 200,
-	   "{\"name\":\"op-del\",\"status\":\"RUNNING\"}", NULL, NULL);
+	on("POST", BULK, 1, 409, EXISTS, NULL, NULL);
+	inst_route("train-42-0", "us-central1-a", "RUNNING", "0123abcdef", -1);
+	on("GET", "instances/train-42-1", 1, 404,
+	   "{\"error\":{\"code\":404,\"errors\":[{\"reason\":\"notFound\"}]}}",
+	   NULL, NULL);
+	bulk_routes("us-central1-a", "op-b", 0, NULL);
+	inst_route("train-42-1", "us-central1-a", "RUNNING", "0123abcdef", -1);
 	r.count = 2;
 	memset(&g, 0, sizeof(g));
-	assert_int_equal(gcp_driver_desc.create(ctx, &r, collect, &g, &err), -1);
-	assert_int_equal(err.cls, GB_ERR_CAPACITY);
-	assert_int_equal(count_reqs(fh, "DELETE", "instances/train-42-0?"), 0);
-	assert_int_equal(count_reqs(fh, "DELETE", "instances/train-42-1?"), 1);
+	posts = count_reqs(fh, "POST", BULK);
+	assert_int_equal(gcp_driver_desc.create(ctx, &r, collect, &g, &err), 0);
+	assert_int_equal(g.n, 2);
+	assert_int_equal(count_reqs(fh, "POST", BULK), posts + 2);
+	{
+		const fakehost_req *b2 = find_req(fh, "POST", BULK, posts + 1);
+		char rid[37];
+		json_t *j = json_loads(b2->body, 0, NULL);
+		json_t *per = json_object_get(j, "perInstanceProperties");
+		assert_int_equal(json_object_size(per), 1);
+		assert_non_null(json_object_get(per, "train-42-1"));
+		assert_string_equal(json_string_value(json_object_get(j, "count")),
+		                    "1");
+		json_decref(j);
+		gcp_request_id("0123abcdef", two + 1, 1, rid);
+		assert_non_null(strstr(b2->url, rid));
+		assert_string_not_equal(b2->url,
+		                        find_req(fh, "POST", BULK, posts)->url);
+	}
+	assert_int_equal(count_reqs(fh, "DELETE", "instances"), 0);
 
-	/* Ours but STOPPING (an earlier try's cleanup deletes it): not a
-	 * result, a transient error; nothing deleted by this call. */
+	/* Ours but STOPPING: not a result, a transient error; nothing
+	 * deleted by this call. */
 	routes_reset();
 	token_route(TOK1, 3600, -1);
-	exists_routes("train-42-0", "STOPPING", "0123abcdef");
+	on("POST", BULK, 1, 409, EXISTS, NULL, NULL);
+	inst_route("train-42-0", "us-central1-a", "STOPPING", "0123abcdef", -1);
 	r.count = 1;
 	memset(&g, 0, sizeof(g));
-	{
-		size_t dels = count_reqs(fh, "DELETE", "instances/");
-		assert_int_equal(gcp_driver_desc.create(ctx, &r, collect, &g, &err),
-		                 -1);
-		assert_int_equal(err.cls, GB_ERR_TRANSIENT);
-		assert_string_equal(err.code, "InstanceBeingDeleted");
-		assert_int_equal(g.n, 0);
-		assert_int_equal(count_reqs(fh, "DELETE", "instances/"), dels);
-	}
+	assert_int_equal(gcp_driver_desc.create(ctx, &r, collect, &g, &err), -1);
+	assert_int_equal(err.cls, GB_ERR_TRANSIENT);
+	assert_string_equal(err.code, "InstanceBeingDeleted");
+	assert_int_equal(g.n, 0);
+	assert_int_equal(count_reqs(fh, "DELETE", "instances/"), 0);
 
-	/* Every insert try throttled: GCE never took this call's insert, and
-	 * the name may hold an instance of an earlier try: nothing deleted. */
+	/* Every try throttled: the outcome is unknown, nothing deleted. */
 	routes_reset();
 	token_route(TOK1, 3600, -1);
-	on("POST", "instances?requestId=", -1, 403,
+	on("POST", BULK, -1, 403,
 	   "{\"error\":{\"code\":403,\"message\":\"Quota exceeded for "
 	   "quota metric 'Queries'\",\"errors\":[{\"reason\":"
 	   "\"rateLimitExceeded\"}]}}", NULL, NULL);
-	{
-		size_t dels = count_reqs(fh, "DELETE", "instances/");
-		assert_int_equal(gcp_driver_desc.create(ctx, &r, collect, &g, &err),
-		                 -1);
-		assert_int_equal(err.cls, GB_ERR_THROTTLED);
-		assert_int_equal(count_reqs(fh, "DELETE", "instances/"), dels);
-	}
+	on("DELETE", "instances/", -1, 200, "{}", NULL, NULL);
+	assert_int_equal(gcp_driver_desc.create(ctx, &r, collect, &g, &err), -1);
+	assert_int_equal(err.cls, GB_ERR_THROTTLED);
+	assert_int_equal(count_reqs(fh, "DELETE", "instances/"), 0);
 	gcp_driver_desc.fini(ctx);
 	fakehost_free(fh);
 }
@@ -1155,12 +1208,12 @@ static void test_malformed_answers(void **state)
 	assert_int_equal(gcp_driver_desc.describe(ctx, &d, collect, &g, &err), -1);
 	assert_string_equal(err.code, "UnexpectedContentType");
 
-	/* An insert answered with something that is not an Operation: a
-	 * transient failure whose outcome is unknown (GCE took the insert).
+	/* A bulkInsert answered with something that is not an Operation: a
+	 * transient failure whose outcome is unknown (GCE took the request).
 	 * Nothing is deleted: the host replays with the same requestId,
 	 * which finds the instance; deleting it would leave that requestId
 	 * pointing at a deleted instance forever. */
-	on("POST", "instances?requestId=", 1, 200, "{\"status\":[]}", NULL, NULL);
+	on("POST", BULK, 1, 200, "{\"status\":[]}", NULL, NULL);
 	on("DELETE", "instances/train-42-0", -1, 200, "{}", NULL, NULL);
 	assert_int_equal(gcp_driver_desc.create(ctx, &r, collect, &g, &err), -1);
 	assert_int_equal(err.cls, GB_ERR_TRANSIENT);
@@ -1452,10 +1505,11 @@ static int make_key(void)
 	return key_json ? 0 : -1;
 }
 
-/* A create that ends TRANSIENT after GCE accepted an insert: the outcome
- * is unknown to the host, which replays with the same token.  Nothing is
- * deleted (a deleted instance behind a deduplicated requestId could never
- * be created by the replay), and the replay returns both instances. */
+/* A create that ends TRANSIENT (every try of the bulkInsert answered
+ * 503: GCE may have made them): the outcome is unknown to the host, which
+ * replays with the same token.  Nothing is deleted (a deleted instance
+ * behind a deduplicated requestId could never be made by the replay), and
+ * the replay, with the same requestId, returns both instances. */
 static void test_create_transient_left_for_replay(void **state)
 {
 	fakehost *fh = mk(1);
@@ -1463,13 +1517,10 @@ static void test_create_transient_left_for_replay(void **state)
 	gb_create_req r = base_req(2, "a2-highgpu-1g");
 	got g;
 	gb_error err;
-	char *op;
+	char first[300];
 	(void)state;
 	token_route(TOK1, 3600, -1);
-	op = op_json("op-a", "RUNNING", NULL);
-	on("POST", "instances?requestId=", 1, 200, op, NULL, NULL);
-	free(op);
-	on("POST", "instances?requestId=", -1, 503,
+	on("POST", BULK, -1, 503,
 	   "{\"error\":{\"code\":503,\"message\":\"backend\","
 	   "\"errors\":[{\"reason\":\"backendError\"}]}}", NULL, NULL);
 	on("DELETE", "instances/train-42-", -1, 200,
@@ -1479,16 +1530,20 @@ static void test_create_transient_left_for_replay(void **state)
 	assert_int_equal(err.cls, GB_ERR_TRANSIENT);
 	assert_int_equal(count_reqs(fh, "DELETE", "instances"), 0);
 	assert_int_equal(g.n, 0);
+	snprintf(first, sizeof(first), "%s", find_req(fh, "POST", BULK, 0)->url);
 
-	/* the replay: the first insert's requestId returns its (now DONE)
-	 * operation, the second goes through */
+	/* the replay: its requestId returns the (now DONE) operation */
 	routes_reset();
 	token_route(TOK1, 3600, -1);
-	create_routes("train-42-0", "us-central1-a", "op-a", 0, NULL);
-	create_routes("train-42-1", "us-central1-a", "op-b", 0, NULL);
+	bulk_routes("us-central1-a", "op-a", 0, NULL);
+	inst_route("train-42-0", "us-central1-a", "RUNNING", "0123abcdef", -1);
+	inst_route("train-42-1", "us-central1-a", "RUNNING", "0123abcdef", -1);
 	memset(&g, 0, sizeof(g));
 	assert_int_equal(gcp_driver_desc.create(ctx, &r, collect, &g, &err), 0);
 	assert_int_equal(g.n, 2);
+	assert_string_equal(find_req(fh, "POST", BULK,
+	                             count_reqs(fh, "POST", BULK) - 1)->url,
+	                    first);
 	assert_int_equal(count_reqs(fh, "DELETE", "instances"), 0);
 	gcp_driver_desc.fini(ctx);
 	fakehost_free(fh);
@@ -1543,10 +1598,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_jwt_and_token_request),
 		cmocka_unit_test(test_token_cache_refresh_and_401),
-		cmocka_unit_test(test_insert_bodies),
+		cmocka_unit_test(test_bulk_bodies),
 		cmocka_unit_test(test_names_labels_request_ids),
 		cmocka_unit_test(test_create_polls_and_emits),
-		cmocka_unit_test(test_create_all_or_nothing),
+		cmocka_unit_test(test_create_refused_makes_nothing),
 		cmocka_unit_test(test_create_conflict),
 		cmocka_unit_test(test_create_transient_left_for_replay),
 		cmocka_unit_test(test_image_choice),
