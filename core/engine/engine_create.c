@@ -574,6 +574,15 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 		const gb_coffer *o = pl->cands[i].offer;
 		attempt a;
 		int64_t until;
+		if (e->o.stop && *e->o.stop) {
+			/* shutting down: a long walk (every zone of an atomic
+			 * cloud) must not hold the daemon's exit */
+			snprintf(msg, cap, "pool %s: placed %d of %d instances; "
+			         "stopped (shutting down) before the other "
+			         "candidates were tried", spec->name, need - left,
+			         need);
+			goto out;
+		}
 		if ((cloud && strcmp(o->cloud, cloud) != 0) ||
 		    (region && strcmp(o->region, region) != 0) ||
 		    (zone && strcmp(o->zone, zone) != 0))
