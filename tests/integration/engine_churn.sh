@@ -70,6 +70,19 @@ check "[ \"\$(jq -r '[.[] | select(.kind == \"rollback\") | .message | capture(\
 check "[ \"\$(jq '[.[] | select(.kind == \"rollback\") | .time_ms] | ((max - min) / 1000 | floor)' '$T/az.ev.json')\" -ge 9 ]" \
 	"the second came after the backoff (10 s)"
 check "[ \"\$(billed azure)\" = 4 ]" "4 VMs made in all"
+# the budget: 4 made and rolled back = the pool's shortfall, so the next
+# attempt waits until the first partial leaves the 60 s window (the
+# backoff alone would allow one 20 s after the second, about 30-35 s
+# after the first).  The window counts from the create's journal entry,
+# a few seconds before its rollback event, hence 45 s here.
+first_s=$(jq '[.[] | select(.kind == "rollback") | .time_ms] | min / 1000 | floor' "$T/az.ev.json")
+# (the note is written when the walk that made the second partial ends)
+wait_until 20 "gb status churn-az -o json | jq -e '.waiting.reason | test(\"4 instances made\")'" ||
+	fail "the note should count the 4 instances made and rolled back"
+gb status churn-az -o json >"$T/az.status1"
+jq -r .waiting.reason "$T/az.status1"
+check "[ \"\$(jq '.waiting.next_attempt_at' '$T/az.status1')\" -ge $((first_s + 45)) ]" \
+	"the rollback budget holds the next attempt until the first partial leaves the window"
 # room now: placed at the next attempt, and the note clears
 sim_post /_sim/scenario '{"capacity": [{"cloud": "azure", "count": 10}]}'
 wait_until 60 "[ \"\$(store_live churn-az)\" = 4 ]" || fail "the pool should be placed once there is room"
