@@ -16,6 +16,7 @@ typedef struct gpu_model {
 static const gpu_model models[] = {
 	{"B200", 192, "nvidia", {"B200-192GB", "B200-SXM", NULL}},
 	{"H200", 141, "nvidia", {"H200-141GB", "H200-SXM", NULL}},
+	{"GH200", 96, "nvidia", {"GH200-96GB", "GH200-480GB", NULL}},
 	{"H100", 80, "nvidia",
 	 {"H100-80GB", "H100-SXM", "H100-SXM5", "H100-PCIE", NULL}},
 	{"A100-80GB", 80, "nvidia",
@@ -31,6 +32,8 @@ static const gpu_model models[] = {
 	{"V100", 16, "nvidia", {"V100-16GB", "TESLA-V100", NULL}},
 	{"V100-32GB", 32, "nvidia", {"V100-32G", NULL}},
 	{"RTX-A6000", 48, "nvidia", {"A6000", "RTXA6000", NULL}},
+	{"RTX6000", 24, "nvidia",
+	 {"RTX-6000", "QUADRO-RTX-6000", "QUADRO-RTX6000", NULL}},
 	{"MI300X", 192, "amd", {"MI300X-192GB", "INSTINCT-MI300X", NULL}},
 	{"MI250X", 128, "amd", {"MI250X-128GB", "INSTINCT-MI250X", NULL}},
 };

@@ -281,9 +281,7 @@ static const char *const aws_options[] = {
 };
 
 const gb_driver aws_driver = {
-	.abi_major = GB_DRIVER_ABI_MAJOR,
-	.abi_minor = GB_DRIVER_ABI_MINOR,
-	.struct_size = sizeof(gb_driver),
+	GB_DRIVER_V1,
 	.name = "aws",
 	.version = "1.0.0",
 	.description = "Amazon EC2 (Query API 2016-11-15, SigV4): batch "

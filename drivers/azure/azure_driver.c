@@ -73,9 +73,7 @@ static const char *const azure_options[] = {
 };
 
 const gb_driver azure_driver_desc = {
-	.abi_major = GB_DRIVER_ABI_MAJOR,
-	.abi_minor = GB_DRIVER_ABI_MINOR,
-	.struct_size = sizeof(gb_driver),
+	GB_DRIVER_V1,
 	.name = "azure",
 	.version = "1.0.0",
 	.description = "Microsoft Azure (ARM Compute): VMs by PUT with Spot "

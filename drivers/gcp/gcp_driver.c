@@ -73,9 +73,7 @@ static const char *const gcp_options[] = {
 };
 
 const gb_driver gcp_driver_desc = {
-	.abi_major = GB_DRIVER_ABI_MAJOR,
-	.abi_minor = GB_DRIVER_ABI_MINOR,
-	.struct_size = sizeof(gb_driver),
+	GB_DRIVER_V1,
 	.name = "gcp",
 	.version = "1.0.0",
 	.description = "Google Compute Engine: instances.bulkInsert with "

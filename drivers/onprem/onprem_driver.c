@@ -492,9 +492,7 @@ static const char *const onprem_options[] = {
 };
 
 static const gb_driver descriptor = {
-	.abi_major = GB_DRIVER_ABI_MAJOR,
-	.abi_minor = GB_DRIVER_ABI_MINOR,
-	.struct_size = sizeof(gb_driver),
+	GB_DRIVER_V1,
 	.name = "onprem",
 	.version = ONPREM_VERSION,
 	.description = "on-prem nodes from an inventory (ssh or local), health "

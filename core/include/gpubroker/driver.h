@@ -436,6 +436,14 @@ typedef struct gb_driver {
 	int64_t billing_minimum_s;
 } gb_driver;
 
+/* The version fields of a descriptor, as this header declares them:
+ *     static const gb_driver d = { GB_DRIVER_V1, .name = "tinycloud", ... };
+ * so a driver rebuilt against a newer header announces the newer minor
+ * and size without an edit. */
+#define GB_DRIVER_V1                                                      \
+	.abi_major = GB_DRIVER_ABI_MAJOR, .abi_minor = GB_DRIVER_ABI_MINOR, \
+	.struct_size = (uint32_t)sizeof(gb_driver)
+
 /* Size of the minor-0 descriptor: the host refuses anything shorter. */
 #define GB_DRIVER_MIN_SIZE (offsetof(gb_driver, quota) + sizeof(void *))
 
