@@ -1,6 +1,7 @@
 /* paths.c -- locating drivers and data next to the executable. */
 #include "paths.h"
 
+#include <dirent.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -88,4 +89,51 @@ const char *gb_bin_dir(void)
 {
 	pthread_once(&once, resolve);
 	return bin_dir;
+}
+
+static char **dir_names;
+static pthread_once_t names_once = PTHREAD_ONCE_INIT;
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* NAME of NAME.so when NAME is a plausible driver name, else 0. */
+static size_t driver_file_name(const char *f)
+{
+	size_t n = strlen(f);
+	if (n < 4 || n > 35 || strcmp(f + n - 3, ".so") != 0)
+		return 0;
+	for (size_t i = 0; i < n - 3; i++)
+		if (!((f[i] >= 'a' && f[i] <= 'z') ||
+		      (f[i] >= '0' && f[i] <= '9') || f[i] == '_' || f[i] == '-'))
+			return 0;
+	return n - 3;
+}
+
+static void scan_names(void)
+{
+	DIR *d = opendir(gb_driver_dir());
+	struct dirent *e;
+	size_t n = 0;
+	dir_names = gb_xcalloc(1, sizeof(*dir_names));
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		size_t len = driver_file_name(e->d_name);
+		if (!len)
+			continue;
+		dir_names = gb_xrealloc(dir_names, (n + 2) * sizeof(*dir_names));
+		dir_names[n++] = gb_xstrndup(e->d_name, len);
+		dir_names[n] = NULL;
+	}
+	closedir(d);
+	qsort(dir_names, n, sizeof(*dir_names), name_cmp);
+}
+
+const char *const *gb_driver_dir_names(void)
+{
+	pthread_once(&names_once, scan_names);
+	return (const char *const *)dir_names;
 }

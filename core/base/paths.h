@@ -18,5 +18,10 @@ const char *gb_data_dir(void);
 const char *gb_bin_dir(void);
 /* <data_dir>/policies. Borrowed. */
 const char *gb_policy_dir(void);
+/* The drivers installed in gb_driver_dir(): one name per NAME.so whose
+ * NAME is 1-32 of [a-z0-9_-], sorted, NULL-terminated.  Read once (the
+ * first call) and kept for the life of the process; borrowed.  These are
+ * the clouds of a broker config that lists no drivers. */
+const char *const *gb_driver_dir_names(void);
 
 #endif

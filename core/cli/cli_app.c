@@ -30,12 +30,19 @@ int gb_cli_session(gb_cli *cli, gb_session *s, gb_engine_progress_fn fn,
 	return 0;
 }
 
-int gb_cli_spec_load(const char *path, gb_spec_set *set)
+int gb_cli_spec_load(gb_cli *cli, const char *path, gb_spec_set *set)
 {
 	gb_diags d = GB_DIAGS_INIT;
 	gb_spec_opts so;
+	const char *clouds[GB_MAX_CLOUDS];
 	int rc;
 	memset(&so, 0, sizeof(so));
+	/* Locally the broker config's drivers are the clouds; a daemon
+	 * checks the names against its own. */
+	if (!cli->server && gb_cli_config(cli) == 0) {
+		gb_config_clouds(&cli->cfg, clouds, GB_ARRAY_LEN(clouds));
+		so.clouds = clouds;
+	}
 	rc = gb_spec_load_file(path, &so, set, &d);
 	if (rc != 0)
 		gb_diags_print(&d, stderr);

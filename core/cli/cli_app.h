@@ -24,6 +24,6 @@ int gb_cli_session(gb_cli *cli, gb_session *s, gb_engine_progress_fn fn,
 /* Loads the pool specs of a file (`-f FILE`, ${VAR} expanded), printing
  * every diagnostic on stderr.  Returns 0, or -1 after printing (then *set
  * is empty).  Free *set with gb_spec_set_free. */
-int gb_cli_spec_load(const char *path, gb_spec_set *set);
+int gb_cli_spec_load(gb_cli *cli, const char *path, gb_spec_set *set);
 
 #endif

@@ -11,7 +11,6 @@
 #include "remote.h"
 #include "cli_app.h"
 
-/* The driver named "onprem", else the first driver that probes nodes. */
 static const char *age_text(json_t *v, char *buf, size_t cap)
 {
 	char d[32];

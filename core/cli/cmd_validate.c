@@ -273,7 +273,7 @@ static int run_validate(gb_cli *cli)
 {
 	enum kind want = KIND_AUTO;
 	gb_spec_opts so;
-	const char **clouds = NULL;
+	const char *clouds[GB_MAX_CLOUDS];
 	json_t *results;
 	int bad = 0;
 
@@ -300,14 +300,11 @@ static int run_validate(gb_cli *cli)
 			gb_strv_free(&files);
 			return GB_EXIT_FAIL;
 		}
-		if (cli->cfg.ndrivers) {
-			size_t n = 0;
-			clouds = gb_xcalloc(cli->cfg.ndrivers + 1,
-			                    sizeof(*clouds));
-			for (size_t i = 0; i < cli->cfg.ndrivers; i++)
-				clouds[n++] = cli->cfg.drivers[i].name;
-			so.clouds = clouds;
-		}
+	}
+	/* The clouds are the config's drivers (or the installed ones). */
+	if (gb_cli_config(cli) == 0) {
+		gb_config_clouds(&cli->cfg, clouds, GB_ARRAY_LEN(clouds));
+		so.clouds = clouds;
 	}
 	results = json_array();
 	for (size_t i = 0; i < files.n; i++)
@@ -316,7 +313,6 @@ static int run_validate(gb_cli *cli)
 	if (cli->out != GB_OUT_TABLE)
 		gb_out_render(cli, stdout, results, NULL, NULL);
 	json_decref(results);
-	free(clouds);
 	gb_strv_free(&files);
 	return bad ? GB_EXIT_FAIL : GB_EXIT_OK;
 }

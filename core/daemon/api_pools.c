@@ -392,6 +392,7 @@ int gb_api_body_spec(gb_api_req *r, gb_spec_set *set)
 	json_t *j = gb_api_body_json(r);
 	gb_diags d = GB_DIAGS_INIT;
 	gb_spec_opts so;
+	const char *clouds[GB_MAX_CLOUDS];
 	char *text;
 	json_t *wrapped;
 	if (!j)
@@ -405,6 +406,9 @@ int gb_api_body_spec(gb_api_req *r, gb_spec_set *set)
 	/* No ${VAR} expansion on the server: the client already expanded
 	 * its own environment, and the daemon's must not leak in. */
 	so.getenv_fn = NULL;
+	/* the clouds are this daemon's drivers */
+	gb_drivers_names(&r->d->app.rt.drivers, clouds, GB_ARRAY_LEN(clouds));
+	so.clouds = clouds;
 	if (gb_spec_load_json("request", text, strlen(text), &so, set, &d) != 0) {
 		json_t *details = json_array();
 		char *all = gb_diags_str(&d);

@@ -14,7 +14,6 @@
 #include "log.h"
 #include "paths.h"
 
-static const char *const shipped[] = {"aws", "azure", "gcp", "onprem", NULL};
 
 /* How long init may take unless the driver's init_timeout_ms says. */
 #define GB_DRV_INIT_TIMEOUT_MS 30000
@@ -667,11 +666,13 @@ static void add_failed(gb_drivers *ds, const char *name, const char *path,
 }
 
 /* Options every driver gets unless its config sets them: a private state
- * directory next to the state database, and (for the driver named
- * "onprem") the inventory path from the top-level config. */
-static void default_options(const gb_config *cfg, const char *name,
+ * directory next to the state database, and (for every driver that
+ * probes nodes, GB_DRV_CAP_PROBE) the inventory path from the top-level
+ * config. */
+static void default_options(const gb_config *cfg, const gb_drv *drv,
                             gb_kvs *opts)
 {
+	const char *name = drv->name;
 	if (!cfg)
 		return;
 	/* (a PostgreSQL state has no folder: the driver's own default) */
@@ -688,7 +689,7 @@ static void default_options(const gb_config *cfg, const char *name,
 	}
 	if (!gb_kvs_get(opts, "broker_id") && cfg->broker_id)
 		gb_kvs_set(opts, "broker_id", cfg->broker_id);
-	if (strcmp(name, "onprem") == 0 && cfg->onprem_inventory &&
+	if ((drv->d->caps & GB_DRV_CAP_PROBE) && cfg->onprem_inventory &&
 	    !gb_kvs_get(opts, "inventory"))
 		gb_kvs_set(opts, "inventory", cfg->onprem_inventory);
 }
@@ -709,7 +710,7 @@ static void load_one(gb_drivers *ds, const gb_config *cfg, const char *name,
 	}
 	for (size_t i = 0; cfg_options && i < cfg_options->n; i++)
 		gb_kvs_set(&options, cfg_options->keys[i], cfg_options->vals[i]);
-	default_options(cfg, name, &options);
+	default_options(cfg, drv, &options);
 	if (gb_drv_init(drv, &options, err, sizeof(err)) != 0)
 		gb_log(GB_LOG_INFO, "drivers", "%s", err);
 	gb_kvs_free(&options);
@@ -728,12 +729,26 @@ size_t gb_drivers_load(gb_drivers *out, const gb_config *cfg)
 			load_one(out, cfg, cfg->drivers[i].name,
 			         cfg->drivers[i].path, &cfg->drivers[i].options);
 	} else {
-		for (size_t i = 0; shipped[i]; i++)
-			load_one(out, cfg, shipped[i], NULL, NULL);
+		/* no drivers: section: every driver installed */
+		const char *names[GB_MAX_CLOUDS];
+		gb_config_clouds(cfg, names, GB_ARRAY_LEN(names));
+		for (size_t i = 0; names[i]; i++)
+			load_one(out, cfg, names[i], NULL, NULL);
 	}
 	for (size_t i = 0; i < out->n; i++)
 		ready += out->v[i]->ready;
 	return ready;
+}
+
+size_t gb_drivers_names(const gb_drivers *ds, const char **out, size_t cap)
+{
+	size_t n = 0;
+	if (!cap)
+		return 0;
+	for (size_t i = 0; i < ds->n && n + 1 < cap; i++)
+		out[n++] = ds->v[i]->name;
+	out[n] = NULL;
+	return n;
 }
 
 gb_drv *gb_drivers_find(const gb_drivers *ds, const char *name)

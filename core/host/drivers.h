@@ -91,6 +91,10 @@ size_t gb_drv_abandoned_inits(void);
  * none).  Drivers that fail to load or initialise stay in the list with
  * ready = 0 and a status saying why.  Returns how many are ready. */
 size_t gb_drivers_load(gb_drivers *out, const gb_config *cfg);
+/* The names of every driver in ds (ready or not), in load order, into
+ * out (at most cap-1, then NULL; borrowed from ds).  Returns the count.
+ * These are the clouds a spec may name (gb_spec_opts.clouds). */
+size_t gb_drivers_names(const gb_drivers *ds, const char **out, size_t cap);
 gb_drv *gb_drivers_find(const gb_drivers *ds, const char *name);
 /* The provider's minimum billed seconds per instance (descriptor minor
  * 5): 0 when drv is NULL, not loaded, or its descriptor is older. */

@@ -10,9 +10,6 @@
 
 gb_drv *gb_nodes_driver(const gb_drivers *ds)
 {
-	gb_drv *d = gb_drivers_find(ds, "onprem");
-	if (d)
-		return d;
 	for (size_t i = 0; i < ds->n; i++)
 		if (ds->v[i]->d && (ds->v[i]->d->caps & GB_DRV_CAP_PROBE))
 			return ds->v[i];
@@ -24,24 +21,18 @@ static void collect(void *ud, const char *json)
 	gb_buf_puts(ud, json);
 }
 
-int gb_nodes_command(const gb_drivers *ds, const char *verb, int argc,
-                     const char *const *argv, json_t **doc, char *err,
-                     size_t cap)
+/* verb on one driver: 0 and *doc, or -1 with err (and *cls). */
+static int run_one(gb_drv *drv, const char *verb, int argc,
+                   const char *const *argv, json_t **doc, gb_err_class *cls,
+                   char *err, size_t cap)
 {
-	gb_drv *drv = gb_nodes_driver(ds);
 	gb_buf out = GB_BUF_INIT;
 	gb_error e;
 	json_error_t je;
-
 	*doc = NULL;
-	if (!drv) {
-		snprintf(err, cap, "no on-prem driver is configured: add '- name: "
-		                   "onprem' to drivers and 'onprem: {inventory: "
-		                   "PATH}' to the broker config");
-		return -1;
-	}
+	*cls = GB_ERR_INTERNAL;
 	if (!drv->ready) {
-		snprintf(err, cap, "the on-prem driver is not ready: %s",
+		snprintf(err, cap, "the %s driver is not ready: %s", drv->name,
 		         drv->status);
 		return -1;
 	}
@@ -56,6 +47,7 @@ int gb_nodes_command(const gb_drivers *ds, const char *verb, int argc,
 		char *msg = gb_redact(e.message);
 		snprintf(err, cap, "%s", msg);
 		free(msg);
+		*cls = e.cls;
 		gb_buf_free(&out);
 		return -1;
 	}
@@ -65,6 +57,81 @@ int gb_nodes_command(const gb_drivers *ds, const char *verb, int argc,
 		snprintf(err, cap, "driver %s answered with malformed JSON: %s",
 		         drv->name, je.text);
 		return -1;
+	}
+	return 0;
+}
+
+/* Appends the elements of a (an array) to all, each object marked with
+ * the driver that answered. */
+static void merge(json_t *all, json_t *a, const char *driver)
+{
+	size_t i;
+	json_t *v;
+	json_array_foreach(a, i, v) {
+		if (json_is_object(v) && !json_object_get(v, "driver"))
+			json_object_set_new(v, "driver", json_string(driver));
+		json_array_append(all, v);
+	}
+}
+
+int gb_nodes_command(const gb_drivers *ds, const char *verb, int argc,
+                     const char *const *argv, json_t **doc, char *err,
+                     size_t cap)
+{
+	json_t *all = NULL, *single = NULL;
+	size_t asked = 0, answered = 0;
+	char first[1024] = "";
+	int hard = 0;
+
+	*doc = NULL;
+	for (size_t i = 0; i < ds->n; i++) {
+		gb_drv *drv = ds->v[i];
+		json_t *d;
+		gb_err_class cls;
+		char e[1024];
+		if (!drv->d || !(drv->d->caps & GB_DRV_CAP_PROBE))
+			continue;
+		asked++;
+		if (run_one(drv, verb, argc, argv, &d, &cls, e, sizeof(e)) != 0) {
+			/* with named nodes, a driver that does not know them
+			 * says so (NOT_FOUND / INVALID); another may */
+			if (!(argc > 0 && (cls == GB_ERR_NOT_FOUND ||
+			                   cls == GB_ERR_INVALID)))
+				hard = 1;
+			if (!first[0])
+				snprintf(first, sizeof(first), "%s", e);
+			continue;
+		}
+		answered++;
+		if (json_is_array(d)) {
+			if (!all)
+				all = json_array();
+			merge(all, d, drv->name);
+			json_decref(d);
+		} else if (!single) {
+			single = d;
+		} else {
+			json_decref(d);
+		}
+	}
+	if (!asked) {
+		snprintf(err, cap, "no driver that manages nodes is loaded (one "
+		                   "with the probe capability, such as onprem): "
+		                   "add '- name: onprem' to drivers and 'onprem: "
+		                   "{inventory: PATH}' to the broker config");
+		return -1;
+	}
+	if (!answered || hard) {
+		snprintf(err, cap, "%s", first);
+		json_decref(all);
+		json_decref(single);
+		return -1;
+	}
+	if (all) {
+		json_decref(single);
+		*doc = all;
+	} else {
+		*doc = single;
 	}
 	return 0;
 }

@@ -1,5 +1,5 @@
 /*
- * nodes.h -- the on-prem driver's `command` verbs (nodes, probe, sites)
+ * nodes.h -- the node drivers' `command` verbs (nodes, probe, sites)
  * as JSON, for `gpubroker nodes` and the daemon's /v1/nodes, /v1/sites
  * and /v1/probe.
  */
@@ -10,11 +10,16 @@
 
 #include "drivers.h"
 
-/* The driver that answers node commands: "onprem", else the first with
- * the probe capability.  Borrowed; NULL when none is loaded. */
+/* The first driver with the probe capability (GB_DRV_CAP_PROBE), ready
+ * or not.  Borrowed; NULL when none is loaded. */
 gb_drv *gb_nodes_driver(const gb_drivers *ds);
 
-/* Runs verb with argv on that driver.  Returns 0 and the answer in *doc
+/* Runs verb with argv on every driver with the probe capability (nodes
+ * are whatever those drivers manage, whatever their names).  Their array
+ * answers are concatenated, each object element marked "driver": NAME;
+ * an object answer (one node's) is returned as it is.  With named nodes
+ * (argc > 0) a driver that does not know them (NOT_FOUND, INVALID) is
+ * passed over when another answers.  Returns 0 and the answer in *doc
  * (new reference), or -1 with a message a person can act on in err
  * (secrets redacted) and *doc NULL. */
 int gb_nodes_command(const gb_drivers *ds, const char *verb, int argc,

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "paths.h"
 #include "yamldoc.h"
 
 #define CFG_MAX_BYTES (1u << 20)
@@ -35,8 +36,24 @@ static const char *const daemon_keys[] = {
 	"lease", NULL};
 static const char *const role_names[] = {"viewer", "operator", "admin", NULL};
 static const char *const log_formats[] = {"text", "json", NULL};
-static const char *const known_clouds[] = {"aws", "azure", "gcp", "onprem",
-                                           NULL};
+
+size_t gb_config_clouds(const gb_config *c, const char **out, size_t cap)
+{
+	size_t n = 0;
+	if (!cap)
+		return 0;
+	if (c && c->ndrivers) {
+		for (size_t i = 0; i < c->ndrivers && n + 1 < cap; i++)
+			if (c->drivers[i].name)
+				out[n++] = c->drivers[i].name;
+	} else {
+		const char *const *dir = gb_driver_dir_names();
+		for (size_t i = 0; dir[i] && n + 1 < cap; i++)
+			out[n++] = dir[i];
+	}
+	out[n] = NULL;
+	return n;
+}
 
 const char *gb_role_name(gb_role r)
 {
@@ -498,10 +515,19 @@ static void dec_reservation(gb_ydec *c, const gb_ynode *n, const char *path,
 	    (!n || n->kind != GB_Y_MAP))
 		return;
 	snprintf(kp, sizeof(kp), "%s.cloud", path);
-	if (!(v = gb_ymap_get(n, "cloud")))
+	if (!(v = gb_ymap_get(n, "cloud"))) {
 		ERR(c, n, kp, "required key \"cloud\" is missing");
-	else if (gb_ydec_enum(c, v, kp, known_clouds, &ci) == 0)
-		r.cloud = gb_xstrdup(known_clouds[ci]);
+	} else {
+		/* the clouds are the drivers (decoded before reservations) */
+		const char *clouds[GB_MAX_CLOUDS];
+		gb_config_clouds(cfg, clouds, GB_ARRAY_LEN(clouds));
+		if (!clouds[0])
+			ERR(c, v, kp, "no driver is configured or installed, so "
+			    "no cloud can hold a reservation: list the drivers "
+			    "under drivers: (name, path)");
+		else if (gb_ydec_enum(c, v, kp, clouds, &ci) == 0)
+			r.cloud = gb_xstrdup(clouds[ci]);
+	}
 	snprintf(kp, sizeof(kp), "%s.region", path);
 	if (!(v = gb_ymap_get(n, "region")))
 		ERR(c, n, kp, "required key \"region\" is missing");

@@ -82,7 +82,8 @@ typedef struct gb_config {
 	                              libpq's PGPASSWORD / PGPASSFILE */
 	gb_strv policy_path;
 	gb_strv org_policies;
-	gb_driver_cfg *drivers;    /* empty = the four shipped drivers */
+	gb_driver_cfg *drivers;    /* empty = every driver installed in the
+	                              driver directory (gb_config_clouds) */
 	size_t ndrivers;
 	char *listen;              /* host:port */
 	char *tls_cert, *tls_key;
@@ -123,13 +124,24 @@ typedef struct gb_config {
 int gb_config_load(const char *path, gb_config *out, gb_diags *d);
 int gb_config_load_buf(const char *name, const char *buf, size_t len,
                        gb_config *out, gb_diags *d);
-/* Defaults (state under XDG_STATE_HOME, four shipped drivers...). */
+/* Defaults (state under XDG_STATE_HOME, the installed drivers...). */
 void gb_config_defaults(gb_config *c);
 void gb_config_free(gb_config *c);
 
 /* Whether a state setting names a PostgreSQL database (postgresql:// or
  * postgres://) rather than a SQLite file. */
 int gb_config_state_is_url(const char *state);
+
+/* Most clouds (drivers) one broker may have. */
+#define GB_MAX_CLOUDS 64
+/* The clouds this config has drivers for, in order: the names listed
+ * under drivers:, or, when none is listed, one per NAME.so installed in
+ * the driver directory (gb_driver_dir_names(), sorted).  Writes at most
+ * cap-1 names and a NULL into out (borrowed from c or from the process-
+ * lifetime directory list) and returns their count.  Spec validation,
+ * reservations and the defaults of placement.clouds all use this one
+ * list: a cloud is whatever a driver is loaded for. */
+size_t gb_config_clouds(const gb_config *c, const char **out, size_t cap);
 
 const gb_team_cfg *gb_config_team(const gb_config *c, const char *name);
 const char *gb_role_name(gb_role r);

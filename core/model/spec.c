@@ -24,9 +24,6 @@
 #define USER_DATA_MAX (16u << 10)
 #define MAX_CHOICES 64
 
-static const char *const default_clouds[] = {"aws", "azure", "gcp", "onprem",
-                                             NULL};
-
 static const char *const pool_keys[] = {
 	"name",     "team",      "labels",    "purpose", "count",
 	"min",      "max",       "gpu",       "capacity", "placement",
@@ -72,8 +69,14 @@ const char *gb_colocate_name(gb_colocate c)
 
 typedef struct sdec {
 	gb_ydec y;
-	const char *const *clouds;
+	const char *const *clouds; /* NULL: any driver-like name */
 } sdec;
+
+/* Appended to an unknown cloud's error. */
+#define CLOUD_HINT                                                         \
+	" (the clouds are the loaded drivers; to use another cloud, list its " \
+	"driver under drivers: in the broker config: - {name: NAME, path: "  \
+	"/path/to/NAME.so})"
 
 #define ERR(c, n, path, ...) gb_ydec_err(&(c)->y, (n), (path), __VA_ARGS__)
 
@@ -189,7 +192,8 @@ static int list_items(sdec *c, const gb_ynode *n, const char *path,
 /* One of `values` (case-insensitive); *idx is its index.  `what` names
  * the kind of value in messages ("cloud"). */
 static int choice(sdec *c, const gb_ynode *n, const char *path,
-                  const char *what, const char *const *values, int *idx)
+                  const char *what, const char *const *values,
+                  const char *hint, int *idx)
 {
 	char low[64], t[80];
 	const char *near;
@@ -207,11 +211,11 @@ static int choice(sdec *c, const gb_ynode *n, const char *path,
 	list = join_or(values);
 	if (near)
 		ERR(c, n, path, "unknown %s \"%s\"; did you mean \"%s\"? "
-		    "(expected %s)", what, shown(n->str, t, sizeof(t)), near,
-		    list);
+		    "(expected %s)%s", what, shown(n->str, t, sizeof(t)), near,
+		    list, hint);
 	else
-		ERR(c, n, path, "unknown %s \"%s\"; expected %s", what,
-		    shown(n->str, t, sizeof(t)), list);
+		ERR(c, n, path, "unknown %s \"%s\"; expected %s%s", what,
+		    shown(n->str, t, sizeof(t)), list, hint);
 	free(list);
 	return -1;
 }
@@ -220,7 +224,8 @@ static int choice(sdec *c, const gb_ynode *n, const char *path,
  * Returns 0 when every item was valid. */
 static int choice_list(sdec *c, const gb_ynode *n, const char *path,
                        const char *what, const char *plural,
-                       const char *const *values, int *out, size_t *nout)
+                       const char *const *values, const char *hint,
+                       int *out, size_t *nout)
 {
 	item *items;
 	size_t ni;
@@ -232,7 +237,8 @@ static int choice_list(sdec *c, const gb_ynode *n, const char *path,
 		rc = -1;
 	for (size_t i = 0; i < ni; i++) {
 		int idx, dup = 0;
-		if (choice(c, items[i].n, items[i].path, what, values, &idx)) {
+		if (choice(c, items[i].n, items[i].path, what, values, hint,
+		           &idx)) {
 			rc = -1;
 			continue;
 		}
@@ -527,7 +533,7 @@ static void dec_capacity(sdec *c, const gb_ynode *n, gb_pool_spec *p)
 	int idx[MAX_CHOICES];
 	size_t k;
 	if (choice_list(c, n, "pool.capacity", "capacity", "capacity kinds",
-	                capacity_names, idx, &k) != 0)
+	                capacity_names, "", idx, &k) != 0)
 		return;
 	p->ncapacity = 0;
 	for (size_t i = 0; i < k && i < GB_MAX_CAPACITY_KINDS; i++)
@@ -592,6 +598,74 @@ static void dec_data(sdec *c, const gb_ynode *n, gb_pool_spec *p)
 	p->data_region = s;
 }
 
+/* 1 when s could name a driver: 1-32 of [a-z0-9_-] (case folded). */
+static int driver_like(const char *s)
+{
+	size_t n = strlen(s);
+	if (n < 1 || n > 32)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		char ch = (char)tolower((unsigned char)s[i]);
+		if (!is_lower_alnum(ch) && ch != '_' && ch != '-')
+			return 0;
+	}
+	return 1;
+}
+
+/* The cloud n names, lower case: one of c->clouds (the loaded drivers),
+ * or, when the loader was given none (a stored spec; a client that hands
+ * its spec to a daemon, which checks it against its own drivers), any
+ * driver-like name.  Returns the name (borrowed from c->clouds, or
+ * written into buf), or NULL after reporting the problem. */
+static const char *cloud_name(sdec *c, const gb_ynode *n, const char *path,
+                              char *buf, size_t cap)
+{
+	char t[80];
+	int idx;
+	if (c->clouds) {
+		if (!c->clouds[0]) {
+			ERR(c, n, path, "unknown cloud \"%s\": no driver is "
+			    "loaded%s", shown(n->str, t, sizeof(t)), CLOUD_HINT);
+			return NULL;
+		}
+		if (choice(c, n, path, "cloud", c->clouds, CLOUD_HINT, &idx))
+			return NULL;
+		return c->clouds[idx];
+	}
+	if (!driver_like(n->str)) {
+		ERR(c, n, path, "invalid cloud name \"%s\": a cloud is named "
+		    "by its driver (1-32 of a-z, 0-9, _ and -)",
+		    shown(n->str, t, sizeof(t)));
+		return NULL;
+	}
+	lower_copy(n->str, buf, cap);
+	return buf;
+}
+
+static void dec_clouds(sdec *c, const gb_ynode *v, gb_pool_spec *p)
+{
+	item *items;
+	size_t ni;
+	if (list_items(c, v, "pool.placement.clouds", "clouds", 0, &items,
+	               &ni) != 0)
+		return;
+	for (size_t i = 0; i < ni; i++) {
+		char buf[64];
+		const char *name = cloud_name(c, items[i].n, items[i].path, buf,
+		                              sizeof(buf));
+		if (!name)
+			continue;
+		if (gb_strv_contains(&p->clouds, name)) {
+			ERR(c, items[i].n, items[i].path,
+			    "\"%s\" is listed twice; remove one", name);
+			continue;
+		}
+		if (p->clouds.n < MAX_CHOICES)
+			gb_strv_push(&p->clouds, name);
+	}
+	free(items);
+}
+
 static void dec_placement(sdec *c, const gb_ynode *n, gb_pool_spec *p,
                           int *colocate_set)
 {
@@ -601,11 +675,8 @@ static void dec_placement(sdec *c, const gb_ynode *n, gb_pool_spec *p,
 	if (gb_ydec_map(&c->y, n, "pool.placement", placement_keys) != 0 &&
 	    (!n || n->kind != GB_Y_MAP))
 		return;
-	if ((v = gb_ymap_get(n, "clouds")) &&
-	    choice_list(c, v, "pool.placement.clouds", "cloud", "clouds",
-	                c->clouds, idx, &k) == 0)
-		for (size_t i = 0; i < k; i++)
-			gb_strv_push(&p->clouds, c->clouds[idx[i]]);
+	if ((v = gb_ymap_get(n, "clouds")))
+		dec_clouds(c, v, p);
 	if ((v = gb_ymap_get(n, "regions"))) {
 		item *items;
 		size_t ni;
@@ -643,7 +714,7 @@ static void dec_placement(sdec *c, const gb_ynode *n, gb_pool_spec *p,
 		dec_data(c, v, p);
 	if ((v = gb_ymap_get(n, "compliance")) &&
 	    choice_list(c, v, "pool.placement.compliance", "compliance tag",
-	                "compliance tags", compliance_names, idx, &k) == 0)
+	                "compliance tags", compliance_names, "", idx, &k) == 0)
 		for (size_t i = 0; i < k; i++)
 			gb_strv_push(&p->compliance, compliance_names[idx[i]]);
 }
@@ -734,30 +805,35 @@ static void dec_policy(sdec *c, const gb_ynode *n, gb_pool_spec *p)
 	free(items);
 }
 
+/* image: {CLOUD: id}: its keys are clouds, checked as placement.clouds. */
 static void dec_image(sdec *c, const gb_ynode *n, gb_pool_spec *p)
 {
-	char kp[160], t[80];
-	if (gb_ydec_map(&c->y, n, "pool.image", c->clouds) != 0 &&
-	    (!n || n->kind != GB_Y_MAP))
+	char kp[160], t[80], d[64];
+	if (!n || n->kind != GB_Y_MAP) {
+		if (n && !n->invalid)
+			ERR(c, n, "pool.image", "expected a mapping of cloud to "
+			    "image id (e.g. aws: ami-0abc...), found %s",
+			    gb_ydescribe(n, d, sizeof(d)));
 		return;
+	}
 	for (size_t i = 0; i < n->n; i++) {
 		const gb_ynode *k = n->keys[i], *v = n->items[i];
-		int known = 0;
+		const char *cloud;
+		char buf[64];
 		char *s;
-		for (size_t j = 0; c->clouds[j]; j++)
-			if (strcmp(c->clouds[j], k->str) == 0)
-				known = 1;
-		if (!known || k->invalid)
-			continue; /* reported by gb_ydec_map */
+		if (k->invalid)
+			continue;
 		kpath(kp, sizeof(kp), "pool.image", k->str);
+		if (!(cloud = cloud_name(c, k, kp, buf, sizeof(buf))))
+			continue;
 		if (gb_ydec_str(&c->y, v, kp, &s) != 0)
 			continue;
 		if (!*s || strlen(s) > 1024 || has_control(s))
 			ERR(c, v, kp, "invalid image \"%s\": give the image id or "
 			    "path for %s (at most 1024 characters)",
-			    shown(s, t, sizeof(t)), k->str);
+			    shown(s, t, sizeof(t)), cloud);
 		else
-			gb_kvs_set(&p->images, k->str, s);
+			gb_kvs_set(&p->images, cloud, s);
 		free(s);
 	}
 }
@@ -924,7 +1000,7 @@ static int decode_docs(const char *name, const gb_ydocs *docs,
 
 	c.y.file = name;
 	c.y.d = d;
-	c.clouds = opts && opts->clouds ? opts->clouds : default_clouds;
+	c.clouds = opts ? opts->clouds : NULL;
 	for (size_t i = 0; i < docs->n; i++) {
 		const gb_ynode *root = docs->docs[i], *pn;
 		gb_pool_spec p;

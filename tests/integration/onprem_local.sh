@@ -186,7 +186,7 @@ grep -q "nodes.yaml:7:37: error: nodes\[0\].gpus.count: expected an integer" \
 if "$G" nodes $C >"$T/out" 2>&1; then
 	fail "nodes succeeded with a broken inventory"
 fi
-grep -q "the on-prem driver is not ready: driver 'onprem' failed to initialise: the on-prem inventory $T/nodes.yaml has 2 errors" \
+grep -q "the onprem driver is not ready: driver 'onprem' failed to initialise: the on-prem inventory $T/nodes.yaml has 2 errors" \
 	"$T/out" || fail "nodes error: $(cat "$T/out")"
 
 echo "PASS"

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "config.h"
+#include "paths.h"
 #include "util.h"
 
 #define H1 "3f0a6c3b8d1f9e2a4c5b6d7e8f9a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a"
@@ -115,6 +116,40 @@ static const char *FULL =
 	"onprem: {inventory: /etc/gpubroker/nodes.yaml}\n"
 	"daemon: {reconcile_period: 30s, log_format: json, "
 	"failover_cooldown: 5m, workers: 8, jobs: 3}\n";
+
+/* The clouds are the listed drivers; with none listed, the installed
+ * ones (every NAME.so in the driver directory, sorted). */
+static void test_config_clouds(void **state)
+{
+	const char *y = "drivers:\n  - {name: tiny, path: /opt/tiny.so}\n"
+	                "  - {name: aws}\n";
+	const char *names[GB_MAX_CLOUDS], *two[2];
+	const char *const *dir = gb_driver_dir_names();
+	gb_config c;
+	gb_diags d = GB_DIAGS_INIT;
+	size_t n;
+	(void)state;
+	assert_int_equal(gb_config_load_buf("c.yaml", y, strlen(y), &c, &d), 0);
+	assert_int_equal(gb_config_clouds(&c, names, GB_ARRAY_LEN(names)), 2);
+	assert_string_equal(names[0], "tiny");
+	assert_string_equal(names[1], "aws");
+	assert_null(names[2]);
+	/* cap is respected and the list stays terminated */
+	assert_int_equal(gb_config_clouds(&c, two, 2), 1);
+	assert_null(two[1]);
+	gb_config_free(&c);
+	gb_config_defaults(&c);
+	n = gb_config_clouds(&c, names, GB_ARRAY_LEN(names));
+	for (size_t i = 0; i < n; i++)
+		assert_string_equal(names[i], dir[i]);
+	assert_null(dir[n]);
+	/* the build's driver directory holds the shipped drivers */
+	assert_true(n >= 4);
+	for (size_t i = 1; i < n; i++)
+		assert_true(strcmp(names[i - 1], names[i]) < 0);
+	gb_config_free(&c);
+	gb_diags_free(&d);
+}
 
 static void test_every_field(void **state)
 {
@@ -351,10 +386,12 @@ static const bad_case bad_cases[] = {
 	 2, 31, "teams[0].monthly_budget", "expected a number"},
 	{"team_bad_name", "teams:\n  - {name: Research Team}\n", 2, 12,
 	 "teams[0].name", "invalid team name \"Research Team\""},
+	/* the clouds a reservation may name are the config's drivers */
 	{"reservation_cloud",
+	 "drivers:\n  - {name: aws}\n  - {name: tiny, path: /opt/tiny.so}\n"
 	 "reservations:\n  - {cloud: amazon, region: r, instance_type: t, "
-	 "count: 1}\n", 2, 13, "reservations[0].cloud",
-	 "expected aws, azure, gcp or onprem"},
+	 "count: 1}\n", 5, 13, "reservations[0].cloud",
+	 "expected aws or tiny"},
 	{"reservation_no_count",
 	 "reservations:\n  - {cloud: aws, region: r, instance_type: t}\n", 2, 5,
 	 "reservations[0].count", "required key \"count\" is missing"},
@@ -487,6 +524,7 @@ int main(void)
 	static const struct CMUnitTest fixed[] = {
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_every_field),
+		cmocka_unit_test(test_config_clouds),
 		cmocka_unit_test(test_listen_forms),
 		cmocka_unit_test(test_env_substitution),
 		cmocka_unit_test(test_role_names),

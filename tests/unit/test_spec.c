@@ -29,12 +29,17 @@ static const char *fake_env(void *ud, const char *name)
 static const char *const ENV[] = {"CI_JOB_ID", "4711", "TEAM", "research",
                                   "GPU", "h100", "EMPTY", "", NULL};
 
+/* The clouds of a broker whose drivers are the four shipped ones. */
+static const char *const four_clouds[] = {"aws", "azure", "gcp", "onprem",
+                                          NULL};
+
 static gb_spec_opts test_opts(void)
 {
 	gb_spec_opts o;
 	memset(&o, 0, sizeof(o));
 	o.getenv_fn = fake_env;
 	o.getenv_ud = (void *)ENV;
+	o.clouds = four_clouds;
 	return o;
 }
 
@@ -155,7 +160,9 @@ static const bad_case bad_cases[] = {
 	/* unknown names */
 	{"unknown_cloud", BASE "  placement: {clouds: [aws, amazon]}\n", 4, 29,
 	 "pool.placement.clouds[1]",
-	 "unknown cloud \"amazon\"; expected aws, azure, gcp or onprem"},
+	 "unknown cloud \"amazon\"; expected aws, azure, gcp or onprem (the "
+	 "clouds are the loaded drivers; to use another cloud, list its driver "
+	 "under drivers: in the broker config"},
 	{"cloud_typo", BASE "  placement: {clouds: gpc}\n", 4, 23,
 	 "pool.placement.clouds", "unknown cloud \"gpc\"; did you mean \"gcp\"?"},
 	{"cloud_twice", BASE "  placement: {clouds: [aws, aws]}\n", 4, 29,
@@ -190,7 +197,9 @@ static const bad_case bad_cases[] = {
 	{"data_region_missing", BASE "  placement: {data: {}}\n", 4, 21,
 	 "pool.placement.data.region", "required key \"region\" is missing"},
 	{"image_unknown_cloud", BASE "  image: {amazon: ami-1}\n", 4, 11,
-	 "pool.image.amazon", "unknown key \"amazon\""},
+	 "pool.image.amazon", "unknown cloud \"amazon\"; expected aws, azure, "
+	 "gcp or onprem (the clouds are the loaded drivers; to use another "
+	 "cloud, list its driver under drivers: in the broker config"},
 	{"region_glob_space", BASE "  placement: {regions: [\"eu west\"]}\n", 4,
 	 25, "pool.placement.regions[0]", "invalid region glob \"eu west\""},
 	/* durations */
@@ -785,6 +794,45 @@ static void test_custom_clouds(void **state)
 	gb_diags_free(&d);
 }
 
+/* No list (a stored spec; a client that hands its spec to a daemon): any
+ * driver-like name passes, folded to lower case; a malformed one does
+ * not.  An empty list (no driver loaded) refuses every cloud, saying so. */
+static void test_clouds_any_or_none(void **state)
+{
+	static const char *const none[] = {NULL};
+	gb_spec_opts o = test_opts();
+	gb_spec_set set;
+	gb_diags d = GB_DIAGS_INIT;
+	const char *third = BASE "  placement: {clouds: [TinyCloud, aws]}\n"
+	                         "  image: {tinycloud: img-1}\n";
+	const char *twice = BASE "  placement: {clouds: [tiny, Tiny]}\n";
+	const char *bad = BASE "  placement: {clouds: [\"tiny cloud\"]}\n";
+	(void)state;
+	o.clouds = NULL;
+	assert_int_equal(gb_spec_load_buf("t", third, strlen(third), &o, &set,
+	                                  &d), 0);
+	assert_int_equal(set.pools[0].clouds.n, 2);
+	assert_string_equal(set.pools[0].clouds.v[0], "tinycloud");
+	assert_string_equal(gb_kvs_get(&set.pools[0].images, "tinycloud"),
+	                    "img-1");
+	gb_spec_set_free(&set);
+	assert_int_equal(gb_spec_load_buf("t", twice, strlen(twice), &o, &set,
+	                                  &d), -1);
+	assert_non_null(strstr(d.v[0].msg, "\"tiny\" is listed twice"));
+	gb_diags_free(&d);
+	assert_int_equal(gb_spec_load_buf("t", bad, strlen(bad), &o, &set,
+	                                  &d), -1);
+	assert_string_equal(d.v[0].path, "pool.placement.clouds[0]");
+	assert_non_null(strstr(d.v[0].msg, "invalid cloud name \"tiny cloud\""));
+	gb_diags_free(&d);
+	o.clouds = none;
+	assert_int_equal(gb_spec_load_buf("t", third, strlen(third), &o, &set,
+	                                  &d), -1);
+	assert_non_null(strstr(d.v[0].msg, "no driver is loaded"));
+	assert_non_null(strstr(d.v[0].msg, "list its driver under drivers:"));
+	gb_diags_free(&d);
+}
+
 /* ------------------------------------------------------------ JSON */
 
 static void test_json_roundtrip(void **state)
@@ -973,6 +1021,7 @@ int main(void)
 		cmocka_unit_test(test_gpu_canonical),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_custom_clouds),
+		cmocka_unit_test(test_clouds_any_or_none),
 		cmocka_unit_test(test_json_roundtrip),
 		cmocka_unit_test(test_json_canonical_and_hash),
 		cmocka_unit_test(test_json_errors_have_paths),
