@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cancel.h"
 #include "log.h"
 
 static void *keeper_main(void *arg);
@@ -19,6 +20,9 @@ gb_engine *gb_engine_new(const gb_engine_opts *o)
 {
 	gb_engine *e = gb_xcalloc(1, sizeof(*e));
 	e->o = *o;
+	/* a stop also cancels driver calls in flight (host->cancelled) */
+	if (o->stop)
+		gb_cancel_set_stop(o->stop);
 	e->workers = o->workers > 0 ? o->workers
 	             : o->cfg && o->cfg->workers > 0 ? o->cfg->workers
 	                                             : 64;
@@ -61,6 +65,8 @@ void gb_engine_free(gb_engine *e)
 {
 	if (!e)
 		return;
+	if (e->o.stop)
+		gb_cancel_clear_stop(e->o.stop);
 	if (e->keeper_started) {
 		pthread_mutex_lock(&e->keeper_mu);
 		e->keeper_stop = 1;
@@ -475,11 +481,40 @@ static const char *tag_value(const gb_instance *inst, const char *key)
 	return NULL;
 }
 
+/* Does inst match r (driver.h: ids, else pool, else broker; token
+ * narrows; a token tag may carry a "-<n>" suffix)? */
+static int wanted(const gb_describe_req *r, const gb_instance *inst)
+{
+	const char *pool = tag_value(inst, GB_TAG_POOL);
+	const char *broker = tag_value(inst, GB_TAG_BROKER);
+	const char *token = tag_value(inst, GB_TAG_TOKEN);
+	if (r->nids) {
+		for (size_t i = 0; i < r->nids; i++)
+			if (r->ids[i] && strcmp(r->ids[i], inst->id) == 0)
+				return 1;
+		return 0;
+	}
+	if (r->pool && (!pool || strcmp(pool, r->pool) != 0))
+		return 0;
+	if (r->broker_id && (r->pool ? broker && strcmp(broker, r->broker_id)
+	                             : !broker || strcmp(broker, r->broker_id)))
+		return 0;
+	if (r->token) {
+		size_t n = strlen(r->token);
+		if (!token || strncmp(token, r->token, n) != 0 ||
+		    (token[n] != '\0' && token[n] != '-'))
+			return 0;
+	}
+	return 1;
+}
+
 int gb_engine__collect(void *ud, const gb_instance *inst)
 {
 	gb_seen_list *l = ud;
 	gb_seen *s;
 	if (!inst->id)
+		return 0;
+	if (l->want && !wanted(l->want, inst))
 		return 0;
 	if (l->mu)
 		pthread_mutex_lock(l->mu);

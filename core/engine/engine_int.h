@@ -118,6 +118,11 @@ typedef struct gb_seen_list {
 	pthread_mutex_t *mu; /* optional, for concurrent emitters */
 	uint32_t drv_minor;  /* the emitting driver's abi_minor: fields of
 	                        gb_instance newer than it are not read */
+	/* optional: the request; what does not match it (driver.h's
+	 * gb_describe_req rules, by the tags the driver reports) is dropped,
+	 * so a driver that emits more than asked cannot make the engine
+	 * adopt or collect another pool's or broker's instance */
+	const gb_describe_req *want;
 } gb_seen_list;
 
 /* Instance callback collecting into a gb_seen_list. */

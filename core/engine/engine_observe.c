@@ -80,8 +80,10 @@ static void run_dgroup(void *ud, size_t i)
 	req.broker_id = g->e->broker_id;
 	req.include_terminated = 1;
 	g->seen.drv_minor = g->drv->d->abi_minor;
+	g->seen.want = &req;
 	g->rc = g->drv->d->describe(g->drv->ctx, &req, gb_engine__collect,
 	                            &g->seen, &g->err);
+	g->seen.want = NULL; /* req ends here */
 	/* index what was seen, here on the worker: the first report of an
 	 * id wins, as the linear search it replaces found the first */
 	strindex_init(&g->ids, g->seen.n);
@@ -566,6 +568,7 @@ void gb_engine__resolve_by_describe(gb_engine *e, const gb_intent_row *in)
 	req.broker_id = e->broker_id;
 	req.include_terminated = 0;
 	seen.drv_minor = drv->d->abi_minor;
+	seen.want = &req;
 	if (drv->d->describe(drv->ctx, &req, gb_engine__collect, &seen, &err) != 0) {
 		gb_engine__event(e, in->pool, NULL, "error",
 		                 "cannot resolve create intent %lld: %s; will retry",

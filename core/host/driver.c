@@ -10,9 +10,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "cancel.h"
 #include "driver_int.h"
 #include "log.h"
 #include "paths.h"
+#include "spec.h"
 
 
 /* How long init may take unless the driver's init_timeout_ms says. */
@@ -186,7 +188,13 @@ static int64_t host_mono(void *ctx)
 static void host_sleep(void *ctx, int64_t ms)
 {
 	(void)ctx;
-	gb_sleep_ms(ms);
+	gb_cancel_sleep_ms(ms);
+}
+
+static int host_cancelled(void *ctx)
+{
+	(void)ctx;
+	return gb_cancelled();
 }
 
 static void *host_alloc(void *ctx, size_t n)
@@ -231,8 +239,10 @@ int gb_secret_lookup(const char *source, char *buf, size_t cap)
 	}
 	len = strlen(v);
 	if (len >= cap) {
+		/* never a truncated secret: nothing is copied */
+		buf[0] = '\0';
 		free(filebuf);
-		return -1;
+		return -2;
 	}
 	memcpy(buf, v, len + 1);
 	gb_redact_register(buf);
@@ -422,7 +432,10 @@ static void *init_main(void *arg)
 	int rc, orphaned;
 
 	memset(&e, 0, sizeof(e));
+	/* host->cancelled says when the loader stops waiting */
+	gb_cancel_deadline(gb_mono_ms() + j->timeout_ms);
 	rc = drv->d->init(&drv->host, &ctx, &e);
+	gb_cancel_deadline(0);
 	pthread_mutex_lock(&j->mu);
 	if (!j->abandoned) {
 		j->rc = rc;
@@ -609,6 +622,7 @@ int gb_drv_init(gb_drv *drv, const gb_kvs *options, char *err, size_t cap)
 	drv->host.now_ms = host_now;
 	drv->host.mono_ms = host_mono;
 	drv->host.sleep_ms = host_sleep;
+	drv->host.cancelled = host_cancelled;
 	drv->host.alloc = host_alloc;
 	drv->host.free = host_free;
 	drv->host.option = host_option;
@@ -772,17 +786,77 @@ typedef struct offers_ctx {
 	gb_catalog *cat;
 	const char *cloud;
 	size_t added;
+	size_t malformed;     /* skipped */
+	char first_bad[160];  /* the first skipped one, for the warning */
+	gb_strv unknown;      /* GPU models that are not canonical names */
+	gb_strv unknown_type; /* an offer of each, for the warning */
 } offers_ctx;
 
 static int offer_cb(void *ud, const gb_offer *o)
 {
 	offers_ctx *oc = ud;
-	if (!o->instance_type || !o->gpu_model || !o->region ||
-	    o->price_per_hour <= 0 || o->gpu_count <= 0)
-		return 0; /* skip malformed offers */
-	gb_catalog_add(oc->cat, oc->cloud, o);
+	const char *canon;
+	gb_offer c;
+	if (!o->instance_type || !*o->instance_type || !o->gpu_model ||
+	    !o->region || !*o->region || !(o->price_per_hour > 0) ||
+	    o->gpu_count <= 0) {
+		if (!oc->malformed++)
+			snprintf(oc->first_bad, sizeof(oc->first_bad),
+			         "%s in %s", o->instance_type ? o->instance_type
+			                                       : "(no type)",
+			         o->region && *o->region ? o->region
+			                                 : "(no region)");
+		return 0; /* not placeable: named in a warning */
+	}
+	canon = gb_gpu_canonical(o->gpu_model);
+	if (!canon) {
+		/* kept (offers shows it) but no spec can ask for it */
+		if (!gb_strv_contains(&oc->unknown, o->gpu_model)) {
+			gb_strv_push(&oc->unknown, o->gpu_model);
+			gb_strv_push(&oc->unknown_type, o->instance_type);
+		}
+		canon = o->gpu_model;
+	}
+	c = *o;
+	c.gpu_model = canon; /* an alias ("H100-SXM") as its canonical name */
+	gb_catalog_add(oc->cat, oc->cloud, &c);
 	oc->added++;
 	return 0;
+}
+
+/* The warnings of one driver's listing, into problems (or the log). */
+static void offer_problems(const offers_ctx *oc, gb_strv *problems)
+{
+	gb_strv lines = {0};
+	if (oc->malformed)
+		gb_strv_push_take(&lines, gb_xasprintf(
+			"%s: %zu offer%s skipped as malformed (first: %s): an "
+			"offer needs an instance type, a region, gpu_count >= 1 "
+			"and a price above 0", oc->cloud, oc->malformed,
+			oc->malformed == 1 ? "" : "s", oc->first_bad));
+	for (size_t i = 0; i < oc->unknown.n; i++) {
+		char known[512];
+		size_t k = 0;
+		known[0] = '\0';
+		for (size_t m = 0; m < gb_gpu_model_count(); m++) {
+			int w = snprintf(known + k, sizeof(known) - k, "%s%s",
+			                 m ? ", " : "", gb_gpu_model_at(m));
+			if (w < 0 || (size_t)w >= sizeof(known) - k)
+				break;
+			k += (size_t)w;
+		}
+		gb_strv_push_take(&lines, gb_xasprintf(
+			"%s: offer %s has GPU model \"%s\", which is not a "
+			"canonical name, so no spec can ask for it: the driver "
+			"should name it one of %s", oc->cloud,
+			oc->unknown_type.v[i], oc->unknown.v[i], known));
+	}
+	for (size_t i = 0; i < lines.n; i++) {
+		gb_log(GB_LOG_WARN, "drivers", "%s", lines.v[i]);
+		if (problems)
+			gb_strv_push(problems, lines.v[i]);
+	}
+	gb_strv_free(&lines);
 }
 
 size_t gb_drivers_offers(gb_drivers *ds, gb_catalog *cat, gb_strv *problems)
@@ -790,10 +864,13 @@ size_t gb_drivers_offers(gb_drivers *ds, gb_catalog *cat, gb_strv *problems)
 	size_t total = 0;
 	for (size_t i = 0; i < ds->n; i++) {
 		gb_drv *drv = ds->v[i];
-		offers_ctx oc = {cat, drv->name, 0};
+		offers_ctx oc;
 		gb_error e;
 		if (!drv->ready)
 			continue;
+		memset(&oc, 0, sizeof(oc));
+		oc.cat = cat;
+		oc.cloud = drv->name;
 		memset(&e, 0, sizeof(e));
 		if (drv->d->list_offers(drv->ctx, offer_cb, &oc, &e) != 0) {
 			char *msg = gb_redact(e.message);
@@ -806,6 +883,9 @@ size_t gb_drivers_offers(gb_drivers *ds, gb_catalog *cat, gb_strv *problems)
 				free(line);
 			free(msg);
 		}
+		offer_problems(&oc, problems);
+		gb_strv_free(&oc.unknown);
+		gb_strv_free(&oc.unknown_type);
 		total += oc.added;
 	}
 	return total;

@@ -10,6 +10,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "cancel.h"
 #include "log.h"
 
 const double gb_http_lat_bounds[GB_HTTP_LAT_BUCKETS] = {
@@ -192,8 +193,20 @@ static double rand01(gb_http_client *c)
 	return (double)((x * 2685821657736338717ULL) >> 11) / 9007199254740992.0;
 }
 
-/* Takes one token from the class's bucket, waiting as long as needed. */
-static void rate_acquire(gb_http_client *c, const char *cls)
+/* The error of a call given up because it was cancelled before it was
+ * sent: TRANSIENT, so the engine treats the outcome as unknown. */
+static void cancelled_err(gb_error *err)
+{
+	memset(err, 0, sizeof(*err));
+	err->cls = GB_ERR_TRANSIENT;
+	snprintf(err->code, sizeof(err->code), "Cancelled");
+	snprintf(err->message, sizeof(err->message), "the request was not "
+	         "sent: gpubroker is stopping or the call's deadline passed");
+}
+
+/* Takes one token from the class's bucket, waiting as long as needed.
+ * 0, or -1 when the call was cancelled while it waited (gb_cancelled). */
+static int rate_acquire(gb_http_client *c, const char *cls)
 {
 	double waited = 0;
 	for (;;) {
@@ -205,7 +218,7 @@ static void rate_acquire(gb_http_client *c, const char *cls)
 			b = c->dflt;
 		if (!b) {
 			pthread_mutex_unlock(&c->lock);
-			break;
+			return 0;
 		}
 		now = gb_mono_ns();
 		b->tokens += (double)(now - b->last_ns) / 1e9 * b->refill;
@@ -219,13 +232,14 @@ static void rate_acquire(gb_http_client *c, const char *cls)
 				c->m.rate_wait_s += waited;
 			}
 			pthread_mutex_unlock(&c->lock);
-			break;
+			return 0;
 		}
 		wait_ms = (int64_t)ceil((1.0 - b->tokens) / b->refill * 1000.0);
 		pthread_mutex_unlock(&c->lock);
 		if (wait_ms < 1)
 			wait_ms = 1;
-		gb_sleep_ms(wait_ms);
+		if (gb_cancel_sleep_ms(wait_ms))
+			return -1;
 		waited += (double)wait_ms / 1000.0;
 	}
 }
@@ -490,7 +504,11 @@ int gb_http_do(gb_http_client *c, const gb_http_req *req, gb_http_resp *resp,
 		int64_t delay, ra;
 		gb_http_resp_free(resp);
 		memset(err, 0, sizeof(*err));
-		rate_acquire(c, req->rate_class);
+		if (rate_acquire(c, req->rate_class) != 0) {
+			cancelled_err(err);
+			cls = err->cls;
+			break;
+		}
 		/* Sign before taking a transfer slot: a driver may fetch a
 		 * token (another HTTP call) inside its sign callback. */
 		if (req->sign) {
@@ -531,6 +549,12 @@ int gb_http_do(gb_http_client *c, const gb_http_req *req, gb_http_resp *resp,
 		if ((cls != GB_ERR_THROTTLED && cls != GB_ERR_TRANSIENT) ||
 		    attempt >= max)
 			break;
+		if (gb_cancelled()) {
+			/* stopping, or past the call's deadline: no retry */
+			gb_log(GB_LOG_DEBUG, c->name, "not retrying %s: the call "
+			       "was cancelled", req->method);
+			break;
+		}
 		/* exponential backoff with full jitter, at least Retry-After */
 		delay = c->o.backoff_base_ms << (attempt - 1 < 16 ? attempt - 1 : 16);
 		if (delay > c->o.backoff_cap_ms)
@@ -544,7 +568,8 @@ int gb_http_do(gb_http_client *c, const gb_http_req *req, gb_http_resp *resp,
 		if (ra > delay)
 			delay = ra > c->o.backoff_cap_ms * 3 ? c->o.backoff_cap_ms * 3
 			                                     : ra;
-		gb_sleep_ms(delay);
+		if (gb_cancel_sleep_ms(delay))
+			break;
 	}
 	pthread_mutex_lock(&c->lock);
 	c->m.errors[cls <= GB_ERR_INTERNAL ? cls : GB_ERR_INTERNAL]++;

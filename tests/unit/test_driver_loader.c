@@ -18,6 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cancel.h"
+#include "catalog.h"
 #include "drivers.h"
 #include "http.h"
 #include "log.h"
@@ -732,6 +734,102 @@ static void test_load_list_bad_files(void **state)
 	remove_tmpdir();
 }
 
+
+/* An offer whose GPU model is not canonical is kept but named in a
+ * warning (no spec could ask for it); an alias becomes its canonical
+ * name; a malformed offer is skipped with a warning, never silently. */
+static void test_offer_models_warned(void **state)
+{
+	gb_drv *drv = NULL;
+	char err[600];
+	gb_kvs opts = {0};
+	gb_drivers ds;
+	gb_catalog *cat = gb_catalog_new();
+	gb_strv problems = {0};
+	int unknown = 0, malformed = 0, alias = 0;
+	(void)state;
+	assert_int_equal(gb_drv_open(fake("fake_odd_offers"), "odd", &drv, err,
+	                             sizeof(err)), 0);
+	assert_int_equal(gb_drv_init(drv, &opts, err, sizeof(err)), 0);
+	ds.v = &drv;
+	ds.n = 1;
+	assert_int_equal(gb_drivers_offers(&ds, cat, &problems), 3);
+	for (size_t i = 0; i < problems.n; i++) {
+		if (strstr(problems.v[i], "offer odd.h100x has GPU model "
+		                          "\"H100X\", which is not a canonical "
+		                          "name") &&
+		    strstr(problems.v[i], "one of B200, H200"))
+			unknown++;
+		if (strstr(problems.v[i], "odd: 1 offer skipped as malformed "
+		                          "(first: odd.free in odd-1)"))
+			malformed++;
+	}
+	assert_int_equal(problems.n, 2);
+	assert_int_equal(unknown, 1);
+	assert_int_equal(malformed, 1);
+	for (size_t i = 0; i < gb_catalog_count(cat); i++) {
+		const gb_coffer *o = gb_catalog_at(cat, i);
+		if (strcmp(o->instance_type, "odd.sxm") == 0) {
+			assert_string_equal(o->gpu_model, "H100");
+			alias++;
+		}
+	}
+	assert_int_equal(alias, 1);
+	gb_strv_free(&problems);
+	gb_catalog_free(cat);
+	gb_drv_close(drv);
+}
+
+/* host->cancelled (minor 5): the stop flag and the thread's deadline;
+ * the host's sleep ends early once cancelled. */
+static void test_host_cancelled(void **state)
+{
+	gb_drv *drv = NULL;
+	char err[600];
+	gb_kvs opts = {0};
+	volatile sig_atomic_t stop = 0;
+	int64_t t0;
+	(void)state;
+	assert_int_equal(gb_drv_open(fake("fake_good"), "fake", &drv, err,
+	                             sizeof(err)), 0);
+	assert_int_equal(gb_drv_init(drv, &opts, err, sizeof(err)), 0);
+	assert_true(drv->host.abi_minor >= 5);
+	assert_non_null(drv->host.cancelled);
+	assert_int_equal(drv->host.cancelled(drv->host.ctx), 0);
+	assert_int_equal(gb_cancel_deadline(gb_mono_ms() - 1), 0);
+	assert_int_equal(drv->host.cancelled(drv->host.ctx), 1);
+	t0 = gb_mono_ms();
+	drv->host.sleep_ms(drv->host.ctx, 5000);
+	assert_true(gb_mono_ms() - t0 < 1000);
+	gb_cancel_deadline(0);
+	assert_int_equal(drv->host.cancelled(drv->host.ctx), 0);
+	gb_cancel_set_stop(&stop);
+	assert_int_equal(drv->host.cancelled(drv->host.ctx), 0);
+	stop = 1;
+	assert_int_equal(drv->host.cancelled(drv->host.ctx), 1);
+	assert_int_equal(gb_cancel_sleep_ms(5000), 1);
+	gb_cancel_clear_stop(&stop);
+	assert_int_equal(drv->host.cancelled(drv->host.ctx), 0);
+	t0 = gb_mono_ms();
+	assert_int_equal(gb_cancel_sleep_ms(30), 0);
+	assert_true(gb_mono_ms() - t0 >= 30);
+	gb_drv_close(drv);
+}
+
+/* host->secret never hands out a truncated secret: -2, buf "". */
+static void test_secret_does_not_fit(void **state)
+{
+	char buf[16] = "xxxx";
+	(void)state;
+	setenv("GB_TEST_SECRET_LEN", "abcdefgh", 1);
+	assert_int_equal(gb_secret_lookup("env:GB_TEST_SECRET_LEN", buf, 8), -2);
+	assert_string_equal(buf, "");
+	assert_int_equal(gb_secret_lookup("env:GB_TEST_SECRET_LEN", buf, 9), 8);
+	assert_string_equal(buf, "abcdefgh");
+	assert_int_equal(gb_secret_lookup("env:GB_TEST_NO_SUCH_VAR", buf, 9), -1);
+	unsetenv("GB_TEST_SECRET_LEN");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -755,6 +853,9 @@ int main(void)
 		cmocka_unit_test(test_init_deadline_refuses),
 		cmocka_unit_test(test_init_deadline_late_failure),
 		cmocka_unit_test(test_load_list_bad_files),
+		cmocka_unit_test(test_offer_models_warned),
+		cmocka_unit_test(test_host_cancelled),
+		cmocka_unit_test(test_secret_does_not_fit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -109,8 +109,12 @@ typedef struct gb_offer {
 	const char *region;        /* provider region, or on-prem site name */
 	const char *zone;          /* zone, or "" where the cloud has none */
 	const char *instance_type; /* p5.48xlarge, Standard_ND96isr_H100_v5, ... */
-	const char *gpu_model;     /* canonical name: H100, A100-80GB, A100, L4,
-	                              A10G, A10, T4, V100, L40S, H200 ...  */
+	const char *gpu_model;     /* canonical name, one of: B200, H200,
+	                              GH200, H100, A100-80GB, A100, L40S, L40,
+	                              L4, A10G, A10, T4, V100, V100-32GB,
+	                              RTX-A6000, RTX6000, MI300X, MI250X
+	                              (specs may spell them differently; an
+	                              offer uses exactly these names) */
 	int gpu_count;             /* GPUs per instance */
 	int gpu_memory_gb;         /* memory of ONE GPU, GB */
 	int vcpus;
@@ -171,10 +175,40 @@ typedef struct gb_instance_ref {
 	const char *zone;          /* "" if none */
 } gb_instance_ref;
 
-/* Tags every instance must carry (drivers add them from these fields and
- * from the extra tags):  gpubroker-pool, gpubroker-broker, gpubroker-token,
- * gpubroker-team.  Clouds with label restrictions (GCP: lowercase, [a-z0-9_-],
- * <= 63 chars) must map keys/values deterministically. */
+/* Tags: how the broker finds its instances again.
+ *
+ * Every instance a driver creates must carry these four tags, from
+ * gb_create_req's pool, broker_id, token and team (plus req->tags), and
+ * describe must report them back in gb_instance.tags under exactly these
+ * keys and values.  They are REQUIRED, not decoration: crash recovery
+ * (an intent whose answer was lost is settled by describing the token),
+ * adoption (an instance of the pool the state does not know) and garbage
+ * collection (an instance of this broker that no pool owns) all select
+ * instances by what describe reports for them.  An instance reported
+ * without them is invisible to recovery and leaks.
+ *
+ * Clouds with label restrictions (GCE: lowercase, [a-z0-9_-], <= 63
+ * chars) map keys and values deterministically and map them back in
+ * describe, so the host sees the original keys and values.
+ *
+ * A provider WITHOUT tags (or without idempotency tokens) encodes what
+ * recovery needs in the instance name instead, and decodes it in
+ * describe: e.g. "<name_prefix>-<i>--<short hash of broker and token>",
+ * within the provider's name limit (hash, never truncate, what does not
+ * fit), reporting the four tags decoded from the name.  Such a driver
+ * makes create idempotent itself: before creating, it looks up the names
+ * it is about to create (a list by name or prefix) and creates only the
+ * missing ones, emitting the existing ones as its own.
+ *
+ * The token (gb_create_req.token) is at most GB_TOKEN_MAX (64) characters
+ * of [a-z0-9-]: today "gb" and 40 hex digits of a hash of the request,
+ * with "-<n>" appended when the host splits one create into several
+ * requests.  The host matches a reported token tag to its intent as
+ * "equal, or equal followed by '-'", so a driver reports the token it
+ * was given, unchanged (a driver that cannot store 64 characters stores
+ * a hash and maps it back).  One token names one create request: its
+ * replay carries the same token, the same names and the same count. */
+#define GB_TOKEN_MAX 64
 #define GB_TAG_POOL   "gpubroker-pool"
 #define GB_TAG_BROKER "gpubroker-broker"
 #define GB_TAG_TOKEN  "gpubroker-token"
@@ -189,9 +223,10 @@ typedef struct gb_create_req {
 	const char *instance_type;
 	gb_capacity capacity;
 	unsigned count;            /* how many, all or nothing */
-	const char *token;         /* idempotency token, <= 64 ASCII chars: the
-	                              same token with the same request returns the
-	                              same instances and creates nothing new */
+	const char *token;         /* idempotency token, <= GB_TOKEN_MAX ASCII
+	                              chars (see "Tags" above): the same token
+	                              with the same request returns the same
+	                              instances and creates nothing new */
 	const char *name_prefix;   /* deterministic names: "<prefix>-<i>" for
 	                              i in [first_index, first_index + count) */
 	unsigned first_index;
@@ -204,6 +239,20 @@ typedef struct gb_create_req {
 	double max_price;          /* spot max USD/h, <= 0 = provider default */
 } gb_create_req;
 
+/* What describe selects, in this order of precedence:
+ *   1. nids > 0: exactly these ids (in `region`, or every region);
+ *      pool, broker_id and token are then ignored.  An id that does
+ *      not exist is simply not emitted (no error).
+ *   2. else pool != NULL: the instances tagged with this pool (and,
+ *      when broker_id is also set, not tagged with another broker);
+ *   3. else broker_id != NULL: every instance tagged with this broker;
+ *   and in 2 and 3, token != NULL narrows to that token's instances.
+ * A driver may emit more than asked (a provider that cannot filter
+ * server-side): the engine drops what does not match by the same rules
+ * and the tags reported, so extra instances cost only time, while a
+ * missing one leaks.
+ * Instances that are gone are emitted (TERMINATED) only when
+ * include_terminated is set and the provider still reports them. */
 typedef struct gb_describe_req {
 	const char *region;        /* required, unless the driver has
 	                              GB_DRV_CAP_DESCRIBE_ALL_REGIONS: then
@@ -310,18 +359,47 @@ typedef struct gb_host {
 	void (*free)(void *ctx, void *p);
 
 	/* Driver options from the broker config (after ${VAR} expansion), or
-	 * NULL when unset.  Borrowed until fini. */
+	 * NULL when unset.  Borrowed until fini.  Besides the driver's own
+	 * keys, the host fills in, unless the config sets them:
+	 *   data_dir   the shared data folder (share/gpubroker): a driver's
+	 *              files are under <data_dir>/drivers/<name>/data/
+	 *              (its catalog offers.json, its regions.json);
+	 *   bin_dir    the folder of the gpubroker executable (helpers);
+	 *   state_dir  a private folder for this driver's own state, next
+	 *              to the broker's state (may not exist yet: create it);
+	 *              unset when the state is a PostgreSQL database;
+	 *   broker_id  the broker's id (also in every create request);
+	 *   inventory  for a driver with GB_DRV_CAP_PROBE: the node
+	 *              inventory file of the broker config (onprem:).
+	 * The host reads these itself, for every driver, so a driver must not
+	 * give them another meaning: ca_file, ca_path, http_attempts,
+	 * http_timeout_ms, max_in_flight, backoff_base_ms, backoff_cap_ms,
+	 * init_timeout_ms and rate.<class> (see default_rates). */
 	const char *(*option)(void *ctx, const char *key);
 
-	/* Read a secret from a *source*: "env:NAME" or "file:/path" or a bare
-	 * environment variable name.  Copies at most cap-1 bytes plus NUL into
-	 * buf; returns the length, or -1 if absent.  The value is registered
-	 * for redaction: it will never appear in a host log line. */
+	/* Read a secret from a *source*: "env:NAME" or "file:/path" (one
+	 * trailing newline dropped) or a bare environment variable name.
+	 * Returns the length, with the value and a NUL in buf; -1 when it is
+	 * absent, empty or unreadable; -2 when it does not fit in cap bytes
+	 * (a secret is never truncated: buf is then "").  The value is
+	 * registered for redaction: it will never appear in a host log
+	 * line. */
 	int (*secret)(void *ctx, const char *source, char *buf, size_t cap);
 
 	/* Register a value the driver learnt by other means (a token it
 	 * obtained, a key read from a credentials file) for redaction. */
 	void (*redact)(void *ctx, const char *value);
+
+	/* ---- minor 5 ---- */
+	/* 1 when the driver should give up the call it is making: gpubroker
+	 * is stopping (SIGTERM/SIGINT) or the call's deadline passed (init:
+	 * its init_timeout_ms).  A driver that polls (a long-running
+	 * operation, an instance booting) checks it between polls and
+	 * returns TRANSIENT with code "Cancelled": the host then keeps the
+	 * intent open and settles it later by token, so nothing leaks.  The
+	 * host's own http() stops retrying and sleep_ms() returns early once
+	 * it is set. */
+	int (*cancelled)(void *ctx);
 } gb_host;
 
 /* ------------------------------------------------------------------ */
@@ -372,7 +450,13 @@ typedef struct gb_driver {
 	int (*init)(const gb_host *host, void **out_ctx, gb_error *err);
 	/* Mandatory.  Release everything init made. */
 	void (*fini)(void *ctx);
-	/* Mandatory.  Emit the offers this driver can sell (its catalog). */
+	/* Mandatory.  Emit the offers this driver can sell (its catalog).
+	 * Called on every CLI run (plan, offers, apply) and at every daemon
+	 * start: it must be fast and OFFLINE -- read a shipped or cached
+	 * catalog file, never the network.  Each offer's gpu_model must be a
+	 * canonical name (see gb_offer); the host warns at load, naming the
+	 * offer, about a model it does not know, since no spec can ask for
+	 * it. */
 	int (*list_offers)(void *ctx, gb_offer_cb emit, void *ud, gb_error *err);
 	/* Mandatory.  Create req->count instances as one batch where the
 	 * provider allows, emitting each created (or, on an idempotent retry,
@@ -385,14 +469,18 @@ typedef struct gb_driver {
 	 * made must then be left for the replay to find. */
 	int (*create)(void *ctx, const gb_create_req *req, gb_instance_cb emit,
 	              void *ud, gb_error *err);
-	/* Mandatory.  Emit the instances matching req. */
+	/* Mandatory.  Emit the instances matching req (see gb_describe_req
+	 * for what matches), each with the four GB_TAG_* tags. */
 	int (*describe)(void *ctx, const gb_describe_req *req,
 	                gb_instance_cb emit, void *ud, gb_error *err);
 	/* Mandatory.  Ask for termination; idempotent (already gone = ok). */
 	int (*terminate)(void *ctx, const gb_instance_ref *refs, size_t n,
 	                 gb_error *err);
 	/* Optional.  Fetch current prices from the provider's price source
-	 * (region NULL = all) and emit them as offers. */
+	 * (region NULL = all) and emit them as offers.  This is the network
+	 * call: run by `gpubroker offers refresh` and the daemon's periodic
+	 * refresh, never on the planning path.  The host stores what it
+	 * emits; a driver may also cache it for its next list_offers. */
 	int (*refresh_prices)(void *ctx, const char *region, gb_offer_cb emit,
 	                      void *ud, gb_error *err);
 	/* Optional.  Emit quotas for a region. */
@@ -402,7 +490,17 @@ typedef struct gb_driver {
 	/* ---- minor 1 ---- */
 	/* Optional.  A driver-specific command (e.g. on-prem "nodes",
 	 * "probe NODE").  Writes a JSON document (NUL-terminated) through
-	 * `out`; returns 0, or -1 with err. */
+	 * `out`; returns 0, or -1 with err (an unknown verb: INVALID).
+	 * Verbs the host itself sends:
+	 *   "sites"  (every driver, at load): the facts of the driver's
+	 *            regions, for data locality, compliance and carbon
+	 *            rules: an array of {name, display, country (ISO
+	 *            3166-1 alpha-2), jurisdiction ("EU", "US", ...), lat,
+	 *            lon, tags: ["gdpr", "hipaa", ...], carbon_g_per_kwh}.
+	 *            A region without facts is still placeable, but no
+	 *            spec with placement.data or compliance accepts it.
+	 *   "nodes", "probe [NODE...]", "mig NODE enable|disable": for
+	 *            drivers with GB_DRV_CAP_PROBE (`gpubroker nodes`). */
 	int (*command)(void *ctx, const char *verb, int argc,
 	               const char *const *argv,
 	               void (*out)(void *ud, const char *json), void *ud,
