@@ -41,7 +41,8 @@ static int run_drivers(gb_cli *cli)
 
 const gb_cmd gb_cmd_drivers = {
 	"drivers", "list provider drivers with version, capabilities, status",
-	"", "Loads every driver named in the config (or the four shipped ones)\n"
+	"", "Loads every driver named in the config (or, when it names none, every\n"
+	"driver installed in the driver directory)\n"
 	    "and shows whether it loaded and initialised, and why not.  With\n"
 	    "--server: the daemon's drivers (GET /v1/drivers).",
 	NULL, run_drivers,

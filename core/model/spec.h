@@ -120,8 +120,10 @@ typedef struct gb_spec_opts {
 	/* Environment lookup for ${VAR}; NULL = getenv. */
 	const char *(*getenv_fn)(void *ud, const char *name);
 	void *getenv_ud;
-	/* Known cloud names for placement.clouds validation; NULL = the
-	 * built-in list (aws, azure, gcp, onprem). */
+	/* The clouds a spec may name (placement.clouds, image keys): the
+	 * loaded drivers (gb_config_clouds, gb_drivers_names).  NULL = any
+	 * driver-like name (1-32 of [a-z0-9_-], folded to lower case): for
+	 * stored specs, and for a client whose daemon checks the names. */
 	const char *const *clouds;
 } gb_spec_opts;
 
