@@ -320,27 +320,31 @@ out:
 
 /* ------------------------------------------------------------ describe */
 
+/* 1 when tag key of inst is want (or want is NULL or "": no filter) */
+static int tag_is(const json_t *inst, const char *key, const char *want)
+{
+	const char *t = tag(inst, key);
+	return !want || !*want || (t && strcmp(t, want) == 0);
+}
+
+/* The precedence of gb_describe_req: ids when given, else the pool and
+ * broker tags; the token (when set) and region narrow either. */
 static int wanted(const gb_describe_req *q, const json_t *inst)
 {
-	const char *t;
 	if (q->region && strcmp(q->region, field(inst, "region")) != 0)
 		return 0;
 	if (!q->include_terminated && !live(inst))
 		return 0;
+	if (!tag_is(inst, GB_TAG_TOKEN, q->token))
+		return 0;
 	if (q->nids) {
 		for (size_t i = 0; i < q->nids; i++)
-			if (strcmp(q->ids[i], field(inst, "id")) == 0)
+			if (q->ids[i] && strcmp(q->ids[i], field(inst, "id")) == 0)
 				return 1;
 		return 0;
 	}
-	if (q->pool && (!(t = tag(inst, GB_TAG_POOL)) || strcmp(t, q->pool)))
-		return 0;
-	if (q->broker_id &&
-	    (!(t = tag(inst, GB_TAG_BROKER)) || strcmp(t, q->broker_id)))
-		return 0;
-	if (q->token && (!(t = tag(inst, GB_TAG_TOKEN)) || strcmp(t, q->token)))
-		return 0;
-	return 1;
+	return tag_is(inst, GB_TAG_POOL, q->pool) &&
+	       tag_is(inst, GB_TAG_BROKER, q->broker_id);
 }
 
 static int tc_describe(void *ctx, const gb_describe_req *q,
@@ -350,6 +354,13 @@ static int tc_describe(void *ctx, const gb_describe_req *q,
 	json_t *root, *inst;
 	size_t i;
 	int fd;
+	if (q->nids == 0 && !(q->pool && *q->pool) &&
+	    !(q->broker_id && *q->broker_id)) {
+		drvc_err(err, GB_ERR_INVALID, 0, "InvalidRequest",
+		         TC_NAME " describe: give instance ids, a pool or a "
+		         "broker id");
+		return -1;
+	}
 	if (!(root = tc_lock_load(c, &fd, err)))
 		return -1;
 	json_array_foreach(json_object_get(root, "instances"), i, inst)
