@@ -60,6 +60,18 @@ echo "ok: tinycloud builds outside the tree with PKG_CONFIG_PATH=... make (-z de
 [ -f "$P/share/gpubroker/drivers/tinycloud/data/offers.json" ] || fail "make install did not install tinycloud's catalog"
 echo "ok: the template installs the driver and its data where the installed gpubroker looks"
 
+# the guide's minimal example (drivers/README.md: its C and JSON blocks)
+# builds with the template, installs, and loads by name
+M=$T/src/mini
+mkdir -p "$M/data"
+awk '/^```c$/ {on = 1; next} /^```$/ && on {exit} on' "$GB_SRC/drivers/README.md" >"$M/mini.c"
+awk '/^```json$/ {on = 1; next} /^```$/ && on {exit} on' "$GB_SRC/drivers/README.md" >"$M/data/offers.json"
+[ -s "$M/mini.c" ] && [ -s "$M/data/offers.json" ] || fail "drivers/README.md lacks the minimal example's C or JSON block"
+cp "$GB_SRC/drivers/lambda/Makefile" "$M/Makefile"
+(cd "$M" && make CFLAGS="-std=c11 -Wall -Wextra -Werror" && make install) >"$T/mini.log" 2>&1 ||
+	{ cat "$T/mini.log"; fail "the guide's minimal driver does not build and install"; }
+echo "ok: the guide's minimal driver builds with -Werror and installs"
+
 # a driver that reaches for a core header does not build: the SDK's
 # include paths hold driver.h and the SDK, nothing of core
 L=$T/src/leaky/tinycloud
@@ -87,6 +99,12 @@ jq -e 'length == 4 and all(.[]; .cloud == "tinycloud")
 	and any(.[]; .instance_type == "tc.l4x1" and .gpu == "L4" and .price_per_hour == 0.55)' "$T/offers.json" >/dev/null ||
 	fail "tinycloud's offers are not its catalog's: $(cat "$T/offers.json")"
 echo "ok: gpubroker offers lists tinycloud's catalog"
+printf 'drivers:\n  - name: mini\nstate: %s/m.db\n' "$T" >"$T/mini.yaml"
+"$GB" -c "$T/mini.yaml" drivers -o json | jq -e '.[0] | .name == "mini" and .ready' >/dev/null ||
+	fail "the guide's minimal driver does not load by name from the prefix"
+[ "$("$GB" -c "$T/mini.yaml" offers --zones -o json | jq '[.[] | select(.instance_type == "m.h100x8")] | length')" = 4 ] ||
+	fail "the guide's catalog does not give its 4 offers (east-a od+spot, east-b od, west od): $("$GB" -c "$T/mini.yaml" offers --zones -o json)"
+echo "ok: the guide's minimal driver loads by name and offers its catalog"
 
 # specs name the loaded drivers: tinycloud is a cloud, an unknown name is not
 cat >"$T/pool.yaml" <<'EOF'
