@@ -389,7 +389,7 @@ uninstall:
 	    $(DESTDIR)$(PREFIX)/include/gpubroker/driver.h
 	rm -rf $(DESTDIR)$(LIBDIR)/gpubroker $(DESTDIR)$(PREFIX)/share/gpubroker \
 	    $(DESTDIR)$(PREFIX)/include/gpubroker/sdk
-	-rmdir $(DESTDIR)$(PREFIX)/include/gpubroker 2>/dev/null
+	rmdir $(DESTDIR)$(PREFIX)/include/gpubroker 2>/dev/null || true
 
 clean:
 	rm -rf build
@@ -411,4 +411,5 @@ help:
 	@echo "  make EXT_DRIVERS='name ...'   also build drivers/<name> with its own Makefile"
 	@echo "                  against the staged SDK (drivers/README.md)"
 
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+# (not the external drivers' own: their make reads them)
+-include $(shell find $(BUILD)/obj -path $(BUILD)/obj/ext -prune -o -name '*.d' -print 2>/dev/null)
