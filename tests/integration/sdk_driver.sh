@@ -7,8 +7,10 @@
 # installs itself into the prefix, loads through a broker config, offers
 # its catalog and validates as a placement cloud.  The same source made to
 # include a core-private header ("util.h") must fail to build: the SDK
-# does not leak core.  Finally a pool on tinycloud is applied and
-# destroyed, its instances kept in the driver's state_dir file.
+# does not leak core.  tinycloud's create, describe and terminate are
+# called through a bare host table (idempotency, filters, its state_dir
+# file), the guide's minimal example (drivers/README.md) builds and loads
+# by name, and finally a pool on tinycloud is applied and destroyed.
 set -eu
 : "${GB_BUILD:?}" "${GB_SRC:?}"
 T=$(mktemp -d "${TMPDIR:-/tmp}/gbsdk.XXXXXX")
@@ -83,6 +85,103 @@ if (cd "$L" && make) >"$T/leaky.log" 2>&1; then
 fi
 grep -q 'util\.h' "$T/leaky.log" || { cat "$T/leaky.log"; fail "the leaky build failed, but not on util.h"; }
 echo "ok: a driver including core's util.h fails to build"
+
+# ---------------------------------------------------------------- methods
+# tinycloud's create, describe and terminate through a bare host table
+# (a host built against the installed driver.h alone): idempotent create,
+# describe's filters, idempotent terminate, all kept in state_dir
+cat >"$T/host.c" <<'HOSTC'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "gpubroker/driver.h"
+static const char *state_dir, *data_dir;
+static void lg(void *c, gb_log_level l, const char *f, ...) { (void)c, (void)l, (void)f; }
+static int http(void *c, const gb_http_req *r, gb_http_resp *p, gb_error *e) { (void)c, (void)r, (void)p, (void)e; return -1; }
+static void http_free(void *c, gb_http_resp *p) { (void)c, (void)p; }
+static int64_t now(void *c) { (void)c; return (int64_t)time(NULL) * 1000; }
+static void sleep_ms(void *c, int64_t ms) { (void)c, (void)ms; }
+static int secret(void *c, const char *s, char *b, size_t n) { (void)c, (void)s, (void)b, (void)n; return -1; }
+static const char *opt(void *c, const char *k)
+{
+	(void)c;
+	return !strcmp(k, "state_dir") ? state_dir : !strcmp(k, "data_dir") ? data_dir : NULL;
+}
+static char ids[8][32];
+static int n, terminated;
+static int keep(void *u, const gb_instance *i)
+{
+	const char *tok = "";
+	for (size_t k = 0; k < i->ntags; k++)
+		if (!strcmp(i->tags[k].key, GB_TAG_TOKEN))
+			tok = i->tags[k].value;
+	printf("%s %s %s %s %s\n", (const char *)u, i->id, i->name, i->zone, tok);
+	if (n < 8)
+		snprintf(ids[n++], 32, "%s", i->id);
+	terminated += i->state == GB_INST_TERMINATED;
+	return 0;
+}
+#define CHECK(c, ...) do { if (!(c)) { fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); exit(1); } } while (0)
+int main(int argc, char **argv)
+{
+	void *h = argc == 4 ? dlopen(argv[1], RTLD_NOW) : NULL;
+	CHECK(h, "usage: host DRIVER.so STATE_DIR DATA_DIR (%s)", argc == 4 ? dlerror() : "");
+	const gb_driver *d = ((gb_driver_entry_fn)dlsym(h, GB_DRIVER_ENTRY_NAME))(GB_DRIVER_ABI_MAJOR);
+	gb_host host = {GB_DRIVER_ABI_MAJOR, GB_DRIVER_ABI_MINOR, sizeof(gb_host), NULL, lg, http,
+	                http_free, now, now, sleep_ms, NULL, NULL, opt, secret, NULL};
+	gb_error e = {0};
+	void *ctx;
+	char first[32];
+	state_dir = argv[2];
+	data_dir = argv[3];
+	CHECK(d->init(&host, &ctx, &e) == 0, "init: %s", e.message);
+	gb_create_req r = {.pool = "p", .broker_id = "b", .team = "t", .region = "tiny-east",
+	                   .zone = "tiny-east-a", .instance_type = "tc.l4x1", .count = 2,
+	                   .token = "tok-1", .name_prefix = "p-ab12", .first_index = 0};
+	CHECK(d->create(ctx, &r, keep, "create", &e) == 0 && n == 2, "create: %s (%d emitted)", e.message, n);
+	snprintf(first, sizeof(first), "%s", ids[0]);
+	n = 0;
+	CHECK(d->create(ctx, &r, keep, "replay", &e) == 0 && n == 2 && !strcmp(ids[0], first),
+	      "a replay of the same token made new instances");
+	r.instance_type = "tc.nope";
+	r.token = "tok-2";
+	CHECK(d->create(ctx, &r, keep, "bad", &e) == -1 && e.cls == GB_ERR_INVALID && strstr(e.message, "tc.nope"),
+	      "unknown type: %s", e.message);
+	gb_describe_req q = {.pool = "p"};
+	n = 0;
+	CHECK(d->describe(ctx, &q, keep, "pool", &e) == 0 && n == 2, "describe pool: %d", n);
+	q.token = "tok-other";
+	n = 0;
+	CHECK(d->describe(ctx, &q, keep, "tok", &e) == 0 && n == 0, "describe token filter: %d", n);
+	gb_describe_req none = {0};
+	CHECK(d->describe(ctx, &none, keep, "none", &e) == -1 && e.cls == GB_ERR_INVALID,
+	      "describe without a filter listed everything");
+	gb_instance_ref ref = {first, "tiny-east", "tiny-east-a"};
+	CHECK(d->terminate(ctx, &ref, 1, &e) == 0 && d->terminate(ctx, &ref, 1, &e) == 0, "terminate: %s", e.message);
+	q.token = NULL;
+	n = 0;
+	CHECK(d->describe(ctx, &q, keep, "live", &e) == 0 && n == 1, "after terminate: %d live", n);
+	q.include_terminated = 1;
+	n = terminated = 0;
+	CHECK(d->describe(ctx, &q, keep, "all", &e) == 0 && n == 2 && terminated == 1,
+	      "include_terminated: %d, %d terminated", n, terminated);
+	d->fini(ctx);
+	return 0;
+}
+HOSTC
+# shellcheck disable=SC2046
+cc -std=c11 -Wall -Wextra -Werror $(pkg-config --cflags gpubroker-driver) -o "$T/host" "$T/host.c" -ldl ||
+	fail "the bare host does not build against the installed driver.h"
+"$T/host" "$P/lib/gpubroker/drivers/tinycloud.so" "$T/hoststate" "$P/share/gpubroker" >"$T/host.log" 2>&1 ||
+	{ cat "$T/host.log"; fail "tinycloud's methods"; }
+jq -e '.instances | length == 2 and (map(.state) | sort) == ["running", "terminated"]
+	and all(.[]; .tags."gpubroker-token" == "tok-1" and .tags."gpubroker-pool" == "p")' \
+	"$T/hoststate/instances.json" >/dev/null ||
+	fail "tinycloud's state file is not what the calls did: $(cat "$T/hoststate/instances.json")"
+echo "ok: tinycloud's create (idempotent), describe (filters) and terminate (idempotent) keep state_dir/instances.json"
 
 # ---------------------------------------------------------------- loaded
 export XDG_STATE_HOME=$T/state
