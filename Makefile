@@ -4,7 +4,9 @@
 #   $(BUILD)/bin/gpubroker, $(BUILD)/bin/cloudsim, $(BUILD)/bin/gpuprobe
 #   $(BUILD)/lib/gpubroker/drivers/<name>.so
 #   $(BUILD)/share/gpubroker/{drivers/<name>/,policies/}
-# so the binary finds its drivers and data relative to itself.
+# so the binary finds its drivers and data relative to itself, and
+#   $(BUILD)/stage/{include/gpubroker,lib/pkgconfig,lib/libgpubroker-driver-sdk.a}
+# the driver header and SDK that external drivers (EXT_DRIVERS) build on.
 
 .DEFAULT_GOAL := all
 
@@ -25,6 +27,12 @@ BUILD ?= build
 endif
 
 DRIVERS := aws azure gcp onprem
+# External drivers: drivers/<name>/ with its own Makefile (a copy of the
+# template drivers/lambda/Makefile), built against the staged SDK
+# ($(BUILD)/stage) through pkg-config only, as a third party builds one.
+# A name in both lists is built as an external driver.
+EXT_DRIVERS ?=
+DRIVERS := $(filter-out $(EXT_DRIVERS),$(DRIVERS))
 
 # `make V=1` shows full command lines.
 ifeq ($(V),1)
@@ -94,9 +102,14 @@ CORE_SRCS := $(filter-out core/cli/main.c,$(foreach l,$(CORE_LAYERS),$(wildcard 
 CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/obj/%.o)
 CORE_LIB  := $(BUILD)/obj/libgbcore.a
 
+# The driver SDK: drivers/common, linked into every shipped driver and
+# installed (headers, static library, gpubroker-driver-sdk.pc) for
+# third-party drivers.  Compiled -fPIC -fvisibility=hidden (DRV_CFLAGS):
+# it goes into shared objects and exports nothing from them.
 DRVC_SRCS := $(wildcard drivers/common/*.c)
 DRVC_OBJS := $(DRVC_SRCS:%.c=$(BUILD)/obj/%.o)
-DRVC_LIB  := $(BUILD)/obj/libgbdrvcommon.a
+DRVC_LIB  := $(BUILD)/obj/libgpubroker-driver-sdk.a
+SDK_HDRS  := $(wildcard drivers/common/*.h)
 
 # drivers/<d>/*.c -> $(BUILD)/obj/drivers/<d>/*.o -> lib<d>.a and <d>.so
 drv_srcs = $(wildcard drivers/$(1)/*.c)
@@ -140,17 +153,24 @@ PROBE_GENCODE ?= -gencode arch=compute_75,code=sm_75 \
                  -gencode arch=compute_90,code=compute_90
 
 SHARE := $(BUILD)/share/gpubroker
-DATA_SRCS := $(wildcard drivers/*/data/*)
+# (external drivers copy their own data)
+DATA_SRCS := $(foreach d,$(DRIVERS),$(wildcard drivers/$(d)/data/*))
 DATA_OUT := $(DATA_SRCS:drivers/%=$(SHARE)/drivers/%)
 POLICY_SRCS := $(wildcard policies/*.lua)
 POLICY_OUT := $(POLICY_SRCS:policies/%=$(SHARE)/policies/%)
 
 ALL_LINK_LIBS = $(CORE_LIB) $(CORE_LIBS)
 
-.PHONY: all deps test test-unit test-drivers test-integration test-reliability \
+# The staging install: driver.h, the SDK and both pkg-config files under
+# $(STAGE) (prefix=$(STAGE)), what external drivers are built against.
+STAGE := $(abspath $(BUILD)/stage)
+STAGE_PC := $(STAGE)/lib/pkgconfig/gpubroker-driver-sdk.pc
+EXT_SOS := $(EXT_DRIVERS:%=$(BUILD)/lib/gpubroker/drivers/%.so)
+
+.PHONY: all deps stage FORCE test test-unit test-drivers test-integration test-reliability \
         run bench fuzz fuzz-build install uninstall clean help probe
 
-all: $(BIN) $(DRV_SOS) $(CLOUDSIM) $(DATA_OUT) $(POLICY_OUT) probe
+all: $(BIN) $(DRV_SOS) $(STAGE_PC) $(EXT_SOS) $(CLOUDSIM) $(DATA_OUT) $(POLICY_OUT) probe
 
 deps:
 	@scripts/deps.sh && echo "deps: all present"
@@ -214,6 +234,45 @@ $(BUILD)/lib/gpubroker/drivers/$(1).so: $(call drv_objs,$(1)) $(DRVC_LIB)
 	$$(Q)$$(CC) $$(LDFLAGS_ALL) $$(DRV_LDFLAGS) -o $$@ $(call drv_objs,$(1)) $(DRVC_LIB) $$(DRV_LIBS)
 endef
 $(foreach d,$(DRIVERS),$(eval $(call DRIVER_RULES,$(d))))
+
+# ---------------------------------------------------------------- SDK
+GB_VERSION_STR = $(shell sed -n 's/.*GB_VERSION "\(.*\)"/\1/p' core/base/util.h)
+GB_ABI_MAJOR = $(shell sed -n 's/^\#define GB_DRIVER_ABI_MAJOR \([0-9]*\).*/\1/p' core/include/gpubroker/driver.h)
+# $(call pc_file,NAME,PREFIX,DIR): scripts/NAME.pc.in -> DIR/NAME.pc
+pc_file = sed -e 's|@PREFIX@|$(2)|g' -e 's|@VERSION@|$(GB_VERSION_STR)|g' \
+	    -e 's|@ABI_MAJOR@|$(GB_ABI_MAJOR)|g' scripts/$(1).pc.in > $(3)/$(1).pc
+# $(call install_dev,ROOT,PREFIX): the driver header, the SDK (headers,
+# library) and both pkg-config files (saying prefix=PREFIX) under ROOT
+define install_dev
+	install -d $(1)/include/gpubroker/sdk $(1)/lib/pkgconfig && \
+	install -m 0644 core/include/gpubroker/driver.h $(1)/include/gpubroker/ && \
+	install -m 0644 $(SDK_HDRS) $(1)/include/gpubroker/sdk/ && \
+	install -m 0644 $(DRVC_LIB) $(1)/lib/libgpubroker-driver-sdk.a && \
+	$(call pc_file,gpubroker-driver,$(2),$(1)/lib/pkgconfig) && \
+	$(call pc_file,gpubroker-driver-sdk,$(2),$(1)/lib/pkgconfig)
+endef
+
+stage: $(STAGE_PC)
+
+$(STAGE_PC): $(DRVC_LIB) $(SDK_HDRS) core/include/gpubroker/driver.h core/base/util.h \
+             scripts/gpubroker-driver.pc.in scripts/gpubroker-driver-sdk.pc.in
+	$(call say,STAGE,$(STAGE))
+	$(Q)rm -rf $(STAGE)/include/gpubroker/sdk
+	$(Q)$(call install_dev,$(STAGE),$(STAGE))
+
+# An external driver: its own Makefile, the staged SDK through pkg-config
+# and nothing else (no -I into core/ or drivers/common).  Its make decides
+# whether anything is out of date.  -z defs is the template's, off under
+# a sanitizer (as for the shipped drivers).
+EXT_CFLAGS = -std=c11 $(WARN) $(OPT) $(SAN) $(CFLAGS)
+$(EXT_SOS): $(BUILD)/lib/gpubroker/drivers/%.so: $(STAGE_PC) FORCE
+	$(Q)PKG_CONFIG_PATH=$(STAGE)/lib/pkgconfig $(MAKE) --no-print-directory $(if $(filter 1,$(V)),,-s) -C drivers/$* \
+	    NAME=$* PKG_CONFIG_PATH=$(STAGE)/lib/pkgconfig CC="$(CC)" V="$(V)" \
+	    CFLAGS="$(EXT_CFLAGS)" LDFLAGS="$(LDFLAGS_ALL)" \
+	    OUT=$(abspath $(BUILD)/lib/gpubroker/drivers) OBJ=$(abspath $(BUILD)/obj/ext/$*) \
+	    DATA_OUT=$(abspath $(SHARE)/drivers/$*/data)
+
+FORCE:
 
 $(CLOUDSIM): $(SIM_OBJS) $(CORE_LIB)
 	@mkdir -p $(@D)
@@ -309,25 +368,28 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(CORE_LIB) $(DRV_LIBS_A) $(DRVC_LIB)
 LIBDIR := $(PREFIX)/lib
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(LIBDIR)/gpubroker/drivers \
-	    $(DESTDIR)$(PREFIX)/share/gpubroker/policies \
-	    $(DESTDIR)$(PREFIX)/include/gpubroker $(DESTDIR)$(LIBDIR)/pkgconfig
+	    $(DESTDIR)$(PREFIX)/share/gpubroker/policies
 	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/gpubroker
-	install -m 0755 $(DRV_SOS) $(DESTDIR)$(LIBDIR)/gpubroker/drivers/
+	install -m 0755 $(DRV_SOS) $(EXT_SOS) $(DESTDIR)$(LIBDIR)/gpubroker/drivers/
 	install -m 0644 $(POLICY_SRCS) $(DESTDIR)$(PREFIX)/share/gpubroker/policies/
 	for f in $(DATA_SRCS); do \
 	    d=$(DESTDIR)$(PREFIX)/share/gpubroker/drivers/$$(dirname $${f#drivers/}); \
 	    install -d $$d && install -m 0644 $$f $$d/; done
-	install -m 0644 core/include/gpubroker/driver.h $(DESTDIR)$(PREFIX)/include/gpubroker/
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(shell sed -n 's/.*GB_VERSION "\(.*\)"/\1/p' core/base/util.h)|' \
-	    -e 's|@ABI_MAJOR@|$(shell sed -n 's/^#define GB_DRIVER_ABI_MAJOR \([0-9]*\).*/\1/p' core/include/gpubroker/driver.h)|' \
-	    scripts/gpubroker-driver.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/gpubroker-driver.pc
+	for x in $(EXT_DRIVERS); do [ -d $(SHARE)/drivers/$$x/data ] || continue; \
+	    d=$(DESTDIR)$(PREFIX)/share/gpubroker/drivers/$$x/data; \
+	    install -d $$d && install -m 0644 $(SHARE)/drivers/$$x/data/* $$d/; done
+	$(call install_dev,$(DESTDIR)$(PREFIX),$(PREFIX))
 	if [ -x $(PROBE_BIN) ]; then install -m 0755 $(PROBE_BIN) $(DESTDIR)$(PREFIX)/bin/gpuprobe; fi
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/gpubroker $(DESTDIR)$(PREFIX)/bin/gpuprobe \
 	    $(DESTDIR)$(LIBDIR)/pkgconfig/gpubroker-driver.pc \
+	    $(DESTDIR)$(LIBDIR)/pkgconfig/gpubroker-driver-sdk.pc \
+	    $(DESTDIR)$(LIBDIR)/libgpubroker-driver-sdk.a \
 	    $(DESTDIR)$(PREFIX)/include/gpubroker/driver.h
-	rm -rf $(DESTDIR)$(LIBDIR)/gpubroker $(DESTDIR)$(PREFIX)/share/gpubroker
+	rm -rf $(DESTDIR)$(LIBDIR)/gpubroker $(DESTDIR)$(PREFIX)/share/gpubroker \
+	    $(DESTDIR)$(PREFIX)/include/gpubroker/sdk
+	rmdir $(DESTDIR)$(PREFIX)/include/gpubroker 2>/dev/null || true
 
 clean:
 	rm -rf build
@@ -344,5 +406,10 @@ help:
 	@echo "  make bench      benchmarks with targets (see BENCHMARKS.md)"
 	@echo "  make fuzz       libFuzzer targets, FUZZ_SECONDS each (default 60)"
 	@echo "  make install PREFIX=/usr/local DESTDIR=   |  make uninstall  |  make clean"
+	@echo "          (installs driver.h, the driver SDK and their pkg-config files too)"
+	@echo "  make stage      driver.h + SDK + .pc files into BUILD/stage (make all does it)"
+	@echo "  make EXT_DRIVERS='name ...'   also build drivers/<name> with its own Makefile"
+	@echo "                  against the staged SDK (drivers/README.md)"
 
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+# (not the external drivers' own: their make reads them)
+-include $(shell find $(BUILD)/obj -path $(BUILD)/obj/ext -prune -o -name '*.d' -print 2>/dev/null)

@@ -16,7 +16,12 @@
  * builds the request itself, and drvc_call_form for an OAuth token
  * endpoint.
  *
- * Owned by drivers/common; used by the azure and gcp drivers.
+ * Part of the driver SDK (gpubroker-driver-sdk; drivers/README.md).
+ * Thread-safety: a drvc_call is one caller's (fill one per exchange, on
+ * the stack); the drvc_token it points to is shared and thread-safe, so
+ * any number of threads may run calls with the same token cache.
+ * Ownership: every string passed in is borrowed for the call; the
+ * gb_http_resp filled is the host's, released with host->http_free.
  */
 #ifndef DRVC_BEARER_H
 #define DRVC_BEARER_H

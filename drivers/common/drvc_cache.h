@@ -3,6 +3,11 @@
  * strings, for what a driver learns about its instances between calls
  * (Azure: a VM's addresses; GCE: an instance's zone).  Lookups are O(1)
  * (a jansson object is the hash table); when full, the oldest key goes.
+ *
+ * Part of the driver SDK (gpubroker-driver-sdk; drivers/README.md).
+ * Thread-safety: every function but init and free may be called from any
+ * number of threads at once on the same cache.  Ownership: put copies
+ * key and values; get hands out fresh copies (see drvc_cache_get).
  */
 #ifndef DRVC_CACHE_H
 #define DRVC_CACHE_H

@@ -1,9 +1,11 @@
 /*
  * drvc_catalog.h -- reads a driver's default offers file and emits one
- * gb_offer per (type, region, zone, capacity).  Compiled into every
- * driver (drivers/common is a static archive, hidden visibility).
+ * gb_offer per (type, region, zone, capacity): the usual list_offers, fast
+ * and offline (it runs on every CLI command).
  *
- * File format (JSON, drivers/<cloud>/data/offers.json):
+ * File format (JSON; in the source tree data/offers.json next to the
+ * driver's code, installed as
+ * <prefix>/share/gpubroker/drivers/<name>/data/offers.json):
  * {
  *   "format": 1,
  *   "cloud": "aws",
@@ -20,12 +22,22 @@
  *      }}
  *   ]
  * }
+ * Required: "source" (string), "fetched_at", "types"; per type "type",
+ * "gpu" (a canonical model name, see gb_offer.gpu_model), "gpus",
+ * "gpu_memory_gb", "vcpus", "ram_gb", "regions" (gpus >= 1).  Prices
+ * are USD per instance-hour; "on_demand" and "spot" may each be absent or
+ * null where that capacity is not sold.  "format", "cloud" and "currency"
+ * document the file and are not read (prices are always USD).
  * "spot" may be absent or null where the type has no spot market there;
  * a null value in "spot_zones" means no spot market in that zone;
  * "zones" may be absent or [] for clouds or regions without zones (one
  * offer with zone "" is emitted per capacity then).
  *
- * Owned by drivers/common; used by every cloud driver.
+ * Part of the driver SDK (gpubroker-driver-sdk; drivers/README.md).
+ * Thread-safety: reentrant (no shared state; each call reads the file
+ * anew), so a driver may call these from list_offers on any thread.
+ * Ownership: every gb_offer passed to emit, and its strings, are valid
+ * for that callback only (the host copies what it keeps).
  */
 #ifndef DRVC_CATALOG_H
 #define DRVC_CATALOG_H

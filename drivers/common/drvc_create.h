@@ -5,8 +5,14 @@
  * outcome noted in the error the caller returns); and the one error a
  * terminate of several instances returns when some deletes failed.
  *
- * Owned by drivers/common; used by the azure and gcp drivers (they
- * create instances one by one; aws creates in one batch call).
+ * For any driver whose create makes instances one request at a time
+ * (a provider with a batch call that is all-or-nothing itself needs only
+ * drvc_create_req_ok).
+ *
+ * Part of the driver SDK (gpubroker-driver-sdk; drivers/README.md).
+ * Thread-safety: reentrant; a drvc_cleanup or drvc_failures belongs to
+ * one create or terminate call.  Ownership: everything passed in is
+ * borrowed for the call.
  */
 #ifndef DRVC_CREATE_H
 #define DRVC_CREATE_H

@@ -4,8 +4,10 @@
  * upper-case hex, space as %20), form bodies, base64 and base64url
  * (OpenSSL), and a growable string buffer.
  *
+ * Part of the driver SDK (gpubroker-driver-sdk; drivers/README.md).
  * Ownership: functions returning char * return malloc'd memory the caller
- * frees with free(); NULL only when malloc fails.
+ * frees with free(); NULL only when malloc fails.  Thread-safety:
+ * reentrant; a drvc_buf belongs to one thread at a time.
  */
 #ifndef DRVC_ENC_H
 #define DRVC_ENC_H

@@ -6,7 +6,9 @@
  * common shape of the gb_error a driver's classifier makes of a failed
  * answer.
  *
- * Owned by drivers/common; used by every cloud driver.
+ * Part of the driver SDK (gpubroker-driver-sdk; drivers/README.md).
+ * Thread-safety: reentrant (no shared state).  Ownership: as each
+ * function says; responses stay the host's (host->http_free).
  */
 #ifndef DRVC_HTTP_H
 #define DRVC_HTTP_H

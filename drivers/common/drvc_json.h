@@ -3,8 +3,11 @@
  * parsers.  They never trust the shape of what they read: a missing key or
  * a value of the wrong type gives NULL / -1, never a crash.
  *
- * Ownership: json_t pointers returned are borrowed from the tree passed in.
- * Owned by drivers/common; used by every cloud driver.
+ * Part of the driver SDK (gpubroker-driver-sdk; drivers/README.md).
+ * Ownership: json_t pointers and strings returned are borrowed from the
+ * tree passed in (valid while it lives), except where a function says it
+ * allocates.  Thread-safety: reentrant; jansson's own rules apply to a
+ * tree shared between threads (read-only sharing is safe).
  */
 #ifndef DRVC_JSON_H
 #define DRVC_JSON_H

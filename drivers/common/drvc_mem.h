@@ -3,7 +3,9 @@
  * they abort on allocation failure (HACKING.md: allocation failures
  * abort), so callers never test for NULL.
  *
+ * Part of the driver SDK (gpubroker-driver-sdk; drivers/README.md).
  * Ownership: every pointer returned is the caller's, freed with free().
+ * Thread-safety: as malloc (safe from any thread).
  */
 #ifndef DRVC_MEM_H
 #define DRVC_MEM_H

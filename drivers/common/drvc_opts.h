@@ -2,10 +2,15 @@
  * drivers[].options, through host->option) strictly: a value that is set
  * but cannot be used is an INVALID error naming the option, what it
  * accepts and what was found -- never a silent fall back to the default.
- * Also the plain string settings every cloud driver has: option, else
+ * Also the plain string settings most drivers have: option, else
  * environment, else default; and per-region variants "<key>.<region>".
+ * List every key you read in gb_driver.options so the host can warn
+ * about a typo (keys the host injects or reads itself need no entry).
  *
- * Owned by drivers/common; used by every cloud driver. */
+ * Part of the driver SDK (gpubroker-driver-sdk; drivers/README.md).
+ * Thread-safety: reentrant (host->option is thread-safe).  Ownership:
+ * as each function says: borrowed from the host until fini, or a
+ * malloc'd copy. */
 #ifndef DRVC_OPTS_H
 #define DRVC_OPTS_H
 

@@ -5,9 +5,13 @@
  * from the provider's price API, then emitted as offers -- zone by zone,
  * on-demand before spot, in catalog order.
  *
- * Owned by drivers/common; used by the azure and gcp drivers.  Ownership:
- * the table owns every string, zone list and ext block in it; pointers
- * to entries are valid until the next drvc_shapes_add or drvc_shapes_free.
+ * For a driver whose price API gives prices but not shapes.
+ *
+ * Part of the driver SDK (gpubroker-driver-sdk; drivers/README.md).
+ * Ownership: the table owns every string, zone list and ext block in it;
+ * pointers to entries are valid until the next drvc_shapes_add or
+ * drvc_shapes_free.  Thread-safety: none; a table belongs to one
+ * refresh_prices call (start from {0}, set ext_size, free at the end).
  */
 #ifndef DRVC_SHAPES_H
 #define DRVC_SHAPES_H

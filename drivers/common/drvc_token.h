@@ -1,12 +1,17 @@
 /*
- * drvc_token.h -- an OAuth access-token cache shared by the Azure and GCP
- * drivers: one token per driver context, reused until `margin` seconds
+ * drvc_token.h -- an OAuth access-token cache: one token per driver
+ * context, reused until `margin` seconds
  * before it expires, refreshed by one thread at a time under a mutex
  * (others wait and then reuse the fresh token), and invalidated after the
  * server says it is expired.  Every token obtained is registered with
  * host->redact.  Also the classifier of a token endpoint's answer.
  *
- * Owned by drivers/common; used by the azure and gcp drivers.
+ * Part of the driver SDK (gpubroker-driver-sdk; drivers/README.md).
+ * Thread-safety: drvc_token_get, _invalidate and _fetches may be called
+ * from any number of threads on one drvc_token (init and fini once, in
+ * the driver's init and fini).  Ownership: tokens handed out are malloc'd
+ * copies the caller wipes with drvc_free_secret.  Do not read the struct
+ * fields directly: they are guarded by mu.
  */
 #ifndef DRVC_TOKEN_H
 #define DRVC_TOKEN_H

@@ -1,5 +1,9 @@
-/* drvc_util.h -- small helpers shared by the shipped drivers.
- * Owned by drivers/common; used by every driver. */
+/* drvc_util.h -- the error helpers every driver uses: filling a
+ * gb_error, and the checks of credentials and of the host table at init.
+ *
+ * Part of the driver SDK (gpubroker-driver-sdk; drivers/README.md).
+ * Thread-safety: reentrant.  Ownership: err is the caller's; nothing is
+ * allocated. */
 #ifndef DRVC_UTIL_H
 #define DRVC_UTIL_H
 
