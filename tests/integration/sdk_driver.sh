@@ -131,7 +131,7 @@ int main(int argc, char **argv)
 	CHECK(h, "usage: host DRIVER.so STATE_DIR DATA_DIR (%s)", argc == 4 ? dlerror() : "");
 	const gb_driver *d = ((gb_driver_entry_fn)dlsym(h, GB_DRIVER_ENTRY_NAME))(GB_DRIVER_ABI_MAJOR);
 	gb_host host = {GB_DRIVER_ABI_MAJOR, GB_DRIVER_ABI_MINOR, sizeof(gb_host), NULL, lg, http,
-	                http_free, now, now, sleep_ms, NULL, NULL, opt, secret, NULL};
+	                http_free, now, now, sleep_ms, NULL, NULL, opt, secret, NULL, NULL};
 	gb_error e = {0};
 	void *ctx;
 	char first[32];
@@ -228,14 +228,6 @@ echo "ok: validate accepts placement on tinycloud and image.tinycloud, refuses a
 # ---------------------------------------------------------------- lifecycle
 db=$T/drivers/tinycloud/instances.json
 if ! "$GB" -c "$T/broker.yaml" apply -f "$T/pool.yaml" --auto-approve --wait --timeout 60s >"$T/apply.log" 2>&1; then
-	# PENDING CORE CHANGE: apply still checks the spec against the four
-	# shipped cloud names (validate already uses the loaded drivers').
-	# Remove this branch once core/model's apply path accepts them.
-	if grep -q 'unknown cloud "tinycloud"' "$T/apply.log"; then
-		echo "note: apply still refuses the loaded driver's name (core change pending); lifecycle not checked"
-		echo PASS
-		exit 0
-	fi
 	cat "$T/apply.log"
 	fail "apply of a pool on tinycloud failed"
 fi
