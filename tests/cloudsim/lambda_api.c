@@ -174,6 +174,8 @@ static int basic_ok(const char *cred)
 		len--;
 	if (cred[n - 2] == '=')
 		len--;
+	if (len < 0)
+		return 0;
 	buf[len] = '\0';
 	if (memchr(buf, '\0', (size_t)len))
 		return 0;
