@@ -87,9 +87,11 @@ static void sites_out(void *ud, const char *json)
 	*out = json_loads(json, 0, NULL);
 }
 
-/* Drivers that have sites of their own (on-prem) describe them through
- * the optional command("sites"); they become regions (cloud = the
- * driver's name) so policies see their country, jurisdiction and tags. */
+/* Drivers that know their places -- on-prem sites, or a cloud outside
+ * the built-in region table -- describe them through the optional
+ * command("sites") (driver.h); they become regions (cloud = the driver's
+ * name) so policies and placement rules see their country,
+ * jurisdiction, location, tags and carbon figure. */
 static void register_sites(gb_runtime *rt)
 {
 	for (size_t i = 0; i < rt->drivers.n; i++) {
@@ -107,6 +109,7 @@ static void register_sites(gb_runtime *rt)
 		json_array_foreach(sites, k, s) {
 			gb_region_info ri;
 			gb_buf tags = GB_BUF_INIT;
+			char *src;
 			size_t t;
 			json_t *tag;
 			memset(&ri, 0, sizeof(ri));
@@ -134,8 +137,14 @@ static void register_sites(gb_runtime *rt)
 					gb_buf_puts(&tags, ",hipaa-eligible");
 			}
 			ri.tags = gb_buf_str(&tags);
-			ri.carbon_source = "on-prem inventory";
+			ri.carbon_source = json_string_value(
+				json_object_get(s, "carbon_source"));
+			src = ri.carbon_source ? NULL
+			      : gb_xasprintf("driver %s (sites)", d->name);
+			if (src)
+				ri.carbon_source = src;
 			gb_region_register(&ri);
+			free(src);
 			gb_buf_free(&tags);
 		}
 		json_decref(sites);
