@@ -482,6 +482,8 @@ void sim_ticker_stop(void);
 /* ------------------------------------------------------------------ */
 void sim_ec2_handle(sim_req *req, sim_resp *resp);
 void sim_azure_handle(sim_req *req, sim_resp *resp);
+/* Drops every Azure network interface (reset, exit); under the lock. */
+void sim_azure_nics_free(void);
 void sim_gcp_handle(sim_req *req, sim_resp *resp);
 void sim_control_handle(sim_req *req, sim_resp *resp);
 
