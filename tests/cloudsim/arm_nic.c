@@ -154,6 +154,20 @@ static sim_inst *settle(az_nic *n, int64_t now, int *gone)
 	return NULL;
 }
 
+/* The VM a settled NIC is attached to (NULL when detached); changes
+ * nothing, so n stays valid. */
+static sim_inst *attached_vm(const az_nic *n, int64_t now)
+{
+	sim_inst *in;
+	if (!n->vm_key)
+		return NULL;
+	in = sim_map_get(&sim_g.insts, n->vm_key);
+	if (in && in->id && strcmp(in->id, n->vm_id) == 0 &&
+	    sim_inst_phase(in, now) != SIM_PH_GONE)
+		return in;
+	return NULL;
+}
+
 /* Settled NIC by (rg, name), or NULL. */
 static az_nic *nic_find(const char *rg, const char *name, int64_t now)
 {
@@ -367,9 +381,8 @@ static int uses_configs(const json_t *np)
 /* A NIC that another live VM holds refuses to be taken. */
 static int held_elsewhere(az_ctx *c, az_nic *n, const char *vm_key)
 {
-	int gone;
-	sim_inst *vm = settle(n, c->now, &gone);
-	if (gone || !vm || strcmp(n->vm_key, vm_key) == 0)
+	sim_inst *vm = attached_vm(n, c->now);
+	if (!vm || strcmp(n->vm_key, vm_key) == 0)
 		return 0;
 	nic_in_use(c, n, vm);
 	return 1;
@@ -625,11 +638,8 @@ void arm_nic_put(az_ctx *c)
 		json_object_get(ipc, "properties"), "subnet"));
 	json_decref(n->tags);
 	n->tags = tags ? json_deep_copy(tags) : NULL;
-	{
-		int gone;
-		sim_inst *vm = settle(n, c->now, &gone);
-		sim_resp_json(c->resp, created ? 201 : 200, nic_json(n, vm));
-	}
+	sim_resp_json(c->resp, created ? 201 : 200,
+	              nic_json(n, attached_vm(n, c->now)));
 out:
 	json_decref(body);
 }
@@ -637,26 +647,22 @@ out:
 void arm_nic_get(az_ctx *c, const char *name)
 {
 	az_nic *n = nic_find(c->rg, name, c->now);
-	int gone;
-	sim_inst *vm;
 	if (!n) {
 		az_not_found(c, "Microsoft.Network/networkInterfaces", name);
 		return;
 	}
-	vm = settle(n, c->now, &gone);
-	sim_resp_json(c->resp, 200, nic_json(n, vm));
+	sim_resp_json(c->resp, 200, nic_json(n, attached_vm(n, c->now)));
 }
 
 void arm_nic_delete(az_ctx *c)
 {
 	az_nic *n = nic_find(c->rg, c->name, c->now);
-	int gone;
 	sim_inst *vm;
 	if (!n) {
 		sim_resp_empty(c->resp, 204);
 		return;
 	}
-	vm = settle(n, c->now, &gone);
+	vm = attached_vm(n, c->now);
 	if (vm) {
 		nic_in_use(c, n, vm);
 		return;
@@ -684,11 +690,9 @@ void arm_nic_list(az_ctx *c)
 			v[k++] = n;
 	}
 	qsort(v, k, sizeof(*v), by_name);
-	for (size_t i = 0; i < k; i++) {
-		int gone;
-		sim_inst *vm = settle(v[i], c->now, &gone);
-		json_array_append_new(arr, nic_json(v[i], vm));
-	}
+	for (size_t i = 0; i < k; i++)
+		json_array_append_new(arr,
+		                      nic_json(v[i], attached_vm(v[i], c->now)));
 	free(v);
 	sim_resp_json(c->resp, 200, json_pack("{s:o}", "value", arr));
 }
@@ -705,4 +709,28 @@ void arm_pip_get(az_ctx *c, const char *name)
 		}
 	}
 	az_not_found(c, "Microsoft.Network/publicIPAddresses", name);
+}
+
+json_t *sim_azure_nics_json(void)
+{
+	int64_t now = sim_now();
+	json_t *arr = json_array();
+	size_t detached = 0;
+	settle_all(now);
+	for (size_t i = 0; i < nics.cap; i++) {
+		az_nic *n = sim_map_slot(&nics, i, NULL);
+		sim_inst *vm;
+		if (!n)
+			continue;
+		vm = attached_vm(n, now);
+		detached += vm == NULL;
+		json_array_append_new(
+			arr, json_pack("{s:s,s:s,s:s,s:s?,s:s}", "name", n->name,
+			               "resource_group", n->rg, "region",
+			               n->region, "vm", vm ? vm->name : NULL,
+			               "delete_option",
+			               n->delete_with_vm ? "Delete" : "Detach"));
+	}
+	return json_pack("{s:I,s:I,s:o}", "count", (json_int_t)json_array_size(arr),
+	                 "detached", (json_int_t)detached, "nics", arr);
 }

@@ -332,12 +332,18 @@ sleep 0.4
 arm GET "$NET?$NAPI"
 expect_eq "$(jget "$BODY_FILE" '[n["name"] for n in j["value"] if n["name"].startswith("vm-de")]')" '["vm-det-nic"]' "deleteOption Delete removed its NIC, Detach left one"
 expect_eq "$(jget "$BODY_FILE" '"virtualMachine" in [n for n in j["value"] if n["name"] == "vm-det-nic"][0]["properties"]')" False "the left NIC is detached"
+curl -s "$CTL_URL/_sim/azure/nics" >"$T/n.json"
+expect_eq "$(jget "$T/n.json" '[(n["name"], n["vm"], n["delete_option"]) for n in j["nics"] if n["name"].startswith("vm-de")]')" '[["vm-det-nic", null, "Detach"]]' "/_sim/azure/nics shows the leftover NIC"
+expect_eq "$(jget "$T/n.json" 'j["detached"]')" 1 "/_sim/azure/nics counts it detached"
 arm GET "$RG_URL/Microsoft.Network/publicIPAddresses/vm-det-pip?$NAPI"
 expect_status 200 "its public IP stays with it"
 arm DELETE "$NET/vm-det-nic?$NAPI"
 expect_status 200 "the leftover NIC can be deleted"
 arm GET "$RG_URL/Microsoft.Network/publicIPAddresses/vm-det-pip?$NAPI"
 expect_status 404 "and its public IP with it"
+curl -s "$CTL_URL/_sim/azure/nics" >"$T/n.json"
+expect_eq "$(jget "$T/n.json" 'j["detached"]')" 0 "no detached NIC left"
+
 
 # --- throttling ---------------------------------------------------------------------
 ctl_post /_sim/scenario '{"throttling":{"azure":{"reads":{"capacity":3,"refill_per_s":0.5}}}}'
