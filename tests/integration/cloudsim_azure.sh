@@ -186,6 +186,11 @@ expect_eq "$(jget "$BODY_FILE" 'j["properties"]["instanceView"]["statuses"][1]["
 arm GET "$(az_vm_url spot-delete)"
 expect_status 404 "evicted Delete VM is gone"
 expect_eq "$(code)" ResourceNotFound "ResourceNotFound"
+NAPI0='api-version=2023-09-01'
+arm GET "$RG_URL/Microsoft.Network/networkInterfaces/spot-delete-nic?$NAPI0"
+expect_status 404 "evicted Delete VM: its NIC (deleteOption Delete) went with it"
+arm GET "$RG_URL/Microsoft.Network/networkInterfaces/spot-dealloc-nic?$NAPI0"
+expect_match "/virtualMachines/spot-dealloc\$" "$(jget "$BODY_FILE" 'j["properties"]["virtualMachine"]["id"]')" "a deallocated VM keeps its NIC attached"
 curl -s "$CTL_URL/_sim/bill" >"$T/b.json"
 expect_eq "$(jget "$T/b.json" '[e["ended"] is not None for e in j["instances"] if e["id"] == "spot-dealloc"][0]')" True "billing stopped at eviction"
 
