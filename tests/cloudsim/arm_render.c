@@ -1,7 +1,7 @@
 /*
  * arm_render.c -- ARM resource shapes: the virtual machine (echoing what
- * was PUT, minus secrets, plus what ARM adds), its instance view, and the
- * NIC and public IP cloudsim creates for networkInterfaceConfigurations.
+ * was PUT, minus secrets, plus what ARM adds) and its instance view (the
+ * network interfaces are in arm_nic.c).
  */
 #include <ctype.h>
 #include <stdlib.h>
@@ -26,20 +26,6 @@ char *az_vm_id(const sim_inst *in)
 {
 	return gb_xasprintf("/subscriptions/%s/resourceGroups/%s/providers/"
 	                    "Microsoft.Compute/virtualMachines/%s",
-	                    sim_g.sc.az_sub, vm_rg(in), in->name);
-}
-
-char *az_nic_id(const sim_inst *in)
-{
-	return gb_xasprintf("/subscriptions/%s/resourceGroups/%s/providers/"
-	                    "Microsoft.Network/networkInterfaces/%s-nic",
-	                    sim_g.sc.az_sub, vm_rg(in), in->name);
-}
-
-char *az_pip_id(const sim_inst *in)
-{
-	return gb_xasprintf("/subscriptions/%s/resourceGroups/%s/providers/"
-	                    "Microsoft.Network/publicIPAddresses/%s-pip",
 	                    sim_g.sc.az_sub, vm_rg(in), in->name);
 }
 
@@ -181,12 +167,8 @@ json_t *az_vm_json(const sim_inst *in, int64_t now, int expand)
 		                    json_true());
 	}
 	v = json_object_get(props, "networkProfile");
-	if (json_is_object(v) && in->az_nic) {
-		char *nic = az_nic_id(in);
-		json_object_set_new(v, "networkInterfaces",
-		                    json_pack("[{s:s}]", "id", nic));
-		free(nic);
-	}
+	if (json_is_object(v) && in->az_nic)
+		json_object_set_new(v, "networkInterfaces", az_vm_nic_refs(in));
 	v = json_object_get(props, "storageProfile");
 	if (json_is_object(v)) {
 		json_t *od = json_object_get(v, "osDisk");
@@ -210,77 +192,4 @@ json_t *az_vm_json(const sim_inst *in, int64_t now, int expand)
 	json_object_set_new(vm, "properties", props);
 	free(id);
 	return vm;
-}
-
-static json_t *subnet_of(const sim_inst *in)
-{
-	json_t *cfgs = json_object_get(
-		json_object_get(json_object_get(in->az_body, "properties"),
-		                "networkProfile"),
-		"networkInterfaceConfigurations");
-	json_t *ipc = json_array_get(
-		json_object_get(json_object_get(json_array_get(cfgs, 0),
-		                                "properties"),
-		                "ipConfigurations"),
-		0);
-	json_t *sub = json_object_get(json_object_get(ipc, "properties"),
-	                              "subnet");
-	return sub ? json_deep_copy(sub) : json_object();
-}
-
-json_t *az_nic_json(const sim_inst *in, int64_t now)
-{
-	char *id = az_nic_id(in), *vmid = az_vm_id(in);
-	char *ipc_id = gb_xasprintf("%s/ipConfigurations/ipconfig1", id);
-	char *name = gb_xasprintf("%s-nic", in->name);
-	json_t *ipprops = json_pack("{s:s,s:s,s:s,s:o,s:b,s:s}",
-	                            "provisioningState", "Succeeded",
-	                            "privateIPAddress", in->priv_ip,
-	                            "privateIPAllocationMethod", "Dynamic",
-	                            "subnet", subnet_of(in), "primary", 1,
-	                            "privateIPAddressVersion", "IPv4");
-	json_t *nic;
-	(void)now;
-	if (in->az_pip) {
-		char *pip = az_pip_id(in);
-		json_object_set_new(ipprops, "publicIPAddress",
-		                    json_pack("{s:s}", "id", pip));
-		free(pip);
-	}
-	nic = json_pack("{s:s,s:s,s:s,s:s,s:{s:s,s:[{s:s,s:s,s:o}],"
-	                "s:{s:s},s:b,s:s}}",
-	                "name", name, "id", id, "type",
-	                "Microsoft.Network/networkInterfaces", "location",
-	                in->region, "properties", "provisioningState",
-	                "Succeeded", "ipConfigurations", "name", "ipconfig1",
-	                "id", ipc_id, "properties", ipprops, "virtualMachine",
-	                "id", vmid, "primary", 1, "macAddress",
-	                "00-0D-3A-00-00-01");
-	free(id);
-	free(vmid);
-	free(ipc_id);
-	free(name);
-	return nic;
-}
-
-json_t *az_pip_json(const sim_inst *in, int64_t now)
-{
-	char *id = az_pip_id(in), *nic = az_nic_id(in);
-	char *ipc = gb_xasprintf("%s/ipConfigurations/ipconfig1", nic);
-	char *name = gb_xasprintf("%s-pip", in->name);
-	json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:{s:s,s:s},s:{s:s,s:s,s:s,"
-	                      "s:s,s:{s:s}}}",
-	                      "name", name, "id", id, "type",
-	                      "Microsoft.Network/publicIPAddresses", "location",
-	                      in->region, "sku", "name", "Standard", "tier",
-	                      "Regional", "properties", "provisioningState",
-	                      "Succeeded", "publicIPAddressVersion", "IPv4",
-	                      "publicIPAllocationMethod", "Static", "ipAddress",
-	                      in->pub_ip, "ipConfiguration", "id", ipc);
-	(void)now;
-	free(id);
-	free(nic);
-	free(ipc);
-	free(name);
-	return o;
 }

@@ -143,17 +143,6 @@ typedef struct vm_spec {
 	int want_pip;
 } vm_spec;
 
-static int valid_subnet(const char *id)
-{
-	char *pre = gb_xasprintf("/subscriptions/%s/resourceGroups/",
-	                         sim_g.sc.az_sub);
-	int ok = strncasecmp(id, pre, strlen(pre)) == 0 &&
-	         strstr(id, "/providers/Microsoft.Network/virtualNetworks/") &&
-	         strstr(id, "/subnets/");
-	free(pre);
-	return ok;
-}
-
 /* Validates the body; 0 ok, else the error response is set. */
 static int check_body(az_ctx *c, const json_t *body, vm_spec *s)
 {
@@ -224,13 +213,8 @@ static int check_body(az_ctx *c, const json_t *body, vm_spec *s)
 	np = json_object_get(props, "networkProfile");
 	v = json_object_get(np, "networkInterfaceConfigurations");
 	if (json_is_array(v) && json_array_size(v) > 0) {
-		const json_t *cfg = json_array_get(v, 0);
-		const json_t *ipc = json_array_get(
-			json_object_get(json_object_get(cfg, "properties"),
-			                "ipConfigurations"),
-			0);
-		const json_t *ipp = json_object_get(ipc, "properties");
-		const char *subnet = jstr(json_object_get(ipp, "subnet"), "id");
+		const json_t *cfg;
+		size_t i;
 		if (!jstr(np, "networkApiVersion")) {
 			az_error_target(c, 400, "InvalidParameter",
 			                "networkProfile.networkApiVersion",
@@ -241,26 +225,41 @@ static int check_body(az_ctx *c, const json_t *body, vm_spec *s)
 			                "specified.");
 			return -1;
 		}
-		if (!jstr(cfg, "name") || !ipc || !jstr(ipc, "name")) {
-			az_error_target(c, 400, "InvalidParameter",
-			                "networkInterfaceConfigurations",
-			                "Each network interface configuration and "
-			                "IP configuration needs a 'name'.");
-			return -1;
-		}
-		if (!subnet || !valid_subnet(subnet)) {
-			az_error(c, 400, "InvalidResourceReference",
-			         "Resource %s referenced by resource %s was not "
-			         "found. Please make sure that the referenced "
-			         "resource exists, and that both resources are "
-			         "in the same region.",
-			         subnet ? subnet : "(no subnet id)",
-			         c->req->path);
-			return -1;
+		json_array_foreach(v, i, cfg) {
+			const json_t *ipc = json_array_get(
+				json_object_get(json_object_get(cfg, "properties"),
+				                "ipConfigurations"),
+				0);
+			const json_t *ipp = json_object_get(ipc, "properties");
+			const json_t *pipc = json_object_get(
+				ipp, "publicIPAddressConfiguration");
+			const char *subnet =
+				jstr(json_object_get(ipp, "subnet"), "id");
+			if (!jstr(cfg, "name") || !ipc || !jstr(ipc, "name") ||
+			    (pipc && !jstr(pipc, "name"))) {
+				az_error_target(c, 400, "InvalidParameter",
+				                "networkInterfaceConfigurations",
+				                "Each network interface "
+				                "configuration, IP configuration "
+				                "and public IP address "
+				                "configuration needs a 'name'.");
+				return -1;
+			}
+			if (!subnet || !az_subnet_ok(subnet)) {
+				az_error(c, 400, "InvalidResourceReference",
+				         "Resource %s referenced by resource %s "
+				         "was not found. Please make sure that "
+				         "the referenced resource exists, and "
+				         "that both resources are in the same "
+				         "region.",
+				         subnet ? subnet : "(no subnet id)",
+				         c->req->path);
+				return -1;
+			}
+			if (pipc)
+				s->want_pip = 1;
 		}
 		s->use_configs = 1;
-		s->want_pip = json_object_get(ipp, "publicIPAddressConfiguration")
-		              != NULL;
 	} else {
 		const json_t *nics = json_object_get(np, "networkInterfaces");
 		if (!json_is_array(nics) || json_array_size(nics) == 0 ||
@@ -509,9 +508,23 @@ static sim_op *allocate(az_ctx *c, sim_inst *in, const vm_spec *s,
 	return op;
 }
 
-void arm_vm_put(az_ctx *c)
+json_t *az_body_object(az_ctx *c)
 {
 	json_error_t je;
+	json_t *body = json_loadb(c->req->body, c->req->body_len,
+	                          JSON_REJECT_DUPLICATES, &je);
+	if (json_is_object(body))
+		return body;
+	az_error(c, 400, "InvalidRequestContent",
+	         "The request content was invalid and could not be "
+	         "deserialized: '%s'.",
+	         body ? "expected a JSON object" : je.text);
+	json_decref(body);
+	return NULL;
+}
+
+void arm_vm_put(az_ctx *c)
+{
 	json_t *body;
 	vm_spec s;
 	const sim_ctype *t;
@@ -529,16 +542,9 @@ void arm_vm_put(az_ctx *c)
 		         "period or a hyphen.", c->name);
 		return;
 	}
-	body = json_loadb(c->req->body, c->req->body_len,
-	                  JSON_REJECT_DUPLICATES, &je);
-	if (!json_is_object(body)) {
-		az_error(c, 400, "InvalidRequestContent",
-		         "The request content was invalid and could not be "
-		         "deserialized: '%s'.",
-		         body ? "expected a JSON object" : je.text);
-		json_decref(body);
+	body = az_body_object(c);
+	if (!body)
 		return;
-	}
 	if (check_body(c, body, &s) != 0) {
 		json_decref(body);
 		return;
@@ -574,6 +580,8 @@ void arm_vm_put(az_ctx *c)
 			free(msg);
 			goto out;
 		}
+		if (arm_vm_nics_check(c, body, key, s.loc) != 0)
+			goto out;
 		/* tags (and other mutable properties) follow the new body */
 		json_decref(in->az_body);
 		in->az_body = json_incref(body);
@@ -599,6 +607,8 @@ void arm_vm_put(az_ctx *c)
 		} else {
 			op = new_op(c, "put", in, in->t_running);
 		}
+		in->az_nic = s.use_configs;
+		arm_vm_nics_bind(c, in, body);
 		sim_resp_json(c->resp, 200, az_vm_json(in, c->now, 0));
 		op_headers(c, op);
 		goto out;
@@ -617,6 +627,8 @@ void arm_vm_put(az_ctx *c)
 		         (long long)sim_g.sc.max_instances);
 		goto out;
 	}
+	if (arm_vm_nics_check(c, body, key, s.loc) != 0)
+		goto out;
 	if (check_quota(c, &s, t->vcpus, q) != 0)
 		goto out;
 	in = sim_map_get(&sim_g.insts, key);
@@ -646,6 +658,7 @@ void arm_vm_put(az_ctx *c)
 			gb_kvs_set(&in->tags, k, json_string_value(v));
 	}
 	op = allocate(c, in, &s, t, r);
+	arm_vm_nics_bind(c, in, body);
 	sim_resp_json(c->resp, 201, az_vm_json(in, c->now, 0));
 	op_headers(c, op);
 out:
@@ -663,7 +676,7 @@ static sim_inst *find_vm(az_ctx *c)
 	return in;
 }
 
-static void not_found(az_ctx *c, const char *type, const char *name)
+void az_not_found(az_ctx *c, const char *type, const char *name)
 {
 	az_error(c, 404, "ResourceNotFound",
 	         "The Resource '%s/%s' under resource group '%s' was not "
@@ -681,7 +694,7 @@ void arm_vm_get(az_ctx *c, int view_only)
 {
 	sim_inst *in = find_vm(c);
 	if (!in) {
-		not_found(c, "Microsoft.Compute/virtualMachines", c->name);
+		az_not_found(c, "Microsoft.Compute/virtualMachines", c->name);
 		return;
 	}
 	if (view_only)
@@ -830,50 +843,6 @@ void arm_op_get(az_ctx *c, const char *id)
 	sim_resp_json(c->resp, 200, o);
 	if (!done)
 		op_headers(c, op);
-}
-
-/* name minus a suffix ("-nic"/"-pip"), or NULL. */
-static char *strip_suffix(const char *name, const char *suffix)
-{
-	size_t n = strlen(name), s = strlen(suffix);
-	if (n <= s || strcasecmp(name + n - s, suffix) != 0)
-		return NULL;
-	return gb_xstrndup(name, n - s);
-}
-
-static sim_inst *vm_for_net(az_ctx *c, const char *name,
-                            const char *suffix)
-{
-	char *vm = strip_suffix(name, suffix);
-	const char *saved = c->name;
-	sim_inst *in = NULL;
-	if (vm) {
-		c->name = vm;
-		in = find_vm(c);
-		c->name = saved;
-		free(vm);
-	}
-	return in;
-}
-
-void arm_nic_get(az_ctx *c, const char *name)
-{
-	sim_inst *in = vm_for_net(c, name, "-nic");
-	if (!in || !in->az_nic) {
-		not_found(c, "Microsoft.Network/networkInterfaces", name);
-		return;
-	}
-	sim_resp_json(c->resp, 200, az_nic_json(in, c->now));
-}
-
-void arm_pip_get(az_ctx *c, const char *name)
-{
-	sim_inst *in = vm_for_net(c, name, "-pip");
-	if (!in || !in->az_pip) {
-		not_found(c, "Microsoft.Network/publicIPAddresses", name);
-		return;
-	}
-	sim_resp_json(c->resp, 200, az_pip_json(in, c->now));
 }
 
 void arm_usages(az_ctx *c)

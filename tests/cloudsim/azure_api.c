@@ -106,7 +106,7 @@ static int seg_is(const az_ctx *c, size_t i, const char *s)
 /* Route -> operation name (for latency, counters, faults). */
 typedef enum route {
 	R_NONE, R_LOGIN, R_PRICES, R_VM, R_VM_VIEW, R_VM_LIST_RG,
-	R_VM_LIST_SUB, R_OP, R_NIC, R_PIP, R_USAGES
+	R_VM_LIST_SUB, R_OP, R_NIC, R_NIC_LIST, R_PIP, R_USAGES
 } route;
 
 static route classify(az_ctx *c)
@@ -146,11 +146,21 @@ static route classify(az_ctx *c)
 			                                   : "GetVM";
 			return R_VM;
 		}
+		if (seg_is(c, 5, "Microsoft.Network") && c->nseg == 7 &&
+		    seg_is(c, 6, "networkInterfaces")) {
+			c->op = "GetNetwork";
+			return R_NIC_LIST;
+		}
 		if (seg_is(c, 5, "Microsoft.Network") && c->nseg == 8) {
 			c->name = c->segs[7];
 			c->op = "GetNetwork";
-			if (seg_is(c, 6, "networkInterfaces"))
+			if (seg_is(c, 6, "networkInterfaces")) {
+				if (strcmp(m, "PUT") == 0)
+					c->op = "PutNetwork";
+				else if (strcmp(m, "DELETE") == 0)
+					c->op = "DeleteNetwork";
 				return R_NIC;
+			}
 			if (seg_is(c, 6, "publicIPAddresses"))
 				return R_PIP;
 		}
@@ -356,7 +366,19 @@ static void arm(az_ctx *c, route r)
 		arm_op_get(c, c->segs[7]);
 		break;
 	case R_NIC:
-		arm_nic_get(c, c->name);
+		if (strcmp(c->req->method, "PUT") == 0)
+			arm_nic_put(c);
+		else if (strcmp(c->req->method, "DELETE") == 0)
+			arm_nic_delete(c);
+		else if (strcmp(c->req->method, "GET") == 0)
+			arm_nic_get(c, c->name);
+		else
+			az_error(c, 405, "MethodNotAllowed",
+			         "The requested resource does not support http "
+			         "method '%s'.", c->req->method);
+		break;
+	case R_NIC_LIST:
+		arm_nic_list(c);
 		break;
 	case R_PIP:
 		arm_pip_get(c, c->name);

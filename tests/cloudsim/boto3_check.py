@@ -60,6 +60,27 @@ except botocore.exceptions.ClientError as e:
     check(e.response["Error"]["Code"] == "IdempotentParameterMismatch",
           "ClientError code IdempotentParameterMismatch")
 
+# resolve:ssm: the instance carries the region's AMI, never the parameter
+ssm = ("resolve:ssm:/aws/service/deeplearning/ami/x86_64/"
+       "base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id")
+sr = ec2.run_instances(ImageId=ssm, InstanceType="g5.xlarge",
+                       MinCount=1, MaxCount=1)
+ssm_id = sr["Instances"][0]["InstanceId"]
+ssm_ami = sr["Instances"][0]["ImageId"]
+check(ssm_ami.startswith("ami-") and len(ssm_ami) == 21,
+      "run_instances with resolve:ssm returns an ami- ImageId")
+check(ec2.describe_instances(InstanceIds=[ssm_id])["Reservations"][0]
+      ["Instances"][0]["ImageId"] == ssm_ami,
+      "describe_instances shows the same resolved ImageId")
+ec2.terminate_instances(InstanceIds=[ssm_id])
+try:
+    ec2.run_instances(ImageId="resolve:ssm:/golden-ami",
+                      InstanceType="g5.xlarge", MinCount=1, MaxCount=1)
+    check(False, "an unknown SSM parameter is refused")
+except botocore.exceptions.ClientError as e:
+    check(e.response["Error"]["Code"] == "InvalidParameterValue",
+          "unknown SSM parameter: InvalidParameterValue")
+
 spot = ec2.run_instances(
     ImageId="ami-0123456789abcdef0", InstanceType="p5.48xlarge",
     MinCount=1, MaxCount=1,

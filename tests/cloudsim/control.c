@@ -5,6 +5,7 @@
  *   GET  /_sim/credentials   test credentials per cloud
  *   GET  /_sim/env           shell `export` lines for gpubroker's drivers
  *   GET  /_sim/instances     every instance ([?live=1] [&cloud=aws])
+ *   GET  /_sim/azure/nics    Azure network interfaces (leftovers show)
  *   GET  /_sim/bill          instance-seconds x price, per instance + total
  *   GET  /_sim/counters      calls per cloud/operation, faults per kind
  *   GET  /_sim/scenario      the effective runtime settings
@@ -438,6 +439,8 @@ void sim_control_handle(sim_req *req, sim_resp *resp)
 		credentials(resp);
 	else if (get && strcmp(p, "/_sim/instances") == 0)
 		instances(req, resp);
+	else if (get && strcmp(p, "/_sim/azure/nics") == 0)
+		sim_resp_json(resp, 200, sim_azure_nics_json());
 	else if (get && strcmp(p, "/_sim/bill") == 0)
 		sim_resp_json(resp, 200, sim_bill_json(sim_now()));
 	else if (get && strcmp(p, "/_sim/counters") == 0)

@@ -66,6 +66,11 @@ int ec2_valid_instance_id(const char *s);
 void ec2_instance_xml(gb_buf *b, const sim_inst *in, int64_t now);
 void ec2_state_xml(gb_buf *b, const char *tag, sim_phase ph);
 
+/* The AMI an ImageId launches: an ami-... id as given, or the one a
+ * resolve:ssm:<parameter> resolves to in the request's region (ec2_ssm.c).
+ * -1 after an error response when the parameter does not exist. */
+int ec2_resolve_image(ec2_ctx *c, const char *image, char out[22]);
+
 void ec2_run_instances(ec2_ctx *c);
 void ec2_terminate_instances(ec2_ctx *c);
 void ec2_describe_instances(ec2_ctx *c);

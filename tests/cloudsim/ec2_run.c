@@ -394,10 +394,12 @@ void ec2_run_instances(ec2_ctx *c)
 	char *tkey = NULL, *cap_key = NULL;
 	int64_t qamt[2] = {0, 0}, qleft, cleft = -1, n;
 	double price;
-	char rid[20], sir[24];
+	char rid[20], sir[24], ami[22];
 	sim_inst **made = NULL;
 
 	if (parse_args(c, &a) != 0)
+		goto out;
+	if (ec2_resolve_image(c, a.image, ami) != 0)
 		goto out;
 	if (a.token) {
 		sim_ctoken *ct;
@@ -560,7 +562,7 @@ void ec2_run_instances(ec2_ctx *c)
 		in->t_create = c->now;
 		in->t_visible = c->now + sim_g.sc.eventual_ms;
 		in->t_running = c->now + sim_g.sc.pending_ms[SIM_AWS];
-		in->image_id = gb_xstrdup(a.image);
+		in->image_id = gb_xstrdup(ami);
 		in->client_token = a.token ? gb_xstrdup(a.token) : NULL;
 		in->ctoken_key = tkey ? gb_xstrdup(tkey) : NULL;
 		in->reservation_id = gb_xstrdup(rid);

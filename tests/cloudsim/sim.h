@@ -492,6 +492,11 @@ void sim_ticker_stop(void);
 /* ------------------------------------------------------------------ */
 void sim_ec2_handle(sim_req *req, sim_resp *resp);
 void sim_azure_handle(sim_req *req, sim_resp *resp);
+/* Drops every Azure network interface (reset, exit); under the lock. */
+void sim_azure_nics_free(void);
+/* {"count","detached","nics":[{name, resource_group, region, vm (null when
+ * detached), delete_option}]} for GET /_sim/azure/nics; under the lock. */
+json_t *sim_azure_nics_json(void);
 void sim_gcp_handle(sim_req *req, sim_resp *resp);
 void sim_control_handle(sim_req *req, sim_resp *resp);
 void sim_lambda_handle(sim_req *req, sim_resp *resp);

@@ -499,6 +499,7 @@ static void drop_instances(void)
 {
 	sim_map_free(&sim_g.insts, inst_free);
 	sim_g.ninsts = 0;
+	sim_azure_nics_free();
 	sim_map_free(&sim_g.ops, op_free);
 	sim_map_free(&sim_g.gce_rids, NULL);
 	sim_map_free(&sim_g.ctokens, ctoken_free);

@@ -2,7 +2,9 @@
 # cloudsim Azure: the login token endpoint (client_credentials), ARM
 # virtual machines (PUT by name, long-running operations polled through
 # Azure-AsyncOperation and Location, GET with instanceView, list with
-# nextLink paging, DELETE), NIC and public IP, capacity shortage as a
+# nextLink paging, DELETE), network interfaces as resources (PUT, GET,
+# DELETE, list; a VM naming a missing NIC refused; NicInUse; deleteOption
+# Delete vs Detach) and public IP, capacity shortage as a
 # Failed operation with the VM left Failed, synchronous quota errors, Spot
 # eviction, 429 throttling, bearer-token refusals, and the Retail Prices
 # API.
@@ -184,6 +186,11 @@ expect_eq "$(jget "$BODY_FILE" 'j["properties"]["instanceView"]["statuses"][1]["
 arm GET "$(az_vm_url spot-delete)"
 expect_status 404 "evicted Delete VM is gone"
 expect_eq "$(code)" ResourceNotFound "ResourceNotFound"
+NAPI0='api-version=2023-09-01'
+arm GET "$RG_URL/Microsoft.Network/networkInterfaces/spot-delete-nic?$NAPI0"
+expect_status 404 "evicted Delete VM: its NIC (deleteOption Delete) went with it"
+arm GET "$RG_URL/Microsoft.Network/networkInterfaces/spot-dealloc-nic?$NAPI0"
+expect_match "/virtualMachines/spot-dealloc\$" "$(jget "$BODY_FILE" 'j["properties"]["virtualMachine"]["id"]')" "a deallocated VM keeps its NIC attached"
 curl -s "$CTL_URL/_sim/bill" >"$T/b.json"
 expect_eq "$(jget "$T/b.json" '[e["ended"] is not None for e in j["instances"] if e["id"] == "spot-dealloc"][0]')" True "billing stopped at eviction"
 
@@ -226,6 +233,122 @@ arm DELETE "$(az_vm_url vm-a)"
 expect_status 204 "DELETE of a missing VM: 204"
 req GET "$AZ_URL$NIC?api-version=2023-09-01" -H "Authorization: Bearer $AZ_TOKEN"
 expect_status 404 "NIC went with the VM"
+
+# --- network interfaces as resources -------------------------------------------
+NET="$RG_URL/Microsoft.Network/networkInterfaces"
+NAPI='api-version=2023-09-01'
+NICS="/subscriptions/$AZ_SUB/resourceGroups/$AZ_RG/providers/Microsoft.Network/networkInterfaces"
+nic_body() { # location subnet
+	$PY - "$1" "$2" <<'PYEOF'
+import sys, json
+print(json.dumps({"location": sys.argv[1], "tags": {"owner": "t"},
+  "properties": {"ipConfigurations": [{"name": "ipc1", "properties": {
+    "privateIPAllocationMethod": "Dynamic", "subnet": {"id": sys.argv[2]}}}]}}))
+PYEOF
+}
+# az_vm_body with networkInterfaces [{id}] instead of configurations
+vm_ref_body() { # nic-id [deleteOption]
+	az_vm_body Standard_NC24ads_A100_v4 | $PY -c '
+import sys, json
+b = json.load(sys.stdin)
+ref = {"id": sys.argv[1]}
+if len(sys.argv) > 2: ref["properties"] = {"deleteOption": sys.argv[2]}
+b["properties"]["networkProfile"] = {"networkInterfaces": [ref]}
+print(json.dumps(b))' "$@"
+}
+arm PUT "$NET/nic-own?$NAPI" "$(nic_body eastus "$AZ_SUBNET")"
+expect_status 201 "PUT a new NIC"
+expect_eq "$(jget "$BODY_FILE" 'j["type"]')" Microsoft.Network/networkInterfaces "NIC type"
+expect_eq "$(jget "$BODY_FILE" 'j["properties"]["provisioningState"]')" Succeeded "NIC provisioningState"
+NIC_IP=$(jget "$BODY_FILE" 'j["properties"]["ipConfigurations"][0]["properties"]["privateIPAddress"]')
+expect_match '^10\.' "$NIC_IP" "NIC privateIPAddress"
+expect_eq "$(jget "$BODY_FILE" 'j["properties"]["ipConfigurations"][0]["properties"]["subnet"]["id"]')" "$AZ_SUBNET" "NIC subnet id"
+expect_eq "$(jget "$BODY_FILE" '"virtualMachine" in j["properties"]')" False "a new NIC is not attached"
+arm PUT "$NET/nic-own?$NAPI" "$(nic_body eastus "$AZ_SUBNET")"
+expect_status 200 "PUT the same NIC again: 200"
+expect_eq "$(jget "$BODY_FILE" 'j["properties"]["ipConfigurations"][0]["properties"]["privateIPAddress"]')" "$NIC_IP" "the NIC keeps its address"
+arm GET "$NET/nic-own?$NAPI"
+expect_status 200 "GET the NIC"
+expect_eq "$(jget "$BODY_FILE" 'j["tags"]["owner"]')" t "NIC tags"
+arm PUT "$NET/nic-bad?$NAPI" "$(nic_body eastus /subscriptions/other/resourceGroups/x/providers/Microsoft.Network/virtualNetworks/v/subnets/s)"
+expect_status 400 "NIC with a subnet that does not exist"
+expect_eq "$(code)" InvalidResourceReference "InvalidResourceReference for the subnet"
+arm PUT "$NET/nic-bad?$NAPI" '{"properties":{}}'
+expect_eq "$(code)" LocationRequired "NIC without location ($HTTP)"
+arm GET "$NET/nic-bad?$NAPI"
+expect_status 404 "refused NIC PUTs created nothing"
+# a VM naming a NIC that does not exist is refused
+curl -s "$CTL_URL/_sim/instances?cloud=azure&live=1" >"$T/i.json"
+LIVE=$(jget "$T/i.json" 'j["count"]')
+arm PUT "$(az_vm_url vm-own)" "$(vm_ref_body "$NICS/nic-missing")"
+expect_status 400 "VM with a missing NIC"
+expect_eq "$(code)" InvalidResourceReference "InvalidResourceReference for the NIC"
+expect_match "networkInterfaces/nic-missing referenced by resource .*/virtualMachines/vm-own was not found" "$(jget "$BODY_FILE" 'j["error"]["message"]')" "names the NIC and the VM"
+expect_eq "$(jget "$BODY_FILE" 'j["error"]["details"][0]["code"]')" NotFound "details NotFound"
+curl -s "$CTL_URL/_sim/instances?cloud=azure&live=1" >"$T/i.json"
+expect_eq "$(jget "$T/i.json" 'j["count"]')" "$LIVE" "no VM created"
+# a VM on an existing NIC (deleteOption Detach by default)
+arm PUT "$(az_vm_url vm-own)" "$(vm_ref_body "$NICS/nic-own")"
+expect_status 201 "VM on an existing NIC"
+AO=$(header Azure-AsyncOperation)
+expect_eq "$(az_poll "$AO")" Succeeded "VM on an existing NIC: Succeeded"
+arm GET "$NET/nic-own?$NAPI"
+expect_match "/virtualMachines/vm-own\$" "$(jget "$BODY_FILE" 'j["properties"]["virtualMachine"]["id"]')" "NIC virtualMachine.id when attached"
+arm DELETE "$NET/nic-own?$NAPI"
+expect_status 400 "DELETE of a NIC in use"
+expect_eq "$(code)" NicInUse "NicInUse"
+expect_match "is used by existing resource .*/virtualMachines/vm-own" "$(jget "$BODY_FILE" 'j["error"]["message"]')" "NicInUse names the VM"
+arm GET "$NET/nic-own?$NAPI"
+expect_status 200 "the NIC in use is still there"
+arm PUT "$(az_vm_url vm-own2)" "$(vm_ref_body "$NICS/nic-own")"
+expect_status 400 "another VM on a NIC in use"
+expect_eq "$(code)" NicInUse "NicInUse for the second VM"
+arm DELETE "$(az_vm_url vm-own)"
+expect_status 202 "DELETE the VM on its own NIC"
+expect_eq "$(az_poll "$(header Azure-AsyncOperation)")" Succeeded "VM deleted"
+sleep 0.4
+arm GET "$NET/nic-own?$NAPI"
+expect_status 200 "deleteOption Detach: the NIC stays"
+expect_eq "$(jget "$BODY_FILE" '"virtualMachine" in j["properties"]')" False "and is detached"
+arm DELETE "$NET/nic-own?$NAPI"
+expect_status 200 "DELETE the detached NIC"
+arm GET "$NET/nic-own?$NAPI"
+expect_status 404 "deleted NIC: 404"
+arm DELETE "$NET/nic-own?$NAPI"
+expect_status 204 "DELETE of a missing NIC: 204"
+# configurations: the NIC is named after the VM and the configuration; its
+# deleteOption decides whether it goes with the VM
+arm PUT "$(az_vm_url vm-det)" "$(az_vm_body Standard_NC24ads_A100_v4 | sed 's/"deleteOption": "Delete", "ipConfigurations"/"deleteOption": "Detach", "ipConfigurations"/')"
+expect_status 201 "VM with a Detach NIC configuration"
+expect_eq "$(jget "$BODY_FILE" 'j["properties"]["networkProfile"]["networkInterfaces"][0]["id"]')" "$NICS/vm-det-nic" "NIC id from the configuration name"
+expect_eq "$(jget "$BODY_FILE" 'j["properties"]["networkProfile"]["networkInterfaces"][0]["properties"]["deleteOption"]')" Detach "deleteOption echoed"
+expect_eq "$(az_poll "$(header Azure-AsyncOperation)")" Succeeded "VM with a Detach NIC: Succeeded"
+arm PUT "$(az_vm_url vm-del)" "$(az_vm_body Standard_NC24ads_A100_v4)"
+expect_status 201 "VM with a Delete NIC configuration"
+expect_eq "$(az_poll "$(header Azure-AsyncOperation)")" Succeeded "VM with a Delete NIC: Succeeded"
+arm GET "$NET?$NAPI"
+expect_eq "$(jget "$BODY_FILE" '[n["name"] for n in j["value"] if n["name"].startswith("vm-de")]')" '["vm-del-nic", "vm-det-nic"]' "NIC list shows both VMs' NICs"
+arm DELETE "$NET/vm-del-nic?$NAPI"
+expect_eq "$(code)" NicInUse "a VM-managed NIC in use cannot be deleted ($HTTP)"
+arm DELETE "$(az_vm_url vm-det)"
+arm DELETE "$(az_vm_url vm-del)"
+expect_eq "$(az_poll "$(header Azure-AsyncOperation)")" Succeeded "both VMs deleted"
+sleep 0.4
+arm GET "$NET?$NAPI"
+expect_eq "$(jget "$BODY_FILE" '[n["name"] for n in j["value"] if n["name"].startswith("vm-de")]')" '["vm-det-nic"]' "deleteOption Delete removed its NIC, Detach left one"
+expect_eq "$(jget "$BODY_FILE" '"virtualMachine" in [n for n in j["value"] if n["name"] == "vm-det-nic"][0]["properties"]')" False "the left NIC is detached"
+curl -s "$CTL_URL/_sim/azure/nics" >"$T/n.json"
+expect_eq "$(jget "$T/n.json" '[(n["name"], n["vm"], n["delete_option"]) for n in j["nics"] if n["name"].startswith("vm-de")]')" '[["vm-det-nic", null, "Detach"]]' "/_sim/azure/nics shows the leftover NIC"
+expect_eq "$(jget "$T/n.json" 'j["detached"]')" 1 "/_sim/azure/nics counts it detached"
+arm GET "$RG_URL/Microsoft.Network/publicIPAddresses/vm-det-pip?$NAPI"
+expect_status 200 "its public IP stays with it"
+arm DELETE "$NET/vm-det-nic?$NAPI"
+expect_status 200 "the leftover NIC can be deleted"
+arm GET "$RG_URL/Microsoft.Network/publicIPAddresses/vm-det-pip?$NAPI"
+expect_status 404 "and its public IP with it"
+curl -s "$CTL_URL/_sim/azure/nics" >"$T/n.json"
+expect_eq "$(jget "$T/n.json" 'j["detached"]')" 0 "no detached NIC left"
+
 
 # --- throttling ---------------------------------------------------------------------
 ctl_post /_sim/scenario '{"throttling":{"azure":{"reads":{"capacity":3,"refill_per_s":0.5}}}}'

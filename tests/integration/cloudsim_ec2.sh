@@ -51,10 +51,37 @@ expect_status 200 "same zonal ClientToken in us-east-1c"
 ZC=$(xml_get "$BODY_FILE" 'instancesSet/item/instanceId')
 [ "$ZB" != "$ZC" ] && ok "zonal idempotency: a new instance in the other zone" || fail "zonal token reused across zones"
 
-# resolve:ssm image ids are accepted
-ec2 "Action=RunInstances&$V&ImageId=resolve%3Assm%3A%2Faws%2Fservice%2Fami&InstanceType=g4dn.xlarge&MinCount=1&MaxCount=1"
-expect_status 200 "ImageId resolve:ssm:..."
+# resolve:ssm: EC2 resolves the public parameter at launch; the instance
+# carries the region's ami-... id, never the parameter
+SSM_P='%2Faws%2Fservice%2Fdeeplearning%2Fami%2Fx86_64%2Fbase-oss-nvidia-driver-gpu-ubuntu-22.04%2Flatest%2Fami-id'
+ec2 "Action=RunInstances&$V&ImageId=resolve%3Assm%3A$SSM_P&InstanceType=g4dn.xlarge&MinCount=1&MaxCount=1"
+expect_status 200 "ImageId resolve:ssm:<the aws driver's default parameter>"
 SSM_ID=$(xml_get "$BODY_FILE" 'instancesSet/item/instanceId')
+SSM_AMI=$(xml_get "$BODY_FILE" 'instancesSet/item/imageId')
+expect_match '^ami-[0-9a-f]{17}$' "$SSM_AMI" "RunInstances returns the resolved AMI in imageId"
+grep -q 'resolve:ssm' "$BODY_FILE" && fail "the SSM parameter leaked into the RunInstances answer" || ok "no parameter in the RunInstances answer"
+# the same parameter resolves to the same AMI in the region, another one elsewhere
+ec2 "Action=RunInstances&$V&ImageId=resolve%3Assm%3A$SSM_P&InstanceType=g4dn.xlarge&MinCount=1&MaxCount=1&DryRun=true"
+expect_status 412 "DryRun with a resolvable parameter"
+ec2 "Action=RunInstances&$V&ImageId=resolve%3Assm%3A$SSM_P&InstanceType=p5.48xlarge&MinCount=1&MaxCount=1" "$AWS_KEY" "$AWS_SECRET" eu-west-1
+expect_status 200 "resolve:ssm in eu-west-1"
+EU_AMI=$(xml_get "$BODY_FILE" 'instancesSet/item/imageId')
+EU_SSM_ID=$(xml_get "$BODY_FILE" 'instancesSet/item/instanceId')
+expect_match '^ami-[0-9a-f]{17}$' "$EU_AMI" "eu-west-1 gets an ami id too"
+[ "$EU_AMI" != "$SSM_AMI" ] && ok "a public parameter resolves per region" || fail "same AMI in two regions: $EU_AMI"
+ec2 "Action=TerminateInstances&$V&InstanceId.1=$EU_SSM_ID" "$AWS_KEY" "$AWS_SECRET" eu-west-1
+expect_status 200 "terminate the eu-west-1 instance"
+# a parameter that does not exist is refused, nothing launched
+curl -s "$CTL_URL/_sim/instances?cloud=aws" >"$T/i.json"
+BEFORE=$(jget "$T/i.json" 'j["count"]')
+for P in '%2Fgolden-ami' '%2Faws%2Fservice%2Fno-such-namespace%2Fami-id' 'golden-ami'; do
+	ec2 "Action=RunInstances&$V&ImageId=resolve%3Assm%3A$P&InstanceType=g4dn.xlarge&MinCount=1&MaxCount=1"
+	expect_status 400 "unknown SSM parameter $P"
+	expect_eq "$(xml_get "$BODY_FILE" 'Errors/Error/Code')" InvalidParameterValue "unknown parameter: InvalidParameterValue"
+	expect_match 'does not exist' "$(xml_get "$BODY_FILE" 'Errors/Error/Message')" "the message says the parameter does not exist"
+done
+curl -s "$CTL_URL/_sim/instances?cloud=aws" >"$T/i.json"
+expect_eq "$(jget "$T/i.json" 'j["count"]')" "$BEFORE" "no instance launched for an unknown parameter"
 
 # spot
 ec2 "Action=RunInstances&$V&ImageId=ami-12345678&InstanceType=p5.48xlarge&MinCount=1&MaxCount=1&InstanceMarketOptions.MarketType=spot&InstanceMarketOptions.SpotOptions.SpotInstanceType=one-time&InstanceMarketOptions.SpotOptions.InstanceInterruptionBehavior=terminate"
@@ -124,6 +151,11 @@ expect_eq "$(xml_count "$BODY_FILE" 'reservationSet/item/instancesSet/item')" 3 
 FIRST=$(echo "$IDS1" | cut -d' ' -f1)
 ec2 "Action=DescribeInstances&$V&InstanceId.1=$FIRST&InstanceId.2=$SSM_ID"
 expect_eq "$(xml_count "$BODY_FILE" 'reservationSet/item/instancesSet/item')" 2 "InstanceId.N"
+ec2 "Action=DescribeInstances&$V&InstanceId.1=$SSM_ID"
+expect_eq "$(xml_get "$BODY_FILE" 'reservationSet/item/instancesSet/item/imageId')" "$SSM_AMI" "DescribeInstances shows the resolved AMI"
+grep -q 'resolve:ssm' "$BODY_FILE" && fail "the SSM parameter leaked into DescribeInstances" || ok "no parameter in DescribeInstances"
+ec2 "Action=DescribeInstances&$V&Filter.1.Name=image-id&Filter.1.Value.1=$SSM_AMI"
+expect_eq "$(xml_get "$BODY_FILE" 'reservationSet/item/instancesSet/item/instanceId')" "$SSM_ID" "image-id filter matches the resolved AMI"
 ec2 "Action=DescribeInstances&$V&Filter.1.Name=instance-id&Filter.1.Value.1=$FIRST"
 expect_eq "$(xml_get "$BODY_FILE" 'reservationSet/item/instancesSet/item/instanceId')" "$FIRST" "instance-id filter"
 ec2 "Action=DescribeInstances&$V&InstanceId.1=i-0123456789abcdef0"
