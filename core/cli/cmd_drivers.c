@@ -187,7 +187,7 @@ static int run_drivers(gb_cli *cli)
 }
 
 const gb_cmd gb_cmd_drivers = {
-	"drivers", "list provider drivers; 'drivers test NAME': conformance",
+	"drivers", "list provider drivers; 'drivers test NAME' checks one",
 	"[test NAME [--region R] [--type T] [--capacity KIND] [--huge-count N]"
 	" [--timeout DURATION]]",
 	"Loads every driver named in the config (or the shipped ones)\n"
