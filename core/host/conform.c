@@ -1190,26 +1190,36 @@ out:
 
 static int case_secrets(cf *c)
 {
-	size_t i, nsec = gb_redact_count(), nlines;
+	size_t i, nsec = gb_redact_count(), nlines, bad_err = 0, bad_line = 0;
+	size_t first_line = 0;
+	const char *first_call = NULL;
 	json_t *x;
 	json_array_foreach(c->errors, i, x) {
 		if (gb_redact_has_secret(jget(x, "message")) ||
 		    gb_redact_has_secret(jget(x, "code"))) {
-			cf_detail(c, "the error of a failed %s (%zu of the run) "
-			          "contains a registered secret: error messages "
-			          "must be secret-free", jget(x, "call"), i + 1);
-			return CF_FAIL;
+			if (!bad_err++)
+				first_call = jget(x, "call");
 		}
 	}
 	pthread_mutex_lock(&c->mu);
 	nlines = c->lines.n;
 	for (i = 0; i < c->lines.n; i++)
-		if (gb_redact_has_secret(c->lines.v[i]))
-			break;
+		if (gb_redact_has_secret(c->lines.v[i]) && !bad_line++)
+			first_line = i + 1;
 	pthread_mutex_unlock(&c->mu);
-	if (i < nlines) {
-		cf_detail(c, "log line %zu of the run shows a registered secret "
-		          "(logged before the driver registered it?)", i + 1);
+	if (bad_err || bad_line) {
+		char a[160] = "", b[200] = "";
+		if (bad_err)
+			snprintf(a, sizeof(a), "%zu error(s) contain a registered "
+			         "secret (the first of a failed %s): error "
+			         "messages must be secret-free", bad_err,
+			         first_call);
+		if (bad_line)
+			snprintf(b, sizeof(b), "%s%zu log line(s) show a registered "
+			         "secret (the first: line %zu of the run; logged "
+			         "before the driver registered it?)",
+			         bad_err ? "; " : "", bad_line, first_line);
+		cf_detail(c, "%s%s", a, b);
 		return CF_FAIL;
 	}
 	cf_detail(c, "%zu error(s) and %zu log line(s) free of the %zu "

@@ -4,7 +4,8 @@
 # passes every case against a real cloudsim (aws, azure, gcp) and a local
 # on-prem inventory, and leaves nothing live; a deliberately
 # non-conforming driver (tests/drivers/fake/fake_sloppy.c: no token tag,
-# so a replay creates anew; a secret in an error message) makes it exit
+# so a replay creates anew; a secret in an error message and in a log
+# line) makes it exit
 # 1 naming exactly the cases it breaks; usage errors exit 2.
 . "$GB_SRC/tests/lib/integration.sh"
 
@@ -102,14 +103,17 @@ check "jq -r '.cases[] | select(.name == \"tags\") | .detail' $T/sloppy.json | g
 	"sloppy: tags names the missing token tag"
 check "jq -r '.cases[] | select(.name == \"replay\") | .detail' $T/sloppy.json | grep -q 'a new instance'" \
 	"sloppy: replay says a new instance was made"
-check "jq -r '.cases[] | select(.name == \"secrets\") | .detail' $T/sloppy.json | grep -q 'failed create .* contains a registered secret'" \
+jq -r '.cases[] | select(.name == "secrets") | .detail' "$T/sloppy.json" >"$T/sloppy.secrets"
+check "grep -q '^1 error(s) contain a registered secret (the first of a failed create)' $T/sloppy.secrets" \
 	"sloppy: secrets names the leaking error"
+check "grep -q '; 1 log line(s) show a registered secret' $T/sloppy.secrets" \
+	"sloppy: secrets names the log line written before its secret was registered"
 rc=0
 "$GB" -c "$T/sloppy.yaml" drivers test sloppy --timeout 3s >"$T/sloppy.table" 2>"$T/sloppy.err" || rc=$?
 check "[ $rc = 1 ]" "sloppy (table): exits 1"
 check "grep -Eq '^replay +fail ' $T/sloppy.table && grep -q 'replay failed: ' $T/sloppy.err" \
 	"sloppy (table): the failing case is a row and its whole detail is on stderr"
-check "! grep -q 'sloppy-api-key-4f2a9c71' $T/sloppy.json $T/sloppy.log $T/sloppy.table $T/sloppy.err" \
+check "! grep -q 'sloppy-api-key-4f2a9c71\\|sloppy-session-8d1e55aa' $T/sloppy.json $T/sloppy.log $T/sloppy.table $T/sloppy.err" \
 	"the leaked secret is redacted in the suite's own output"
 check "grep -q 'REDACTED' $T/sloppy.json $T/sloppy.err" "(it was there to redact)"
 

@@ -2,8 +2,10 @@
  * memory and breaks driver.h on purpose, for `gpubroker drivers test`
  * (tests/integration/drivers_test.sh) to catch: it forgets the
  * gpubroker-token tag, so a replayed create (same token) makes new
- * instances, and its error for an unknown type quotes the API key it
- * registered as a secret.  Everything else is as driver.h asks. */
+ * instances; its error for an unknown type quotes the API key it
+ * registered as a secret; and its first create logs a session token
+ * (info level) before it registers it.  Everything else is as driver.h
+ * asks. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +14,7 @@
 #include "gpubroker/driver.h"
 
 #define SLOPPY_KEY "sloppy-api-key-4f2a9c71"
+#define SLOPPY_SESSION "sloppy-session-8d1e55aa"
 #define SLOPPY_MAX 64
 #define SLOPPY_QUOTA 16
 
@@ -24,6 +27,7 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static sl_inst insts[SLOPPY_MAX];
 static size_t ninsts;
 static const gb_host *host;
+static int have_session;
 
 static int sl_init(const gb_host *h, void **out, gb_error *err)
 {
@@ -98,6 +102,12 @@ static int sl_create(void *ctx, const gb_create_req *req, gb_instance_cb emit,
 		return -1;
 	}
 	pthread_mutex_lock(&mu);
+	if (!have_session) {
+		/* the bug: logged before it is registered */
+		host->log(host->ctx, GB_LOG_INFO, "new session " SLOPPY_SESSION);
+		host->redact(host->ctx, SLOPPY_SESSION);
+		have_session = 1;
+	}
 	for (size_t i = 0; i < ninsts; i++)
 		live += !insts[i].gone;
 	if (live + req->count > SLOPPY_QUOTA || ninsts + req->count > SLOPPY_MAX) {
