@@ -2,6 +2,7 @@
  * `gpubroker drivers test NAME`: the conformance suite (core/host/
  * conform.c) against one configured driver. */
 #include <jansson.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +29,16 @@ static const gb_flag *drivers_flags(void)
 		{NULL, 0, NULL, NULL, NULL, NULL, NULL},
 	};
 	return f;
+}
+
+static volatile sig_atomic_t stop_flag;
+
+/* The first SIGINT/SIGTERM stops the suite, which still cleans up; a
+ * second one ends the process as usual. */
+static void on_signal(int sig)
+{
+	stop_flag = 1;
+	signal(sig, SIG_DFL);
 }
 
 static void progress(void *ud, const char *name)
@@ -69,6 +80,7 @@ static int test_opts(gb_cli *cli, gb_conform_opts *o)
 	}
 	o->progress = progress;
 	o->progress_ud = cli;
+	o->stop = &stop_flag;
 	return 0;
 }
 
@@ -120,7 +132,11 @@ static int run_test(gb_cli *cli)
 	o.broker_id = cli->cfg.broker_id;
 	gb_cli_info(cli, "testing driver %s (instances are created and "
 	            "terminated) ...", name);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
 	doc = gb_conform_run(drv, &o);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
 	gb_runtime_free(&rt);
 	rows = json_object_get(doc, "cases");
 	gb_out_render(cli, stdout, doc, rows, cols);
@@ -136,6 +152,11 @@ static int run_test(gb_cli *cli)
 			           json_string_value(json_object_get(c, "name")),
 			           json_string_value(json_object_get(c,
 			                                             "detail")));
+	}
+	if (json_is_true(json_object_get(doc, "interrupted"))) {
+		gb_cli_err(cli, "interrupted: the cases left were skipped; "
+		           "cleanup ran");
+		rc = GB_EXIT_FAIL;
 	}
 	gb_cli_info(cli, "%lld passed, %lld failed, %lld skipped",
 	            (long long)json_integer_value(json_object_get(doc, "passed")),
@@ -211,7 +232,8 @@ const gb_cmd gb_cmd_drivers = {
 	"line), cleanup.  Prints CASE, RESULT (pass/fail/skip), DETAIL, or\n"
 	"-o json with each case's duration_ms.  Runs locally only (not with\n"
 	"--server).  Exit 0 when every case passed or was skipped, 1 when\n"
-	"any failed (or the driver is missing or not ready), 2 on usage\n"
-	"errors.",
+	"any failed (or the driver is missing or not ready, or SIGINT or\n"
+	"SIGTERM stopped it: the cases left are skipped, cleanup still runs;\n"
+	"a second signal ends it at once), 2 on usage errors.",
 	drivers_flags, run_drivers,
 };

@@ -231,11 +231,23 @@ static int has_id(json_t *arr, const char *id)
 	return 0;
 }
 
-static void pause_ms(int64_t *step)
+static int stopped(const cf *c)
 {
-	gb_sleep_ms(*step);
+	return c->o->stop && *c->o->stop;
+}
+
+/* Sleeps *step ms (then doubles it, up to 2 s) in slices, so a stop
+ * request ends the wait: 0, or -1 when asked to stop. */
+static int pause_ms(cf *c, int64_t *step)
+{
+	for (int64_t t = 0; t < *step; t += 100) {
+		if (stopped(c))
+			return -1;
+		gb_sleep_ms(*step - t < 100 ? *step - t : 100);
+	}
 	if (*step < 2000)
 		*step *= 2;
+	return stopped(c) ? -1 : 0;
 }
 
 static gb_describe_req pool_req(cf *c)
@@ -297,7 +309,11 @@ static int describe_exactly(cf *c, const gb_describe_req *r, json_t *want,
 			          (long long)c->timeout_ms / 1000);
 			return -1;
 		}
-		pause_ms(&step);
+		if (pause_ms(c, &step) != 0) {
+			cf_detail(c, "interrupted while describe %s still missed "
+			          "%zu instance(s)", what, missing);
+			return -1;
+		}
 	}
 }
 
@@ -937,7 +953,11 @@ static int wait_none_live(cf *c, const char *token, const char *what)
 			          (long long)c->timeout_ms / 1000);
 			return -1;
 		}
-		pause_ms(&step);
+		if (pause_ms(c, &step) != 0) {
+			cf_detail(c, "interrupted while %s still had %zu "
+			          "instance(s) pending or running", what, n);
+			return -1;
+		}
 	}
 }
 
@@ -1170,7 +1190,11 @@ static int case_terminate(cf *c)
 			          left - 1);
 			goto out;
 		}
-		pause_ms(&step);
+		if (pause_ms(c, &step) != 0) {
+			cf_detail(c, "interrupted while describe still reported %s "
+			          "neither gone nor stopping", which);
+			goto out;
+		}
 	}
 	c->terminated = 1;
 	cf_detail(c, "terminated%s, again, and an unknown id: all ok; "
@@ -1294,6 +1318,12 @@ out:
 
 /* ----------------------------------------------------------------- run */
 
+static int case_interrupted(cf *c)
+{
+	cf_detail(c, "not run: interrupted");
+	return CF_SKIP;
+}
+
 static void run_case(cf *c, const char *name, int (*fn)(cf *))
 {
 	static const char *const names[] = {"pass", "fail", "skip"};
@@ -1355,7 +1385,9 @@ json_t *gb_conform_run(gb_drv *drv, const gb_conform_opts *opts)
 
 	gb_log_set_tap(tap, &c);
 	for (i = 0; i < GB_ARRAY_LEN(cases); i++)
-		run_case(&c, cases[i].name, cases[i].fn);
+		run_case(&c, cases[i].name,
+		         stopped(&c) && cases[i].fn != case_cleanup
+		                 ? case_interrupted : cases[i].fn);
 	gb_log_set_tap(NULL, NULL);
 
 	info = gb_drivers_json(&one);
@@ -1380,6 +1412,7 @@ json_t *gb_conform_run(gb_drv *drv, const gb_conform_opts *opts)
 	json_object_set_new(doc, "passed", json_integer((json_int_t)count[0]));
 	json_object_set_new(doc, "failed", json_integer((json_int_t)count[1]));
 	json_object_set_new(doc, "skipped", json_integer((json_int_t)count[2]));
+	json_object_set_new(doc, "interrupted", json_boolean(stopped(&c)));
 	json_object_set_new(doc, "cases", c.cases);
 
 	json_decref(c.errors);

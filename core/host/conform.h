@@ -43,6 +43,7 @@
 #define GB_CONFORM_H
 
 #include <jansson.h>
+#include <signal.h>
 #include <stdint.h>
 
 #include "drivers.h"
@@ -57,12 +58,17 @@ typedef struct gb_conform_opts {
 	/* called as each case starts (may be NULL) */
 	void (*progress)(void *ud, const char *case_name);
 	void *progress_ud;
+	/* set (by a signal handler) to stop: the wait in progress ends (its
+	 * case fails), the cases left are skipped, cleanup still runs;
+	 * may be NULL */
+	volatile sig_atomic_t *stop;
 } gb_conform_opts;
 
 /* Runs every case against drv (which must be ready).  Returns a new
  * reference the caller owns:
  *   {"driver", "version", "capabilities": [...], "pool", "region",
  *    "instance_type", "capacity", "passed", "failed", "skipped",
+ *    "interrupted" (opts->stop was set),
  *    "cases": [{"name", "status": "pass"|"fail"|"skip", "detail",
  *               "duration_ms"}]}
  * Every detail is redacted (gb_redact). */

@@ -50,6 +50,32 @@ wait_until 20 '[ "$(sim_live)" = 0 ]' ||
 	fail "cloudsim still has $(sim_live) live instance(s) after the suites: $(curl -sf "$CONTROL/_sim/instances?live=1")"
 echo "ok: cloudsim has no live instance left"
 
+echo "== SIGINT: the wait in progress fails, the cases left are skipped, cleanup runs"
+# EC2 lists new instances only after 20 s: the tags case waits, and is
+# interrupted; cleanup terminates by the ids create emitted (describe by
+# pool does not show them yet)
+sim_post /_sim/scenario '{"eventual_consistency_ms": 20000}'
+"$GB" -c "$CONF" drivers test aws --timeout 60s -o json >"$T/int.json" 2>"$T/int.log" &
+pid=$!
+BG_PIDS="$BG_PIDS $pid"
+wait_until 20 "grep -q '^tags \.\.\.\$' '$T/int.log'" || fail "the interrupted run never reached tags"
+sleep 0.5
+kill -INT "$pid"
+rc=0
+wait "$pid" || rc=$?
+sim_post /_sim/scenario '{"eventual_consistency_ms": 0}'
+check "[ $rc = 1 ]" "interrupted: exit 1 (got $rc)"
+check "grep -q 'interrupted: the cases left were skipped; cleanup ran' $T/int.log" "interrupted: said so"
+check "jq -e '.interrupted == true' $T/int.json >/dev/null" "interrupted: true in the JSON"
+check "[ \"\$(jq -r '.cases[] | select(.name == \"tags\") | .status + \" \" + .detail' $T/int.json)\" = 'fail interrupted while describe by pool still missed 2 instance(s)' ]" \
+	"interrupted: the tags wait failed, saying why"
+check "[ \"\$(jq -r '[.cases[] | select(.detail == \"not run: interrupted\") | .name] | join(\" \")' $T/int.json)\" = 'replay describe all_or_nothing errors terminate secrets' ]" \
+	"interrupted: the cases after it were skipped"
+check "[ \"\$(jq -r '.cases[] | select(.name == \"cleanup\") | .status' $T/int.json)\" = pass ]" "interrupted: cleanup ran and passed"
+wait_until 20 '[ "$(sim_live)" = 0 ]' ||
+	fail "the interrupted run left $(sim_live) live instance(s)"
+echo "ok: the interrupted run left nothing live"
+
 echo "== the table and the progress lines"
 rc=0
 gb drivers test aws --timeout 60s >"$T/aws.table" 2>"$T/aws.err" || rc=$?
