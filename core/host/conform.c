@@ -106,7 +106,15 @@ static const char *err_text(const gb_error *e, char *buf, size_t cap)
 	return buf;
 }
 
-static int has_id(json_t *arr, const char *id);
+static int has_id(json_t *arr, const char *id)
+{
+	size_t i;
+	json_t *in;
+	json_array_foreach(arr, i, in)
+		if (strcmp(jget(in, "id"), id) == 0)
+			return 1;
+	return 0;
+}
 
 /* 1 when s is one of the strings of arr. */
 static int in_strs(json_t *arr, const char *s)
@@ -219,16 +227,6 @@ static size_t count_live(json_t *arr)
 	json_array_foreach(arr, i, in)
 		n += live(in) != 0;
 	return n;
-}
-
-static int has_id(json_t *arr, const char *id)
-{
-	size_t i;
-	json_t *in;
-	json_array_foreach(arr, i, in)
-		if (strcmp(jget(in, "id"), id) == 0)
-			return 1;
-	return 0;
 }
 
 static int stopped(const cf *c)
