@@ -9,6 +9,8 @@ static gb_log_level level = GB_LOG_WARN;
 static int json_lines;
 static FILE *out;
 static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
+static gb_log_tap_fn tap;
+static void *tap_ud;
 
 static const char *const names[] = {"error", "warn", "info", "debug"};
 
@@ -32,12 +34,22 @@ void gb_log_set_file(FILE *f)
 	out = f;
 }
 
+void gb_log_set_tap(gb_log_tap_fn fn, void *ud)
+{
+	pthread_mutex_lock(&out_lock);
+	tap_ud = ud;
+	__atomic_store_n(&tap, fn, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&out_lock);
+}
+
 void gb_logv(gb_log_level lvl, const char *component, const char *fmt,
              va_list ap)
 {
 	char *raw, *msg, ts[32];
 	FILE *f;
-	if (lvl > level)
+	/* (read without the lock: a tap set while this line is formatted
+	 * may miss it, as a level change would) */
+	if (lvl > level && !__atomic_load_n(&tap, __ATOMIC_RELAXED))
 		return;
 	raw = gb_xvasprintf(fmt, ap);
 	msg = gb_redact(raw);
@@ -45,7 +57,11 @@ void gb_logv(gb_log_level lvl, const char *component, const char *fmt,
 	gb_format_time(gb_now_ms() / 1000, ts, sizeof(ts));
 	pthread_mutex_lock(&out_lock);
 	f = out ? out : stderr;
-	if (json_lines) {
+	if (tap)
+		tap(tap_ud, lvl, component ? component : "gpubroker", msg);
+	if (lvl > level) {
+		/* formatted for the tap only */
+	} else if (json_lines) {
 		json_t *o = json_pack("{s:s, s:s, s:s, s:s}", "time", ts, "level",
 		                      names[lvl], "component",
 		                      component ? component : "gpubroker", "msg",

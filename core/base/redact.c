@@ -20,6 +20,27 @@ void gb_redact_register(const char *value)
 	pthread_rwlock_unlock(&lock);
 }
 
+int gb_redact_has_secret(const char *text)
+{
+	int hit = 0;
+	if (!text)
+		return 0;
+	pthread_rwlock_rdlock(&lock);
+	for (size_t i = 0; i < secrets.n && !hit; i++)
+		hit = strstr(text, secrets.v[i]) != NULL;
+	pthread_rwlock_unlock(&lock);
+	return hit;
+}
+
+size_t gb_redact_count(void)
+{
+	size_t n;
+	pthread_rwlock_rdlock(&lock);
+	n = secrets.n;
+	pthread_rwlock_unlock(&lock);
+	return n;
+}
+
 void gb_redact_clear(void)
 {
 	pthread_rwlock_wrlock(&lock);
