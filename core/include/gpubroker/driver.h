@@ -240,9 +240,10 @@ typedef struct gb_create_req {
 } gb_create_req;
 
 /* What describe selects, in this order of precedence:
- *   1. nids > 0: exactly these ids (in `region`, or every region);
- *      pool, broker_id and token are then ignored.  An id that does
- *      not exist is simply not emitted (no error).
+ *   1. nids > 0: these ids (in `region`, or every region).  The host
+ *      engine never combines ids with pool or token (a driver may
+ *      apply them too).
+ *      An id that does not exist is simply not emitted (no error).
  *   2. else pool != NULL: the instances tagged with this pool (and,
  *      when broker_id is also set, not tagged with another broker);
  *   3. else broker_id != NULL: every instance tagged with this broker;
