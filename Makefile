@@ -24,7 +24,7 @@ else
 BUILD ?= build
 endif
 
-DRIVERS := aws azure gcp onprem
+DRIVERS := aws azure gcp onprem lambda
 
 # `make V=1` shows full command lines.
 ifeq ($(V),1)
