@@ -34,7 +34,7 @@ static void load_key(lambda_ctx *c)
 	const gb_host *h = c->host;
 	const char *src = drvc_opt(h, "api_key");
 	const char *shown = src ? src : LAMBDA_DEFAULT_KEY_SOURCE;
-	char *buf = drvc_xmalloc(LAMBDA_KEY_MAX);
+	char *buf = drvc_xcalloc(1, LAMBDA_KEY_MAX);
 	int n = h->secret(h->ctx, shown, buf, LAMBDA_KEY_MAX);
 	/* a key has no blanks: drop a trailing newline of a key file */
 	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r' ||
