@@ -306,17 +306,6 @@ static gb_create_req base_req(unsigned count)
 	return r;
 }
 
-static size_t count_reqs(fakehost *fh, const char *method, const char *sub)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < fakehost_nrequests(fh); i++) {
-		const fakehost_req *r = fakehost_request(fh, i);
-		if (strcmp(r->method, method) == 0 && strstr(r->url, sub))
-			n++;
-	}
-	return n;
-}
-
 static void no_key_anywhere(fakehost *fh, const gb_error *err)
 {
 	assert_null(strstr(err->message, KEY));
@@ -436,8 +425,8 @@ static void test_create_body_and_replay(void **state)
 	assert_int_equal(F.launches, 1);
 	assert_int_equal(F.key_posts, 1);
 	/* the listing before the launch, the key lookup, the key, the launch */
-	assert_int_equal(count_reqs(fh, "GET", "/instances"), 1);
-	assert_int_equal(count_reqs(fh, "GET", "/ssh-keys"), 1);
+	assert_int_equal(fakehost_count(fh, "GET", "/instances"), 1);
+	assert_int_equal(fakehost_count(fh, "GET", "/ssh-keys"), 1);
 	for (size_t i = 0; i < fakehost_nrequests(fh); i++)
 		if (strstr(fakehost_request(fh, i)->url, "/launch"))
 			lr = fakehost_request(fh, i);
@@ -595,7 +584,7 @@ static void test_ssh_key_option_and_existing(void **state)
 	r.nssh_keys = 0;
 	r.ssh_keys = NULL;
 	assert_int_equal(lambda_create(ctx, &r, collect, &g, &err), 0);
-	assert_int_equal(count_reqs(fh, "GET", "/ssh-keys"), 0);
+	assert_int_equal(fakehost_count(fh, "GET", "/ssh-keys"), 0);
 	assert_non_null(strstr(fakehost_request(fh, fakehost_nrequests(fh) - 1)->body,
 	                       "\"ssh_key_names\":[\"team-key\"]"));
 	lambda_driver_desc.fini(ctx);
@@ -655,7 +644,7 @@ static void test_describe(void **state)
 	assert_string_equal(g.token[2], "tok7");
 	assert_string_equal(g.team[2], "research");
 	/* one request for all of it */
-	assert_int_equal(count_reqs(fh, "GET", "/instances"), 1);
+	assert_int_equal(fakehost_count(fh, "GET", "/instances"), 1);
 	/* region, token, include_terminated */
 	memset(&g, 0, sizeof(g));
 	d.region = "us-east-1";
