@@ -33,7 +33,11 @@ static void load_key(lambda_ctx *c)
 {
 	const gb_host *h = c->host;
 	const char *src = drvc_opt(h, "api_key");
-	const char *shown = src ? src : LAMBDA_DEFAULT_KEY_SOURCE;
+	const char *optname = "api_key";
+	const char *shown;
+	if (!src && (src = drvc_opt(h, "credentials.api_key")) != NULL)
+		optname = "credentials.api_key";
+	shown = src ? src : LAMBDA_DEFAULT_KEY_SOURCE;
 	char *buf = drvc_xcalloc(1, LAMBDA_KEY_MAX);
 	int n = h->secret(h->ctx, shown, buf, LAMBDA_KEY_MAX);
 	/* a key has no blanks: drop a trailing newline of a key file */
@@ -42,11 +46,11 @@ static void load_key(lambda_ctx *c)
 		buf[--n] = '\0';
 	if (n <= 0) {
 		c->auth_problem = drvc_xasprintf(
-			"Lambda API key missing: %s%s is %s; create a key at "
+			"Lambda API key missing: %s (%s%s) is %s; create a key at "
 			"https://cloud.lambda.ai/api-keys and export "
 			"LAMBDA_API_KEY, or set the driver option api_key to "
-			"env:NAME or file:PATH", shown,
-			src ? " (option api_key)" : " (the default source)",
+			"env:NAME or file:PATH", shown, src ? "option " : "",
+			src ? optname : "the default source",
 			n == 0 ? "empty" : "not set or not readable");
 		drvc_free_secret(buf);
 		return;
@@ -131,8 +135,8 @@ static const char *const lambda_default_rates[] = {
 
 /* Every option the driver reads (see drivers/lambda/README.md). */
 static const char *const lambda_options[] = {
-	"api_key", "endpoint", "ssh_key_name", "image_family", "file_system",
-	"max_quantity", "catalog", NULL,
+	"api_key", "credentials.api_key", "endpoint", "ssh_key_name",
+	"image_family", "file_system", "max_quantity", "catalog", NULL,
 };
 
 const gb_driver lambda_driver_desc = {
