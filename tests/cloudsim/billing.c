@@ -73,7 +73,9 @@ void sim_bill_add(sim_inst *in)
 		                          sim_g.capbills * sizeof(*sim_g.bills));
 	}
 	b = gb_xcalloc(1, sizeof(*b));
-	b->id = gb_xstrdup(in->cloud == SIM_AWS ? in->id : in->name);
+	b->id = gb_xstrdup(in->cloud == SIM_AWS || in->cloud == SIM_LAMBDA
+	                           ? in->id
+	                           : in->name);
 	b->cloud = in->cloud;
 	b->region = gb_xstrdup(in->region);
 	b->zone = gb_xstrdup(in->zone ? in->zone : "");
@@ -180,7 +182,10 @@ json_t *sim_bill_json(int64_t now)
 	json_object_set_new(root, "billing", sim_billing_json());
 	json_object_set_new(root, "instances", arr);
 	json_object_set_new(root, "by_cloud", byc);
-	if (sim_g.archived_n[0] + sim_g.archived_n[1] + sim_g.archived_n[2]) {
+	int64_t narch = 0;
+	for (int c = 0; c < SIM_NCLOUD; c++)
+		narch += sim_g.archived_n[c];
+	if (narch) {
 		json_t *a = json_object();
 		for (int c = 0; c < SIM_NCLOUD; c++)
 			json_object_set_new(

@@ -91,6 +91,11 @@ static void env(sim_resp *resp)
 	s = gb_xasprintf("%s/cloudbilling/v1", sim_g.url[2]);
 	export(&b, "GCP_BILLING_ENDPOINT", s);
 	free(s);
+	s = gb_xasprintf("%s/api/v1", sim_g.url[5]);
+	export(&b, "LAMBDA_ENDPOINT_URL", s);
+	free(s);
+	export(&b, "LAMBDA_API_KEY", sim_g.sc.lambda_key);
+	export(&b, "LAMBDA_SSH_KEY_NAME", sim_g.sc.lambda_ssh_keys.v[0]);
 	export(&b, "GPUBROKER_CLOUDSIM", sim_g.url[3]);
 	sim_resp_text(resp, 200, "text/plain; charset=utf-8", gb_buf_str(&b));
 	gb_buf_free(&b);
@@ -109,6 +114,10 @@ static void credentials(sim_resp *resp)
 		sim_g.sc.az_secret, "subscription_id", sim_g.sc.az_sub,
 		"resource_group", sim_g.sc.az_rg, "subnet_id", s, "gcp",
 		key ? key : json_object(), "gcp_key_file", sim_g.gcp_key_path);
+	json_object_set_new(o, "lambda",
+	                    json_pack("{s:s,s:s}", "api_key", sim_g.sc.lambda_key,
+	                              "ssh_key_name",
+	                              sim_g.sc.lambda_ssh_keys.v[0]));
 	free(s);
 	sim_resp_json(resp, 200, o);
 }
@@ -132,6 +141,12 @@ static const char *provider_state(const sim_inst *in, sim_phase ph,
 			"Failed"};
 		if (ph == SIM_PH_STOPPING && in->keep)
 			return "Succeeded/PowerState/deallocating";
+		return n[ph];
+	}
+	case SIM_LAMBDA: {
+		static const char *const n[] = {"booting", "active",
+		                                "terminating", "terminated",
+		                                "terminated", "unhealthy"};
 		return n[ph];
 	}
 	default: {
@@ -159,7 +174,8 @@ static void instances(sim_req *req, sim_resp *resp)
 		json_decref(arr);
 		sim_resp_json(resp, 400,
 		              json_pack("{s:s}", "error",
-		                        "cloud must be aws, azure or gcp"));
+		                        "cloud must be aws, azure, gcp or "
+		                        "lambda"));
 		return;
 	}
 	now = sim_now();
@@ -177,14 +193,16 @@ static void instances(sim_req *req, sim_resp *resp)
 			                    json_string(in->tags.vals[t]));
 		o = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:f}",
 		              "cloud", sim_cloud_name(in->cloud), "id",
-		              in->cloud == SIM_AWS ? in->id : in->name, "name",
-		              in->name, "region", in->region, "zone",
+		              in->cloud == SIM_AWS || in->cloud == SIM_LAMBDA
+		                      ? in->id
+		                      : in->name,
+		              "name", in->name ? in->name : "", "region", in->region, "zone",
 		              in->zone ? in->zone : "", "type", in->type,
 		              "capacity", in->spot ? "spot" : "on-demand",
 		              "state", sim_phase_name(ph), "provider_state",
 		              provider_state(in, ph, buf, sizeof(buf)), "tags",
 		              tags, "price_per_hour", in->price);
-		if (in->cloud != SIM_AWS)
+		if (in->cloud == SIM_AZURE || in->cloud == SIM_GCP)
 			json_object_set_new(o, "resource_id", json_string(in->id));
 		json_object_set_new(o, "created",
 		                    json_string(sim_time_ms(in->t_create, ts,
@@ -305,6 +323,9 @@ static void scenario_get(sim_resp *resp)
 		                              (json_int_t)sc->stopping_ms[c]));
 	json_object_set_new(json_object_get(x, "aws"), "terminated_visible_ms",
 	                    json_integer(sc->aws_terminated_visible_ms));
+	json_object_set_new(json_object_get(x, "lambda"),
+	                    "terminated_visible_ms",
+	                    json_integer(sc->lambda_terminated_visible_ms));
 	json_object_set_new(o, "lifecycle", x);
 	json_object_set_new(o, "eventual_consistency_ms",
 	                    json_integer(sc->eventual_ms));
@@ -382,7 +403,7 @@ static void reclaim(sim_req *req, sim_resp *resp)
 			json_decref(skipped);
 			sim_resp_json(resp, 400,
 			              json_pack("{s:s}", "error",
-			                        "cloud is aws|azure|gcp|any and "
+			                        "cloud is aws|azure|gcp|lambda|any and "
 			                        "fraction is 0..1"));
 			return;
 		}

@@ -23,11 +23,11 @@ static void usage(FILE *f)
 	        "[--client-email EMAIL] [--project ID]\n"
 	        "       cloudsim selftest-sigv4 DIR\n"
 	        "\n"
-	        "Emulates EC2, Azure Resource Manager and Compute Engine on "
-	        "127.0.0.1.\n"
+	        "Emulates EC2, Azure Resource Manager, Compute Engine and the "
+	        "Lambda Cloud API\non 127.0.0.1.\n"
 	        "--port 0 (default) picks ephemeral ports; --port N uses N "
 	        "(aws), N+1 (azure),\n"
-	        "N+2 (gcp), N+3 (control).  The first stdout line is a JSON "
+	        "N+2 (gcp), N+3 (control), N+4 (lambda).  The first stdout line is a JSON "
 	        "object with the\n"
 	        "base URLs.  See tests/cloudsim/README.md.\n");
 }
@@ -93,6 +93,7 @@ static void print_urls(void)
 	json_object_set_new(o, "azure_login", json_string(sim_g.url[1]));
 	json_object_set_new(o, "gcp", json_string(sim_g.url[2]));
 	json_object_set_new(o, "gcp_token", json_string(sim_g.url[4]));
+	json_object_set_new(o, "lambda", json_string(sim_g.url[5]));
 	json_object_set_new(o, "control", json_string(sim_g.url[3]));
 	json_object_set_new(o, "workdir", json_string(sim_g.workdir));
 	s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
@@ -114,8 +115,8 @@ static int run_main(int argc, char **argv)
 			scenario = argv[++i];
 		} else if (strcmp(argv[i], "--port") == 0 && i + 1 < argc) {
 			if (gb_parse_int64(argv[++i], &port) != 0 || port < 0 ||
-			    port > 65532) {
-				fprintf(stderr, "cloudsim: --port wants 0..65532, "
+			    port > 65531) {
+				fprintf(stderr, "cloudsim: --port wants 0..65531, "
 				        "got \"%s\"\n", argv[i]);
 				return 2;
 			}
@@ -154,6 +155,7 @@ static int run_main(int argc, char **argv)
 		return 2;
 	}
 	sim_regions_derive();
+	sim_lambda_keys_reset();
 	sim_g.rng = sim_g.sc.seed;
 	sim_g.t0 = sim_now();
 	for (size_t i = 0; i < sim_g.sc.nsched; i++)
@@ -186,6 +188,7 @@ static int run_main(int argc, char **argv)
 	sim_g.url[2] = gb_xasprintf("http://127.0.0.1:%d", sim_g.port[2]);
 	sim_g.url[3] = gb_xasprintf("http://127.0.0.1:%d", sim_g.port[3]);
 	sim_g.url[4] = gb_xasprintf("http://127.0.0.1:%d/token", sim_g.port[2]);
+	sim_g.url[5] = gb_xasprintf("http://127.0.0.1:%d", sim_g.port[4]);
 	if (sim_gcp_key_setup(sim_g.workdir, &d) != 0) {
 		gb_diags_print(&d, stderr);
 		goto out_server;
@@ -196,9 +199,10 @@ static int run_main(int argc, char **argv)
 	}
 	print_urls();
 	fprintf(stderr,
-	        "cloudsim: serving %s (aws %d, azure %d, gcp %d, control %d)\n",
+	        "cloudsim: serving %s (aws %d, azure %d, gcp %d, control %d, "
+	        "lambda %d)\n",
 	        scenario, sim_g.port[0], sim_g.port[1], sim_g.port[2],
-	        sim_g.port[3]);
+	        sim_g.port[3], sim_g.port[4]);
 	while (sigwait(&set, &sig) != 0)
 		;
 	fprintf(stderr, "cloudsim: signal %d, shutting down\n", sig);
@@ -212,7 +216,7 @@ out:
 	if (sim_g.own_workdir && sim_g.workdir)
 		nftw(sim_g.workdir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
 	sim_gcp_key_free();
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < 6; i++)
 		free(sim_g.url[i]);
 	free(sim_g.workdir);
 	sim_state_free();

@@ -21,6 +21,9 @@ const char *const sim_ops[SIM_NCLOUD][16] = {
 	 "instances.list", "instances.aggregatedList", "zoneOperations.get",
 	 "zoneOperations.wait", "zoneOperations.list", "regions.get",
 	 "skus.list", NULL},
+	{"instanceTypes", "listInstances", "getInstance", "launchInstance",
+	 "terminateInstance", "listSSHKeys", "addSSHKey", "deleteSSHKey",
+	 NULL},
 };
 
 const char *const sim_buckets[SIM_NCLOUD][8] = {
@@ -28,6 +31,7 @@ const char *const sim_buckets[SIM_NCLOUD][8] = {
 	 "TerminateInstancesResource", "Describe", "DescribeUnfiltered", NULL},
 	{"reads", "writes", "deletes", NULL},
 	{"mutations", "reads", "lists", "operations", NULL},
+	{"requests", "launch", NULL},
 };
 
 /* ------------------------------------------------------------------ */
@@ -129,6 +133,8 @@ void sim_scenario_free(sim_scenario *sc)
 	free(sc->gcp_project);
 	free(sc->gcp_email);
 	free(sc->gcp_key_file);
+	free(sc->lambda_key);
+	gb_strv_free(&sc->lambda_ssh_keys);
 	caps_free(sc->caps, sc->ncaps);
 	sim_optab_free(&sc->q_aws_vcpus);
 	sim_optab_free(&sc->q_aws_spot_vcpus);
@@ -162,7 +168,12 @@ static void defaults(sim_scenario *sc)
 	set_str(&sc->gcp_email,
 	        "cloudsim@gpubroker-sim.iam.gserviceaccount.com");
 	sc->gcp_token_life_s = 3599;
+	/* the shape of Lambda's keys: secret_<name>_<32 hex>.<token> */
+	set_str(&sc->lambda_key, "secret_cloudsim_5f0b6d2e00004000800000000000"
+	        "1a01.cloudsimLambdaApiKey0001");
+	gb_strv_push(&sc->lambda_ssh_keys, "gpubroker");
 	sc->q_az_lowpri = -1;
+	sc->q_lambda_instances = -1;
 	/* Throttling defaults from cloud-apis.md 1.6, 2.4, 3.4. */
 	sim_optab_set(&sc->throttle[SIM_AWS], "RunInstances", 5, 2);
 	sim_optab_set(&sc->throttle[SIM_AWS], "RunInstancesResource", 1000, 2);
@@ -177,6 +188,11 @@ static void defaults(sim_scenario *sc)
 	for (int i = 0; sim_buckets[SIM_GCP][i]; i++)
 		sim_optab_set(&sc->throttle[SIM_GCP], sim_buckets[SIM_GCP][i],
 		              1500, 60);
+	/* Lambda: "generally limited to 1 request per second", launch "1
+	 * request every 10 seconds" (drivers/lambda/API.md); bursts are
+	 * cloudsim's. */
+	sim_optab_set(&sc->throttle[SIM_LAMBDA], "requests", 5, 1);
+	sim_optab_set(&sc->throttle[SIM_LAMBDA], "launch", 1, 0.1);
 	sc->eventual_ms = 0;
 	sc->pending_ms[SIM_AWS] = 2000;
 	sc->stopping_ms[SIM_AWS] = 1000;
@@ -185,15 +201,20 @@ static void defaults(sim_scenario *sc)
 	sc->stopping_ms[SIM_AZURE] = 2000;
 	sc->pending_ms[SIM_GCP] = 3000;
 	sc->stopping_ms[SIM_GCP] = 2000;
+	sc->pending_ms[SIM_LAMBDA] = 3000;
+	sc->stopping_ms[SIM_LAMBDA] = 2000;
+	sc->lambda_terminated_visible_ms = 60000;
 	/* documented minimums, sources in README.md ("/_sim/bill") */
 	sc->bill_min_s[SIM_AWS] = 60;
 	sc->bill_min_s[SIM_AZURE] = 0;
 	sc->bill_min_s[SIM_GCP] = 60;
+	sc->bill_min_s[SIM_LAMBDA] = 60; /* an assumption: API.md */
 	sc->max_instances = 100000;
 	sc->max_body = 1 << 20;
 	sc->az_vm_page = 50;
 	sc->az_price_page = 100;
 	sc->gcp_wait_max_ms = 120000;
+	sc->lambda_max_quantity = 10;
 }
 
 /* ------------------------------------------------------------------ */
@@ -207,11 +228,12 @@ typedef struct delta {
 	sim_optab q_aws_vcpus, q_aws_spot_vcpus, q_aws_instances, q_az_cores,
 		q_gcp_gpus;
 	double q_az_lowpri;
+	int64_t q_lambda_instances;
 	sim_optab latency[SIM_NCLOUD], errors[SIM_NCLOUD], lost[SIM_NCLOUD],
 		throttle[SIM_NCLOUD];
 	int64_t eventual_ms;
 	int64_t pending_ms[SIM_NCLOUD], stopping_ms[SIM_NCLOUD];
-	int64_t term_visible_ms;
+	int64_t term_visible_ms[SIM_NCLOUD];
 	int64_t bill_min_s[SIM_NCLOUD];
 	double spot_rate;
 	int has_sched;
@@ -224,12 +246,12 @@ static void delta_init(delta *dl)
 {
 	memset(dl, 0, sizeof(*dl));
 	dl->q_az_lowpri = -2;
+	dl->q_lambda_instances = -2;
 	dl->eventual_ms = -1;
 	for (int i = 0; i < SIM_NCLOUD; i++)
 		dl->pending_ms[i] = dl->stopping_ms[i] = -1;
 	for (int i = 0; i < SIM_NCLOUD; i++)
-		dl->bill_min_s[i] = -1;
-	dl->term_visible_ms = -1;
+		dl->bill_min_s[i] = dl->term_visible_ms[i] = -1;
 	dl->spot_rate = -1;
 	dl->az_vm_page = dl->az_price_page = -1;
 }
@@ -267,6 +289,8 @@ static void delta_apply(sim_scenario *sc, delta *dl)
 	optab_merge(&sc->q_gcp_gpus, &dl->q_gcp_gpus);
 	if (dl->q_az_lowpri > -2)
 		sc->q_az_lowpri = dl->q_az_lowpri;
+	if (dl->q_lambda_instances > -2)
+		sc->q_lambda_instances = dl->q_lambda_instances;
 	for (int i = 0; i < SIM_NCLOUD; i++) {
 		optab_merge(&sc->latency[i], &dl->latency[i]);
 		optab_merge(&sc->errors[i], &dl->errors[i]);
@@ -281,8 +305,11 @@ static void delta_apply(sim_scenario *sc, delta *dl)
 	}
 	if (dl->eventual_ms >= 0)
 		sc->eventual_ms = dl->eventual_ms;
-	if (dl->term_visible_ms >= 0)
-		sc->aws_terminated_visible_ms = dl->term_visible_ms;
+	if (dl->term_visible_ms[SIM_AWS] >= 0)
+		sc->aws_terminated_visible_ms = dl->term_visible_ms[SIM_AWS];
+	if (dl->term_visible_ms[SIM_LAMBDA] >= 0)
+		sc->lambda_terminated_visible_ms =
+			dl->term_visible_ms[SIM_LAMBDA];
 	if (dl->spot_rate >= 0)
 		sc->spot_rate_per_hour = dl->spot_rate;
 	if (dl->has_sched) {
@@ -298,7 +325,8 @@ static void delta_apply(sim_scenario *sc, delta *dl)
 		sc->az_price_page = dl->az_price_page;
 }
 
-static const char *const cloud_keys[] = {"aws", "azure", "gcp", NULL};
+static const char *const cloud_keys[] = {"aws", "azure", "gcp", "lambda",
+                                         NULL};
 
 #define KP(parent, key) gb_ypath_key(parent, key)
 
@@ -519,6 +547,22 @@ static int dec_capacity(gb_ydec *c, const gb_ynode *n, const char *path,
 	return rc;
 }
 
+/* map.key, when present, into *dst (lo..hi).  0, or -1 with the error in
+ * c. */
+static int dec_opt_int(gb_ydec *c, const gb_ynode *map, const char *path,
+                       const char *key, int64_t lo, int64_t hi, int64_t *dst)
+{
+	const gb_ynode *v = gb_ymap_get(map, key);
+	char *q;
+	int rc;
+	if (!v)
+		return 0;
+	q = KP(path, key);
+	rc = gb_ydec_int(c, v, q, lo, hi, dst);
+	free(q);
+	return rc;
+}
+
 /* {key: int} into an optab */
 static int dec_limits(gb_ydec *c, const gb_ynode *n, const char *path,
                       sim_optab *t)
@@ -545,10 +589,20 @@ static int dec_quotas(gb_ydec *c, const gb_ynode *n, const char *path,
 	                                 NULL};
 	static const char *const zk[] = {"cores", "low_priority_cores", NULL};
 	static const char *const gk[] = {"gpus", NULL};
+	static const char *const lk[] = {"instances", NULL};
 	const gb_ynode *cn, *v;
 	int rc = 0;
 	if (dec_clouds(c, n, path) != 0)
 		return -1;
+	if ((cn = gb_ymap_get(n, "lambda"))) {
+		char *p = KP(path, "lambda");
+		if (gb_ydec_map(c, cn, p, lk) != 0)
+			rc = -1;
+		else
+			rc |= dec_opt_int(c, cn, p, "instances", 0,
+			                  INT64_MAX / 4, &dl->q_lambda_instances);
+		free(p);
+	}
 	if ((cn = gb_ymap_get(n, "aws"))) {
 		char *p = KP(path, "aws");
 		if (gb_ydec_map(c, cn, p, ak) != 0) {
@@ -609,22 +663,6 @@ static int dec_quotas(gb_ydec *c, const gb_ynode *n, const char *path,
 	return rc ? -1 : 0;
 }
 
-/* map.key, when present, into *dst (lo..hi).  0, or -1 with the error in
- * c. */
-static int dec_opt_int(gb_ydec *c, const gb_ynode *map, const char *path,
-                       const char *key, int64_t lo, int64_t hi, int64_t *dst)
-{
-	const gb_ynode *v = gb_ymap_get(map, key);
-	char *q;
-	int rc;
-	if (!v)
-		return 0;
-	q = KP(path, key);
-	rc = gb_ydec_int(c, v, q, lo, hi, dst);
-	free(q);
-	return rc;
-}
-
 static int dec_lifecycle(gb_ydec *c, const gb_ynode *n, const char *path,
                          delta *dl)
 {
@@ -638,7 +676,9 @@ static int dec_lifecycle(gb_ydec *c, const gb_ynode *n, const char *path,
 		int cl = sim_cloud_parse(n->keys[i]->str);
 		const gb_ynode *cn = n->items[i];
 		char *p = KP(path, n->keys[i]->str);
-		if (gb_ydec_map(c, cn, p, cl == SIM_AWS ? awsk : k) != 0) {
+		if (gb_ydec_map(c, cn, p,
+		                cl == SIM_AWS || cl == SIM_LAMBDA ? awsk : k)
+		    != 0) {
 			rc = -1;
 			free(p);
 			continue;
@@ -648,13 +688,13 @@ static int dec_lifecycle(gb_ydec *c, const gb_ynode *n, const char *path,
 		rc |= dec_opt_int(c, cn, p, "stopping_ms", 0, 86400000,
 		                  &dl->stopping_ms[cl]);
 		rc |= dec_opt_int(c, cn, p, "terminated_visible_ms", 0, 86400000,
-		                  &dl->term_visible_ms);
+		                  &dl->term_visible_ms[cl]);
 		free(p);
 	}
 	return rc ? -1 : 0;
 }
 
-/* billing: {aws|azure|gcp: {minimum_s: N}} */
+/* billing: {aws|azure|gcp|lambda: {minimum_s: N}} */
 static int dec_billing(gb_ydec *c, const gb_ynode *n, const char *path,
                        delta *dl)
 {
@@ -680,8 +720,8 @@ static int dec_sched(gb_ydec *c, const gb_ynode *n, const char *path,
 {
 	static const char *const sk[] = {"at_ms", "cloud", "pool",
 	                                 "fraction", "ids", NULL};
-	static const char *const clouds_any[] = {"aws", "azure", "gcp", "any",
-	                                         NULL};
+	static const char *const clouds_any[] = {"aws", "azure", "gcp",
+	                                         "lambda", "any", NULL};
 	int rc = 0;
 	dl->has_sched = 1;
 	if (n->kind != GB_Y_SEQ) {
@@ -717,7 +757,7 @@ static int dec_sched(gb_ydec *c, const gb_ynode *n, const char *path,
 			char *q = KP(p, "cloud");
 			int idx;
 			if (gb_ydec_enum(c, v, q, clouds_any, &idx) == 0)
-				s->cloud = idx == 3 ? -1 : idx;
+				s->cloud = idx == SIM_NCLOUD ? -1 : idx;
 			else
 				rc = -1;
 			free(q);
@@ -835,6 +875,39 @@ static char *resolve_path(const char *dir, const char *p)
 	return gb_xasprintf("%s/%s", dir, p);
 }
 
+/* credentials.lambda.ssh_keys: 1..64 names of 1..64 characters, no
+ * repeats. */
+static int dec_ssh_keys(gb_ydec *c, const gb_ynode *v, sim_scenario *sc)
+{
+	const char *path = "credentials.lambda.ssh_keys";
+	gb_strv names = {NULL, 0};
+	if (gb_ydec_strlist(c, v, path, &names) != 0)
+		return -1;
+	if (names.n == 0 || names.n > 64) {
+		gb_ydec_err(c, v, path, "give 1 to 64 key names, found %zu",
+		            names.n);
+		gb_strv_free(&names);
+		return -1;
+	}
+	for (size_t i = 0; i < names.n; i++) {
+		size_t len = strlen(names.v[i]);
+		int dup = 0;
+		for (size_t j = 0; j < i; j++)
+			dup |= strcmp(names.v[i], names.v[j]) == 0;
+		if (len == 0 || len > 64 || dup) {
+			gb_ydec_err(c, v, path,
+			            "key name \"%s\" is %s; names are 1..64 "
+			            "characters and distinct", names.v[i],
+			            dup ? "repeated" : "empty or too long");
+			gb_strv_free(&names);
+			return -1;
+		}
+	}
+	gb_strv_free(&sc->lambda_ssh_keys);
+	sc->lambda_ssh_keys = names;
+	return 0;
+}
+
 static int dec_credentials(gb_ydec *c, const gb_ynode *n, sim_scenario *sc)
 {
 	static const char *const ak[] = {"access_key_id", "secret_access_key",
@@ -845,6 +918,7 @@ static int dec_credentials(gb_ydec *c, const gb_ynode *n, sim_scenario *sc)
 	                                 NULL};
 	static const char *const gk[] = {"project", "client_email", "key_file",
 	                                 "token_lifetime_s", NULL};
+	static const char *const lk[] = {"api_key", "ssh_keys", NULL};
 	const gb_ynode *cn, *v;
 	int rc = 0;
 	if (dec_clouds(c, n, "credentials") != 0)
@@ -913,6 +987,15 @@ static int dec_credentials(gb_ydec *c, const gb_ynode *n, sim_scenario *sc)
 				rc |= gb_ydec_int(
 					c, v, "credentials.gcp.token_lifetime_s",
 					1, 3600, &sc->gcp_token_life_s);
+		}
+	}
+	if ((cn = gb_ymap_get(n, "lambda"))) {
+		if (gb_ydec_map(c, cn, "credentials.lambda", lk) != 0) {
+			rc = -1;
+		} else {
+			CSTR(cn, "credentials.lambda", "api_key", sc->lambda_key)
+			if ((v = gb_ymap_get(cn, "ssh_keys")))
+				rc |= dec_ssh_keys(c, v, sc);
 		}
 	}
 #undef CSTR
@@ -984,7 +1067,8 @@ static int dec_limits_section(gb_ydec *c, const gb_ynode *n,
                               sim_scenario *sc)
 {
 	static const char *const k[] = {"max_instances", "max_body_bytes",
-	                                "gcp_wait_max_ms", NULL};
+	                                "gcp_wait_max_ms",
+	                                "lambda_max_quantity", NULL};
 	const gb_ynode *v;
 	int rc = 0;
 	if (gb_ydec_map(c, n, "limits", k) != 0)
@@ -998,6 +1082,9 @@ static int dec_limits_section(gb_ydec *c, const gb_ynode *n,
 	if ((v = gb_ymap_get(n, "gcp_wait_max_ms")))
 		rc |= gb_ydec_int(c, v, "limits.gcp_wait_max_ms", 0, 600000,
 		                  &sc->gcp_wait_max_ms);
+	if ((v = gb_ymap_get(n, "lambda_max_quantity")))
+		rc |= gb_ydec_int(c, v, "limits.lambda_max_quantity", 1, 10000,
+		                  &sc->lambda_max_quantity);
 	return rc ? -1 : 0;
 }
 

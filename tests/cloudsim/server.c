@@ -1,5 +1,5 @@
 /*
- * server.c -- the four HTTP listeners (aws, azure, gcp, control), all on
+ * server.c -- the five HTTP listeners (aws, azure, gcp, control, lambda), all on
  * 127.0.0.1, one libmicrohttpd daemon each with a thread per connection
  * so injected latency never serialises concurrent clients.
  *
@@ -18,15 +18,17 @@
 
 #include "sim.h"
 
-enum { L_AWS, L_AZURE, L_GCP, L_CONTROL, L_N };
+enum { L_AWS, L_AZURE, L_GCP, L_CONTROL, L_LAMBDA, L_N };
 
 static struct MHD_Daemon *daemons[L_N];
 
 typedef void (*handler_fn)(sim_req *, sim_resp *);
 static const handler_fn handlers[L_N] = {
 	sim_ec2_handle, sim_azure_handle, sim_gcp_handle, sim_control_handle,
+	sim_lambda_handle,
 };
-static const char *const lnames[L_N] = {"aws", "azure", "gcp", "control"};
+static const char *const lnames[L_N] = {"aws", "azure", "gcp", "control",
+                                        "lambda"};
 
 void sim_log(const char *fmt, ...)
 {

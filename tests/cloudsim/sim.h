@@ -29,7 +29,9 @@
 #include "util.h"
 #include "yamldoc.h"
 
-typedef enum sim_cloud { SIM_AWS = 0, SIM_AZURE, SIM_GCP, SIM_NCLOUD } sim_cloud;
+typedef enum sim_cloud {
+	SIM_AWS = 0, SIM_AZURE, SIM_GCP, SIM_LAMBDA, SIM_NCLOUD
+} sim_cloud;
 
 const char *sim_cloud_name(int cloud);
 /* -1 when unknown. */
@@ -168,6 +170,8 @@ typedef struct sim_scenario {
 	int64_t az_token_life_s;
 	char *gcp_project, *gcp_email, *gcp_key_file;
 	int64_t gcp_token_life_s;
+	char *lambda_key;          /* the one API key */
+	gb_strv lambda_ssh_keys;   /* SSH key names registered at start */
 	/* places; n == 0 means "derive from the catalog" */
 	sim_regions regions[SIM_NCLOUD];
 	/* capacity */
@@ -178,6 +182,7 @@ typedef struct sim_scenario {
 	sim_optab q_az_cores;      /* per family, and "total" */
 	double q_az_lowpri;        /* < 0 unlimited */
 	sim_optab q_gcp_gpus;      /* per metric */
+	int64_t q_lambda_instances; /* live instances per account; <0 none */
 	/* faults, per cloud: latency a=base_ms b=jitter_ms; errors a=rate;
 	 * lost a=rate; throttle a=capacity b=refill_per_s (GCP: a=per_minute
 	 * b=window_s) */
@@ -189,6 +194,7 @@ typedef struct sim_scenario {
 	int64_t pending_ms[SIM_NCLOUD];
 	int64_t stopping_ms[SIM_NCLOUD];
 	int64_t aws_terminated_visible_ms;
+	int64_t lambda_terminated_visible_ms;
 	/* billing: the provider's minimum billed seconds per instance
 	 * (README, "/_sim/bill") */
 	int64_t bill_min_s[SIM_NCLOUD];
@@ -201,6 +207,7 @@ typedef struct sim_scenario {
 	int64_t az_vm_page;
 	int64_t az_price_page;
 	int64_t gcp_wait_max_ms;
+	int64_t lambda_max_quantity;
 } sim_scenario;
 
 /* Loads and validates a scenario file; every problem goes into d with
@@ -273,6 +280,8 @@ typedef struct sim_inst {
 	int az_evict_delete;
 	int az_nic;         /* created <name>-nic */
 	int az_pip;         /* created <name>-pip */
+	/* Lambda */
+	char *lambda_host;  /* hostname asked for, or NULL */
 	/* GCE */
 	json_t *gce_body;   /* the accepted insert body (owned) */
 	int gce_term_delete;
@@ -352,8 +361,8 @@ extern const char *const sim_fault_names[SIM_F_N];
 typedef struct sim_state {
 	/* Immutable after start. */
 	sim_catalog cat[SIM_NCLOUD];
-	char *url[5];       /* aws, azure, gcp, control, gcp token */
-	int port[4];
+	char *url[6];       /* aws, azure, gcp, control, gcp token, lambda */
+	int port[5];        /* aws, azure, gcp, control, lambda */
 	char *workdir;
 	int own_workdir;
 	char *gcp_key_path;
@@ -484,6 +493,13 @@ void sim_ec2_handle(sim_req *req, sim_resp *resp);
 void sim_azure_handle(sim_req *req, sim_resp *resp);
 void sim_gcp_handle(sim_req *req, sim_resp *resp);
 void sim_control_handle(sim_req *req, sim_resp *resp);
+void sim_lambda_handle(sim_req *req, sim_resp *resp);
+
+/* Lambda SSH keys (lambda_keys.c), under the lock: registers the
+ * scenario's keys (after a load and on every reset, dropping any other),
+ * frees them at exit. */
+void sim_lambda_keys_reset(void);
+void sim_lambda_keys_free(void);
 
 /* Quota key helpers shared with the control API. */
 const char *sim_aws_family(const char *type, char *buf, size_t cap);
@@ -513,7 +529,7 @@ void sim_ips(int64_t seq, char priv[16], char pub[16]);
 /* Random lowercase hex of n chars into out (n+1). */
 void sim_hex_id(char *out, size_t n);
 
-/* server.c: the four listeners (ports base, +1, +2, +3; 0 = ephemeral). */
+/* server.c: the five listeners (ports base .. base+4; 0 = ephemeral). */
 int sim_server_start(int base_port);
 void sim_server_stop(void);
 

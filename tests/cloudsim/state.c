@@ -11,7 +11,8 @@
 
 sim_state sim_g = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
-static const char *const cloud_names[SIM_NCLOUD] = {"aws", "azure", "gcp"};
+static const char *const cloud_names[SIM_NCLOUD] = {"aws", "azure", "gcp",
+                                                    "lambda"};
 
 const char *sim_cloud_name(int cloud)
 {
@@ -121,6 +122,7 @@ static void inst_free(void *p)
 	free(in->rg);
 	free(in->location);
 	json_decref(in->az_body);
+	free(in->lambda_host);
 	json_decref(in->gce_body);
 	free(in->gce_accel);
 	free(in->gce_machine);
@@ -242,6 +244,8 @@ void sim_inst_stop(sim_inst *in, int64_t now, int reason, int keep)
 		in->t_purge = 0;
 	else if (in->cloud == SIM_AWS)
 		in->t_purge = in->t_gone + sim_g.sc.aws_terminated_visible_ms;
+	else if (in->cloud == SIM_LAMBDA)
+		in->t_purge = in->t_gone + sim_g.sc.lambda_terminated_visible_ms;
 	else
 		in->t_purge = in->t_gone;
 	if (in->t_purge == now)
@@ -508,6 +512,7 @@ void sim_state_reset(void)
 	sim_map_free(&sim_g.calls, free);
 	memset(sim_g.faults, 0, sizeof(sim_g.faults));
 	sim_bill_free_all();
+	sim_lambda_keys_reset();
 	sim_g.t0 = sim_now();
 	for (size_t i = 0; i < sim_g.sc.nsched; i++) {
 		sim_g.sc.sched[i].done = 0;
@@ -522,6 +527,7 @@ void sim_state_free(void)
 	sim_map_free(&sim_g.calls, free);
 	sim_map_free(&sim_g.tokens, free);
 	sim_bill_free_all();
+	sim_lambda_keys_free();
 	for (int c = 0; c < SIM_NCLOUD; c++) {
 		sim_regions *rs = &sim_g.regions[c];
 		for (size_t i = 0; i < rs->n; i++) {

@@ -5,7 +5,7 @@
 #   sim_start [SCENARIO]   start cloudsim --port 0 (default scenario:
 #                          tests/cloudsim/scenarios/test.yaml); sets
 #                          AWS_URL AZ_URL GCP_URL GCP_TOKEN_URL CTL_URL
-#                          SIM_PID SIM_WORK; stopped (and its exit status
+#                          LAMBDA_URL SIM_PID SIM_WORK; stopped (and its exit status
 #                          checked: ASan leaks fail the test) at exit
 #   ec2 BODY [KEY SECRET REGION]   signed POST (curl --aws-sigv4); sets
 #                          HTTP (status) and BODY_FILE
@@ -130,7 +130,8 @@ import json, sys, shlex
 j = json.loads(sys.argv[1])
 for k, v in (("AWS_URL", "aws"), ("AZ_URL", "azure"), ("AZ_LOGIN", "azure_login"),
              ("GCP_URL", "gcp"), ("GCP_TOKEN_URL", "gcp_token"),
-             ("CTL_URL", "control"), ("SIM_WORK", "workdir")):
+             ("CTL_URL", "control"), ("SIM_WORK", "workdir"),
+             ("LAMBDA_URL", "lambda")):
     print("%s=%s" % (k, shlex.quote(j[v])))
 ' "$line")"
 }
