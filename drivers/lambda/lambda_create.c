@@ -5,7 +5,9 @@
  * returns them and launches only the missing ones, with POST
  * /instance-operations/launch, quantity = what is missing (at most the
  * option max_quantity per launch).  A launch may make fewer than asked
- * (API.md, "Launch"): that is a CAPACITY failure, cleaned up below.
+ * (API.md, "Launch"): the rest is launched again, until all are made or
+ * Lambda refuses, and its refusal (capacity, quota) is the create's
+ * error, after the cleanup below.
  *
  * SSH: Lambda installs exactly one registered key, named in the launch.
  * The option ssh_key_name names one; else the request's first public key
@@ -346,9 +348,10 @@ static int launch_ids(const gb_http_resp *resp, char ***ids, size_t *n,
 	return 0;
 }
 
-/* One launch of q instances named name: their ids appended to f.  0,
- * or -1 with err: a refusal, or a partial launch (CAPACITY: Lambda made
- * fewer than asked, API.md "Launch"). */
+/* One launch of up to q instances named name: their ids appended to f.
+ * Lambda may make fewer than asked (API.md, "Launch"); the caller then
+ * launches the rest, and Lambda's refusal of that says why (capacity or
+ * quota).  0 when at least one was made, or -1 with err. */
 static int launch(lambda_ctx *c, const gb_create_req *req, const char *name,
                   const char *key, unsigned q, found *f, gb_error *err)
 {
@@ -368,17 +371,20 @@ static int launch(lambda_ctx *c, const gb_create_req *req, const char *name,
 		free(ids[i]);
 	}
 	free(ids);
-	if (rc == 0 && nids < q) {
-		drvc_err(err, GB_ERR_CAPACITY, 200, "PartialLaunch",
-		         "Lambda launch of %u %s in %s made only %zu (Lambda "
-		         "launches fewer than asked when capacity runs out)", q,
-		         req->instance_type, req->region, nids);
+	if (rc == 0 && nids == 0) {
+		drvc_err(err, GB_ERR_CAPACITY, 200, "EmptyLaunch",
+		         "Lambda launch of %u %s in %s answered no instance",
+		         q, req->instance_type, req->region);
 		rc = -1;
 	} else if (rc == 0 && nids > q) {
 		drvc_err(err, GB_ERR_INTERNAL, 200, "MalformedResponse",
 		         "Lambda launch of %u instance(s) answered %zu ids", q,
 		         nids);
 		rc = -1;
+	} else if (rc == 0 && nids < q && c->host->log) {
+		c->host->log(c->host->ctx, GB_LOG_INFO,
+		             "lambda: launch of %u %s in %s made %zu; launching "
+		             "the rest", q, req->instance_type, req->region, nids);
 	}
 	return rc;
 }
@@ -427,7 +433,7 @@ int lambda_create(void *ctx, const gb_create_req *req, gb_instance_cb emit,
 			goto out;
 		}
 		/* in launches of at most max_quantity, each waiting for the
-		 * launch rate limit */
+		 * launch rate limit; each makes one or more, or fails */
 		while (f.n < req->count) {
 			unsigned q = req->count - (unsigned)f.n;
 			if (q > c->max_quantity)

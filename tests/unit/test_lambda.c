@@ -38,6 +38,7 @@ typedef struct fake {
 	json_t *insts;       /* [instance] */
 	json_t *keys;        /* [{id, name, public_key}] */
 	int room;            /* instances a launch may still make */
+	int room_next;       /* when > 0: room after the next launch */
 	int next_id;
 	long fail_status;    /* next launch fails with this ... */
 	const char *fail_code;
@@ -123,6 +124,10 @@ static void launch(const fakehost_req *req, long *status, char **body)
 		json_array_append_new(ids, json_string(id));
 	}
 	json_decref(b);
+	if (F.room_next > 0) {
+		F.room = F.room_next;
+		F.room_next = 0;
+	}
 	*status = 200;
 	*body = data(json_pack("{s:o}", "instance_ids", ids));
 }
@@ -486,13 +491,17 @@ static void test_create_partial_and_refusals(void **state)
 	got g = {0};
 	gb_error err;
 	(void)state;
-	/* room for two of three: Lambda launches two; the driver refuses
-	 * with CAPACITY and terminates both */
+	/* room for two of three: Lambda launches two, refuses the third;
+	 * the create fails with Lambda's reason and terminates both */
 	F.room = 2;
 	memset(&err, 0, sizeof(err));
 	assert_int_equal(lambda_create(ctx, &r, collect, &g, &err), -1);
+	assert_int_equal(F.launches, 2);
+	assert_non_null(strstr(fakehost_request(fh, fakehost_nrequests(fh) - 2)->body,
+	                       "\"quantity\":1,"));
 	assert_int_equal(err.cls, GB_ERR_CAPACITY);
-	assert_string_equal(err.code, "PartialLaunch");
+	assert_string_equal(err.code,
+	                    "instance-operations/launch/insufficient-capacity");
 	assert_non_null(strstr(err.message, "[cleanup: terminated the 2"));
 	assert_int_equal(g.n, 0);
 	assert_int_equal(json_array_size(F.insts), 2);
@@ -509,11 +518,24 @@ static void test_create_partial_and_refusals(void **state)
 	                    "instance-operations/launch/insufficient-capacity");
 	assert_int_equal(err.http_status, 400);
 	assert_non_null(strstr(err.message, "Not enough capacity"));
+	/* room for two of three, then room again: one create, two
+	 * launches (the second for the one missing), all three */
+	F.room = 2;
+	F.room_next = 5;
+	r.token = "gb-partial-ok";
+	memset(&g, 0, sizeof(g));
+	{
+		int l0 = F.launches;
+		assert_int_equal(lambda_create(ctx, &r, collect, &g, &err), 0);
+		assert_int_equal(F.launches, l0 + 2);
+		assert_int_equal(g.n, 3);
+	}
 	/* quota */
 	F.room = 100;
 	F.fail_times = 1;
 	F.fail_status = 400;
 	F.fail_code = "global/quota-exceeded";
+	r.token = "gb-quota";
 	memset(&err, 0, sizeof(err));
 	assert_int_equal(lambda_create(ctx, &r, collect, &g, &err), -1);
 	assert_int_equal(err.cls, GB_ERR_QUOTA);
