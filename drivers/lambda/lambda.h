@@ -52,12 +52,14 @@ extern const gb_driver lambda_driver_desc;
 int lambda_require(lambda_ctx *c, gb_error *err);
 
 /* lambda_http.c: one JSON exchange with the API key; path is appended
- * to the endpoint ("/instances"); body NULL for a GET.  Returns 0, or -1
- * with err (classes as lambda_classify); resp is filled either way and
- * the caller host->http_free()s it. */
+ * to the endpoint ("/instances"); body NULL for a GET.  once: a single
+ * attempt (a launch: the host must not repeat it, as nothing makes a
+ * repeated launch idempotent; the caller looks up what was made first).
+ * Returns 0, or -1 with err (classes as lambda_classify); resp is filled
+ * either way and the caller host->http_free()s it. */
 int lambda_api(lambda_ctx *c, const char *method, const char *path,
-               const char *body, const char *rate_class, const char *what,
-               gb_http_resp *resp, gb_error *err);
+               const char *body, const char *rate_class, int once,
+               const char *what, gb_http_resp *resp, gb_error *err);
 /* GET path and parse {"data": ...}: 0 with *root (caller json_decref()s;
  * *data borrowed from it), or -1 with err. */
 int lambda_get_data(lambda_ctx *c, const char *path, const char *what,

@@ -33,6 +33,8 @@
 
 /* the most instances one create makes (in launches of max_quantity) */
 #define LAMBDA_MAX_COUNT 256
+/* launches repeated after THROTTLED / TRANSIENT within one create */
+#define LAMBDA_LAUNCH_TRIES 5
 
 static int is_uuid(const char *s)
 {
@@ -185,7 +187,7 @@ static int ssh_key(lambda_ctx *c, const gb_create_req *req, char *out,
 	json_decref(o);
 	if (!body)
 		abort();
-	r = lambda_api(c, "POST", "/ssh-keys", body, LAMBDA_RATE_API,
+	r = lambda_api(c, "POST", "/ssh-keys", body, LAMBDA_RATE_API, 0,
 	               "SSH key registration", &resp, err);
 	c->host->http_free(c->host->ctx, &resp);
 	free(body);
@@ -361,7 +363,7 @@ static int launch(lambda_ctx *c, const gb_create_req *req, const char *name,
 	char *body = lambda_launch_body(req, name, key, q, c->image_family,
 	                                c->file_system);
 	int rc = lambda_api(c, "POST", "/instance-operations/launch", body,
-	                    LAMBDA_RATE_LAUNCH, "launch", &resp, err);
+	                    LAMBDA_RATE_LAUNCH, 1, "launch", &resp, err);
 	free(body);
 	if (rc == 0)
 		rc = launch_ids(&resp, &ids, &nids, err);
@@ -389,6 +391,47 @@ static int launch(lambda_ctx *c, const gb_create_req *req, const char *name,
 	return rc;
 }
 
+/* After a launch failed THROTTLED or TRANSIENT (the host makes one
+ * attempt only): 1 when it is worth another launch -- after the delay
+ * Lambda asked for, or a backoff, and, for TRANSIENT, after listing again
+ * what carries the name (the failed launch may have made some) -- and 0
+ * when the class is definite or the tries are spent. */
+static int retry_launch(lambda_ctx *c, found *f, int *tries, gb_error *err)
+{
+	const gb_host *h = c->host;
+	int64_t wait;
+	found again;
+	gb_error e2;
+	if ((err->cls != GB_ERR_THROTTLED && err->cls != GB_ERR_TRANSIENT) ||
+	    *tries >= LAMBDA_LAUNCH_TRIES)
+		return 0;
+	wait = (int64_t)1000 << *tries;
+	if (err->retry_after_ms > wait)
+		wait = err->retry_after_ms;
+	if (wait > 30000)
+		wait = 30000;
+	(*tries)++;
+	if (h->log)
+		h->log(h->ctx, GB_LOG_INFO, "lambda: launch of %s: %s; trying "
+		       "again in %lld ms (%d of %d)", f->name, err->message,
+		       (long long)wait, *tries, LAMBDA_LAUNCH_TRIES);
+	h->sleep_ms(h->ctx, wait);
+	if (err->cls == GB_ERR_THROTTLED)
+		return 1; /* refused before it was applied */
+	memset(&again, 0, sizeof(again));
+	again.name = f->name;
+	again.region = f->region;
+	memset(&e2, 0, sizeof(e2));
+	if (lambda_list(c, found_fn, &again, &e2) != 0) {
+		found_free(&again);
+		return 0; /* keep the launch's error: unknown outcome */
+	}
+	qsort(again.ids, again.n, sizeof(*again.ids), cmp_str);
+	found_free(f);
+	*f = again;
+	return 1;
+}
+
 int lambda_create(void *ctx, const gb_create_req *req, gb_instance_cb emit,
                   void *ud, gb_error *err)
 {
@@ -396,7 +439,7 @@ int lambda_create(void *ctx, const gb_create_req *req, gb_instance_cb emit,
 	char name[LAMBDA_NAME_MAX + 1], key[256];
 	found f;
 	unsigned k = 0;
-	int rc = -1;
+	int rc = -1, tries = 0;
 
 	if (drvc_create_req_ok(req, "Lambda", LAMBDA_MAX_COUNT, err) != 0)
 		return -1;
@@ -438,7 +481,9 @@ int lambda_create(void *ctx, const gb_create_req *req, gb_instance_cb emit,
 			unsigned q = req->count - (unsigned)f.n;
 			if (q > c->max_quantity)
 				q = c->max_quantity;
-			if (launch(c, req, name, key, q, &f, err) != 0) {
+			if (launch(c, req, name, key, q, &f, err) == 0)
+				continue;
+			if (!retry_launch(c, &f, &tries, err)) {
 				cleanup(c, &f, err);
 				goto out;
 			}

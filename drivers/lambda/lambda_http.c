@@ -11,8 +11,8 @@
 #include "lambda.h"
 
 int lambda_api(lambda_ctx *c, const char *method, const char *path,
-               const char *body, const char *rate_class, const char *what,
-               gb_http_resp *resp, gb_error *err)
+               const char *body, const char *rate_class, int once,
+               const char *what, gb_http_resp *resp, gb_error *err)
 {
 	const gb_host *h = c->host;
 	lambda_what w = {c, what};
@@ -36,6 +36,7 @@ int lambda_api(lambda_ctx *c, const char *method, const char *path,
 	req.body = body;
 	req.body_len = body ? strlen(body) : 0;
 	req.rate_class = rate_class;
+	req.max_attempts = once ? 1 : 0;
 	req.classify = lambda_classify;
 	req.classify_ud = &w;
 	rc = h->http(h->ctx, &req, resp, err);
@@ -52,7 +53,7 @@ int lambda_get_data(lambda_ctx *c, const char *path, const char *what,
                     json_t **root, json_t **data, gb_error *err)
 {
 	gb_http_resp resp;
-	int rc = lambda_api(c, "GET", path, NULL, LAMBDA_RATE_API, what, &resp,
+	int rc = lambda_api(c, "GET", path, NULL, LAMBDA_RATE_API, 0, what, &resp,
 	                    err);
 	char label[160];
 	*data = NULL;

@@ -27,7 +27,7 @@ static int post_terminate(lambda_ctx *c, const char *const *ids, size_t n,
 	if (!s)
 		abort();
 	rc = lambda_api(c, "POST", "/instance-operations/terminate", s,
-	                LAMBDA_RATE_API, "terminate", &resp, err);
+	                LAMBDA_RATE_API, 0, "terminate", &resp, err);
 	c->host->http_free(c->host->ctx, &resp);
 	free(s);
 	return rc;

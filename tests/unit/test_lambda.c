@@ -39,6 +39,7 @@ typedef struct fake {
 	json_t *keys;        /* [{id, name, public_key}] */
 	int room;            /* instances a launch may still make */
 	int room_next;       /* when > 0: room after the next launch */
+	int lost;            /* launches applied but answered 500 */
 	int next_id;
 	long fail_status;    /* next launch fails with this ... */
 	const char *fail_code;
@@ -127,6 +128,13 @@ static void launch(const fakehost_req *req, long *status, char **body)
 	if (F.room_next > 0) {
 		F.room = F.room_next;
 		F.room_next = 0;
+	}
+	if (F.lost > 0) {
+		F.lost--;
+		json_decref(ids);
+		*status = 500;
+		*body = error_body("global/unknown", "Something unexpected occurred.");
+		return;
 	}
 	*status = 200;
 	*body = data(json_pack("{s:o}", "instance_ids", ids));
@@ -578,6 +586,40 @@ static void test_create_partial_and_refusals(void **state)
 	fakehost_free(fh);
 }
 
+static void test_create_lost_answer(void **state)
+{
+	fakehost *fh = mk(1);
+	void *ctx = init(fh);
+	gb_create_req r = base_req(3);
+	got g = {0};
+	gb_error err;
+	(void)state;
+	/* the launch is applied but its answer lost (500): the host does not
+	 * repeat it; the driver lists by name, finds the three, launches
+	 * nothing more */
+	F.lost = 1;
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(lambda_create(ctx, &r, collect, &g, &err), 0);
+	assert_int_equal(g.n, 3);
+	assert_int_equal(F.launches, 1);
+	assert_int_equal(json_array_size(F.insts), 3);
+	assert_int_equal(fakehost_count(fh, "POST", "/launch"), 1);
+	assert_int_equal(fakehost_count(fh, "GET", "/instances"), 2);
+	/* a 429 on the launch: tried again after the delay, no listing */
+	r.token = "gb-throttled";
+	F.fail_times = 1;
+	F.fail_status = 429;
+	F.fail_code = "global/rate-limited";
+	memset(&g, 0, sizeof(g));
+	assert_int_equal(lambda_create(ctx, &r, collect, &g, &err), 0);
+	assert_int_equal(g.n, 3);
+	assert_int_equal(F.launches, 3);
+	assert_int_equal(fakehost_count(fh, "GET", "/instances"), 3);
+	assert_int_equal(json_array_size(F.insts), 6);
+	lambda_driver_desc.fini(ctx);
+	fakehost_free(fh);
+}
+
 static void test_ssh_key_option_and_existing(void **state)
 {
 	fakehost *fh = mk(1);
@@ -883,6 +925,7 @@ int main(void)
 		cmocka_unit_test(test_states_and_classes),
 		cmocka_unit_test(test_create_body_and_replay),
 		cmocka_unit_test(test_create_partial_and_refusals),
+		cmocka_unit_test(test_create_lost_answer),
 		cmocka_unit_test(test_ssh_key_option_and_existing),
 		cmocka_unit_test(test_describe),
 		cmocka_unit_test(test_terminate),
