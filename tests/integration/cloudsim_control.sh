@@ -11,10 +11,11 @@ V='Version=2016-11-15'
 
 # --- first line -----------------------------------------------------------
 line=$(head -n 1 "$T/sim-1.out")
-expect_eq "$($PY -c 'import json,sys; j=json.loads(sys.argv[1]); print(sorted(j))' "$line")" "['aws', 'azure', 'azure_login', 'control', 'gcp', 'gcp_token', 'workdir']" "first line keys"
+expect_eq "$($PY -c 'import json,sys; j=json.loads(sys.argv[1]); print(sorted(j))' "$line")" "['aws', 'azure', 'azure_login', 'control', 'gcp', 'gcp_token', 'lambda', 'workdir']" "first line keys"
 expect_match '^http://127\.0\.0\.1:[0-9]+$' "$AWS_URL" "aws URL on 127.0.0.1"
 expect_eq "$GCP_TOKEN_URL" "$GCP_URL/token" "gcp_token URL"
 expect_eq "$AZ_LOGIN" "$AZ_URL" "azure_login on the azure port"
+expect_match '^http://127\.0\.0\.1:[0-9]+$' "$LAMBDA_URL" "lambda URL on 127.0.0.1"
 req GET "$CTL_URL/_sim/health"
 expect_status 200 "health"
 
@@ -24,7 +25,7 @@ expect_eq "$(jget "$T/cr.json" 'sorted(j["gcp"].keys())[:8]')" '["auth_provider_
 expect_eq "$(jget "$T/cr.json" 'j["gcp"]["token_uri"]')" "$GCP_TOKEN_URL" "gcp token_uri"
 expect_match '^[0-9a-f-]{36}$' "$(jget "$T/cr.json" 'j["azure"]["tenant_id"]')" "azure tenant id"
 curl -s "$CTL_URL/_sim/env" >"$T/env.sh"
-expect_eq "$(sed 's/=.*//' "$T/env.sh" | tr '\n' ' ')" "export AWS_ENDPOINT_URL_EC2 export AWS_ACCESS_KEY_ID export AWS_SECRET_ACCESS_KEY export AWS_REGION export AZURE_AUTHORITY_HOST export AZURE_ARM_ENDPOINT export AZURE_TENANT_ID export AZURE_CLIENT_ID export AZURE_CLIENT_SECRET export AZURE_SUBSCRIPTION_ID export AZURE_RESOURCE_GROUP export AZURE_SUBNET_ID export AZURE_PRICES_ENDPOINT export GOOGLE_APPLICATION_CREDENTIALS export GOOGLE_CLOUD_PROJECT export CLOUDSDK_API_ENDPOINT_OVERRIDES_COMPUTE export GCP_BILLING_ENDPOINT export GPUBROKER_CLOUDSIM " "env exports, in order"
+expect_eq "$(sed 's/=.*//' "$T/env.sh" | tr '\n' ' ')" "export AWS_ENDPOINT_URL_EC2 export AWS_ACCESS_KEY_ID export AWS_SECRET_ACCESS_KEY export AWS_REGION export AZURE_AUTHORITY_HOST export AZURE_ARM_ENDPOINT export AZURE_TENANT_ID export AZURE_CLIENT_ID export AZURE_CLIENT_SECRET export AZURE_SUBSCRIPTION_ID export AZURE_RESOURCE_GROUP export AZURE_SUBNET_ID export AZURE_PRICES_ENDPOINT export GOOGLE_APPLICATION_CREDENTIALS export GOOGLE_CLOUD_PROJECT export CLOUDSDK_API_ENDPOINT_OVERRIDES_COMPUTE export GCP_BILLING_ENDPOINT export LAMBDA_ENDPOINT_URL export LAMBDA_API_KEY export LAMBDA_SSH_KEY_NAME export GPUBROKER_CLOUDSIM " "env exports, in order"
 (
 	. "$T/env.sh"
 	[ "$AWS_ENDPOINT_URL_EC2" = "$AWS_URL" ] || exit 1
@@ -36,6 +37,9 @@ expect_eq "$(sed 's/=.*//' "$T/env.sh" | tr '\n' ' ')" "export AWS_ENDPOINT_URL_
 	[ "$AZURE_PRICES_ENDPOINT" = "$AZ_URL/api/retail/prices" ] || exit 7
 	[ "$AZURE_SUBNET_ID" = "$AZ_SUBNET" ] || exit 8
 	[ "$AWS_REGION" = us-east-1 ] || exit 9
+	[ "$LAMBDA_ENDPOINT_URL" = "$LAMBDA_URL/api/v1" ] || exit 10
+	[ "$LAMBDA_API_KEY" = "$(jget "$T/cr.json" 'j["lambda"]["api_key"]')" ] || exit 11
+	[ "$LAMBDA_SSH_KEY_NAME" = gpubroker ] || exit 12
 )
 expect_eq "$?" 0 "sourcing the env gives the right values"
 
@@ -75,7 +79,7 @@ sleep 1
 ec2 "Action=TerminateInstances&$V&InstanceId.1=$EC2_ID"
 curl -s "$CTL_URL/_sim/bill" >"$T/b.json"
 expect_eq "$(jget "$T/b.json" 'sorted(j["instances"][0].keys())')" '["billed_seconds", "capacity", "cloud", "cost", "ended", "id", "price_per_hour", "region", "seconds", "started", "type", "zone"]' "bill entry fields"
-expect_eq "$(jget "$T/b.json" 'j["billing"]')" '{"aws": {"minimum_s": 60}, "azure": {"minimum_s": 0}, "gcp": {"minimum_s": 60}}' "the documented minimums"
+expect_eq "$(jget "$T/b.json" 'j["billing"]')" '{"aws": {"minimum_s": 60}, "azure": {"minimum_s": 0}, "gcp": {"minimum_s": 60}, "lambda": {"minimum_s": 60}}' "the documented minimums"
 expect_eq "$(jget "$T/b.json" '[e["price_per_hour"] for e in j["instances"] if e["id"] == "'"$EC2_ID"'"][0]')" 1.006 "on-demand price at launch"
 expect_eq "$(jget "$T/b.json" '[e["price_per_hour"] for e in j["instances"] if e["id"] == "'"$SPOT_ID"'"][0]')" 30.9 "zone spot price at launch"
 expect_eq "$(jget "$T/b.json" '[e["ended"] is not None for e in j["instances"] if e["id"] == "'"$EC2_ID"'"][0]')" True "terminated: ended set"
@@ -149,7 +153,7 @@ OLD_ID=$(xml_get "$BODY_FILE" 'instancesSet/item/instanceId')
 ctl_post /_sim/scenario '{"billing": {"aws": {"minimum_s": 0}, "azure": {"minimum_s": 300}}}'
 expect_status 200 "billing minimums changed at run time"
 curl -s "$CTL_URL/_sim/scenario" >"$T/s.json"
-expect_eq "$(jget "$T/s.json" 'j["billing"]')" '{"aws": {"minimum_s": 0}, "azure": {"minimum_s": 300}, "gcp": {"minimum_s": 60}}' "GET /_sim/scenario shows them"
+expect_eq "$(jget "$T/s.json" 'j["billing"]')" '{"aws": {"minimum_s": 0}, "azure": {"minimum_s": 300}, "gcp": {"minimum_s": 60}, "lambda": {"minimum_s": 60}}' "GET /_sim/scenario shows them"
 ec2 "Action=RunInstances&$V&ImageId=ami-12345678&InstanceType=g5.xlarge&MinCount=1&MaxCount=1"
 NEW_ID=$(xml_get "$BODY_FILE" 'instancesSet/item/instanceId')
 ec2 "Action=TerminateInstances&$V&InstanceId.1=$OLD_ID&InstanceId.2=$NEW_ID"
