@@ -17,11 +17,11 @@
 
 #include "drvc_catalog.h"
 #include "drvc_json.h"
+#include "drvc_mem.h"
 #include "drvc_shapes.h"
 #include "drvc_util.h"
 #include "lambda.h"
 
-#define PRICE_SOURCE "Lambda Cloud API GET /instance-types"
 
 int lambda_parse_gpu(const char *type, const char *desc, char *model,
                      size_t cap, int *count, int *mem_gb)
@@ -150,6 +150,7 @@ int lambda_refresh_prices(void *ctx, const char *region, gb_offer_cb emit,
 	json_t *root, *data, *v;
 	const char *type;
 	int64_t now_s;
+	char *source = NULL;
 	int rc = -1;
 
 	memset(&p, 0, sizeof(p));
@@ -173,15 +174,19 @@ int lambda_refresh_prices(void *ctx, const char *region, gb_offer_cb emit,
 		price_type(&p, type, v);
 	json_decref(root);
 	now_s = c->host->now_ms(c->host->ctx) / 1000;
+	/* where the prices came from, as the other drivers say it */
+	source = drvc_xasprintf("lambda-instance-types %s/instance-types",
+	                        c->endpoint);
 	for (size_t i = 0; i < p.shapes.n; i++) {
 		const drvc_shape *sh = &p.shapes.v[i];
 		if (region && strcmp(sh->region, region) != 0)
 			continue;
-		if (drvc_shape_emit(sh, PRICE_SOURCE, now_s, emit, ud))
+		if (drvc_shape_emit(sh, source, now_s, emit, ud))
 			break;
 	}
 	rc = 0;
 out:
+	free(source);
 	drvc_shapes_free(&p.shapes);
 	return rc;
 }
