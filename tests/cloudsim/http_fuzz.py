@@ -1,8 +1,8 @@
 """http_fuzz.py -- throws malformed and random requests at every cloudsim
 listener and checks each answer has the provider's shape (EC2 XML error
-envelope, ARM / Google JSON), never a dropped connection.
+envelope, ARM / Google / Lambda JSON), never a dropped connection.
 
-Usage: /usr/bin/python3 http_fuzz.py AWS_URL AZURE_URL GCP_URL CONTROL_URL [N]
+Usage: /usr/bin/python3 http_fuzz.py AWS_URL AZURE_URL GCP_URL CONTROL_URL [N [LAMBDA_URL]]
 Exit 1 with a message on the first bad answer.
 """
 import http.client
@@ -16,6 +16,7 @@ import xml.etree.ElementTree as ET
 
 aws, azure, gcp, ctl = sys.argv[1:5]
 n = int(sys.argv[5]) if len(sys.argv) > 5 else 300
+lam = sys.argv[6] if len(sys.argv) > 6 else None
 rnd = random.Random(1234)
 
 PATHS = {
@@ -31,6 +32,11 @@ PATHS = {
             "/compute/v1/projects/p/zones/z/operations/o/wait",
             "/cloudbilling/v1/services/6F81-5844-456A/skus?pageToken=%%",
             "/compute/v1/projects/%zz"],
+    "lambda": ["/", "/api/v1/instance-types", "/api/v1/instances",
+               "/api/v1/instances/%zz", "/api/v1/instances/a/b",
+               "/api/v1/instance-operations/launch",
+               "/api/v1/instance-operations/terminate", "/api/v1/ssh-keys",
+               "/api/v1/ssh-keys/%00", "/api/v1/" + "x" * 300],
     "control": ["/_sim/scenario", "/_sim/reclaim", "/_sim/instances?live=%",
                 "/_sim/bill", "/_sim/nothing"],
 }
@@ -80,10 +86,19 @@ def check(kind, status, data, ctype):
                 "error" in j or "code" in j):
             return "ARM error without error/code"
         return True
+    if kind == "lambda":
+        j = json.loads(data)
+        if status >= 400 and not (isinstance(j.get("error"), dict) and
+                                  "code" in j["error"] and
+                                  "message" in j["error"]):
+            return "Lambda error without error{code, message}"
+        return True
     return True
 
 
 urls = {"aws": aws, "azure": azure, "gcp": gcp, "control": ctl}
+if lam:
+    urls["lambda"] = lam
 for i in range(n):
     kind = rnd.choice(list(urls))
     u = urllib.parse.urlparse(urls[kind])
@@ -97,7 +112,7 @@ for i in range(n):
         headers["Authorization"] = rnd.choice(
             ["Bearer x", "AWS4-HMAC-SHA256 Credential=a/b/c/d/aws4_request, "
              "SignedHeaders=host, Signature=00", "AWS4-HMAC-SHA256",
-             "Basic =", "Bearer " + "A" * 5000])
+             "Basic =", "Basic ====", "Basic a===", "Bearer " + "A" * 5000])
     if rnd.random() < 0.2:
         headers["X-Amz-Date"] = rnd.choice(["20260101T000000Z", "junk", ""])
     c = http.client.HTTPConnection(u.hostname, u.port, timeout=30)

@@ -174,6 +174,8 @@ static int basic_ok(const char *cred)
 		len--;
 	if (cred[n - 2] == '=')
 		len--;
+	if (len < 0)
+		return 0;
 	buf[len] = '\0';
 	if (memchr(buf, '\0', (size_t)len))
 		return 0;
@@ -194,6 +196,14 @@ static int check_key(lam_ctx *c)
 		ok = key_equal(h + 7, strlen(h + 7));
 	else if (h && strncasecmp(h, "Basic ", 6) == 0)
 		ok = basic_ok(h + 6);
+	if (ok && sim_g.sc.lambda_inactive) {
+		sim_count_fault(SIM_LAMBDA, SIM_F_AUTH);
+		lam_error(c, 403, "global/account-inactive",
+		          "Make sure you have verified your email address and "
+		          "have a valid payment method. Contact Support if "
+		          "problems continue.", "Your account is inactive.");
+		return -1;
+	}
 	if (ok)
 		return 0;
 	sim_count_fault(SIM_LAMBDA, SIM_F_AUTH);

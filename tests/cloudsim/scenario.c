@@ -918,7 +918,8 @@ static int dec_credentials(gb_ydec *c, const gb_ynode *n, sim_scenario *sc)
 	                                 NULL};
 	static const char *const gk[] = {"project", "client_email", "key_file",
 	                                 "token_lifetime_s", NULL};
-	static const char *const lk[] = {"api_key", "ssh_keys", NULL};
+	static const char *const lk[] = {"api_key", "ssh_keys",
+	                                 "account_inactive", NULL};
 	const gb_ynode *cn, *v;
 	int rc = 0;
 	if (dec_clouds(c, n, "credentials") != 0)
@@ -996,6 +997,10 @@ static int dec_credentials(gb_ydec *c, const gb_ynode *n, sim_scenario *sc)
 			CSTR(cn, "credentials.lambda", "api_key", sc->lambda_key)
 			if ((v = gb_ymap_get(cn, "ssh_keys")))
 				rc |= dec_ssh_keys(c, v, sc);
+			if ((v = gb_ymap_get(cn, "account_inactive")))
+				rc |= gb_ydec_bool(
+					c, v, "credentials.lambda.account_inactive",
+					&sc->lambda_inactive);
 		}
 	}
 #undef CSTR

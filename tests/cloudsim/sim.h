@@ -172,6 +172,7 @@ typedef struct sim_scenario {
 	int64_t gcp_token_life_s;
 	char *lambda_key;          /* the one API key */
 	gb_strv lambda_ssh_keys;   /* SSH key names registered at start */
+	int lambda_inactive;       /* the account is inactive: 403s */
 	/* places; n == 0 means "derive from the catalog" */
 	sim_regions regions[SIM_NCLOUD];
 	/* capacity */

@@ -245,6 +245,18 @@ expect_eq "$(live_count)" 0 "reset drops the instances"
 lam GET /ssh-keys
 expect_eq "$(jget "$BODY_FILE" '[k["name"] for k in j["data"]]')" "[\"$SSH\"]" "reset restores the scenario's SSH keys"
 expect_eq "$(avail gpu_1x_a10)" "us-east-1 us-west-1" "capacity free again"
+# --- an inactive account -------------------------------------------------------
+cat >"$T/inactive.yaml" <<EOF
+catalogs: {lambda: $SCEN_DIR/test-catalog-lambda.json}
+credentials: {lambda: {api_key: other-key-0001, account_inactive: true}}
+EOF
+sim_start "$T/inactive.yaml"
+req GET "$LAMBDA_URL/api/v1/instance-types" -H "Authorization: Bearer other-key-0001"
+expect_status 403 "inactive account"
+expect_eq "$(code)" global/account-inactive "account-inactive code"
+req GET "$LAMBDA_URL/api/v1/instance-types" -H "Authorization: Bearer $KEY"
+expect_status 401 "the scenario's api_key replaces the default"
+
 if grep -qF "$KEY" "$T"/sim-*.err; then fail "the API key appears in cloudsim's log"; else ok "no API key in the log"; fi
 expect_match '^cloudsim: lambda POST /api/v1/instance-operations/launch -> 200 \(launchInstance' "$(grep 'lambda POST /api/v1/instance-operations/launch' "$T/sim-1.err" | head -1)" "the verbose log names the operation"
 

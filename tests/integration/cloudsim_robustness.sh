@@ -61,7 +61,7 @@ HTTP=$(curl -s -o /dev/null -w '%{http_code}' -H @"$T/bighdr" "$AWS_URL/" 2>/dev
 case "$HTTP" in 4*|000) ok "oversized header refused ($HTTP)" ;; *) fail "oversized header: $HTTP" ;; esac
 
 # random and malformed requests of every kind, idle connections
-if $PY "$GB_SRC/tests/cloudsim/http_fuzz.py" "$AWS_URL" "$AZ_URL" "$GCP_URL" "$CTL_URL" 400; then
+if $PY "$GB_SRC/tests/cloudsim/http_fuzz.py" "$AWS_URL" "$AZ_URL" "$GCP_URL" "$CTL_URL" 400 "$LAMBDA_URL"; then
 	ok "fuzz"
 else
 	fail "fuzz"
