@@ -162,7 +162,8 @@ const gb_driver lambda_driver_desc = {
 	.command = NULL,
 	.default_rates = lambda_default_rates,
 	.options = lambda_options,
-	/* no minimum is documented (API.md, "Other facts": billing
-	 * granularity not confirmed) */
-	.billing_minimum_s = 0,
+	/* "ODC prices instances by hourly usage and bills in one-minute
+	 * increments" (https://docs.lambda.ai/public-cloud/billing): an
+	 * instance is billed at least a minute */
+	.billing_minimum_s = 60,
 };

@@ -852,7 +852,7 @@ static void test_options(void **state)
 	/* every option read is declared */
 	for (const char *const *o = lambda_driver_desc.options; *o; o++)
 		assert_true(strlen(*o) > 0);
-	assert_int_equal(lambda_driver_desc.billing_minimum_s, 0);
+	assert_int_equal(lambda_driver_desc.billing_minimum_s, 60);
 	assert_false(lambda_driver_desc.caps & GB_DRV_CAP_ATOMIC_CREATE);
 	assert_true(lambda_driver_desc.caps & GB_DRV_CAP_BATCH_TERMINATE);
 	assert_true(lambda_driver_desc.caps & GB_DRV_CAP_DESCRIBE_ALL_REGIONS);
