@@ -368,6 +368,18 @@ static int launch(lambda_ctx *c, const gb_create_req *req, const char *name,
 	if (rc == 0)
 		rc = launch_ids(&resp, &ids, &nids, err);
 	c->host->http_free(c->host->ctx, &resp);
+	if (rc != 0 && err->cls == GB_ERR_NOT_FOUND) {
+		/* the launch names something that does not exist: the SSH
+		 * key or the file system -- the request is wrong */
+		size_t m = strlen(err->message);
+		err->cls = GB_ERR_INVALID;
+		snprintf(err->message + m, sizeof(err->message) - m,
+		         " [the launch named SSH key '%s'%s%s%s: check the "
+		         "lambda driver options ssh_key_name and file_system]",
+		         key, c->file_system ? " and file system '" : "",
+		         c->file_system ? c->file_system : "",
+		         c->file_system ? "'" : "");
+	}
 	for (size_t i = 0; i < nids; i++) {
 		found_add(f, ids[i]);
 		free(ids[i]);

@@ -651,6 +651,17 @@ static void test_ssh_key_option_and_existing(void **state)
 	assert_int_equal(fakehost_count(fh, "GET", "/ssh-keys"), 0);
 	assert_non_null(strstr(fakehost_request(fh, fakehost_nrequests(fh) - 1)->body,
 	                       "\"ssh_key_names\":[\"team-key\"]"));
+	/* a key name Lambda does not know: INVALID, naming the option */
+	r.token = "gb-unknown-key";
+	F.fail_times = 1;
+	F.fail_status = 404;
+	F.fail_code = "global/object-does-not-exist";
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(lambda_create(ctx, &r, collect, &g, &err), -1);
+	assert_int_equal(err.cls, GB_ERR_INVALID);
+	assert_string_equal(err.code, "global/object-does-not-exist");
+	assert_non_null(strstr(err.message, "SSH key 'team-key'"));
+	assert_non_null(strstr(err.message, "ssh_key_name"));
 	lambda_driver_desc.fini(ctx);
 	fakehost_free(fh);
 }
