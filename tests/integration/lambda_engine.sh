@@ -90,17 +90,18 @@ gb destroy lam-in --auto-approve >/dev/null 2>&1 || fail "destroy lam-in"
 sim_post /_sim/scenario '{"capacity": []}'
 
 # 4. crash after the launch: Lambda makes the instances, the answer is
-#    lost (500); the driver waits a second before it lists them by name,
-#    and the apply is SIGKILLed in that second.  The next apply replays
-#    the open intent: the driver finds them by name, launches nothing.
+#    lost (500); the driver waits a second, then lists them by name (3 s
+#    of latency here), and the apply is SIGKILLed in those 4 seconds.  The
+#    next apply replays the open intent: the driver finds them by name,
+#    launches nothing.
 write_spec "$T/c.yaml" lam-crash lambda A10 3
-sim_post /_sim/scenario '{"lost_response": {"lambda": {"launchInstance": 1}}}'
+sim_post /_sim/scenario '{"lost_response": {"lambda": {"launchInstance": 1}}, "latency": {"lambda": {"listInstances": {"base_ms": 3000}}}}'
 "$GB" -c "$CONF" apply -f "$T/c.yaml" --auto-approve >"$T/c1.out" 2>"$T/c1.log" &
 pid=$!
 wait_until 20 "[ \"\$(sim_all lam-crash)\" -ge 1 ]" || fail "Lambda never made the instances: $(tail -5 "$T/c1.log")"
 kill -KILL "$pid" 2>/dev/null || fail "the apply had already finished: the kill did not land"
 wait "$pid" 2>/dev/null || true
-sim_post /_sim/scenario '{"lost_response": {"lambda": {"launchInstance": 0}}}'
+sim_post /_sim/scenario '{"lost_response": {"lambda": {"launchInstance": 0}}, "latency": {"lambda": {"listInstances": {"base_ms": 0}}}}'
 check "[ \"\$(sim_all lam-crash)\" = 3 ]" "killed after the launch: cloudsim made 3"
 gb events --pool lam-crash >"$T/c.events0" 2>&1 || true
 check "! grep -q 'created lam-crash' $T/c.events0" "the killed apply recorded none of them"
