@@ -44,6 +44,7 @@ typedef struct lambda_ctx {
 	char *image_family;  /* option image_family, or NULL */
 	char *file_system;   /* option file_system, or NULL */
 	unsigned max_quantity; /* option max_quantity: instances per launch */
+	int tags;            /* option tags: launches carry tags (default 1) */
 } lambda_ctx;
 
 extern const gb_driver lambda_driver_desc;
@@ -124,10 +125,12 @@ int lambda_list(lambda_ctx *c, int (*fn)(void *ud, const lambda_inst *inst),
                 void *ud, gb_error *err);
 
 /* lambda_create.c / lambda_describe.c / lambda_terminate.c */
-/* The launch body (pure; compact, sorted keys; caller frees). */
+/* The launch body (pure; compact, sorted keys; caller frees); "tags"
+ * only when with_tags. */
 char *lambda_launch_body(const gb_create_req *req, const char *name,
                          const char *ssh_key, unsigned quantity,
-                         const char *image_family, const char *file_system);
+                         const char *image_family, const char *file_system,
+                         int with_tags);
 int lambda_create(void *ctx, const gb_create_req *req, gb_instance_cb emit,
                   void *ud, gb_error *err);
 int lambda_describe(void *ctx, const gb_describe_req *req,

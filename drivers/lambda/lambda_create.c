@@ -64,7 +64,8 @@ static void tag(json_t *arr, const char *k, const char *v)
 
 char *lambda_launch_body(const gb_create_req *req, const char *name,
                          const char *ssh_key, unsigned quantity,
-                         const char *image_family, const char *file_system)
+                         const char *image_family, const char *file_system,
+                         int with_tags)
 {
 	json_t *o = json_object(), *keys = json_array(), *tags = json_array();
 	const char *image = req->image && *req->image ? req->image : image_family;
@@ -102,7 +103,10 @@ char *lambda_launch_body(const gb_create_req *req, const char *name,
 			continue; /* ours win */
 		tag(tags, k, req->tags[i].value);
 	}
-	json_object_set_new(o, "tags", tags);
+	if (with_tags)
+		json_object_set_new(o, "tags", tags);
+	else
+		json_decref(tags);
 	s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(o);
 	if (!s)
@@ -361,7 +365,7 @@ static int launch(lambda_ctx *c, const gb_create_req *req, const char *name,
 	char **ids = NULL;
 	size_t nids = 0;
 	char *body = lambda_launch_body(req, name, key, q, c->image_family,
-	                                c->file_system);
+	                                c->file_system, c->tags);
 	int rc = lambda_api(c, "POST", "/instance-operations/launch", body,
 	                    LAMBDA_RATE_LAUNCH, 1, "launch", &resp, err);
 	free(body);

@@ -96,6 +96,13 @@ static int lambda_init(const gb_host *host, void **out, gb_error *err)
 		return -1;
 	}
 	c->max_quantity = (unsigned)q;
+	/* tags on launch are in the current API but not in the v1.4.0
+	 * OpenAPI document (API.md, "Other facts"): tags: false leaves them
+	 * out, and describe then reads pool/broker/token from names */
+	if (drvc_opt_bool(host, "tags", 1, &c->tags, err) != 0) {
+		ctx_free(c);
+		return -1;
+	}
 	load_key(c);
 	if (c->auth_problem && host->log)
 		host->log(host->ctx, GB_LOG_INFO, "lambda: %s (offers still work)",
@@ -136,7 +143,8 @@ static const char *const lambda_default_rates[] = {
 /* Every option the driver reads (see drivers/lambda/README.md). */
 static const char *const lambda_options[] = {
 	"api_key", "credentials.api_key", "endpoint", "ssh_key_name",
-	"image_family", "file_system", "max_quantity", "catalog", NULL,
+	"image_family", "file_system", "max_quantity", "tags", "catalog",
+	NULL,
 };
 
 const gb_driver lambda_driver_desc = {

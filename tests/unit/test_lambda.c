@@ -664,6 +664,18 @@ static void test_ssh_key_option_and_existing(void **state)
 	assert_non_null(strstr(err.message, "ssh_key_name"));
 	lambda_driver_desc.fini(ctx);
 	fakehost_free(fh);
+	/* option tags: false: the launch carries none */
+	fh = mk(1);
+	fakehost_option(fh, "tags", "false");
+	ctx = init(fh);
+	r = base_req(1);
+	assert_int_equal(lambda_create(ctx, &r, collect, &g, &err), 0);
+	assert_null(strstr(fakehost_request(fh, fakehost_nrequests(fh) - 1)->body,
+	                   "\"tags\""));
+	assert_non_null(strstr(fakehost_request(fh, fakehost_nrequests(fh) - 1)->body,
+	                       "\"name\":\"gb.train-42.b1."));
+	lambda_driver_desc.fini(ctx);
+	fakehost_free(fh);
 }
 
 static void add_inst(const char *id, const char *name, const char *status,
@@ -851,6 +863,11 @@ static void test_options(void **state)
 	(void)state;
 	why = fakehost_init_refusal(fh, &lambda_driver_desc, "max_quantity",
 	                            "0", "max_quantity");
+	assert_null(why);
+	fakehost_free(fh);
+	fh = fakehost_new();
+	why = fakehost_init_refusal(fh, &lambda_driver_desc, "tags", "maybe",
+	                            "tags");
 	assert_null(why);
 	fakehost_free(fh);
 	fh = fakehost_new();
