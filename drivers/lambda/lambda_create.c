@@ -474,6 +474,19 @@ int lambda_create(void *ctx, const gb_create_req *req, gb_instance_cb emit,
 	if (lambda_require(c, err) != 0)
 		return -1;
 	lambda_name_encode(req->pool, req->broker_id, req->token, name);
+	if (!c->tags && strncmp(name, "gb.", 3) != 0) {
+		/* without tags only a readable name lets describe find the
+		 * pool's instances again */
+		drvc_err(err, GB_ERR_INVALID, 0, "NameTooLong",
+		         "Lambda create: with the lambda driver option tags: "
+		         "false the instance name must carry pool, broker and "
+		         "token readably (gb.<pool>.<broker>.<token>, at most %d "
+		         "characters), but pool '%.48s', broker '%.32s' and the "
+		         "token make it longer: shorten the pool name or the "
+		         "broker_id, or set tags: true", LAMBDA_NAME_MAX,
+		         req->pool, req->broker_id);
+		return -1;
+	}
 
 	memset(&f, 0, sizeof(f));
 	f.name = name;

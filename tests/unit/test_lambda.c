@@ -674,6 +674,13 @@ static void test_ssh_key_option_and_existing(void **state)
 	                   "\"tags\""));
 	assert_non_null(strstr(fakehost_request(fh, fakehost_nrequests(fh) - 1)->body,
 	                       "\"name\":\"gb.train-42.b1."));
+	/* ... and a name too long to read back is refused, saying why */
+	r.pool = "a-pool-with-a-rather-long-name";
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(lambda_create(ctx, &r, collect, &g, &err), -1);
+	assert_int_equal(err.cls, GB_ERR_INVALID);
+	assert_string_equal(err.code, "NameTooLong");
+	assert_non_null(strstr(err.message, "tags: true"));
 	lambda_driver_desc.fini(ctx);
 	fakehost_free(fh);
 }
