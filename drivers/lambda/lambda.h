@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "drvc_cache.h"
 #include "gpubroker/driver.h"
 
 #define LAMBDA_DEFAULT_ENDPOINT "https://cloud.lambda.ai/api/v1"
@@ -45,6 +46,7 @@ typedef struct lambda_ctx {
 	char *file_system;   /* option file_system, or NULL */
 	unsigned max_quantity; /* option max_quantity: instances per launch */
 	int tags;            /* option tags: launches carry tags (default 1) */
+	drvc_cache keys;     /* gpubroker-<hash> -> the registered key's name */
 } lambda_ctx;
 
 extern const gb_driver lambda_driver_desc;

@@ -24,6 +24,7 @@
 
 #include <jansson.h>
 
+#include "drvc_cache.h"
 #include "drvc_create.h"
 #include "drvc_http.h"
 #include "drvc_json.h"
@@ -154,6 +155,14 @@ static int find_key(lambda_ctx *c, const char *name, const char *pubkey,
 	return found;
 }
 
+static void key_remember(lambda_ctx *c, const char *ours, const char *name)
+{
+	const char *v[1] = {name};
+	drvc_cache_put(&c->keys, ours, v, 1);
+}
+
+/* The name of the registered key to launch with, into out: the option
+ * ssh_key_name, else the request's first key (found, or registered). */
 static int ssh_key(lambda_ctx *c, const gb_create_req *req, char *out,
                    size_t cap, gb_error *err)
 {
@@ -181,7 +190,19 @@ static int ssh_key(lambda_ctx *c, const gb_create_req *req, char *out,
 		             "lambda: pool %s has %zu SSH keys; Lambda installs "
 		             "one, the first", req->pool, req->nssh_keys);
 	lambda_ssh_key_name(req->ssh_keys[0], name);
+	{
+		/* known from an earlier create of this process: no call */
+		char *known = NULL;
+		if (drvc_cache_get(&c->keys, name, &known, 1) && known) {
+			snprintf(out, cap, "%s", known);
+			free(known);
+			return 0;
+		}
+		free(known);
+	}
 	r = find_key(c, name, req->ssh_keys[0], out, cap, err);
+	if (r == 1)
+		key_remember(c, name, out);
 	if (r != 0)
 		return r < 0 ? -1 : 0;
 	o = json_object();
@@ -200,11 +221,14 @@ static int ssh_key(lambda_ctx *c, const gb_create_req *req, char *out,
 		gb_error e2;
 		if (err->cls != GB_ERR_INVALID && err->cls != GB_ERR_CONFLICT)
 			return -1;
-		if (find_key(c, name, req->ssh_keys[0], out, cap, &e2) == 1)
+		if (find_key(c, name, req->ssh_keys[0], out, cap, &e2) == 1) {
+			key_remember(c, name, out);
 			return 0;
+		}
 		return -1;
 	}
 	snprintf(out, cap, "%s", name);
+	key_remember(c, name, out);
 	if (c->host->log)
 		c->host->log(c->host->ctx, GB_LOG_INFO,
 		             "lambda: registered SSH key %s", name);
@@ -374,8 +398,15 @@ static int launch(lambda_ctx *c, const gb_create_req *req, const char *name,
 	c->host->http_free(c->host->ctx, &resp);
 	if (rc != 0 && err->cls == GB_ERR_NOT_FOUND) {
 		/* the launch names something that does not exist: the SSH
-		 * key or the file system -- the request is wrong */
+		 * key or the file system -- the request is wrong; a key
+		 * deleted since it was remembered is looked up again next
+		 * time */
 		size_t m = strlen(err->message);
+		if (req->nssh_keys > 0 && req->ssh_keys && req->ssh_keys[0]) {
+			char ours[32];
+			lambda_ssh_key_name(req->ssh_keys[0], ours);
+			drvc_cache_del(&c->keys, ours);
+		}
 		err->cls = GB_ERR_INVALID;
 		snprintf(err->message + m, sizeof(err->message) - m,
 		         " [the launch named SSH key '%s'%s%s%s: check the "

@@ -19,6 +19,7 @@
 
 static void ctx_free(lambda_ctx *c)
 {
+	drvc_cache_free(&c->keys);
 	free(c->endpoint);
 	drvc_free_secret(c->key);
 	drvc_free_secret(c->auth_line);
@@ -72,6 +73,8 @@ static int lambda_init(const gb_host *host, void **out, gb_error *err)
 		return -1;
 	c = drvc_xcalloc(1, sizeof(*c));
 	c->host = host;
+	if (drvc_cache_init(&c->keys, 256) != 0)
+		abort();
 	c->endpoint = drvc_opt_env(host, "endpoint", "LAMBDA_ENDPOINT_URL",
 	                           LAMBDA_DEFAULT_ENDPOINT);
 	n = strlen(c->endpoint);

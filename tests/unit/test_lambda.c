@@ -483,6 +483,8 @@ static void test_create_body_and_replay(void **state)
 	assert_int_equal(g2.n, 3);
 	assert_int_equal(F.launches, 2);
 	assert_int_equal(F.key_posts, 1);
+	/* the key's name is remembered: not looked up again */
+	assert_int_equal(fakehost_count(fh, "GET", "/ssh-keys"), 1);
 	assert_int_equal(json_array_size(F.insts), 4);
 	lr = fakehost_request(fh, fakehost_nrequests(fh) - 1);
 	assert_non_null(strstr(lr->body, "\"quantity\":1,"));
