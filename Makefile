@@ -31,7 +31,7 @@ DRIVERS := aws azure gcp onprem
 # template drivers/lambda/Makefile), built against the staged SDK
 # ($(BUILD)/stage) through pkg-config only, as a third party builds one.
 # A name in both lists is built as an external driver.
-EXT_DRIVERS ?=
+EXT_DRIVERS ?= lambda
 DRIVERS := $(filter-out $(EXT_DRIVERS),$(DRIVERS))
 
 # `make V=1` shows full command lines.
@@ -115,7 +115,12 @@ SDK_HDRS  := $(wildcard drivers/common/*.h)
 drv_srcs = $(wildcard drivers/$(1)/*.c)
 drv_objs = $(patsubst %.c,$(BUILD)/obj/%.o,$(call drv_srcs,$(1)))
 DRV_SOS  := $(DRIVERS:%=$(BUILD)/lib/gpubroker/drivers/%.so)
-DRV_LIBS_A := $(DRIVERS:%=$(BUILD)/obj/drivers/lib%.a)
+# Every driver's objects as an archive, for the unit tests of its
+# internals only (tests/unit/test_<d>.c): an external driver's shared
+# object never comes from these -- its own Makefile builds it from the
+# staged SDK.
+DRV_LIBS_A := $(DRIVERS:%=$(BUILD)/obj/drivers/lib%.a) \
+              $(EXT_DRIVERS:%=$(BUILD)/obj/drivers/lib%.a)
 
 BIN      := $(BUILD)/bin/gpubroker
 CLOUDSIM := $(BUILD)/bin/cloudsim
@@ -234,6 +239,13 @@ $(BUILD)/lib/gpubroker/drivers/$(1).so: $(call drv_objs,$(1)) $(DRVC_LIB)
 	$$(Q)$$(CC) $$(LDFLAGS_ALL) $$(DRV_LDFLAGS) -o $$@ $(call drv_objs,$(1)) $(DRVC_LIB) $$(DRV_LIBS)
 endef
 $(foreach d,$(DRIVERS),$(eval $(call DRIVER_RULES,$(d))))
+define EXT_TEST_ARCHIVE
+$(BUILD)/obj/drivers/lib$(1).a: $(call drv_objs,$(1))
+	@mkdir -p $$(@D)
+	@rm -f $$@
+	$$(Q)$$(AR) rcs $$@ $$^
+endef
+$(foreach d,$(EXT_DRIVERS),$(eval $(call EXT_TEST_ARCHIVE,$(d))))
 
 # ---------------------------------------------------------------- SDK
 GB_VERSION_STR = $(shell sed -n 's/.*GB_VERSION "\(.*\)"/\1/p' core/base/util.h)

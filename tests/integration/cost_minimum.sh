@@ -1,11 +1,12 @@
 #!/bin/sh
 # cost_minimum.sh -- rollbacks cost what they cost.  Clouds bill each
-# instance at least their minimum (EC2 and Compute Engine: 60 s; Azure:
-# none); cloudsim's bill and `gpubroker cost` both do, from their own
+# instance at least their minimum (EC2, Compute Engine and Lambda: 60 s;
+# Azure: none); cloudsim's bill and `gpubroker cost` both do, from their own
 # figures (the scenario's billing.<cloud>.minimum_s; the driver's
 # billing_minimum_s), and must agree:
 #   1. an instance created and destroyed within seconds costs 60 s x its
-#      price in /_sim/bill and in `gpubroker cost -o json` (EC2, GCE);
+#      price in /_sim/bill and in `gpubroker cost -o json` (EC2, GCE,
+#      Lambda);
 #   2. a co-located Azure pool whose first zone has room for fewer than
 #      its count is rolled back there and placed elsewhere: `cost --by
 #      pool` counts the rolled-back instances (rolled_back) and what they
@@ -26,15 +27,15 @@ within() {
 }
 
 gb drivers -o json >"$T/drivers.json" 2>"$T/drivers.log" || fail "gpubroker drivers failed"
-for c in aws:60 gcp:60 azure:0; do
+for c in aws:60 gcp:60 azure:0 lambda:60; do
 	check "[ \"\$(jq -r --arg n ${c%:*} '.[] | select(.name == \$n) | .billing_minimum_s' $T/drivers.json)\" = ${c#*:} ]" \
 		"gpubroker drivers: ${c%:*} bills at least ${c#*:} s"
 done
-check "[ \"\$(curl -sf $CONTROL/_sim/bill | jq -c .billing)\" = '{\"aws\":{\"minimum_s\":60},\"azure\":{\"minimum_s\":0},\"gcp\":{\"minimum_s\":60}}' ]" \
+check "[ \"\$(curl -sf $CONTROL/_sim/bill | jq -c .billing)\" = '{\"aws\":{\"minimum_s\":60},\"azure\":{\"minimum_s\":0},\"gcp\":{\"minimum_s\":60},\"lambda\":{\"minimum_s\":60}}' ]" \
 	"cloudsim's bill states the documented minimums"
 
 # ---- 1. seconds-long instances cost the minimum on both sides ----------------
-for c in aws:A10G gcp:L4; do
+for c in aws:A10G gcp:L4 lambda:A10; do
 	cl=${c%:*}
 	write_spec "$T/m-$cl.yaml" min-$cl $cl ${c#*:} 1
 	gb apply -f "$T/m-$cl.yaml" --auto-approve --wait --timeout 60s >"$T/m-$cl.out" 2>"$T/m-$cl.log" ||

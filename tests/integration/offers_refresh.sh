@@ -66,7 +66,7 @@ n=$(count "$T/o1.json" '.cloud == "aws" and .region != "us-east-1" and .source !
 check "[ $n = 0 ]" "other AWS regions keep the shipped provenance"
 
 # --- 1. each cloud refreshes and stores offers -------------------------------------------
-for c in aws azure gcp; do
+for c in aws azure gcp lambda; do
 	t0=$(date +%s%N)
 	refresh "r-$c" "$c" || fail "offers refresh $c failed: $(cat "$T/r-$c.json" "$T/r-$c.err")"
 	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
@@ -83,6 +83,9 @@ check "[ $n = $(jq '.[0].offers' "$T/r-azure.json") ] && [ $n = $(count "$T/o2.j
 n=$(count "$T/o2.json" ".cloud == \"aws\" and .capacity == \"spot\" and (.source | startswith(\"ec2:DescribeSpotPriceHistory \")) and $FRESH")
 check "[ $n -gt 0 ] && [ $n = $(count "$T/o2.json" '.cloud == "aws" and .capacity == "spot"') ]" \
 	"aws: every spot offer ($n) from DescribeSpotPriceHistory, seconds old"
+n=$(count "$T/o2.json" ".cloud == \"lambda\" and (.source | startswith(\"lambda-instance-types \")) and $FRESH")
+check "[ $n -gt 0 ] && [ $n = $(jq '.[0].offers' "$T/r-lambda.json") ] && [ $n = $(count "$T/o2.json" '.cloud == "lambda"') ]" \
+	"lambda: every offer ($n) from GET /instance-types, seconds old"
 n=$(count "$T/o2.json" '.cloud == "aws" and .capacity == "on-demand" and .source != $ENV.AWS_SHIPPED')
 check "[ $n = 0 ]" "aws: on-demand prices keep the shipped catalog's provenance (EC2 has no on-demand price API)"
 
@@ -94,7 +97,7 @@ $PY - "$T/o2.json" "$CAT" >"$T/prices.txt" <<'EOF' || fail "price comparison fai
 import json, sys
 offers = json.load(open(sys.argv[1]))
 cats = {c: {t["type"]: t for t in json.load(open("%s/%s/data/offers.json" % (sys.argv[2], c)))["types"]}
-        for c in ("aws", "azure", "gcp")}
+        for c in ("aws", "azure", "gcp", "lambda")}
 def billed(o):
     r = cats[o["cloud"]][o["instance_type"]]["regions"][o["region"]]
     if o["capacity"] == "on-demand":
@@ -120,10 +123,10 @@ for key, w in sorted(worst.items()):
           (key + (w[1], w[2], w[3], w[4], w[5], w[0], "" if w[0] < limit else "  <-- TOO FAR")))
     bad += w[0] >= limit
 print("clouds/capacities compared: %d" % len(worst))
-sys.exit(1 if bad or len(worst) != 6 else 0)
+sys.exit(1 if bad or len(worst) != 7 else 0)
 EOF
 cat "$T/prices.txt"
-echo "ok: every refreshed price equals cloudsim's billed price (GCP within 0.01%, Azure to the Retail API's 4 decimals, AWS exactly)"
+echo "ok: every refreshed price equals cloudsim's billed price (GCP within 0.01%, Azure to the Retail API's 4 decimals, AWS and Lambda exactly)"
 
 # a few by name, on-demand and spot
 price() { # CLOUD REGION TYPE CAPACITY [ZONE]
@@ -251,8 +254,8 @@ check "[ '$g2' != 0.70683 ] && near '$g2' 0.70683 0.0001" \
 check "[ \"\$(jq -r '.[0].catalog_sha256' $T/plan1.json)\" != \"\$(jq -r '.[0].catalog_sha256' $T/plan0.json)\" ]" \
 	"and a different catalog (catalog_sha256 changed)"
 check "[ \"\$(api POST '/v1/offers/refresh' $ADMIN)\" = 200 ]" "POST /v1/offers/refresh (every cloud)"
-check "jq -e '[.refreshed[] | select(.result == \"stored\" and .offers > 0) | .cloud] | sort == [\"aws\", \"azure\", \"gcp\"]' $T/api.json >/dev/null" \
-	"aws, azure and gcp refreshed through the daemon"
+check "jq -e '[.refreshed[] | select(.result == \"stored\" and .offers > 0) | .cloud] | sort == [\"aws\", \"azure\", \"gcp\", \"lambda\"]' $T/api.json >/dev/null" \
+	"aws, azure, gcp and lambda refreshed through the daemon"
 api GET '/v1/offers?cloud=azure' $ADMIN >/dev/null
 check "jq -e '.offers | length > 0 and all(.source | startswith(\"azure-retail-prices \"))' $T/api.json >/dev/null" \
 	"GET /v1/offers: Azure prices from the Retail Prices API now"

@@ -63,7 +63,7 @@ check "[ \$rc = 2 ] && grep -q 'daemon uses its own policy path' $T/err" "--poli
 
 # drivers and offers
 check "same drivers -o json" "drivers: same JSON (name, version, ABI, capabilities, status, path)"
-check "[ \"\$(jq length $T/remote.out)\" = 4 ] && jq -e 'all(.[]; .ready)' $T/remote.out >/dev/null" "four ready drivers"
+check "[ \"\$(jq length $T/remote.out)\" = 5 ] && jq -e 'all(.[]; .ready)' $T/remote.out >/dev/null" "five ready drivers (aws, azure, gcp, lambda, onprem)"
 # the capabilities the engine acts on: one TerminateInstances for many
 # EC2 ids; one listing for every region on GCE and Azure
 caps() { jq -r --arg d "$1" '.[] | select(.name == $d) | .capabilities | join(",")' "$T/remote.out"; }
@@ -75,6 +75,10 @@ check "caps gcp | grep -q describe-all-regions && caps azure | grep -q describe-
 # and GCE bulkInsert; ARM makes one VM per request
 check "caps gcp | grep -q batch-create && caps gcp | grep -q atomic-create && caps aws | grep -q atomic-create && ! caps azure | grep -q batch-create && ! caps azure | grep -q atomic-create" \
 	"gcp and aws create in atomic batches, azure per instance"
+# lambda: one launch (quantity) per create, not atomic (a launch may make
+# fewer); one listing for all regions; one terminate for many ids
+check "caps lambda | grep -q batch-create && ! caps lambda | grep -q atomic-create && caps lambda | grep -q describe-all-regions && caps lambda | grep -q batch-terminate" \
+	"lambda creates in batches (not atomic), describes every region at once, terminates in batches"
 # the AGE column (the on-prem probe's age) ticks between the two runs
 SAME_MASK='s/ [0-9][0-9dhms]*$/ AGE/' check "same offers --gpu A100-80GB --cloud onprem" \
 	"offers: same on-prem offers (the age column masked)"

@@ -3,13 +3,14 @@
 # cloudsim and fail if any configured secret or token shows up anywhere:
 # stdout and stderr of every command, and the state database.
 #
-# The workflow: for each cloud (aws, azure, gcp) `gpubroker -vv apply
+# The workflow: for each cloud (aws, azure, gcp, lambda) `gpubroker -vv apply
 # --auto-approve --wait`, `status`, `events`, `destroy --auto-approve`,
 # with the real CLI and drivers talking to cloudsim through
 # examples/cloudsim-broker.yaml; then the driver conformance binary (its
 # driver logs are debug level too) when it is built.
 #
-# Looked for: the AWS secret access key, the Azure client secret, 40-char
+# Looked for: the AWS secret access key, the Azure client secret, the
+# Lambda API key (right and wrong), 40-char
 # pieces of every line of the GCP private key's base64 body, "Bearer "
 # followed by a token, "access_token" with a value, SigV4 "Signature="
 # with hex.  The test also insists that the run logged driver HTTP lines
@@ -28,6 +29,8 @@ AWS_SECRET=$AWS_SECRET_ACCESS_KEY
 AZ_SECRET=$AZURE_CLIENT_SECRET
 [ -n "$AWS_SECRET" ] || fail "cloudsim gave no AWS_SECRET_ACCESS_KEY"
 [ -n "$AZ_SECRET" ] || fail "cloudsim gave no AZURE_CLIENT_SECRET"
+LAMBDA_KEY=$LAMBDA_API_KEY
+[ -n "$LAMBDA_KEY" ] || fail "cloudsim gave no LAMBDA_API_KEY"
 [ -f "$GOOGLE_APPLICATION_CREDENTIALS" ] ||
 	fail "cloudsim gave no GCP key file ($GOOGLE_APPLICATION_CREDENTIALS)"
 jq -r .private_key "$GOOGLE_APPLICATION_CREDENTIALS" |
@@ -35,16 +38,19 @@ jq -r .private_key "$GOOGLE_APPLICATION_CREDENTIALS" |
 	>"$T/gcp-key-chunks"
 nchunks=$(wc -l <"$T/gcp-key-chunks")
 [ "$nchunks" -ge 10 ] || fail "could not read the GCP private key body ($nchunks lines)"
-echo "looking for: the AWS secret key, the Azure client secret, $nchunks pieces of the GCP private key, bearer tokens, access tokens, SigV4 signatures"
+echo "looking for: the AWS secret key, the Azure client secret, the Lambda API key, $nchunks pieces of the GCP private key, bearer tokens, access tokens, SigV4 signatures"
 
-# mask: stdin to stdout with the AWS and Azure secrets replaced
+# mask: stdin to stdout with the AWS and Azure secrets and the Lambda
+# key replaced
 mask() {
-	MASK_A=$AWS_SECRET MASK_Z=$AZ_SECRET awk '{
-		a = ENVIRON["MASK_A"]; z = ENVIRON["MASK_Z"]
+	MASK_A=$AWS_SECRET MASK_Z=$AZ_SECRET MASK_L=$LAMBDA_KEY awk '{
+		a = ENVIRON["MASK_A"]; z = ENVIRON["MASK_Z"]; l = ENVIRON["MASK_L"]
 		while ((i = index($0, a)) > 0)
 			$0 = substr($0, 1, i - 1) "<AWS SECRET>" substr($0, i + length(a))
 		while ((i = index($0, z)) > 0)
 			$0 = substr($0, 1, i - 1) "<AZURE SECRET>" substr($0, i + length(z))
+		while ((i = index($0, l)) > 0)
+			$0 = substr($0, 1, i - 1) "<LAMBDA KEY>" substr($0, i + length(l))
 		print
 	}'
 }
@@ -68,9 +74,9 @@ run() {
 # Some 5xx answers and tight buckets, so that every driver goes through
 # the transport's retry path (which logs each failed attempt at debug
 # level) and the haystack holds more than the happy path.
-sim_post /_sim/scenario '{"error_rates": {"aws": {"*": 0.2}, "azure": {"*": 0.2}, "gcp": {"*": 0.2}}}'
+sim_post /_sim/scenario '{"error_rates": {"aws": {"*": 0.2}, "azure": {"*": 0.2}, "gcp": {"*": 0.2}, "lambda": {"*": 0.2}}}'
 
-for spec in "aws A10G" "azure T4" "gcp L4"; do
+for spec in "aws A10G" "azure T4" "gcp L4" "lambda A10"; do
 	cloud=${spec% *}
 	gpu=${spec#* }
 	pool=leak-$cloud
@@ -88,9 +94,10 @@ run "offers" gb -vv offers
 run "drivers" gb -vv drivers
 
 # ---- wrong credentials: errors must name the problem, not the secret --
-sim_post /_sim/scenario '{"error_rates": {"aws": {"*": 0}, "azure": {"*": 0}, "gcp": {"*": 0}}}'
+sim_post /_sim/scenario '{"error_rates": {"aws": {"*": 0}, "azure": {"*": 0}, "gcp": {"*": 0}, "lambda": {"*": 0}}}'
 WRONG_AWS="WrongLeakTestSecretKey/0000000000000000000"
 WRONG_AZ="wrong-leak-test-client-secret~0042"
+WRONG_LAMBDA="secret_wrong-leak-test-lambda-key-0042"
 if command -v openssl >/dev/null; then
 	openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 \
 		-out "$T/wrong.pem" 2>/dev/null || fail "openssl cannot make an RSA key"
@@ -119,7 +126,7 @@ run_refused() {
 		fail "$_label: the error does not say the credentials are wrong"
 	fi
 }
-for spec in "aws A10G" "azure T4" "gcp L4"; do
+for spec in "aws A10G" "azure T4" "gcp L4" "lambda A10"; do
 	cloud=${spec% *}
 	gpu=${spec#* }
 	write_spec "$T/bad-$cloud.yaml" "leak-bad-$cloud" "$cloud" "$gpu" 1 on-demand
@@ -134,6 +141,11 @@ done
 	export GPUBROKER_STATE="$T/bad.db" AZURE_CLIENT_SECRET="$WRONG_AZ"
 	run_refused "apply with a wrong Azure client secret" \
 		gb -vv apply -f "$T/bad-azure.yaml" --auto-approve --wait --timeout 1m
+) || exit 1
+(
+	export GPUBROKER_STATE="$T/bad.db" LAMBDA_API_KEY="$WRONG_LAMBDA"
+	run_refused "apply with a wrong Lambda API key" \
+		gb -vv apply -f "$T/bad-lambda.yaml" --auto-approve --wait --timeout 1m
 ) || exit 1
 if [ -s "$T/wrong-key.json" ]; then
 	(
@@ -164,7 +176,7 @@ done
 # ---- the proof that something was logged ------------------------------
 lines=$(wc -l <"$ALL")
 echo "captured $lines lines of output"
-for cloud in aws azure gcp; do
+for cloud in aws azure gcp lambda; do
 	n=$(grep -cE "(debug|DEBUG).*$cloud: |$cloud: (GET|POST|PUT|DELETE) " "$ALL" || true)
 	check "[ $n -gt 0 ]" "the $cloud driver logged at debug level ($n lines)"
 done
@@ -182,6 +194,12 @@ if n=$(grep -nF -- "$AWS_SECRET" "$ALL" | head -n 1 | cut -d: -f1) && [ -n "$n" 
 fi
 if n=$(grep -nF -- "$AZ_SECRET" "$ALL" | head -n 1 | cut -d: -f1) && [ -n "$n" ]; then
 	found "the Azure client secret" "$n"
+fi
+if n=$(grep -nF -- "$LAMBDA_KEY" "$ALL" | head -n 1 | cut -d: -f1) && [ -n "$n" ]; then
+	found "the Lambda API key" "$n"
+fi
+if n=$(grep -nF -- "$WRONG_LAMBDA" "$ALL" | head -n 1 | cut -d: -f1) && [ -n "$n" ]; then
+	found "the wrong Lambda API key" "$n"
 fi
 if n=$(grep -nF -- "$WRONG_AWS" "$ALL" | head -n 1 | cut -d: -f1) && [ -n "$n" ]; then
 	found "the wrong AWS secret" "$n"
@@ -203,7 +221,7 @@ if n=$(grep -nE 'Signature=[0-9a-f]{16,}' "$ALL" | head -n 1 | cut -d: -f1) && [
 fi
 if [ "$leaks" -gt 0 ]; then
 	# Show the offending lines with the secrets themselves masked.
-	grep -nF -e "$AWS_SECRET" -e "$AZ_SECRET" "$ALL" | head -n 5 |
+	grep -nF -e "$AWS_SECRET" -e "$AZ_SECRET" -e "$LAMBDA_KEY" -e "$WRONG_LAMBDA" "$ALL" | head -n 5 |
 		mask | cut -c1-300 >&2 || true
 	fail "$leaks kind(s) of secret found in the output of a debug-level run"
 fi

@@ -309,6 +309,18 @@ const char *fakehost_logs(const fakehost *fh)
 	return gb_buf_str(&fh->logs);
 }
 
+size_t fakehost_count(const fakehost *fh, const char *method,
+                      const char *sub)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < fakehost_nrequests(fh); i++) {
+		const fakehost_req *r = fakehost_request(fh, i);
+		if (strcmp(r->method, method) == 0 && strstr(r->url, sub))
+			n++;
+	}
+	return n;
+}
+
 size_t fakehost_pending(const fakehost *fh)
 {
 	return fh->qn - fh->qhead;

@@ -53,6 +53,9 @@ void fakehost_set_now(fakehost *fh, int64_t now_ms);
 
 size_t fakehost_nrequests(const fakehost *fh);
 const fakehost_req *fakehost_request(const fakehost *fh, size_t i);
+/* How many requests so far had this method and a URL containing sub. */
+size_t fakehost_count(const fakehost *fh, const char *method,
+                      const char *sub);
 /* Value of header `name` (case-insensitive) in request i, or NULL. */
 const char *fakehost_req_header(const fakehost_req *r, const char *name);
 /* Everything logged so far (one line each). Borrowed. */

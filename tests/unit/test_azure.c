@@ -266,17 +266,6 @@ static void assert_clean(fakehost *fh, const gb_error *err)
 	}
 }
 
-static size_t count_reqs(fakehost *fh, const char *method, const char *sub)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < fakehost_nrequests(fh); i++) {
-		const fakehost_req *r = fakehost_request(fh, i);
-		if (strcmp(r->method, method) == 0 && strstr(r->url, sub))
-			n++;
-	}
-	return n;
-}
-
 static const fakehost_req *find_req(fakehost *fh, const char *method,
                                     const char *sub, size_t nth)
 {
@@ -464,15 +453,15 @@ static void test_token_cache_and_refresh(void **state)
 	for (int i = 0; i < 4; i++)
 		assert_int_equal(azure_driver_desc.terminate(ctx, &ref, 1, &err),
 		                 0);
-	assert_int_equal(count_reqs(fh, "POST", "oauth2"), 1);
+	assert_int_equal(fakehost_count(fh, "POST", "oauth2"), 1);
 	/* 50 minutes later: still within the token's life minus 5 min. */
 	fakehost_set_now(fh, 1700000000000LL + 3000 * 1000LL);
 	assert_int_equal(azure_driver_desc.terminate(ctx, &ref, 1, &err), 0);
-	assert_int_equal(count_reqs(fh, "POST", "oauth2"), 1);
+	assert_int_equal(fakehost_count(fh, "POST", "oauth2"), 1);
 	/* 57 minutes: inside the refresh margin -> a new token. */
 	fakehost_set_now(fh, 1700000000000LL + 3420 * 1000LL);
 	assert_int_equal(azure_driver_desc.terminate(ctx, &ref, 1, &err), 0);
-	assert_int_equal(count_reqs(fh, "POST", "oauth2"), 2);
+	assert_int_equal(fakehost_count(fh, "POST", "oauth2"), 2);
 	assert_string_equal(
 		fakehost_req_header(fakehost_request(fh, fakehost_nrequests(fh) - 1),
 		                    "Authorization"),
@@ -500,8 +489,8 @@ static void test_expired_token_refreshed_once(void **state)
 	   NULL, NULL);
 	on("DELETE", "virtualMachines/vm-1?", -1, 202, "", NULL, NULL);
 	assert_int_equal(azure_driver_desc.terminate(ctx, &ref, 1, &err), 0);
-	assert_int_equal(count_reqs(fh, "POST", "oauth2"), 2);
-	assert_int_equal(count_reqs(fh, "DELETE", "vm-1"), 2);
+	assert_int_equal(fakehost_count(fh, "POST", "oauth2"), 2);
+	assert_int_equal(fakehost_count(fh, "DELETE", "vm-1"), 2);
 	last = fakehost_request(fh, fakehost_nrequests(fh) - 1);
 	assert_string_equal(fakehost_req_header(last, "Authorization"),
 	                    "Bearer " TOK2);
@@ -668,11 +657,11 @@ static void test_create_polls_and_emits(void **state)
 	 * Creating, Succeeded), the PUT's Retry-After: 7 before the first and
 	 * between them.  No GET before the PUT (If-None-Match: * guards the
 	 * name), and the operation is never read when the VM succeeds. */
-	assert_int_equal(count_reqs(fh, "GET", "virtualMachines/pool-a-0?"), 3);
-	assert_int_equal(count_reqs(fh, "GET", "operations/op-0"), 0);
+	assert_int_equal(fakehost_count(fh, "GET", "virtualMachines/pool-a-0?"), 3);
+	assert_int_equal(fakehost_count(fh, "GET", "operations/op-0"), 0);
 	assert_true(fakehost_host(fh)->now_ms(fakehost_host(fh)->ctx) - t0 >=
 	            21000);
-	assert_int_equal(count_reqs(fh, "PUT", "virtualMachines/pool-a-0?"), 1);
+	assert_int_equal(fakehost_count(fh, "PUT", "virtualMachines/pool-a-0?"), 1);
 	put = find_req(fh, "PUT", "virtualMachines/pool-a-0?", 0);
 	assert_non_null(put);
 	assert_string_equal(fakehost_req_header(put, "If-None-Match"), "*");
@@ -698,7 +687,7 @@ static void test_create_polls_and_emits(void **state)
 		assert_null(strstr(put->body, "subnets/default\""));
 		json_decref(j);
 	}
-	assert_int_equal(count_reqs(fh, "DELETE", "virtualMachines"), 0);
+	assert_int_equal(fakehost_count(fh, "DELETE", "virtualMachines"), 0);
 	assert_int_equal(unmatched, 0);
 	assert_clean(fh, &err);
 	azure_driver_desc.fini(ctx);
@@ -731,15 +720,15 @@ static void test_create_all_or_nothing(void **state)
 	assert_non_null(strstr(err.message, "pool-a-1"));
 	assert_non_null(strstr(err.message, "cleanup"));
 	assert_int_equal(g.n, 0);
-	assert_int_equal(count_reqs(fh, "DELETE", "virtualMachines/pool-a-0?"),
+	assert_int_equal(fakehost_count(fh, "DELETE", "virtualMachines/pool-a-0?"),
 	                 1);
-	assert_int_equal(count_reqs(fh, "DELETE", "virtualMachines/pool-a-1?"),
+	assert_int_equal(fakehost_count(fh, "DELETE", "virtualMachines/pool-a-1?"),
 	                 1);
 	assert_string_equal(
 		find_req(fh, "DELETE", "pool-a-0", 0)->rate_class, "arm-delete");
 	/* the failed VM's operation was read for its error, the other's not */
-	assert_int_equal(count_reqs(fh, "GET", "operations/op-1"), 1);
-	assert_int_equal(count_reqs(fh, "GET", "operations/op-0"), 0);
+	assert_int_equal(fakehost_count(fh, "GET", "operations/op-1"), 1);
+	assert_int_equal(fakehost_count(fh, "GET", "operations/op-0"), 0);
 
 	/* The VM ends provisioningState Failed and its operation says
 	 * nothing more: deleted and reported as capacity. */
@@ -761,7 +750,7 @@ static void test_create_all_or_nothing(void **state)
 	                 -1);
 	assert_int_equal(err.cls, GB_ERR_CAPACITY);
 	assert_string_equal(err.code, "VMProvisioningFailed");
-	assert_int_equal(count_reqs(fh, "DELETE", "virtualMachines/pool-a-0?"),
+	assert_int_equal(fakehost_count(fh, "DELETE", "virtualMachines/pool-a-0?"),
 	                 2);
 
 	/* A synchronous SkuNotAvailable on the 2nd PUT: the 1st is deleted. */
@@ -777,14 +766,14 @@ static void test_create_all_or_nothing(void **state)
 	on("DELETE", "virtualMachines/pool-a-", -1, 202, "", NULL, NULL);
 	r.count = 2;
 	{
-		size_t polls = count_reqs(fh, "GET", "operations/");
+		size_t polls = fakehost_count(fh, "GET", "operations/");
 		assert_int_equal(
 			azure_driver_desc.create(ctx, &r, collect, &g, &err), -1);
-		assert_int_equal(count_reqs(fh, "GET", "operations/"), polls);
+		assert_int_equal(fakehost_count(fh, "GET", "operations/"), polls);
 	}
 	assert_int_equal(err.cls, GB_ERR_CAPACITY);
 	assert_string_equal(err.code, "SkuNotAvailable");
-	assert_int_equal(count_reqs(fh, "DELETE", "virtualMachines/pool-a-0?"),
+	assert_int_equal(fakehost_count(fh, "DELETE", "virtualMachines/pool-a-0?"),
 	                 3);
 	assert_int_equal(g.n, 0);
 	assert_clean(fh, &err);
@@ -835,12 +824,12 @@ static void test_create_name_conflict_and_retry(void **state)
 	                 -1);
 	assert_int_equal(err.cls, GB_ERR_CONFLICT);
 	assert_string_equal(err.code, "VMNameTaken");
-	assert_int_equal(count_reqs(fh, "PUT", "virtualMachines"), 1);
+	assert_int_equal(fakehost_count(fh, "PUT", "virtualMachines"), 1);
 	assert_string_equal(
 		fakehost_req_header(find_req(fh, "PUT", "virtualMachines", 0),
 		                    "If-None-Match"),
 		"*");
-	assert_int_equal(count_reqs(fh, "DELETE", "virtualMachines"), 0);
+	assert_int_equal(fakehost_count(fh, "DELETE", "virtualMachines"), 0);
 
 	/* Our own VM from an earlier try, Succeeded: found and emitted with
 	 * no second PUT (a replay must not spend ARM writes on what exists) */
@@ -849,10 +838,10 @@ static void test_create_name_conflict_and_retry(void **state)
 	own_vm_routes("pool-a-0", "Succeeded");
 	nic_route("pool-a-0", "10.0.0.9");
 	{
-		size_t puts = count_reqs(fh, "PUT", "virtualMachines");
+		size_t puts = fakehost_count(fh, "PUT", "virtualMachines");
 		assert_int_equal(
 			azure_driver_desc.create(ctx, &r, collect, &g, &err), 0);
-		assert_int_equal(count_reqs(fh, "PUT", "virtualMachines"),
+		assert_int_equal(fakehost_count(fh, "PUT", "virtualMachines"),
 		                 puts + 1); /* the create-only one */
 	}
 	assert_int_equal(g.n, 1);
@@ -868,7 +857,7 @@ static void test_create_name_conflict_and_retry(void **state)
 		                       "tok-abc123", "train-42");
 		char *ok = vm_json("pool-a-0", "Succeeded", "running", "Regular",
 		                   "tok-abc123", "train-42");
-		size_t puts = count_reqs(fh, "PUT", "virtualMachines");
+		size_t puts = fakehost_count(fh, "PUT", "virtualMachines");
 		on("PUT-INM", "virtualMachines/pool-a-0?", -1, 412,
 		   PRECONDITION_FAILED, NULL, NULL);
 		on("GET", "virtualMachines/pool-a-0?", 1, 200, failed, NULL, NULL);
@@ -879,7 +868,7 @@ static void test_create_name_conflict_and_retry(void **state)
 		assert_int_equal(
 			azure_driver_desc.create(ctx, &r, collect, &g, &err), 0);
 		assert_int_equal(g.n, 1);
-		assert_int_equal(count_reqs(fh, "PUT", "virtualMachines"),
+		assert_int_equal(fakehost_count(fh, "PUT", "virtualMachines"),
 		                 puts + 2);
 		free(failed);
 		free(ok);
@@ -902,9 +891,9 @@ static void test_create_name_conflict_and_retry(void **state)
 	assert_int_equal(azure_driver_desc.create(ctx, &r, collect, &g, &err),
 	                 -1);
 	assert_int_equal(err.cls, GB_ERR_CAPACITY);
-	assert_int_equal(count_reqs(fh, "DELETE", "virtualMachines/pool-a-0?"),
+	assert_int_equal(fakehost_count(fh, "DELETE", "virtualMachines/pool-a-0?"),
 	                 0);
-	assert_int_equal(count_reqs(fh, "DELETE", "virtualMachines/pool-a-1?"),
+	assert_int_equal(fakehost_count(fh, "DELETE", "virtualMachines/pool-a-1?"),
 	                 0);
 
 	/* Ours but Deleting (an earlier try's cleanup): not a result, a
@@ -915,16 +904,16 @@ static void test_create_name_conflict_and_retry(void **state)
 	r.count = 1;
 	memset(&g, 0, sizeof(g));
 	{
-		size_t puts = count_reqs(fh, "PUT", "virtualMachines");
-		size_t dels = count_reqs(fh, "DELETE", "virtualMachines");
+		size_t puts = fakehost_count(fh, "PUT", "virtualMachines");
+		size_t dels = fakehost_count(fh, "DELETE", "virtualMachines");
 		assert_int_equal(
 			azure_driver_desc.create(ctx, &r, collect, &g, &err), -1);
 		assert_int_equal(err.cls, GB_ERR_TRANSIENT);
 		assert_string_equal(err.code, "VMBeingDeleted");
 		/* the create-only PUT (412) and no other */
-		assert_int_equal(count_reqs(fh, "PUT", "virtualMachines"),
+		assert_int_equal(fakehost_count(fh, "PUT", "virtualMachines"),
 		                 puts + 1);
-		assert_int_equal(count_reqs(fh, "DELETE", "virtualMachines"), dels);
+		assert_int_equal(fakehost_count(fh, "DELETE", "virtualMachines"), dels);
 	}
 
 	/* 412, then the GET finds no VM (deleted in between): a transient
@@ -937,15 +926,15 @@ static void test_create_name_conflict_and_retry(void **state)
 	   "{\"error\":{\"code\":\"ResourceNotFound\",\"message\":\"x\"}}",
 	   NULL, NULL);
 	{
-		size_t puts = count_reqs(fh, "PUT", "virtualMachines");
-		size_t dels = count_reqs(fh, "DELETE", "virtualMachines");
+		size_t puts = fakehost_count(fh, "PUT", "virtualMachines");
+		size_t dels = fakehost_count(fh, "DELETE", "virtualMachines");
 		assert_int_equal(
 			azure_driver_desc.create(ctx, &r, collect, &g, &err), -1);
 		assert_int_equal(err.cls, GB_ERR_TRANSIENT);
 		assert_string_equal(err.code, "VMNameRace");
-		assert_int_equal(count_reqs(fh, "PUT", "virtualMachines"),
+		assert_int_equal(fakehost_count(fh, "PUT", "virtualMachines"),
 		                 puts + 1);
-		assert_int_equal(count_reqs(fh, "DELETE", "virtualMachines"), dels);
+		assert_int_equal(fakehost_count(fh, "DELETE", "virtualMachines"), dels);
 	}
 	assert_int_equal(unmatched, 0);
 	azure_driver_desc.fini(ctx);
@@ -990,8 +979,8 @@ static void test_create_reads_vm_until_terminal(void **state)
 	                 0);
 	assert_int_equal(g.n, 1);
 	assert_int_equal(g.st[0], GB_INST_RUNNING);
-	assert_int_equal(count_reqs(fh, "GET", "virtualMachines/pool-a-0?"), 3);
-	assert_int_equal(count_reqs(fh, "GET", "operations/"), 0);
+	assert_int_equal(fakehost_count(fh, "GET", "virtualMachines/pool-a-0?"), 3);
+	assert_int_equal(fakehost_count(fh, "GET", "operations/"), 0);
 	/* no Retry-After: read at once, then every poll_interval_ms (1 s) */
 	assert_true(fakehost_host(fh)->now_ms(fakehost_host(fh)->ctx) - t0 >=
 	            2000);
@@ -1006,7 +995,7 @@ static void test_create_reads_vm_until_terminal(void **state)
 	                 -1);
 	assert_int_equal(err.cls, GB_ERR_TRANSIENT);
 	assert_string_equal(err.code, "VMDeletedDuringCreate");
-	assert_int_equal(count_reqs(fh, "DELETE", "virtualMachines"), 0);
+	assert_int_equal(fakehost_count(fh, "DELETE", "virtualMachines"), 0);
 
 	/* Creating past create_timeout_s (5 s) */
 	routes_reset();
@@ -1015,16 +1004,16 @@ static void test_create_reads_vm_until_terminal(void **state)
 	   NULL);
 	on("GET", "virtualMachines/pool-a-0?", -1, 200, cr, NULL, NULL);
 	{
-		size_t reads = count_reqs(fh, "GET", "virtualMachines/pool-a-0?");
+		size_t reads = fakehost_count(fh, "GET", "virtualMachines/pool-a-0?");
 		assert_int_equal(
 			azure_driver_desc.create(ctx, &r, collect, &g, &err), -1);
 		assert_int_equal(err.cls, GB_ERR_TRANSIENT);
 		assert_string_equal(err.code, "OperationTimeout");
 		/* at 2 s and 4 s; the next (6 s) would pass the deadline */
-		assert_int_equal(count_reqs(fh, "GET", "virtualMachines/pool-a-0?"),
+		assert_int_equal(fakehost_count(fh, "GET", "virtualMachines/pool-a-0?"),
 		                 reads + 2);
 	}
-	assert_int_equal(count_reqs(fh, "DELETE", "virtualMachines"), 0);
+	assert_int_equal(fakehost_count(fh, "DELETE", "virtualMachines"), 0);
 	assert_int_equal(unmatched, 0);
 	free(cr);
 	free(ok);
@@ -1070,10 +1059,10 @@ static void test_create_survives_refused_reads(void **state)
 		fail_msg("create: %d %s: %s", err.cls, err.code, err.message);
 	assert_int_equal(g.n, 1);
 	assert_int_equal(g.st[0], GB_INST_RUNNING);
-	assert_int_equal(count_reqs(fh, "GET", "virtualMachines/pool-a-0?"),
+	assert_int_equal(fakehost_count(fh, "GET", "virtualMachines/pool-a-0?"),
 	                 13);
-	assert_int_equal(count_reqs(fh, "PUT", "virtualMachines"), 1);
-	assert_int_equal(count_reqs(fh, "DELETE", "virtualMachines"), 0);
+	assert_int_equal(fakehost_count(fh, "PUT", "virtualMachines"), 1);
+	assert_int_equal(fakehost_count(fh, "DELETE", "virtualMachines"), 0);
 	/* 3 + 3 s (Retry-After) + 2 + 4 s (backoff) at least */
 	assert_true(h->now_ms(h->ctx) - t0 >= 12000);
 	assert_int_equal(unmatched, 0);
@@ -1089,7 +1078,7 @@ static void test_create_survives_refused_reads(void **state)
 	assert_int_equal(err.cls, GB_ERR_TRANSIENT);
 	assert_string_equal(err.code, "OperationTimeout");
 	assert_non_null(strstr(err.message, "the last read was refused"));
-	assert_int_equal(count_reqs(fh, "DELETE", "virtualMachines"), 0);
+	assert_int_equal(fakehost_count(fh, "DELETE", "virtualMachines"), 0);
 
 	/* any other error ends it at once, and the VM this call created is
 	 * deleted (as for any create that failed for good) */
@@ -1101,13 +1090,13 @@ static void test_create_survives_refused_reads(void **state)
 	   NULL, NULL);
 	on("DELETE", "virtualMachines/pool-a-0?", -1, 202, "", NULL, NULL);
 	{
-		size_t reads = count_reqs(fh, "GET", "virtualMachines/pool-a-0?");
+		size_t reads = fakehost_count(fh, "GET", "virtualMachines/pool-a-0?");
 		assert_int_equal(
 			azure_driver_desc.create(ctx, &r, collect, &g, &err), -1);
 		assert_int_equal(err.cls, GB_ERR_AUTH);
-		assert_int_equal(count_reqs(fh, "GET", "virtualMachines/pool-a-0?"),
+		assert_int_equal(fakehost_count(fh, "GET", "virtualMachines/pool-a-0?"),
 		                 reads + 1);
-		assert_int_equal(count_reqs(fh, "DELETE", "virtualMachines"), 1);
+		assert_int_equal(fakehost_count(fh, "DELETE", "virtualMachines"), 1);
 	}
 	assert_int_equal(unmatched, 0);
 	free(ok);
@@ -1208,7 +1197,7 @@ static void test_throttle_end_to_end(void **state)
 	assert_int_equal(err.cls, GB_ERR_THROTTLED);
 	assert_int_equal(err.retry_after_ms, 30000);
 	/* the host retried it (fakehost: 3 attempts) */
-	assert_int_equal(count_reqs(fh, "DELETE", "vm-1"), 3);
+	assert_int_equal(fakehost_count(fh, "DELETE", "vm-1"), 3);
 	azure_driver_desc.fini(ctx);
 	fakehost_free(fh);
 }
@@ -1273,13 +1262,13 @@ static void test_describe_paging_and_states(void **state)
 	assert_int_equal(g.st[4], GB_INST_FAILED);
 	assert_string_equal(g.reason[4], "Azure.Deallocated");
 	assert_int_equal(g.st[5], GB_INST_FAILED);
-	assert_int_equal(count_reqs(fh, "GET", "/list?page="), 2);
+	assert_int_equal(fakehost_count(fh, "GET", "/list?page="), 2);
 	/* Addresses fetched once, then cached. */
 	memset(&g, 0, sizeof(g));
 	routes[1].times = routes[2].times = routes[3].times = 1;
 	assert_int_equal(azure_driver_desc.describe(ctx, &d, collect, &g, &err),
 	                 0);
-	assert_int_equal(count_reqs(fh, "GET", "networkInterfaces/p-0-nic"), 1);
+	assert_int_equal(fakehost_count(fh, "GET", "networkInterfaces/p-0-nic"), 1);
 	assert_string_equal(g.priv[0], "10.1.0.1");
 
 	/* A nextLink to another host never gets our token. */
@@ -1291,7 +1280,7 @@ static void test_describe_paging_and_states(void **state)
 	assert_int_equal(azure_driver_desc.describe(ctx, &d, collect, &g, &err),
 	                 -1);
 	assert_string_equal(err.code, "UntrustedNextLink");
-	assert_int_equal(count_reqs(fh, "GET", "evil.test"), 0);
+	assert_int_equal(fakehost_count(fh, "GET", "evil.test"), 0);
 	assert_int_equal(unmatched, 0);
 
 	free(a);
@@ -1390,7 +1379,7 @@ static void test_malformed_answers(void **state)
 	   "{\"error\":\"invalid_client\",\"error_description\":\"AADSTS7000215: "
 	   "Invalid client secret provided: " SECRET "\"}",
 	   NULL, NULL);
-	size_t gets = count_reqs(fh, "GET", "virtualMachines");
+	size_t gets = fakehost_count(fh, "GET", "virtualMachines");
 	for (int i = 0; i < 4; i++) {
 		assert_int_equal(
 			azure_driver_desc.describe(ctx, &d, collect, &g, &err), -1);
@@ -1401,7 +1390,7 @@ static void test_malformed_answers(void **state)
 	assert_string_equal(err.code, "invalid_client");
 	assert_non_null(strstr(err.message, "AADSTS7000215"));
 	assert_non_null(strstr(err.message, "[redacted]"));
-	assert_int_equal(count_reqs(fh, "GET", "virtualMachines"), gets);
+	assert_int_equal(fakehost_count(fh, "GET", "virtualMachines"), gets);
 	azure_driver_desc.fini(ctx);
 	fakehost_free(fh);
 }
@@ -1574,7 +1563,7 @@ static void test_terminate(void **state)
 	on("DELETE", "virtualMachines/vm-2?", -1, 404, "{}", NULL, NULL);
 	on("DELETE", "virtualMachines/vm-3?", -1, 204, "", NULL, NULL);
 	assert_int_equal(azure_driver_desc.terminate(ctx, refs, 3, &err), 0);
-	assert_int_equal(count_reqs(fh, "DELETE", "virtualMachines"), 3);
+	assert_int_equal(fakehost_count(fh, "DELETE", "virtualMachines"), 3);
 	routes_reset();
 	token_route(TOK1, 3600, -1);
 	on("DELETE", "virtualMachines/", -1, 500,

@@ -257,17 +257,6 @@ static gb_create_req base_req(unsigned count, const char *type)
 	return r;
 }
 
-static size_t count_reqs(fakehost *fh, const char *method, const char *sub)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < fakehost_nrequests(fh); i++) {
-		const fakehost_req *r = fakehost_request(fh, i);
-		if (strcmp(r->method, method) == 0 && strstr(r->url, sub))
-			n++;
-	}
-	return n;
-}
-
 static const fakehost_req *find_req(fakehost *fh, const char *method,
                                     const char *sub, size_t nth)
 {
@@ -481,13 +470,13 @@ static void test_token_cache_refresh_and_401(void **state)
 	for (int i = 0; i < 5; i++)
 		assert_int_equal(
 			gcp_driver_desc.describe(ctx, &d, collect, &g, &err), 0);
-	assert_int_equal(count_reqs(fh, "POST", TOKEN_URI), 1);
+	assert_int_equal(fakehost_count(fh, "POST", TOKEN_URI), 1);
 	fakehost_set_now(fh, 1700000000000LL + 3530 * 1000LL);
 	assert_int_equal(gcp_driver_desc.describe(ctx, &d, collect, &g, &err), 0);
-	assert_int_equal(count_reqs(fh, "POST", TOKEN_URI), 1);
+	assert_int_equal(fakehost_count(fh, "POST", TOKEN_URI), 1);
 	fakehost_set_now(fh, 1700000000000LL + 3545 * 1000LL);
 	assert_int_equal(gcp_driver_desc.describe(ctx, &d, collect, &g, &err), 0);
-	assert_int_equal(count_reqs(fh, "POST", TOKEN_URI), 2);
+	assert_int_equal(fakehost_count(fh, "POST", TOKEN_URI), 2);
 	assert_string_equal(
 		fakehost_req_header(fakehost_request(fh, fakehost_nrequests(fh) - 1),
 		                    "Authorization"),
@@ -502,7 +491,7 @@ static void test_token_cache_refresh_and_401(void **state)
 	   NULL, NULL);
 	on("GET", "aggregated/instances", -1, 200, page, NULL, NULL);
 	assert_int_equal(gcp_driver_desc.describe(ctx, &d, collect, &g, &err), 0);
-	assert_int_equal(count_reqs(fh, "POST", TOKEN_URI), 3);
+	assert_int_equal(fakehost_count(fh, "POST", TOKEN_URI), 3);
 	assert_string_equal(
 		fakehost_req_header(fakehost_request(fh, fakehost_nrequests(fh) - 1),
 		                    "Authorization"),
@@ -743,12 +732,12 @@ static void test_create_polls_and_emits(void **state)
 	assert_int_equal(g.created[0], 1700000000);
 	/* ABI minor 3: the millisecond creation time, offset applied */
 	assert_int_equal(g.created_ms[0], 1700000000123LL);
-	assert_int_equal(count_reqs(fh, "GET", "operations/operation-1"), 3);
+	assert_int_equal(fakehost_count(fh, "GET", "operations/operation-1"), 3);
 	assert_true(fakehost_host(fh)->now_ms(fakehost_host(fh)->ctx) - t0 >=
 	            8000);
 	/* one bulkInsert for both: count = minCount = 2, the engine's names,
 	 * a requestId from the token and the names */
-	assert_int_equal(count_reqs(fh, "POST", "/instances"), 1);
+	assert_int_equal(fakehost_count(fh, "POST", "/instances"), 1);
 	ins = find_req(fh, "POST", BULK, 0);
 	gcp_request_id("0123abcdef", two, 2, rid);
 	snprintf(url, sizeof(url), ZONES "us-central1-b" BULK "%s", rid);
@@ -773,7 +762,7 @@ static void test_create_polls_and_emits(void **state)
 	json_decref(body);
 	assert_string_equal(find_req(fh, "GET", "operations/", 0)->rate_class,
 	                    "gce-ops");
-	assert_int_equal(count_reqs(fh, "DELETE", "instances"), 0);
+	assert_int_equal(fakehost_count(fh, "DELETE", "instances"), 0);
 	assert_int_equal(unmatched, 0);
 
 	/* Now known: describe by id GETs it in its zone directly. */
@@ -788,7 +777,7 @@ static void test_create_polls_and_emits(void **state)
 		assert_int_equal(
 			gcp_driver_desc.describe(ctx, &d, collect, &g, &err), 0);
 		assert_int_equal(g.n, 1);
-		assert_int_equal(count_reqs(fh, "GET", "aggregated"), 0);
+		assert_int_equal(fakehost_count(fh, "GET", "aggregated"), 0);
 	}
 	assert_clean(fh, &err);
 	gcp_driver_desc.fini(ctx);
@@ -817,9 +806,9 @@ static void test_create_refused_makes_nothing(void **state)
 	assert_non_null(strstr(err.message, "train-42-0..train-42-1"));
 	assert_non_null(strstr(err.message, "us-central1-a"));
 	assert_int_equal(g.n, 0);
-	assert_int_equal(count_reqs(fh, "POST", "/instances"), 1);
-	assert_int_equal(count_reqs(fh, "DELETE", "instances"), 0);
-	assert_int_equal(count_reqs(fh, "GET", "/instances/"), 0);
+	assert_int_equal(fakehost_count(fh, "POST", "/instances"), 1);
+	assert_int_equal(fakehost_count(fh, "DELETE", "instances"), 0);
+	assert_int_equal(fakehost_count(fh, "GET", "/instances/"), 0);
 
 	/* QUOTA_EXCEEDED in DONE -> QUOTA. */
 	routes_reset();
@@ -851,7 +840,7 @@ static void test_create_refused_makes_nothing(void **state)
 	   "\"errors\":[{\"reason\":\"insufficientCapacity\"}]}}", NULL, NULL);
 	assert_int_equal(gcp_driver_desc.create(ctx, &r, collect, &g, &err), -1);
 	assert_int_equal(err.cls, GB_ERR_CAPACITY);
-	assert_int_equal(count_reqs(fh, "DELETE", "instances"), 0);
+	assert_int_equal(fakehost_count(fh, "DELETE", "instances"), 0);
 	assert_clean(fh, &err);
 	gcp_driver_desc.fini(ctx);
 	fakehost_free(fh);
@@ -882,7 +871,7 @@ static void test_create_conflict(void **state)
 	assert_int_equal(gcp_driver_desc.create(ctx, &r, collect, &g, &err), -1);
 	assert_int_equal(err.cls, GB_ERR_CONFLICT);
 	assert_non_null(strstr(err.message, "gpubroker-token=0123abcdef"));
-	assert_int_equal(count_reqs(fh, "DELETE", "instances"), 0);
+	assert_int_equal(fakehost_count(fh, "DELETE", "instances"), 0);
 
 	/* Ours from an earlier try whose requestId GCE has forgotten:
 	 * adopted, nothing more asked. */
@@ -891,10 +880,10 @@ static void test_create_conflict(void **state)
 	on("POST", BULK, 1, 409, EXISTS, NULL, NULL);
 	inst_route("train-42-0", "us-central1-a", "RUNNING", "0123abcdef", -1);
 	memset(&g, 0, sizeof(g));
-	posts = count_reqs(fh, "POST", BULK);
+	posts = fakehost_count(fh, "POST", BULK);
 	assert_int_equal(gcp_driver_desc.create(ctx, &r, collect, &g, &err), 0);
 	assert_int_equal(g.n, 1);
-	assert_int_equal(count_reqs(fh, "POST", BULK), posts + 1);
+	assert_int_equal(fakehost_count(fh, "POST", BULK), posts + 1);
 	assert_int_equal(unmatched, 0);
 
 	/* train-42-0 ours, train-42-1 missing: one more bulkInsert of just
@@ -910,10 +899,10 @@ static void test_create_conflict(void **state)
 	inst_route("train-42-1", "us-central1-a", "RUNNING", "0123abcdef", -1);
 	r.count = 2;
 	memset(&g, 0, sizeof(g));
-	posts = count_reqs(fh, "POST", BULK);
+	posts = fakehost_count(fh, "POST", BULK);
 	assert_int_equal(gcp_driver_desc.create(ctx, &r, collect, &g, &err), 0);
 	assert_int_equal(g.n, 2);
-	assert_int_equal(count_reqs(fh, "POST", BULK), posts + 2);
+	assert_int_equal(fakehost_count(fh, "POST", BULK), posts + 2);
 	{
 		const fakehost_req *b2 = find_req(fh, "POST", BULK, posts + 1);
 		char rid[37];
@@ -929,7 +918,7 @@ static void test_create_conflict(void **state)
 		assert_string_not_equal(b2->url,
 		                        find_req(fh, "POST", BULK, posts)->url);
 	}
-	assert_int_equal(count_reqs(fh, "DELETE", "instances"), 0);
+	assert_int_equal(fakehost_count(fh, "DELETE", "instances"), 0);
 
 	/* Ours but STOPPING: not a result, a transient error; nothing
 	 * deleted by this call. */
@@ -943,7 +932,7 @@ static void test_create_conflict(void **state)
 	assert_int_equal(err.cls, GB_ERR_TRANSIENT);
 	assert_string_equal(err.code, "InstanceBeingDeleted");
 	assert_int_equal(g.n, 0);
-	assert_int_equal(count_reqs(fh, "DELETE", "instances/"), 0);
+	assert_int_equal(fakehost_count(fh, "DELETE", "instances/"), 0);
 
 	/* Every try throttled: the outcome is unknown, nothing deleted. */
 	routes_reset();
@@ -955,7 +944,7 @@ static void test_create_conflict(void **state)
 	on("DELETE", "instances/", -1, 200, "{}", NULL, NULL);
 	assert_int_equal(gcp_driver_desc.create(ctx, &r, collect, &g, &err), -1);
 	assert_int_equal(err.cls, GB_ERR_THROTTLED);
-	assert_int_equal(count_reqs(fh, "DELETE", "instances/"), 0);
+	assert_int_equal(fakehost_count(fh, "DELETE", "instances/"), 0);
 	gcp_driver_desc.fini(ctx);
 	fakehost_free(fh);
 }
@@ -1048,7 +1037,7 @@ static void test_throttle_end_to_end(void **state)
 	assert_int_equal(gcp_driver_desc.terminate(ctx, &ref, 1, &err), -1);
 	assert_int_equal(err.cls, GB_ERR_THROTTLED);
 	assert_int_equal(err.retry_after_ms, 12000);
-	assert_int_equal(count_reqs(fh, "DELETE", "vm-1"), 3);
+	assert_int_equal(fakehost_count(fh, "DELETE", "vm-1"), 3);
 	gcp_driver_desc.fini(ctx);
 	fakehost_free(fh);
 }
@@ -1105,7 +1094,7 @@ static void test_describe_paging_and_states(void **state)
 	                       "filter=labels.gpubroker-pool%20%3D%20%22train-42%22"
 	                       "%20AND%20labels.gpubroker-broker%20%3D%20%22b1%22"
 	                       "&maxResults=500"));
-	assert_int_equal(count_reqs(fh, "GET", "aggregated"), 3);
+	assert_int_equal(fakehost_count(fh, "GET", "aggregated"), 3);
 	assert_int_equal(unmatched, 0);
 
 	/* A2 reports its built-in GPUs in guestAccelerators: the type stays
@@ -1145,7 +1134,7 @@ static void test_describe_paging_and_states(void **state)
 		assert_string_equal(g.zone[0], "europe-west4-a");
 		assert_non_null(strstr(
 			find_req(fh, "GET", "aggregated",
-			         count_reqs(fh, "GET", "aggregated") - 1)->url,
+			         fakehost_count(fh, "GET", "aggregated") - 1)->url,
 			"filter=name%20%3D%20%22train-42-9%22"));
 	}
 	free(a);
@@ -1218,7 +1207,7 @@ static void test_malformed_answers(void **state)
 	assert_int_equal(gcp_driver_desc.create(ctx, &r, collect, &g, &err), -1);
 	assert_int_equal(err.cls, GB_ERR_TRANSIENT);
 	assert_string_equal(err.code, "MalformedOperation");
-	assert_int_equal(count_reqs(fh, "DELETE", "train-42-0"), 0);
+	assert_int_equal(fakehost_count(fh, "DELETE", "train-42-0"), 0);
 	gcp_driver_desc.fini(ctx);
 
 	/* Token endpoint garbage and errors. */
@@ -1238,7 +1227,7 @@ static void test_malformed_answers(void **state)
 	assert_int_equal(err.cls, GB_ERR_AUTH);
 	assert_string_equal(err.code, "invalid_grant");
 	assert_non_null(strstr(err.message, EMAIL));
-	assert_int_equal(count_reqs(fh, "GET", "aggregated"), 5);
+	assert_int_equal(fakehost_count(fh, "GET", "aggregated"), 5);
 	gcp_driver_desc.fini(ctx);
 	fakehost_free(fh);
 }
@@ -1352,7 +1341,7 @@ static void test_terminate(void **state)
 	del = find_req(fh, "DELETE", "vm-1", 0);
 	assert_string_equal(del->rate_class, "gce-mutate");
 	assert_int_equal(strlen(strstr(del->url, "requestId=") + 10), 36);
-	assert_int_equal(count_reqs(fh, "DELETE", "instances/"), 3);
+	assert_int_equal(fakehost_count(fh, "DELETE", "instances/"), 3);
 	assert_int_equal(unmatched, 0);
 	free(inst);
 	free(page);
@@ -1528,7 +1517,7 @@ static void test_create_transient_left_for_replay(void **state)
 	memset(&g, 0, sizeof(g));
 	assert_int_equal(gcp_driver_desc.create(ctx, &r, collect, &g, &err), -1);
 	assert_int_equal(err.cls, GB_ERR_TRANSIENT);
-	assert_int_equal(count_reqs(fh, "DELETE", "instances"), 0);
+	assert_int_equal(fakehost_count(fh, "DELETE", "instances"), 0);
 	assert_int_equal(g.n, 0);
 	snprintf(first, sizeof(first), "%s", find_req(fh, "POST", BULK, 0)->url);
 
@@ -1542,9 +1531,9 @@ static void test_create_transient_left_for_replay(void **state)
 	assert_int_equal(gcp_driver_desc.create(ctx, &r, collect, &g, &err), 0);
 	assert_int_equal(g.n, 2);
 	assert_string_equal(find_req(fh, "POST", BULK,
-	                             count_reqs(fh, "POST", BULK) - 1)->url,
+	                             fakehost_count(fh, "POST", BULK) - 1)->url,
 	                    first);
-	assert_int_equal(count_reqs(fh, "DELETE", "instances"), 0);
+	assert_int_equal(fakehost_count(fh, "DELETE", "instances"), 0);
 	gcp_driver_desc.fini(ctx);
 	fakehost_free(fh);
 }
