@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "drvc_mem.h"
+#include "drvc_util.h"
 
 const char *drvc_jstr(const json_t *o, const char *key)
 {
@@ -221,4 +222,19 @@ void drvc_kv_free(gb_kv *kv, size_t n)
 		free((char *)kv[i].value);
 	}
 	free(kv);
+}
+
+int drvc_command_answer(json_t *doc, void (*out)(void *ud, const char *json),
+                        void *ud, gb_error *err)
+{
+	char *text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER)
+	                 : NULL;
+	json_decref(doc);
+	if (!text) {
+		drvc_err(err, GB_ERR_INTERNAL, 0, "Json", "cannot encode JSON");
+		return -1;
+	}
+	out(ud, text);
+	free(text);
+	return 0;
 }

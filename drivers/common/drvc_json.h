@@ -18,6 +18,12 @@
 
 #include "gpubroker/driver.h"
 
+/* A command method's answer (gb_driver.command): writes doc as JSON
+ * through out and releases doc (it takes the reference).  0, or -1 with
+ * err INTERNAL when doc is NULL or cannot be encoded. */
+int drvc_command_answer(json_t *doc, void (*out)(void *ud, const char *json),
+                        void *ud, gb_error *err);
+
 /* o[key] when o is an object and the value a string, else NULL. */
 const char *drvc_jstr(const json_t *o, const char *key);
 /* Follow a dotted path ("error.details") through objects; NULL if any step

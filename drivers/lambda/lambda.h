@@ -51,6 +51,12 @@ typedef struct lambda_ctx {
 
 extern const gb_driver lambda_driver_desc;
 
+/* lambda_sites.c: the command method ("sites": data/regions.json). */
+int lambda_command(void *ctx, const char *verb, int argc,
+                   const char *const *argv,
+                   void (*out)(void *ud, const char *json), void *ud,
+                   gb_error *err);
+
 /* lambda_driver.c: AUTH with the reason when there is no API key. */
 int lambda_require(lambda_ctx *c, gb_error *err);
 

@@ -170,7 +170,7 @@ const gb_driver lambda_driver_desc = {
 	.terminate = lambda_terminate,
 	.refresh_prices = lambda_refresh_prices,
 	.quota = NULL,
-	.command = NULL,
+	.command = lambda_command, /* "sites": region facts */
 	.default_rates = lambda_default_rates,
 	.options = lambda_options,
 	/* "ODC prices instances by hourly usage and bills in one-minute

@@ -15,6 +15,7 @@
 #include "drvc_mem.h"
 #include "drvc_opts.h"
 #include "drvc_util.h"
+#include "drvc_json.h"
 #include "onprem.h"
 
 #define ONPREM_VERSION "0.1.0"
@@ -443,7 +444,6 @@ static int onprem_command(void *ctx, const char *verb, int argc,
 {
 	onprem_ctx *c = ctx;
 	json_t *res = NULL;
-	char *text;
 	if (!verb || !strcmp(verb, "nodes")) {
 		if (argc) {
 			drvc_err(err, GB_ERR_INVALID, 0, "Usage",
@@ -469,15 +469,7 @@ static int onprem_command(void *ctx, const char *verb, int argc,
 		         "[NODE...], sites, mig NODE enable|disable)", verb);
 		return -1;
 	}
-	text = json_dumps(res, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	json_decref(res);
-	if (!text) {
-		drvc_err(err, GB_ERR_INTERNAL, 0, "Json", "cannot encode JSON");
-		return -1;
-	}
-	out(ud, text);
-	free(text);
-	return 0;
+	return drvc_command_answer(res, out, ud, err);
 }
 
 /* ---------------------------------------------------------------- entry */

@@ -33,6 +33,19 @@ first_choice() { # SPEC -> "cloud region type capacity"
 		"\(.cloud) \(.region) \(.instance_type) \(.capacity)"'
 }
 
+# 0. the driver's region facts (its `sites` answer) reach placement: a
+# GDPR pool goes to Lambda's EU regions only; data locality in Tokyo
+# picks Tokyo first
+PLACE='{clouds: [lambda], compliance: [gdpr]}' write_spec "$T/eu.yaml" lam-eu lambda H100 1
+gb plan -f "$T/eu.yaml" -o json >"$T/eu.plan" 2>"$T/eu.log" || fail "plan of a GDPR lambda pool: $(cat "$T/eu.log")"
+check "jq -e '[.[0].candidates[].region] | length > 0 and all(. == \"europe-central-1\" or . == \"europe-south-1\")' $T/eu.plan >/dev/null" \
+	"a GDPR pool on lambda is placed only in Lambda's EU regions (Germany, Italy)"
+PLACE='{clouds: [lambda], data: {region: asia-northeast-2}}' write_spec "$T/tyo.yaml" lam-tyo lambda H100 1 on-demand \
+	"policy: [data-locality]"
+gb plan -f "$T/tyo.yaml" -o json >"$T/tyo.plan" 2>"$T/tyo.log" || fail "plan near Tokyo: $(cat "$T/tyo.log")"
+check "jq -e '[.[0].candidates[].region] == [\"asia-northeast-2\", \"asia-northeast-1\"] or [.[0].candidates[].region | select(. != \"asia-northeast-2\" and . != \"asia-northeast-1\")] == [] and .[0].candidates[0].region == \"asia-northeast-2\"' $T/tyo.plan >/dev/null" \
+	"data in Lambda's Tokyo region with the data-locality policy: Tokyo first, then Osaka, nothing farther"
+
 # 1. plan, apply, destroy on lambda
 write_spec "$T/a.yaml" lam-basic lambda A10 2
 gb plan -f "$T/a.yaml" -o json >"$T/a.plan" 2>"$T/a.plan.log" ||
