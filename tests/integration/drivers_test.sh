@@ -31,8 +31,8 @@ check_all_pass() {
 
 sim_start
 
-echo "== the shipped cloud drivers against cloudsim"
-for d in aws azure gcp; do
+echo "== the shipped cloud drivers (and lambda, built against the SDK) against cloudsim"
+for d in aws azure gcp lambda; do
 	rc=0
 	gb drivers test "$d" --timeout 60s -o json >"$T/$d.json" 2>"$T/$d.log" || rc=$?
 	check "[ $rc = 0 ]" "$d: drivers test exits 0"
