@@ -805,7 +805,34 @@ static void dec_policy(sdec *c, const gb_ynode *n, gb_pool_spec *p)
 	free(items);
 }
 
-/* image: {CLOUD: id}: its keys are clouds, checked as placement.clouds. */
+/* Is k (not a loaded cloud) an image for a cloud this pool does not use,
+ * so harmless here: placement.clouds is given, does not name it, and it
+ * is not a near miss of a cloud it does name (a typo must not pass)?  A
+ * spec shared by brokers with different drivers keeps its images for
+ * the others. */
+static int image_elsewhere(const sdec *c, const gb_pool_spec *p,
+                           const char *k)
+{
+	const char *use[MAX_CHOICES + 1];
+	char low[64];
+	size_t n = 0;
+	if (!c->clouds || !p->clouds.n || !driver_like(k))
+		return 0;
+	for (size_t i = 0; c->clouds[i]; i++)
+		if (strcasecmp(c->clouds[i], k) == 0)
+			return 0;
+	lower_copy(k, low, sizeof(low));
+	for (size_t i = 0; i < p->clouds.n && n < MAX_CHOICES; i++) {
+		if (strcmp(p->clouds.v[i], low) == 0)
+			return 0;
+		use[n++] = p->clouds.v[i];
+	}
+	use[n] = NULL;
+	return gb_nearest(low, use) == NULL;
+}
+
+/* image: {CLOUD: id}: its keys are clouds, checked as placement.clouds
+ * (except an image for a cloud the pool does not use: image_elsewhere). */
 static void dec_image(sdec *c, const gb_ynode *n, gb_pool_spec *p)
 {
 	char kp[160], t[80], d[64];
@@ -824,8 +851,12 @@ static void dec_image(sdec *c, const gb_ynode *n, gb_pool_spec *p)
 		if (k->invalid)
 			continue;
 		kpath(kp, sizeof(kp), "pool.image", k->str);
-		if (!(cloud = cloud_name(c, k, kp, buf, sizeof(buf))))
+		if (image_elsewhere(c, p, k->str)) {
+			lower_copy(k->str, buf, sizeof(buf));
+			cloud = buf;
+		} else if (!(cloud = cloud_name(c, k, kp, buf, sizeof(buf)))) {
 			continue;
+		}
 		if (gb_ydec_str(&c->y, v, kp, &s) != 0)
 			continue;
 		if (!*s || strlen(s) > 1024 || has_control(s))

@@ -1,7 +1,7 @@
 #!/bin/sh
 # placement_cli.sh -- issue 3's "done when", through the real CLI with no
-# config (the shipped drivers and catalogs): offers --gpu H100 lists all
-# three clouds with the price's age; plan --explain of the GDPR example
+# config (every installed driver and its catalog): offers --gpu H100
+# lists the three clouds and lambda with the price's age; plan --explain of the GDPR example
 # places only in the EU/EEA and accounts for every offer it refused; a
 # UK or Swiss region that matches the pool's region globs is refused by
 # the gdpr compliance rule, with the reason.
@@ -10,15 +10,17 @@
 GBL() { "$GB" "$@"; } # no -c: the built-in defaults
 
 GBL offers --gpu H100 -o json >"$T/offers.json" 2>"$T/offers.log" || fail "offers --gpu H100: $(cat "$T/offers.log")"
-check "[ \"\$(jq -r '[.[].cloud] | unique | join(\",\")' $T/offers.json)\" = aws,azure,gcp ]" \
-	"offers --gpu H100 lists aws, azure and gcp"
+check "[ \"\$(jq -r '[.[].cloud] | unique | join(\",\")' $T/offers.json)\" = aws,azure,gcp,lambda ]" \
+	"offers --gpu H100 lists aws, azure, gcp and lambda (every installed driver)"
 check "jq -e 'all(.[]; .gpu == \"H100\" and .price_per_hour > 0 and (.price_age | test(\"^[0-9]+[dhms]\")) and (.source | length > 0))' $T/offers.json >/dev/null" \
 	"every row is an H100 with a price, its age and its source"
 GBL offers --gpu H100 >"$T/offers.txt" 2>&1 || fail "offers table"
 check "head -1 $T/offers.txt | grep -q 'AGE'" "the table has the price's age"
 
-# the EU/EEA regions of the three clouds (gpubroker's region facts)
-EU="eu-west-1 eu-west-3 eu-central-1 eu-north-1 eu-south-1 eu-south-2
+# the EU/EEA regions of the three clouds (gpubroker's region facts) and
+# of lambda (its driver's sites answer: Germany, Italy)
+EU="europe-central-1 europe-south-1
+eu-west-1 eu-west-3 eu-central-1 eu-north-1 eu-south-1 eu-south-2
 europe-west1 europe-west3 europe-west4 europe-west8 europe-west9 europe-west10 europe-west12
 europe-north1 europe-central2 europe-southwest1
 westeurope northeurope swedencentral francecentral germanywestcentral italynorth

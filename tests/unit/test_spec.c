@@ -833,6 +833,36 @@ static void test_clouds_any_or_none(void **state)
 	gb_diags_free(&d);
 }
 
+/* An image for a cloud this broker has no driver for is kept when the
+ * pool does not use that cloud (a spec shared by brokers), but not when
+ * the pool would use every loaded cloud, nor when it is a near miss of a
+ * cloud the pool names (a typo). */
+static void test_image_for_other_brokers(void **state)
+{
+	gb_spec_opts o = test_opts();
+	gb_spec_set set;
+	gb_diags d = GB_DIAGS_INIT;
+	const char *shared = BASE "  placement: {clouds: [onprem]}\n"
+	                          "  image: {onprem: img, tinycloud: t-1}\n";
+	const char *all = BASE "  image: {tinycloud: t-1}\n";
+	const char *typo = BASE "  placement: {clouds: [gcp]}\n"
+	                        "  image: {gpc: x}\n";
+	(void)state;
+	assert_int_equal(gb_spec_load_buf("t", shared, strlen(shared), &o, &set,
+	                                  &d), 0);
+	assert_string_equal(gb_kvs_get(&set.pools[0].images, "tinycloud"), "t-1");
+	gb_spec_set_free(&set);
+	assert_int_equal(gb_spec_load_buf("t", all, strlen(all), &o, &set, &d),
+	                 -1);
+	assert_string_equal(d.v[0].path, "pool.image.tinycloud");
+	assert_non_null(strstr(d.v[0].msg, "unknown cloud \"tinycloud\""));
+	gb_diags_free(&d);
+	assert_int_equal(gb_spec_load_buf("t", typo, strlen(typo), &o, &set, &d),
+	                 -1);
+	assert_non_null(strstr(d.v[0].msg, "did you mean \"gcp\""));
+	gb_diags_free(&d);
+}
+
 /* ------------------------------------------------------------ JSON */
 
 static void test_json_roundtrip(void **state)
@@ -1022,6 +1052,7 @@ int main(void)
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_custom_clouds),
 		cmocka_unit_test(test_clouds_any_or_none),
+		cmocka_unit_test(test_image_for_other_brokers),
 		cmocka_unit_test(test_json_roundtrip),
 		cmocka_unit_test(test_json_canonical_and_hash),
 		cmocka_unit_test(test_json_errors_have_paths),
