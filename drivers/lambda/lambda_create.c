@@ -473,7 +473,8 @@ static int retry_launch(lambda_ctx *c, found *f, int *tries, gb_error *err)
 		found_free(&again);
 		return 0; /* keep the launch's error: unknown outcome */
 	}
-	qsort(again.ids, again.n, sizeof(*again.ids), cmp_str);
+	if (again.n > 1)
+		qsort(again.ids, again.n, sizeof(*again.ids), cmp_str);
 	found_free(f);
 	*f = again;
 	return 1;
@@ -524,7 +525,8 @@ int lambda_create(void *ctx, const gb_create_req *req, gb_instance_cb emit,
 	f.region = req->region;
 	if (lambda_list(c, found_fn, &f, err) != 0)
 		goto out;
-	qsort(f.ids, f.n, sizeof(*f.ids), cmp_str);
+	if (f.n > 1)
+		qsort(f.ids, f.n, sizeof(*f.ids), cmp_str);
 	if (f.n > req->count && c->host->log)
 		c->host->log(c->host->ctx, GB_LOG_WARN,
 		             "lambda: %zu instances are named %s, more than the "

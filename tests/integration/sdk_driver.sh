@@ -18,6 +18,13 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 case "$T" in "$GB_SRC"/*) fail "the temporary folder $T is inside the source tree" ;; esac
 
+# Under `make SANITIZE=1 test` the installed SDK is instrumented: a driver
+# built against it takes the same sanitizer flags, as its author would.
+SAN=
+if [ "${GB_SANITIZE:-}" = 1 ]; then
+	SAN="-fsanitize=address,undefined -fno-omit-frame-pointer"
+	export CFLAGS="-std=c11 -O1 -g -Wall -Wextra $SAN" LDFLAGS="$SAN"
+fi
 make -s -C "$GB_SRC" BUILD="$GB_BUILD" install PREFIX="$T/prefix" >"$T/install.log" 2>&1 ||
 	{ cat "$T/install.log"; fail "make install failed"; }
 P=$T/prefix
@@ -54,7 +61,9 @@ cmp -s "$S/Makefile" "$GB_SRC/drivers/lambda/Makefile" ||
 [ -f "$S/build/tinycloud.so" ] || fail "the template did not make build/tinycloud.so"
 exported=$(nm -D --defined-only "$S/build/tinycloud.so" | awk '$2 == "T" {print $3}')
 [ "$exported" = gb_driver_entry ] || fail "tinycloud.so exports more than gb_driver_entry: $exported"
-grep -q -- '-shared -Wl,-z,defs' "$T/build.log" || fail "the template does not link with -z defs: $(cat "$T/build.log")"
+# (-z defs is dropped under a sanitizer: its runtime comes from the host)
+[ -n "$SAN" ] || grep -q -- '-shared -Wl,-z,defs' "$T/build.log" ||
+	fail "the template does not link with -z defs: $(cat "$T/build.log")"
 echo "ok: tinycloud builds outside the tree with PKG_CONFIG_PATH=... make (-z defs, one exported symbol)"
 
 (cd "$S" && make install) >"$T/dinstall.log" 2>&1 || { cat "$T/dinstall.log"; fail "the template's make install failed"; }
@@ -70,7 +79,7 @@ awk '/^```c$/ {on = 1; next} /^```$/ && on {exit} on' "$GB_SRC/drivers/README.md
 awk '/^```json$/ {on = 1; next} /^```$/ && on {exit} on' "$GB_SRC/drivers/README.md" >"$M/data/offers.json"
 [ -s "$M/mini.c" ] && [ -s "$M/data/offers.json" ] || fail "drivers/README.md lacks the minimal example's C or JSON block"
 cp "$GB_SRC/drivers/lambda/Makefile" "$M/Makefile"
-(cd "$M" && make CFLAGS="-std=c11 -Wall -Wextra -Werror" && make install) >"$T/mini.log" 2>&1 ||
+(cd "$M" && make CFLAGS="-std=c11 -Wall -Wextra -Werror $SAN" && make install) >"$T/mini.log" 2>&1 ||
 	{ cat "$T/mini.log"; fail "the guide's minimal driver does not build and install"; }
 echo "ok: the guide's minimal driver builds with -Werror and installs"
 
@@ -173,7 +182,7 @@ int main(int argc, char **argv)
 }
 HOSTC
 # shellcheck disable=SC2046
-cc -std=c11 -Wall -Wextra -Werror $(pkg-config --cflags gpubroker-driver) -o "$T/host" "$T/host.c" -ldl ||
+cc -std=c11 -Wall -Wextra -Werror $SAN $(pkg-config --cflags gpubroker-driver) -o "$T/host" "$T/host.c" -ldl ||
 	fail "the bare host does not build against the installed driver.h"
 "$T/host" "$P/lib/gpubroker/drivers/tinycloud.so" "$T/hoststate" "$P/share/gpubroker" >"$T/host.log" 2>&1 ||
 	{ cat "$T/host.log"; fail "tinycloud's methods"; }
