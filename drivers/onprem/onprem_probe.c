@@ -138,10 +138,14 @@ static void evaluate(const onprem_ctx *c, const onprem_node *n,
 	}
 	if (mixed)
 		h->model = NULL;
-	if (mem_min > 0)
-		h->memory_gb = (int)((mem_min + 512) / 1024);
-	if (h->model && h->memory_gb <= 0)
+	/* A known model is sold by its nominal memory, as the cloud
+	 * catalogs are: an H100 80GB reports 81,079 MiB (79 GiB) usable,
+	 * and a pool asking memory_gb: 80 must still take it.  The
+	 * measured size decides only for a GPU the table does not know. */
+	if (h->model)
 		h->memory_gb = h->model->memory_gb;
+	else if (mem_min > 0)
+		h->memory_gb = (int)((mem_min + 512) / 1024);
 	if (derr) {
 		failf(h, "%s", derr);
 	} else if (exit_code == 3 ||

@@ -118,6 +118,8 @@ static void rm_rf(const char *dir)
 static char *src_path(const char *rel)
 {
 	const char *src = getenv("GB_SRC");
+	if (rel[0] == '/')
+		return xasprintf("%s", rel);
 	return xasprintf("%s/%s", src && *src ? src : ".", rel);
 }
 
@@ -830,6 +832,43 @@ static const char offers_inv[] =
 	"  - {name: d2, site: s2, transport: local, price_per_gpu_hour: 3}\n"
 	"  - {name: r1, site: s2, transport: local, shape: dgx, capacity: "
 	"reserved, gpus: {model: H100, count: 8}, price_per_gpu_hour: 1}\n";
+
+/* A real H100 80GB (../shared/data/probe-h100-80gb-real.json, the
+ * report of gpuprobe on real hardware): 81,079 MiB usable, offered by
+ * the model's nominal 80 GB like a cloud's H100, so memory_gb: 80 takes
+ * it; the measured figures come through. */
+static void test_real_h100_nominal_memory(void **state)
+{
+	const char *shared = getenv("GB_SHARED");
+	char *real;
+	env E;
+	offers os;
+	const offer *o;
+	(void)state;
+	if (!shared || !*shared) {
+		print_message("skipped: GB_SHARED is not set (../shared holds "
+		              "the real H100 probe report this test reads)\n");
+		skip();
+	}
+	real = xasprintf("%s/data/probe-h100-80gb-real.json", shared);
+	if (access(real, R_OK) != 0) {
+		print_message("skipped: %s is missing\n", real);
+		free(real);
+		skip();
+	}
+	env_open(&E, offers_inv, NULL);
+	put_probe(&E, "d1", real, 0, 60);
+	list_offers(&E, &os);
+	o = find_offer(&os, "s2", "1xH100", GB_CAPACITY_ON_DEMAND);
+	assert_non_null(o);
+	assert_string_equal(o->model, "H100");
+	assert_int_equal(o->mem, 80);
+	assert_true(fabs(bnum(o, "bf16_tflops") - 787.04) < 1e-9);
+	assert_true(fabs(bnum(o, "d2d_gbps") - 2996.47) < 1e-9);
+	offers_free(&os);
+	env_close(&E);
+	free(real);
+}
 
 static void test_offers_from_probes(void **state)
 {
@@ -1843,6 +1882,7 @@ int main(void)
 		cmocka_unit_test(test_init_reports_inventory_errors),
 		cmocka_unit_test(test_no_inventory),
 		cmocka_unit_test(test_offers_from_probes),
+		cmocka_unit_test(test_real_h100_nominal_memory),
 		cmocka_unit_test(test_lease_atomicity),
 		cmocka_unit_test(test_create_idempotent_describe_terminate),
 		cmocka_unit_test(test_create_failures_release),
