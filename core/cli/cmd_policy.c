@@ -177,6 +177,8 @@ const gb_cmd gb_cmd_policy = {
 	"         idle_timeout labels{} policies{}\n"
 	"         team{name,max_gpus,max_price_per_hour,monthly_budget}\n"
 	"         (limits and data_region are nil when not set)\n"
+	"  Reading a field offer or req does not have (offer.gpu_modle) is\n"
+	"  an error naming it, with the nearest field.\n"
 	"  gb.region(name[, cloud]) or gb.region(offer) -> {cloud name display\n"
 	"         country jurisdiction lat lon tags{} carbon carbon_source}|nil\n"
 	"  gb.distance_km(a, b) (region names or {lat=, lon=}), gb.has_tag(x,\n"

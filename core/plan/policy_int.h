@@ -158,6 +158,18 @@ void gb_obj_push_req(lua_State *L, const gb_pool_spec *spec,
                      const gb_team_cfg *team);
 /* "aws/us-east-1/p5.48xlarge/spot" into buf. */
 void gb_obj_offer_label(const gb_coffer *o, char *buf, size_t cap);
+/* Raises the error for reading field k that obj ("offer", "req") does
+ * not have: the name, the nearest of names[0..n) and the list.  Does not
+ * return. */
+int gb_obj_unknown_field(lua_State *L, const char *obj, const char *k,
+                         const char *const *names, size_t n);
+/* Makes the read-only proxy at the top of the stack strict: a field in
+ * names[0..n) (static storage) it lacks reads as nil, any other name is
+ * gb_obj_unknown_field's error. */
+void gb_obj_strict(lua_State *L, const char *what, const char *const *names,
+                   size_t n);
+#define GB_REQ_FIELDS 18
+extern const char *const gb_req_field_names[GB_REQ_FIELDS];
 
 /* ---- policy.c */
 

@@ -237,6 +237,77 @@ static int push_field(lua_State *L, const gb_coffer *o, int f)
 	return 1;
 }
 
+/* Reading a field an object does not have is a mistake (a typo such as
+ * offer.gpu_modle would otherwise be nil, and the rule would silently
+ * refuse or accept everything): an error naming it, with the nearest
+ * field and the list. */
+int gb_obj_unknown_field(lua_State *L, const char *obj, const char *k,
+                         const char *const *names, size_t n)
+{
+	const char *list[64];
+	const char *near;
+	luaL_Buffer b;
+	if (n > GB_ARRAY_LEN(list) - 1)
+		n = GB_ARRAY_LEN(list) - 1;
+	for (size_t i = 0; i < n; i++)
+		list[i] = names[i];
+	list[n] = NULL;
+	near = gb_nearest(k, list);
+	luaL_buffinit(L, &b);
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			luaL_addstring(&b, ", ");
+		luaL_addstring(&b, list[i]);
+	}
+	luaL_pushresult(&b);
+	if (near)
+		return luaL_error(L, "%s has no field '%s'; did you mean '%s'? "
+		                  "(fields: %s)", obj, k, near,
+		                  lua_tostring(L, -1));
+	return luaL_error(L, "%s has no field '%s' (fields: %s)", obj, k,
+	                  lua_tostring(L, -1));
+}
+
+/* __index of a strict proxy: upvalues table, names, count, what. */
+static int strict_index(lua_State *L)
+{
+	const char *const *names = lua_touserdata(L, lua_upvalueindex(2));
+	size_t n = (size_t)lua_tointeger(L, lua_upvalueindex(3));
+	const char *k;
+	lua_pushvalue(L, 2);
+	if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL)
+		return 1;
+	if (lua_type(L, 2) != LUA_TSTRING)
+		return 1; /* nil */
+	k = lua_tostring(L, 2);
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(names[i], k) == 0)
+			return 1; /* a field this one leaves out: nil */
+	return gb_obj_unknown_field(L, lua_tostring(L, lua_upvalueindex(4)), k,
+	                            names, n);
+}
+
+void gb_obj_strict(lua_State *L, const char *what, const char *const *names,
+                   size_t n)
+{
+	luaL_checkstack(L, 6, "strict proxy");
+	if (!lua_getmetatable(L, -1))
+		return;
+	lua_getfield(L, -1, "__index"); /* the proxied table */
+	lua_pushlightuserdata(L, (void *)(uintptr_t)names);
+	lua_pushinteger(L, (lua_Integer)n);
+	lua_pushstring(L, what);
+	lua_pushcclosure(L, strict_index, 4);
+	lua_setfield(L, -2, "__index");
+	lua_pop(L, 1);
+}
+
+/* Every field a req may have (the optional ones may be nil). */
+const char *const gb_req_field_names[GB_REQ_FIELDS] = {
+	"name", "team", "purpose", "count", "min", "max", "gpu", "capacity",
+	"clouds", "regions", "colocate", "data_region", "compliance",
+	"max_price_per_hour", "ttl", "idle_timeout", "labels", "policies"};
+
 static int offer_index(lua_State *L)
 {
 	const gb_coffer *o = lua_touserdata(L, 1);
@@ -249,7 +320,8 @@ static int offer_index(lua_State *L)
 	for (int i = 0; i < GB_OF_COUNT; i++)
 		if (fields[i] == k)
 			return push_field(L, o, i);
-	return 0;
+	return gb_obj_unknown_field(L, "offer", k, gb_offer_field_names,
+	                            GB_OF_COUNT);
 }
 
 static int offer_newindex(lua_State *L)
@@ -659,4 +731,5 @@ void gb_obj_push_req(lua_State *L, const gb_pool_spec *s,
 	lua_setfield(L, -2, "labels");
 
 	gb_sb_readonly(L, "req");
+	gb_obj_strict(L, "req", gb_req_field_names, GB_REQ_FIELDS);
 }

@@ -167,6 +167,12 @@ static int l_readonly(lua_State *L)
 	lua_settop(L, 2);
 	lua_pushvalue(L, 1);
 	gb_sb_readonly_deep(L, what);
+	/* test objects read like real ones: a field they cannot have is
+	 * an error */
+	if (strcmp(what, "offer") == 0)
+		gb_obj_strict(L, "offer", gb_offer_field_names, GB_OF_COUNT);
+	else if (strcmp(what, "req") == 0)
+		gb_obj_strict(L, "req", gb_req_field_names, GB_REQ_FIELDS);
 	return 1;
 }
 

@@ -157,6 +157,49 @@ run policy check "$tmp/p/binary.lua"
 [ "$rc" = 1 ] && contains "$err" "attempt to load a binary chunk" ||
 	fail "check binary chunk: rc=$rc $err"
 
+# a typo in an offer field is an error naming it, not a silent nil that
+# refuses (or accepts) every offer
+mkdir "$tmp/typo"
+cat >"$tmp/typo/typo.lua" <<'EOF'
+return { filter = function(req, offer)
+	return offer.gpu_modle == "H100", "not an H100"
+end }
+EOF
+cat >"$tmp/typo/typo_test.lua" <<'EOF'
+local p = load_policy("typo")
+function test_h100()
+	assert_true(p.filter(request{}, offer{ gpu_model = "H100" }))
+end
+-- the README's old advice: req.placement.data.region (it is req.data_region)
+function test_req_placement()
+	assert_error(function() return request{}.placement.data.region end,
+	             "req has no field 'placement'")
+	assert_eq(request{}.data_region, nil) -- a field req may leave out
+end
+EOF
+run policy test "$tmp/typo"
+if [ "$rc" = 1 ] && contains "$out" "offer has no field 'gpu_modle'; did you mean 'gpu_model'?" &&
+	contains "$out" "PASS  typo_test.lua  test_req_placement" && ! crashed; then
+	ok "reading an offer field that does not exist fails, naming it with a did-you-mean"
+else
+	fail "offer field typo: rc=$rc out=$out err=$err"
+fi
+
+cat >"$tmp/typo/pool.yaml" <<EOF
+pool:
+  name: typo
+  gpu: {model: H100, count: 8}
+  placement: {clouds: [aws]}
+  policy: [$tmp/typo/typo.lua]
+EOF
+XDG_STATE_HOME=$tmp/state run plan -f "$tmp/typo/pool.yaml"
+if [ "$rc" = 1 ] && contains "$err" "policy 'typo': filter:" &&
+	contains "$err" "offer has no field 'gpu_modle'; did you mean 'gpu_model'?" && ! crashed; then
+	ok "and plan stops with the same error instead of refusing every offer"
+else
+	fail "plan with an offer field typo: rc=$rc out=$out err=$err"
+fi
+
 run policy check
 [ "$rc" = 2 ] || fail "check without FILE should be a usage error: rc=$rc"
 run policy frobnicate
