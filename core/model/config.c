@@ -502,6 +502,34 @@ static void dec_team(gb_ydec *c, const gb_ynode *n, const char *path,
 	cfg->teams[cfg->nteams++] = tm;
 }
 
+/* With teams: given, a token's team must be one of them: a team missing
+ * there has no quota at all (gb_config_team() finds nothing), which is
+ * almost always a typo.  Without teams:, a token's team only scopes what
+ * it sees (core/daemon/api.c) and any name is fine. */
+static void check_token_teams(gb_ydec *c, const gb_ynode *toks,
+                              const gb_config *cfg)
+{
+	const char **names = gb_xcalloc(cfg->nteams + 1, sizeof(*names));
+	char kp[192], t[80];
+	for (size_t i = 0; i < cfg->nteams; i++)
+		names[i] = cfg->teams[i].name;
+	for (size_t i = 0; i < toks->n; i++) {
+		const gb_ynode *v = gb_ymap_get(toks->items[i], "team");
+		const char *near;
+		if (!v || v->kind != GB_Y_SCALAR || v->invalid ||
+		    gb_config_team(cfg, v->str))
+			continue;
+		snprintf(kp, sizeof(kp), "tokens[%zu].team", i);
+		near = gb_nearest(v->str, names);
+		ERR(c, v, kp, "team \"%s\" is not listed under teams:%s%s%s; "
+		    "add it there (- {name: %s}) or use a listed team",
+		    shown(v->str, t, sizeof(t)), near ? " (did you mean \"" : "",
+		    near ? near : "", near ? "\"?)" : "",
+		    shown(v->str, t, sizeof(t)));
+	}
+	free(names);
+}
+
 static void dec_reservation(gb_ydec *c, const gb_ynode *n, const char *path,
                             gb_config *cfg)
 {
@@ -826,6 +854,9 @@ static void dec_config(gb_ydec *c, const gb_ynode *root, gb_config *cfg)
 			snprintf(ip, sizeof(ip), "teams[%zu]", i);
 			dec_team(c, v->items[i], ip, cfg);
 		}
+	if (cfg->nteams && (v = gb_ymap_get(root, "tokens")) &&
+	    v->kind == GB_Y_SEQ)
+		check_token_teams(c, v, cfg);
 	if ((v = gb_ymap_get(root, "reservations")) &&
 	    list_of_maps(c, v, "reservations", "reservations"))
 		for (size_t i = 0; i < v->n; i++) {

@@ -416,6 +416,12 @@ static const bad_case bad_cases[] = {
 	/* a newline or escape in a directory would forge log lines */
 	{"policy_path_control", "policy_path: [\"/tmp\\n/etc\"]\n", 1, 14,
 	 "policy_path", "directory \"/tmp?/etc\" contains control characters"},
+	/* with teams: given, a token's team must be one of them */
+	{"token_team_unlisted",
+	 "tokens:\n  - {name: ci, sha256: " H1 ", role: operator, team: resaerch}\n"
+	 "teams:\n  - {name: research, max_gpus: 8}\n", 2, 112, "tokens[0].team",
+	 "team \"resaerch\" is not listed under teams: (did you mean "
+	 "\"research\"?); add it there"},
 };
 
 static void run_bad_case(void **state)
