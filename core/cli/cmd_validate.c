@@ -181,6 +181,16 @@ static void pool_summary(const gb_pool_spec *p, const char *file)
 	free(models);
 }
 
+/* The checks of a loaded broker config that look outside the file: the
+ * files it names (relative to the file, or to the working directory for
+ * stdin).  0 = fine, -1 with errors in d. */
+static int config_checks(gb_config *cfg, const char *path, gb_diags *d)
+{
+	if (strcmp(path, "-") != 0)
+		gb_config_resolve_paths(cfg, path);
+	return gb_config_check_files(cfg, d);
+}
+
 /* Validates one input; appends its JSON result to results.  0 = valid. */
 static int validate_one(gb_cli *cli, const char *path, enum kind want,
                         const gb_spec_opts *so, json_t *results)
@@ -239,6 +249,10 @@ static int validate_one(gb_cli *cli, const char *path, enum kind want,
 		} else {
 			gb_config cfg;
 			rc = gb_config_load_buf(name, buf, len, &cfg, &d);
+			if (rc == 0 && config_checks(&cfg, path, &d) != 0) {
+				gb_config_free(&cfg);
+				rc = -1;
+			}
 			if (rc == 0) {
 				if (cli->out == GB_OUT_TABLE)
 					printf("ok  %s: broker config %s (%zu "
@@ -327,8 +341,11 @@ const gb_cmd gb_cmd_validate = {
 	"drivers, tokens, ...) is a broker config; an on-prem inventory\n"
 	"(nodes:, sites:) is reported as skipped: the onprem driver checks\n"
 	"it when it loads.  With -c CONFIG, the clouds a spec names are\n"
-	"checked against the config's drivers.  Files may also be given\n"
-	"without -f.\n"
+	"checked against the config's drivers.  A broker config is also\n"
+	"checked for what its keys point at: onprem.inventory must be a\n"
+	"readable file (relative to the config's folder), and with teams:\n"
+	"given, every token's team must be listed there.  Files may also\n"
+	"be given without -f.\n"
 	"Exit status: 0 all valid, 1 any invalid, 2 usage.",
 	validate_flags,
 	run_validate,
