@@ -1,7 +1,8 @@
 #!/bin/sh
 # tests/integration/config_mistakes.sh -- `gpubroker validate` of broker
 # configs with the mistakes that load fine but break later (issue 19.5):
-# a missing on-prem inventory, a token of a team not under teams:.
+# a missing on-prem inventory, a token of a team not under teams:, a
+# reservation of an instance type its driver does not sell there.
 # Each must exit 1 with file:line:col, the key path and how to fix it;
 # the same configs without the mistake pass.
 set -u
@@ -61,5 +62,21 @@ sed -i '/^teams:/,$d' "$T/team.yaml"
 run validate -f "$T/team.yaml"
 [ "$rc" = 0 ] || fail "no teams: section: exit $rc: $err"
 echo "ok: no teams: section"
+
+echo "== a reservation of a type the driver does not sell there"
+cat >"$T/res.yaml" <<YAML
+broker_id: t
+drivers: [{name: aws}]
+reservations:
+  - {cloud: aws, region: us-east-1, instance_type: p5.48xlarge, count: 2}
+  - {cloud: aws, region: us-east-1, instance_type: p5.48xlage, count: 2}
+YAML
+run validate -f "$T/res.yaml"
+expect_err reservation "$T/res.yaml:5:52: error: reservations[1].instance_type: aws sells no \"p5.48xlage\" in us-east-1 (did you mean \"p5.48xlarge\"?); reserve a type it offers there"
+case "$err" in *"reservations[0]"*) fail "the sold type was refused: $err" ;; esac
+sed -i 's/p5.48xlage/p5.48xlarge/' "$T/res.yaml"
+run validate -f "$T/res.yaml"
+[ "$rc" = 0 ] || fail "reservation sold: exit $rc: $err"
+echo "ok: reservation sold"
 
 echo PASS
