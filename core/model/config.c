@@ -995,10 +995,14 @@ int gb_config_check_files(const gb_config *c, gb_diags *d)
 	if (!c->onprem_inventory)
 		return 0;
 	if ((f = fopen(c->onprem_inventory, "r"))) {
+		/* a folder opens too, and fails only when read */
+		e = fgetc(f) == EOF && ferror(f) ? errno : 0;
 		fclose(f);
-		return 0;
+		if (!e)
+			return 0;
+	} else {
+		e = errno;
 	}
-	e = errno;
 	gb_diag_add(d, c->file ? c->file : "<config>", c->inventory_line,
 	            c->inventory_col, "onprem.inventory",
 	            "cannot read the on-prem inventory %s: %s; create it "

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -541,6 +542,12 @@ static void test_inventory_checked(void **state)
 	assert_non_null(strstr(d.v[0].msg, "No such file"));
 	assert_non_null(strstr(d.v[0].msg, "create it"));
 	gb_diags_free(&d);
+	/* a folder by that name is no inventory either */
+	assert_int_equal(mkdir(inv, 0700), 0);
+	assert_int_equal(gb_config_check_files(&c, &d), -1);
+	assert_non_null(strstr(d.v[0].msg, "Is a directory"));
+	gb_diags_free(&d);
+	assert_int_equal(rmdir(inv), 0);
 	/* once the file is there, the same config passes */
 	f = fopen(inv, "w");
 	assert_non_null(f);
