@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "output.h"
+#include "runtime.h"
 #include "spec.h"
 #include "yamldoc.h"
 
@@ -181,6 +182,80 @@ static void pool_summary(const gb_pool_spec *p, const char *file)
 	free(models);
 }
 
+/* Each reservation must be of an instance type its cloud's driver sells
+ * in its region (the drivers' offers: shipped catalogs and stored
+ * prices; no cloud is contacted).  A cloud whose driver did not load or
+ * lists no offers is not judged.  0 = fine, -1 with errors in d. */
+static int check_reservations(const gb_config *cfg, gb_diags *d)
+{
+	gb_runtime rt;
+	size_t n;
+	const char **types;
+	int bad = 0;
+	if (!cfg->nreservations)
+		return 0;
+	gb_runtime_open(cfg, NULL, &rt, 1);
+	n = rt.cat ? gb_catalog_count(rt.cat) : 0;
+	types = gb_xcalloc(n + 1, sizeof(*types));
+	for (size_t i = 0; i < cfg->nreservations; i++) {
+		const gb_reservation_cfg *r = &cfg->reservations[i];
+		const char *near, *elsewhere = NULL;
+		size_t nt = 0, ncloud = 0;
+		char kp[64];
+		int sold = 0;
+		if (!r->cloud || !r->region || !r->instance_type)
+			continue;
+		for (size_t j = 0; j < n && !sold; j++) {
+			const gb_coffer *o = gb_catalog_at(rt.cat, j);
+			if (strcmp(o->cloud, r->cloud) != 0)
+				continue;
+			ncloud++;
+			if (strcmp(o->instance_type, r->instance_type) == 0) {
+				if (strcmp(o->region, r->region) == 0)
+					sold = 1;
+				else if (!elsewhere)
+					elsewhere = o->region;
+			} else if (strcmp(o->region, r->region) == 0) {
+				types[nt++] = o->instance_type;
+				types[nt] = NULL;
+			}
+		}
+		if (sold || !ncloud)
+			continue;
+		near = nt ? gb_nearest(r->instance_type, types) : NULL;
+		snprintf(kp, sizeof(kp), "reservations[%zu].instance_type", i);
+		gb_diag_add(d, cfg->file, r->type_line, r->type_col, kp,
+		            "%s sells no \"%s\" in %s%s%s%s%s%s%s; reserve a "
+		            "type it offers there (gpubroker offers --cloud %s "
+		            "--region %s)",
+		            r->cloud, r->instance_type, r->region,
+		            near ? " (did you mean \"" : "", near ? near : "",
+		            near ? "\"?)" : "",
+		            elsewhere ? " (it is sold in " : "",
+		            elsewhere ? elsewhere : "", elsewhere ? ")" : "",
+		            r->cloud, r->region);
+		bad = 1;
+	}
+	free(types);
+	gb_runtime_free(&rt);
+	return bad ? -1 : 0;
+}
+
+/* The checks of a loaded broker config that look outside the file: the
+ * files it names (relative to the file, or to the working directory for
+ * stdin) and the reservations against the drivers' offers.  0 = fine,
+ * -1 with errors in d. */
+static int config_checks(gb_config *cfg, const char *path, gb_diags *d)
+{
+	int rc;
+	if (strcmp(path, "-") != 0)
+		gb_config_resolve_paths(cfg, path);
+	rc = gb_config_check_files(cfg, d);
+	if (check_reservations(cfg, d) != 0)
+		rc = -1;
+	return rc;
+}
+
 /* Validates one input; appends its JSON result to results.  0 = valid. */
 static int validate_one(gb_cli *cli, const char *path, enum kind want,
                         const gb_spec_opts *so, json_t *results)
@@ -239,6 +314,10 @@ static int validate_one(gb_cli *cli, const char *path, enum kind want,
 		} else {
 			gb_config cfg;
 			rc = gb_config_load_buf(name, buf, len, &cfg, &d);
+			if (rc == 0 && config_checks(&cfg, path, &d) != 0) {
+				gb_config_free(&cfg);
+				rc = -1;
+			}
 			if (rc == 0) {
 				if (cli->out == GB_OUT_TABLE)
 					printf("ok  %s: broker config %s (%zu "
@@ -327,8 +406,13 @@ const gb_cmd gb_cmd_validate = {
 	"drivers, tokens, ...) is a broker config; an on-prem inventory\n"
 	"(nodes:, sites:) is reported as skipped: the onprem driver checks\n"
 	"it when it loads.  With -c CONFIG, the clouds a spec names are\n"
-	"checked against the config's drivers.  Files may also be given\n"
-	"without -f.\n"
+	"checked against the config's drivers.  A broker config is also\n"
+	"checked for what its keys point at: onprem.inventory must be a\n"
+	"readable file (relative to the config's folder), and with teams:\n"
+	"given, every token's team must be listed there; each reservation\n"
+	"must be of an instance type its driver sells in its region (the\n"
+	"drivers are loaded for their offers; no cloud is contacted).\n"
+	"Files may also be given without -f.\n"
 	"Exit status: 0 all valid, 1 any invalid, 2 usage.",
 	validate_flags,
 	run_validate,

@@ -3,6 +3,8 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -502,6 +504,34 @@ static void dec_team(gb_ydec *c, const gb_ynode *n, const char *path,
 	cfg->teams[cfg->nteams++] = tm;
 }
 
+/* With teams: given, a token's team must be one of them: a team missing
+ * there has no quota at all (gb_config_team() finds nothing), which is
+ * almost always a typo.  Without teams:, a token's team only scopes what
+ * it sees (core/daemon/api.c) and any name is fine. */
+static void check_token_teams(gb_ydec *c, const gb_ynode *toks,
+                              const gb_config *cfg)
+{
+	const char **names = gb_xcalloc(cfg->nteams + 1, sizeof(*names));
+	char kp[192], t[80];
+	for (size_t i = 0; i < cfg->nteams; i++)
+		names[i] = cfg->teams[i].name;
+	for (size_t i = 0; i < toks->n; i++) {
+		const gb_ynode *v = gb_ymap_get(toks->items[i], "team");
+		const char *near;
+		if (!v || v->kind != GB_Y_SCALAR || v->invalid ||
+		    gb_config_team(cfg, v->str))
+			continue;
+		snprintf(kp, sizeof(kp), "tokens[%zu].team", i);
+		near = gb_nearest(v->str, names);
+		ERR(c, v, kp, "team \"%s\" is not listed under teams:%s%s%s; "
+		    "add it there (- {name: %s}) or use a listed team",
+		    shown(v->str, t, sizeof(t)), near ? " (did you mean \"" : "",
+		    near ? near : "", near ? "\"?)" : "",
+		    shown(v->str, t, sizeof(t)));
+	}
+	free(names);
+}
+
 static void dec_reservation(gb_ydec *c, const gb_ynode *n, const char *path,
                             gb_config *cfg)
 {
@@ -514,6 +544,8 @@ static void dec_reservation(gb_ydec *c, const gb_ynode *n, const char *path,
 	if (gb_ydec_map(c, n, path, reservation_keys) != 0 &&
 	    (!n || n->kind != GB_Y_MAP))
 		return;
+	r.line = n->line;
+	r.col = n->col;
 	snprintf(kp, sizeof(kp), "%s.cloud", path);
 	if (!(v = gb_ymap_get(n, "cloud"))) {
 		ERR(c, n, kp, "required key \"cloud\" is missing");
@@ -536,8 +568,11 @@ static void dec_reservation(gb_ydec *c, const gb_ynode *n, const char *path,
 	snprintf(kp, sizeof(kp), "%s.instance_type", path);
 	if (!(v = gb_ymap_get(n, "instance_type")))
 		ERR(c, n, kp, "required key \"instance_type\" is missing");
-	else
-		dec_text(c, v, kp, "the instance type", &r.instance_type);
+	else if (dec_text(c, v, kp, "the instance type",
+	                  &r.instance_type) == 0) {
+		r.type_line = v->line;
+		r.type_col = v->col;
+	}
 	snprintf(kp, sizeof(kp), "%s.count", path);
 	if (!(v = gb_ymap_get(n, "count")))
 		ERR(c, n, kp, "required key \"count\" is missing");
@@ -826,6 +861,9 @@ static void dec_config(gb_ydec *c, const gb_ynode *root, gb_config *cfg)
 			snprintf(ip, sizeof(ip), "teams[%zu]", i);
 			dec_team(c, v->items[i], ip, cfg);
 		}
+	if (cfg->nteams && (v = gb_ymap_get(root, "tokens")) &&
+	    v->kind == GB_Y_SEQ)
+		check_token_teams(c, v, cfg);
 	if ((v = gb_ymap_get(root, "reservations")) &&
 	    list_of_maps(c, v, "reservations", "reservations"))
 		for (size_t i = 0; i < v->n; i++) {
@@ -840,8 +878,11 @@ static void dec_config(gb_ydec *c, const gb_ynode *root, gb_config *cfg)
 			ERR(c, v, "onprem.inventory", "required key "
 			    "\"inventory\" is missing (path of the nodes file)");
 		else if (dec_text(c, inv, "onprem.inventory",
-		                  "the inventory path", &s) == 0)
+		                  "the inventory path", &s) == 0) {
 			set_str(&cfg->onprem_inventory, s);
+			cfg->inventory_line = inv->line;
+			cfg->inventory_col = inv->col;
+		}
 	}
 	if ((v = gb_ymap_get(root, "daemon")))
 		dec_daemon(c, v, cfg);
@@ -861,7 +902,7 @@ static void resolve(const char *dir, char **p)
 	*p = abs;
 }
 
-static void resolve_paths(const char *file, gb_config *c)
+void gb_config_resolve_paths(gb_config *c, const char *file)
 {
 	const char *slash = strrchr(file, '/');
 	char *dir = slash ? gb_xstrndup(file, (size_t)(slash - file))
@@ -943,8 +984,32 @@ int gb_config_load(const char *path, gb_config *out, gb_diags *d)
 	gb_yaml_load_file(path, &yo, &docs, d);
 	if (finish(path, &docs, out, d, d0, s0) != 0)
 		return -1;
-	resolve_paths(path, out);
+	gb_config_resolve_paths(out, path);
 	return 0;
+}
+
+int gb_config_check_files(const gb_config *c, gb_diags *d)
+{
+	FILE *f;
+	int e;
+	if (!c->onprem_inventory)
+		return 0;
+	if ((f = fopen(c->onprem_inventory, "r"))) {
+		/* a folder opens too, and fails only when read */
+		e = fgetc(f) == EOF && ferror(f) ? errno : 0;
+		fclose(f);
+		if (!e)
+			return 0;
+	} else {
+		e = errno;
+	}
+	gb_diag_add(d, c->file ? c->file : "<config>", c->inventory_line,
+	            c->inventory_col, "onprem.inventory",
+	            "cannot read the on-prem inventory %s: %s; create it "
+	            "(schema: drivers/onprem/README.md) or fix the path "
+	            "(a relative path is relative to the config file)",
+	            c->onprem_inventory, strerror(e));
+	return -1;
 }
 
 int gb_config_state_is_url(const char *state)

@@ -72,6 +72,8 @@ typedef struct gb_reservation_cfg {
 	char *instance_type;
 	int count;
 	double price_per_hour;
+	int line, col;           /* the entry's position in the file */
+	int type_line, type_col; /* instance_type's (0 = unknown) */
 } gb_reservation_cfg;
 
 typedef struct gb_config {
@@ -94,6 +96,8 @@ typedef struct gb_config {
 	gb_reservation_cfg *reservations;
 	size_t nreservations;
 	char *onprem_inventory;
+	int inventory_line, inventory_col; /* where onprem.inventory was
+	                                      written; 0 = not from a file */
 	int64_t reconcile_period_s;
 	int64_t failover_cooldown_s;
 	int workers;               /* cloud calls one engine operation makes
@@ -124,6 +128,14 @@ typedef struct gb_config {
 int gb_config_load(const char *path, gb_config *out, gb_diags *d);
 int gb_config_load_buf(const char *name, const char *buf, size_t len,
                        gb_config *out, gb_diags *d);
+/* Take the relative paths in c (state, tls, onprem.inventory,
+ * policy_path, driver paths) relative to file's directory, as
+ * gb_config_load does; for a config loaded with gb_config_load_buf. */
+void gb_config_resolve_paths(gb_config *c, const char *file);
+/* What loading does not check because it touches the filesystem: the
+ * files the config names exist and can be read (onprem.inventory).
+ * Errors go into d at the key's file:line:col; 0 ok, -1 errors. */
+int gb_config_check_files(const gb_config *c, gb_diags *d);
 /* Defaults (state under XDG_STATE_HOME, the installed drivers...). */
 void gb_config_defaults(gb_config *c);
 void gb_config_free(gb_config *c);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -416,6 +417,12 @@ static const bad_case bad_cases[] = {
 	/* a newline or escape in a directory would forge log lines */
 	{"policy_path_control", "policy_path: [\"/tmp\\n/etc\"]\n", 1, 14,
 	 "policy_path", "directory \"/tmp?/etc\" contains control characters"},
+	/* with teams: given, a token's team must be one of them */
+	{"token_team_unlisted",
+	 "tokens:\n  - {name: ci, sha256: " H1 ", role: operator, team: resaerch}\n"
+	 "teams:\n  - {name: research, max_gpus: 8}\n", 2, 112, "tokens[0].team",
+	 "team \"resaerch\" is not listed under teams: (did you mean "
+	 "\"research\"?); add it there"},
 };
 
 static void run_bad_case(void **state)
@@ -507,6 +514,57 @@ static void test_relative_paths(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* onprem.inventory must name a readable file: checked (by validate) at
+ * the key's position, relative to the config's folder */
+static void test_inventory_checked(void **state)
+{
+	char dir[] = "/tmp/gb-cfg-XXXXXX", path[128], inv[160];
+	FILE *f;
+	gb_config c;
+	gb_diags d = GB_DIAGS_INIT;
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/broker.yaml", dir);
+	snprintf(inv, sizeof(inv), "%s/nodes.yaml", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("broker_id: b\nonprem:\n  inventory: nodes.yaml\n", f);
+	fclose(f);
+	assert_int_equal(gb_config_load(path, &c, &d), 0);
+	assert_int_equal(gb_config_check_files(&c, &d), -1);
+	assert_int_equal(d.n, 1);
+	assert_string_equal(d.v[0].file, path);
+	assert_int_equal(d.v[0].line, 3);
+	assert_int_equal(d.v[0].col, 14);
+	assert_string_equal(d.v[0].path, "onprem.inventory");
+	assert_non_null(strstr(d.v[0].msg, "cannot read the on-prem inventory"));
+	assert_non_null(strstr(d.v[0].msg, inv));
+	assert_non_null(strstr(d.v[0].msg, "No such file"));
+	assert_non_null(strstr(d.v[0].msg, "create it"));
+	gb_diags_free(&d);
+	/* a folder by that name is no inventory either */
+	assert_int_equal(mkdir(inv, 0700), 0);
+	assert_int_equal(gb_config_check_files(&c, &d), -1);
+	assert_non_null(strstr(d.v[0].msg, "Is a directory"));
+	gb_diags_free(&d);
+	assert_int_equal(rmdir(inv), 0);
+	/* once the file is there, the same config passes */
+	f = fopen(inv, "w");
+	assert_non_null(f);
+	fputs("nodes: []\n", f);
+	fclose(f);
+	assert_int_equal(gb_config_check_files(&c, &d), 0);
+	assert_int_equal(d.n, 0);
+	gb_config_free(&c);
+	/* no inventory: nothing to check */
+	gb_config_defaults(&c);
+	assert_int_equal(gb_config_check_files(&c, &d), 0);
+	gb_config_free(&c);
+	unlink(inv);
+	unlink(path);
+	rmdir(dir);
+}
+
 static void test_missing_file(void **state)
 {
 	gb_config c;
@@ -534,6 +592,7 @@ int main(void)
 		cmocka_unit_test(test_too_large),
 		cmocka_unit_test(test_relative_paths),
 		cmocka_unit_test(test_missing_file),
+		cmocka_unit_test(test_inventory_checked),
 	};
 	size_t nbad = GB_ARRAY_LEN(bad_cases);
 	size_t n = nbad + GB_ARRAY_LEN(fixed);
