@@ -99,13 +99,33 @@ static void info_copy(gb_region_info *dst, const gb_region_info *src)
 /* Registered sites live until exit: lookups hand out borrowed pointers, so
  * an entry is never freed; a re-registration overwrites in place (the old
  * strings are leaked deliberately, bounded by the number of reloads). */
+static int str_same(const char *kept, const char *given, const char *dflt)
+{
+	return strcmp(kept, given ? given : dflt) == 0;
+}
+
+/* Is r what e already holds (info_copy's defaults applied)? */
+static int info_same(const gb_region_info *e, const gb_region_info *r)
+{
+	return str_same(e->display, r->display, r->name) &&
+	       str_same(e->country, r->country, "") &&
+	       str_same(e->jurisdiction, r->jurisdiction, "") &&
+	       str_same(e->tags, r->tags, "") &&
+	       str_same(e->carbon_source, r->carbon_source, "") &&
+	       e->lat == r->lat && e->lon == r->lon &&
+	       e->carbon_g_per_kwh == r->carbon_g_per_kwh;
+}
+
 void gb_region_register(const gb_region_info *r)
 {
 	pthread_rwlock_wrlock(&extra_lock);
 	for (size_t i = 0; i < nextra; i++) {
 		if (strcmp(extra[i].cloud, r->cloud) == 0 &&
 		    strcmp(extra[i].name, r->name) == 0) {
-			info_copy(&extra[i], r);
+			/* the same facts again (a runtime opened twice in one
+			 * process): nothing to replace, nothing leaked */
+			if (!info_same(&extra[i], r))
+				info_copy(&extra[i], r);
 			pthread_rwlock_unlock(&extra_lock);
 			return;
 		}
