@@ -463,6 +463,7 @@ int gb_engine_destroy(gb_engine *e, const char *pool, const char *reason,
 		snprintf(res->message, sizeof(res->message),
 		         rc == 1 ? "no pool named %s (see 'gpubroker status')" : "%s",
 		         rc == 1 ? pool : gb_store_errmsg(e->o.store));
+		res->not_found = rc == 1;
 		gb_engine__unlock_pool(e, pool);
 		return -1;
 	}
