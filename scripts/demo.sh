@@ -35,7 +35,12 @@ trap cleanup EXIT INT TERM
 step=0
 say() {
 	step=$((step + 1))
-	printf '\n\033[1m== %d. %s\033[0m\n' "$step" "$*"
+	# bold only on a terminal, and not under NO_COLOR (make run | tee)
+	if [ -t 1 ] && [ -z "${NO_COLOR:-}" ] && [ "${TERM:-}" != dumb ]; then
+		printf '\n\033[1m== %d. %s\033[0m\n' "$step" "$*"
+	else
+		printf '\n== %d. %s\n' "$step" "$*"
+	fi
 }
 fail() {
 	echo "demo: FAILED: $*" >&2

@@ -166,3 +166,18 @@ int gb_parse_time(const char *s, int64_t *unix_s)
 	*unix_s = (int64_t)timegm(&tm);
 	return 0;
 }
+
+const char *gb_format_real(double d, char *buf, size_t cap)
+{
+	for (int digits = 15; digits <= 17; digits++) {
+		snprintf(buf, cap, "%.*g", digits, d);
+		if (digits == 17 || strtod(buf, NULL) == d)
+			break;
+	}
+	return buf;
+}
+
+const char *gb_plural(long long n)
+{
+	return n == 1 || n == -1 ? "" : "s";
+}

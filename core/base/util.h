@@ -117,6 +117,16 @@ const char *gb_format_duration(int64_t secs, char *buf, size_t cap);
 /* Strict integer / number parsing of a whole string.  0 ok, -1 bad. */
 int gb_parse_int64(const char *s, int64_t *out);
 int gb_parse_double(const char *s, double *out);
+/* A number as people write it: the shortest of %.15g, %.16g, %.17g that
+ * reads back as d (0.7, not 0.69999999999999996).  Writes into buf
+ * (>= 32 bytes) and returns it. */
+/* "s" unless n is 1 or -1: "%d instance%s", n, gb_plural(n). */
+const char *gb_plural(long long n);
+const char *gb_format_real(double d, char *buf, size_t cap);
+/* Significant digits of reals in JSON that people or other programs read
+ * (API responses, event lines): JSON_REAL_PRECISION(GB_JSON_DIGITS), so
+ * that 0.1 * 7 prints 0.7 and not jansson's default 0.70000000000000007. */
+#define GB_JSON_DIGITS 15
 
 /* Clocks. */
 int64_t gb_now_ms(void);  /* wall clock, unix ms */

@@ -36,8 +36,9 @@ typedef struct gb_backend_ops {
 	int (*wait)(gb_backend *b, const char *pool, int64_t timeout_s,
 	            char *err, size_t cap, json_t **out);
 	/* Terminates every instance and waits (at most timeout_s, 0 = the
-	 * default) until the clouds confirm.  0, or -1 after printing why.
-	 * *out: the pool afterwards (may be NULL). */
+	 * default) until the clouds confirm.  0, or -1 after printing why,
+	 * or 1 when there is no such pool (printed unless
+	 * cli->quiet_not_found).  *out: the pool afterwards (may be NULL). */
 	int (*destroy)(gb_backend *b, const char *pool, int64_t timeout_s,
 	               json_t **out);
 	/* 0, or -1 after printing why; *out: the pool afterwards (may be

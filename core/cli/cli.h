@@ -48,6 +48,10 @@ typedef struct gb_cli {
 	/* the loaded config (gb_cli_config) */
 	gb_config cfg;
 	int cfg_loaded;
+	/* set by a command that takes a missing pool calmly (destroy
+	 * --ignore-not-found): "no pool named X" (a daemon's HTTP 404) is
+	 * not printed; the backend op returns 1 instead */
+	int quiet_not_found;
 } gb_cli;
 
 typedef struct gb_cmd {

@@ -200,8 +200,9 @@ static int run_offers(gb_cli *cli)
 		}
 		recs = local_records(cli, &rt, gpu, cap);
 		if (!json_array_size(recs) && cli->out == GB_OUT_TABLE)
-			gb_cli_info(cli, "no offers match (%zu offers loaded)",
-			            gb_catalog_count(rt.cat));
+			gb_cli_info(cli, "no offers match (%zu offer%s loaded)",
+			            gb_catalog_count(rt.cat),
+			            gb_plural((long long)gb_catalog_count(rt.cat)));
 		gb_runtime_free(&rt);
 	}
 	out = gb_offers_view(recs, o_zones, (size_t)limit);

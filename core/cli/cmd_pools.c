@@ -7,7 +7,7 @@
 #include "output.h"
 #include "pool_output.h"
 
-static int d_yes;
+static int d_yes, d_ignore_not_found;
 static const char *d_timeout;
 
 static const gb_flag *destroy_flags(void)
@@ -17,6 +17,9 @@ static const gb_flag *destroy_flags(void)
 		 "terminal)", NULL, &d_yes, NULL},
 		{"timeout", 0, "DURATION", "wait at most this long for the cloud "
 		 "to confirm (default 10m)", &d_timeout, NULL, NULL},
+		{"ignore-not-found", 0, NULL, "a pool that does not exist is "
+		 "not an error: say so and exit 0 (for scripts and CI clean-up)",
+		 NULL, &d_ignore_not_found, NULL},
 		{NULL, 0, NULL, NULL, NULL, NULL, NULL},
 	};
 	return f;
@@ -53,7 +56,13 @@ static int run_destroy(gb_cli *cli)
 	if ((rc = gb_backend_open(cli, GB_BACKEND_PROGRESS | GB_BACKEND_SIGNALS,
 	                          &b)))
 		return rc;
+	cli->quiet_not_found = d_ignore_not_found;
 	rc = b->ops->destroy(b, pool, timeout, &p);
+	if (rc == 1 && d_ignore_not_found) {
+		gb_cli_info(cli, "no pool named %s; nothing to destroy", pool);
+		gb_backend_close(b);
+		return GB_EXIT_OK;
+	}
 	if (rc == 0 && cli->out != GB_OUT_TABLE) {
 		json_t *a = json_array();
 		json_array_append(a, p);
@@ -69,10 +78,11 @@ static int run_destroy(gb_cli *cli)
 
 const gb_cmd gb_cmd_destroy = {
 	"destroy", "terminate a pool's instances and forget the pool",
-	"NAME [--auto-approve] [--timeout DURATION]",
+	"NAME [--auto-approve] [--timeout DURATION] [--ignore-not-found]",
 	"Journals, terminates every instance, and waits until each cloud\n"
 	"confirms (describe says terminated, or the instance is gone) before\n"
-	"marking it terminated.  Safe to re-run after any crash.",
+	"marking it terminated.  Safe to re-run after any crash.  A pool that\n"
+	"does not exist fails (exit 1) unless --ignore-not-found is given.",
 	destroy_flags, run_destroy,
 };
 

@@ -11,7 +11,9 @@ void gb_print_events(const gb_cli *cli, json_t *events, int follow)
 	json_t *e;
 	if (cli->out == GB_OUT_JSON && follow) {
 		json_array_foreach(events, i, e) {
-			char *s = json_dumps(e, JSON_COMPACT);
+			char *s = json_dumps(
+			    e, JSON_COMPACT |
+			           JSON_REAL_PRECISION(GB_JSON_DIGITS));
 			if (s)
 				puts(s);
 			free(s);

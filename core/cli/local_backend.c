@@ -104,6 +104,13 @@ static int local_destroy(gb_backend *b, const char *pool, int64_t timeout_s,
 		l->s.eng = gb_engine_new(&eo);
 	}
 	rc = gb_engine_destroy(l->s.eng, pool, "user", &res);
+	if (rc != 0 && res.not_found) {
+		if (!b->cli->quiet_not_found)
+			gb_cli_err(b->cli, "%s", res.message);
+		progress_done(l);
+		gb_engine_result_free(&res);
+		return 1;
+	}
 	return finish(l, rc, &res, out);
 }
 

@@ -50,6 +50,13 @@ static char *cell_text(json_t *v, const char *key)
 			return gb_xasprintf(d != 0 && d < 1 && d > -1 ? "%.4f" : "%.2f",
 			                    d);
 		}
+		if (strstr(key, "hours")) {
+			/* 0.008 (29 s) or 2.50: never 0.00797083 */
+			double d = json_real_value(v);
+			return gb_xasprintf(d != 0 && d < 0.1 && d > -0.1 ? "%.3f"
+			                                                  : "%.2f",
+			                    d);
+		}
 		if (strcmp(key, "score") == 0)
 			return gb_xasprintf("%.3f", json_real_value(v));
 		return gb_xasprintf("%g", json_real_value(v));

@@ -38,7 +38,8 @@ void gb_print_diff(FILE *f, json_t *diff)
 	}
 	nk = json_array_size(json_object_get(diff, "keep"));
 	if (nk)
-		fprintf(f, "  = keep    %zu instances\n", nk);
+		fprintf(f, "  = keep    %zu instance%s\n", nk,
+		        gb_plural((long long)nk));
 	if (json_object_get(diff, "error"))
 		fprintf(f, "  ! %s\n",
 		        json_string_value(json_object_get(diff, "error")));

@@ -8,11 +8,21 @@
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 
+/* The live line redraws itself with escape codes (CR, erase line): only
+ * on a terminal that understands them, and not when the user asked for
+ * plain output (NO_COLOR, https://no-color.org: set and not empty). */
+static int escapes_ok(void)
+{
+	const char *nc = getenv("NO_COLOR"), *term = getenv("TERM");
+	return isatty(STDERR_FILENO) && !getenv("GB_NO_TTY") &&
+	       !(nc && *nc) && !(term && strcmp(term, "dumb") == 0);
+}
+
 void gb_progress_init(gb_progress *p, const gb_cli *cli)
 {
 	memset(p, 0, sizeof(*p));
 	p->cli = cli;
-	p->tty = isatty(STDERR_FILENO) && !getenv("GB_NO_TTY");
+	p->tty = escapes_ok();
 }
 
 static void status_line(gb_progress *p)

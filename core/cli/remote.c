@@ -81,7 +81,11 @@ int gb_remote_call(const gb_cli *cli, const char *method, const char *path,
 			goto out;
 		}
 	}
-	if (code < 200 || code >= 300) {
+	if (code == 404 && cli->quiet_not_found) {
+		json_decref(*out);
+		*out = NULL;
+		rc = GB_EXIT_FAIL;
+	} else if (code < 200 || code >= 300) {
 		json_t *e = json_object_get(*out, "error");
 		const char *msg = json_string_value(json_object_get(e, "message"));
 		gb_cli_err(cli, "%s (HTTP %ld)", msg ? msg : "request failed", code);

@@ -94,7 +94,12 @@ static int remote_destroy(gb_backend *b, const char *pool, int64_t timeout_s,
 {
 	char *path = pool_path(pool, "");
 	int64_t deadline = gb_mono_ms() + (timeout_s > 0 ? timeout_s : 600) * 1000;
-	int rc = gb_remote_call(b->cli, "DELETE", path, NULL, NULL, res);
+	long status = 0;
+	int rc = gb_remote_call(b->cli, "DELETE", path, NULL, &status, res);
+	if (rc && status == 404) {
+		free(path);
+		return 1;
+	}
 	while (rc == 0) {
 		const char *st = json_string_value(json_object_get(*res, "state"));
 		if (st && strcmp(st, "destroyed") == 0)

@@ -201,7 +201,8 @@ static enum MHD_Result send_response(gb_api_req *r)
 		body = r->text;
 		r->text = NULL;
 	} else {
-		body = r->resp ? json_dumps(r->resp, JSON_COMPACT) : gb_xstrdup("{}");
+		body = r->resp ? json_dumps(r->resp, JSON_COMPACT |
+		                                    JSON_REAL_PRECISION(GB_JSON_DIGITS)) : gb_xstrdup("{}");
 		if (!body)
 			body = gb_xstrdup("{}");
 		r->content_type = "application/json";

@@ -87,7 +87,8 @@ static char *summary_text(json_t *p)
 	json_object_del(s, "instances");
 	json_object_del(s, "age_s");
 	json_object_del(s, "ttl_left_s");
-	if (!(t = json_dumps(s, JSON_COMPACT)))
+	if (!(t = json_dumps(s, JSON_COMPACT |
+	                           JSON_REAL_PRECISION(GB_JSON_DIGITS))))
 		abort(); /* out of memory */
 	json_decref(s);
 	t[strlen(t) - 1] = '\0';

@@ -256,8 +256,9 @@ static void reload_offers_if_moved(gb_daemon *d)
 	}
 	pthread_rwlock_unlock(&d->cfg_lock);
 	gb_log(GB_LOG_INFO, "daemon", "prices were refreshed in the state "
-	       "store: the catalog is reloaded (%zu offers)",
-	       gb_catalog_count(d->app.rt.cat));
+	       "store: the catalog is reloaded (%zu offer%s)",
+	       gb_catalog_count(d->app.rt.cat),
+	       gb_plural((long long)gb_catalog_count(d->app.rt.cat)));
 }
 
 static void *recon_main(void *arg)
@@ -440,9 +441,15 @@ int gb_daemon_serve(const gb_daemon_opts *o, char *err, size_t cap)
 		         d.tls ? "https" : "http", d.port);
 		o->listening(o->listening_ud, url);
 	}
-	gb_log(GB_LOG_INFO, "daemon", "serving on %s port %d (%s), state %s",
-	       cfg->listen ? cfg->listen : "127.0.0.1", d.port,
-	       d.tls ? "TLS" : "plain HTTP", gb_store_path(d.store));
+	{
+		/* listen is HOST:PORT (PORT may be 0: d.port is the real one) */
+		const char *l = cfg->listen ? cfg->listen : "";
+		const char *colon = strrchr(l, ':');
+		int hl = colon ? (int)(colon - l) : (int)strlen(l);
+		gb_log(GB_LOG_INFO, "daemon", "serving on %.*s:%d (%s), state %s",
+		       hl ? hl : 9, hl ? l : "127.0.0.1", d.port,
+		       d.tls ? "TLS" : "plain HTTP", gb_store_path(d.store));
+	}
 
 	for (;;) {
 		int sig = 0;

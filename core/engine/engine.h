@@ -116,6 +116,7 @@ typedef struct gb_engine_result {
 	                           says nothing can be placed before its
 	                           retry time (message repeats the note) */
 	int created, kept, destroyed, replaced;
+	int not_found;          /* failed: there is no such pool */
 	char message[1024];     /* on failure: what, why, how to fix */
 	json_t *pool;           /* gb_engine_pool_json of the pool */
 } gb_engine_result;

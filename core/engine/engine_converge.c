@@ -326,9 +326,9 @@ static int converge_locked(gb_engine *e, const gb_pool_row *row,
 			char msg2[1024];
 			gb_engine__event(e, row->name, NULL, "move",
 			                 "no room for %d more in %s%s%s; moving the "
-			                 "whole pool (%d instances)", need, rg,
+			                 "whole pool (%d instance%s)", need, rg,
 			                 zn && *zn ? "/" : "", zn ? zn : "",
-			                 row->desired);
+			                 row->desired, gb_plural(row->desired));
 			rc = gb_engine__place(e, spec, ep,
 			                      row->generation + 1000000,
 			                      row->desired, NULL, NULL, NULL, &moved,
@@ -492,8 +492,8 @@ static int submit_locked(gb_engine *e, const gb_pool_spec *spec,
 	else if (strcmp(old.spec_hash, spec->source_hash ? spec->source_hash
 	                                                 : "") != 0)
 		gb_engine__event(e, spec->name, NULL, "applied",
-		                 "spec changed; converging to %d instances",
-		                 spec->count);
+		                 "spec changed; converging to %d instance%s",
+		                 spec->count, gb_plural(spec->count));
 	if (existed)
 		gb_pool_row_free(&old);
 	if (gb_store_pool_get(e->o.store, spec->name, row) != 0) {

@@ -313,9 +313,10 @@ static void execute(gb_engine *e, const gb_pool_spec *spec,
 		                 gb_err_class_name(a->err.cls), a->err.code);
 	if (!ok && all_or_nothing && nrows > 0 && !a->unknown) {
 		gb_engine__event(e, spec->name, NULL, "rollback",
-		                 "only %zu of %d instances could be created in "
+		                 "only %zu of %d instance%s could be created in "
 		                 "%s%s%s; releasing them to keep the pool in one "
-		                 "place", nrows, cd->count, cd->region,
+		                 "place", nrows, cd->count, gb_plural(cd->count),
+		                 cd->region,
 		                 *cd->zone ? "/" : "", cd->zone);
 		gb_engine__terminate_rows(e, rows, nrows, "rollback");
 		a->created = 0;
@@ -577,10 +578,10 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 		if (e->o.stop && *e->o.stop) {
 			/* shutting down: a long walk (every zone of an atomic
 			 * cloud) must not hold the daemon's exit */
-			snprintf(msg, cap, "pool %s: placed %d of %d instances; "
+			snprintf(msg, cap, "pool %s: placed %d of %d instance%s; "
 			         "stopped (shutting down) before the other "
 			         "candidates were tried", spec->name, need - left,
-			         need);
+			         need, gb_plural(need));
 			goto out;
 		}
 		if ((cloud && strcmp(o->cloud, cloud) != 0) ||
@@ -672,12 +673,12 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 			 * elsewhere could leave the pool over size.  Its intent
 			 * stays open; the next converge replays it first. */
 			snprintf(msg, cap,
-			         "pool %s: placed %d of %d instances; the create in "
-			         "%s/%s ended %s%s%s after retries and its outcome "
-			         "is unknown, so nothing more is placed until it is "
-			         "replayed with its token (next apply, or the "
-			         "daemon's next reconcile)", spec->name, need - left,
-			         need, o->cloud, where(o),
+			         "pool %s: placed %d of %d instance%s; the create "
+			         "in %s/%s ended %s%s%s after retries and its "
+			         "outcome is unknown, so nothing more is placed "
+			         "until it is replayed with its token (next apply, "
+			         "or the daemon's next reconcile)", spec->name,
+			         need - left, need, gb_plural(need), o->cloud, where(o),
 			         gb_err_class_name(a.err.cls),
 			         a.err.code[0] ? " " : "", a.err.code);
 			goto out;
@@ -748,11 +749,12 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 			free(m);
 		} else {
 			snprintf(msg, cap,
-			         "pool %s: placed %d of %d instances; every candidate "
-			         "tried failed:%s\nCapacity and quota failures are "
-			         "retried after the cooldown (%llds); the daemon's "
-			         "reconciler keeps trying.",
-			         spec->name, need - left, need, gb_buf_str(&why),
+			         "pool %s: placed %d of %d instance%s; every "
+			         "candidate tried failed:%s\nCapacity and quota "
+			         "failures are retried after the cooldown (%llds); "
+			         "the daemon's reconciler keeps trying.",
+			         spec->name, need - left, need, gb_plural(need),
+			         gb_buf_str(&why),
 			         (long long)e->cooldown_s);
 		}
 	}

@@ -463,6 +463,7 @@ int gb_engine_destroy(gb_engine *e, const char *pool, const char *reason,
 		snprintf(res->message, sizeof(res->message),
 		         rc == 1 ? "no pool named %s (see 'gpubroker status')" : "%s",
 		         rc == 1 ? pool : gb_store_errmsg(e->o.store));
+		res->not_found = rc == 1;
 		gb_engine__unlock_pool(e, pool);
 		return -1;
 	}
@@ -523,11 +524,13 @@ int gb_engine_destroy(gb_engine *e, const char *pool, const char *reason,
 		gb_inst_list_free(rows, n);
 		if (gb_mono_ms() > deadline || (e->o.stop && *e->o.stop)) {
 			snprintf(res->message, sizeof(res->message),
-			         "pool %s: termination requested, but %zu instances "
-			         "are not yet confirmed terminated by their cloud; "
-			         "they stay in state 'terminating' (and in 'cost') "
+			         "pool %s: termination requested, but %zu instance%s "
+			         "%s not yet confirmed terminated by their cloud; "
+			         "%s in state 'terminating' (and in 'cost') "
 			         "until confirmed. Run 'gpubroker destroy %s' again "
-			         "or let the daemon finish.", pool, n, pool);
+			         "or let the daemon finish.", pool, n,
+			         gb_plural((long long)n), n == 1 ? "is" : "are",
+			         n == 1 ? "it stays" : "they stay", pool);
 			rc = -1;
 			break;
 		}

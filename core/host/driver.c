@@ -155,9 +155,20 @@ static void host_log(void *ctx, gb_log_level lvl, const char *fmt, ...)
 {
 	gb_drv *drv = ctx;
 	va_list ap;
+	char *msg;
+	const char *text;
+	size_t n = strlen(drv->name);
 	va_start(ap, fmt);
-	gb_logv(lvl, drv->name, fmt, ap);
+	msg = gb_xvasprintf(fmt, ap);
 	va_end(ap);
+	/* The log line names the driver already: a message that starts with
+	 * "NAME: " itself would read "aws: aws: ..." */
+	text = msg;
+	if (strncmp(text, drv->name, n) == 0 && text[n] == ':' &&
+	    text[n + 1] == ' ')
+		text += n + 2;
+	gb_log(lvl, drv->name, "%s", text);
+	free(msg);
 }
 
 static int host_http(void *ctx, const gb_http_req *req, gb_http_resp *resp,

@@ -1230,7 +1230,7 @@ static gb_ynode *json_to_node(jconv *jc, json_t *j, int depth)
 		         json_integer_value(j));
 		return jscalar(num, 0, 0);
 	case JSON_REAL:
-		snprintf(num, sizeof(num), "%.17g", json_real_value(j));
+		gb_format_real(json_real_value(j), num, sizeof(num));
 		return jscalar(num, 0, 0);
 	case JSON_TRUE:
 		return jscalar("true", 0, 0);

@@ -375,8 +375,9 @@ char *gb_plan_no_candidate_msg(const gb_plan *p)
 {
 	gb_buf b = GB_BUF_INIT;
 	int done[GB_REFUSE__COUNT] = {0};
-	gb_buf_printf(&b, "no offer qualifies for pool '%s' (%zu offers "
-	                  "considered)", p->spec->name, p->considered);
+	gb_buf_printf(&b, "no offer qualifies for pool '%s' (%zu offer%s "
+	                  "considered)", p->spec->name, p->considered,
+	              gb_plural((long long)p->considered));
 	if (!p->considered) {
 		gb_buf_puts(&b, ": no driver offered anything -- check "
 		                "'gpubroker drivers'");
