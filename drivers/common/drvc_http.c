@@ -279,3 +279,18 @@ int drvc_gone_ok(int rc, gb_error *err)
 	}
 	return rc;
 }
+
+gb_err_class drvc_status_class(long status)
+{
+	if (status >= 500 || status == 0)
+		return GB_ERR_TRANSIENT;
+	if (status == 429)
+		return GB_ERR_THROTTLED;
+	if (status == 401 || status == 403)
+		return GB_ERR_AUTH;
+	if (status == 404)
+		return GB_ERR_NOT_FOUND;
+	if (status == 409)
+		return GB_ERR_CONFLICT;
+	return GB_ERR_INVALID;
+}

@@ -71,6 +71,12 @@ int drvc_gone_ok(int rc, gb_error *err);
  * JSON or not an object.  Caller json_decref()s the result. */
 json_t *drvc_json_error_body(const gb_http_resp *r, size_t max);
 
+/* The class a bare HTTP status implies, for a classifier whose provider
+ * codes said nothing more specific: 0 (no answer) and 5xx TRANSIENT, 429
+ * THROTTLED, 401/403 AUTH, 404 NOT_FOUND, 409 CONFLICT, anything else
+ * INVALID.  Pure. */
+gb_err_class drvc_status_class(long status);
+
 /* Fills err for the failed answer r: class cls, r's HTTP status, code
  * `code` (NULL: ""), message "<prefix>: HTTP <status>[ <shown>][: <msg>]"
  * (prefix is fmt's output; shown and msg are left out when NULL or

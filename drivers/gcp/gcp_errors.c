@@ -49,15 +49,7 @@ gb_err_class gcp_code_class(const char *code, long status)
 		return GB_ERR_CAPACITY;
 	if (is_quota(code))
 		return GB_ERR_QUOTA;
-	if (status >= 500 || status == 0)
-		return GB_ERR_TRANSIENT;
-	if (status == 401 || status == 403)
-		return GB_ERR_AUTH;
-	if (status == 404)
-		return GB_ERR_NOT_FOUND;
-	if (status == 409)
-		return GB_ERR_CONFLICT;
-	return GB_ERR_INVALID;
+	return drvc_status_class(status);
 }
 
 void gcp_error_fields(const json_t *root, char *code, size_t codecap,

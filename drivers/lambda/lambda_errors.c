@@ -39,15 +39,9 @@ gb_err_class lambda_code_class(const char *code, long status)
 		return GB_ERR_CONFLICT;
 	if (strcmp(c, "global/invalid-parameters") == 0 && status < 500)
 		return GB_ERR_INVALID;
-	if (status >= 500 || status == 0 || strcmp(c, "global/unknown") == 0)
+	if (strcmp(c, "global/unknown") == 0)
 		return GB_ERR_TRANSIENT;
-	if (status == 401 || status == 403)
-		return GB_ERR_AUTH;
-	if (status == 404)
-		return GB_ERR_NOT_FOUND;
-	if (status == 409)
-		return GB_ERR_CONFLICT;
-	return GB_ERR_INVALID;
+	return drvc_status_class(status);
 }
 
 gb_err_class lambda_classify(void *ud, const gb_http_resp *r, gb_error *err)
