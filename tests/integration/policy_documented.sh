@@ -45,9 +45,11 @@ for f in less more; do
 done
 run help policy
 n=$(printf '%s\n' "$out" | grep -c '^  \(offer\|req\)\.')
-[ "$n" -ge 50 ] && has "$out" "offer.bench.bf16_tflops" && has "$out" "req.data_region" ||
+if [ "$n" -ge 50 ] && has "$out" "offer.bench.bf16_tflops" && has "$out" "req.data_region"; then
+	ok "help policy lists $n fields, bench's too"
+else
 	fail "help policy lists $n fields (bench and data_region among them?)"
-ok "help policy lists $n fields, bench's too"
+fi
 # The README's old hint led to req.placement.data.region (nil); the
 # table names the field
 grep -q '^| `req.data_region` | string | placement.data.region' "$GB_SRC/README.md" ||
@@ -210,9 +212,13 @@ run policy test "$T/s"
 	fail "sample_offers() in a test: rc=$rc $out $err"
 
 echo "== policy test says which folder it ran"
-has "$out" "ran 1 test in $T/s" && ok "with DIR: ran 1 test in $T/s" || fail "policy test DIR: $out"
 mkdir -p "$T/w/policies"
-cp "$T/s/"* "$T/w/policies/"
+printf 'return { score = function() return 1 end }\n' >"$T/w/policies/one.lua"
+printf 'local p = load_policy("one")\nfunction test_one() assert_eq(p.score(), 1) end\n' \
+	>"$T/w/policies/one_test.lua"
+run policy test "$T/w/policies"
+[ "$rc" = 0 ] && has "$out" "ran 1 test in $T/w/policies" && ok "with DIR: ran 1 test in $T/w/policies" ||
+	fail "policy test DIR: $out"
 (cd "$T/w" && timeout 60 "$GB" policy test -q) >"$T/out" 2>&1
 has "$(cat "$T/out")" "ran 1 test in $T/w/policies" && ok "without DIR, ./policies: named" ||
 	fail "policy test without DIR in a folder with policies/: $(cat "$T/out")"
