@@ -222,8 +222,14 @@ static int run_policy(gb_cli *cli)
 {
 	if (cli->args.n == 0)
 		return gb_cli_usage(cli, "expected a subcommand: test or check");
-	if (strcmp(cli->args.v[0], "test") == 0)
+	if (strcmp(cli->args.v[0], "test") == 0) {
+		if (sample)
+			return gb_cli_usage(cli, "--sample is for 'policy check "
+			                         "FILE...' (policy tests get the "
+			                         "sample offers as "
+			                         "sample_offers())");
 		return run_test(cli);
+	}
 	if (strcmp(cli->args.v[0], "check") == 0)
 		return run_check(cli);
 	return gb_cli_usage(cli, "unknown subcommand \"%s\" (use test or "

@@ -190,6 +190,9 @@ run policy check --sample -o json "$GB_SRC/policies/cost.lua"
 run policy check --sample "$GB_SRC/policies/cost_test.lua"
 [ "$rc" = 1 ] && has "$err" "--sample runs policies" && ok "--sample on a test file: $err" ||
 	fail "--sample on a test file: rc=$rc $err"
+run policy test --sample "$GB_SRC/policies"
+[ "$rc" = 2 ] && has "$err" "--sample is for 'policy check FILE...'" && ok "policy test --sample: a usage error" ||
+	fail "policy test --sample: rc=$rc $err"
 # without --sample nothing runs
 run policy check "$GB_SRC/policies/cost.lua"
 [ "$rc" = 0 ] && ! has "$out" "OFFER" || fail "check without --sample ran samples: $out"
