@@ -406,7 +406,7 @@ static int converge(gb_engine *e, const char *pool, int refresh,
 	{
 		/* a submit's recorded plan, when it is still this pool's */
 		gb_engine_plan kept;
-		int have = gb_engine__take_plan(e, &row, &kept);
+		int have = gb_engine__take_plan(e, &row, &spec, &kept);
 		rc = converge_locked(e, &row, &spec, refresh,
 		                     have ? &kept : NULL, res);
 		gb_engine__note_converge(e, row.name, row.generation, rc, res);

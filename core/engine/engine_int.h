@@ -226,9 +226,10 @@ void gb_engine__keep_plan(gb_engine *e, const gb_pool_row *row,
  * generation, against the current catalog, less than
  * GB_KEPT_PLAN_MAX_MS ago: moved into *out (free it with
  * gb_engine__plan_free), returns 1.  Else 0 (a stale one is dropped).
- * Caller holds the pool lock. */
+ * Its plan borrows spec (row's, loaded by the caller) from then on: the
+ * submit's spec it was made from is gone.  Caller holds the pool lock. */
 int gb_engine__take_plan(gb_engine *e, const gb_pool_row *row,
-                         gb_engine_plan *out);
+                         const gb_pool_spec *spec, gb_engine_plan *out);
 /* Frees every kept plan: at gb_engine_free, and when the catalog the
  * plans point into is replaced (gb_engine_set_catalog). */
 void gb_engine__drop_plans(gb_engine *e);

@@ -141,6 +141,9 @@ void gb_engine__keep_plan(gb_engine *e, const gb_pool_row *row,
 	k->cat = e->o.cat;
 	k->at_ms = gb_mono_ms();
 	k->ep = *ep;
+	/* the submit's spec goes away with its request: the plan gets the
+	 * converge's (the same spec hash) when it is taken */
+	k->ep.plan.spec = NULL;
 	memset(ep, 0, sizeof(*ep));
 	pthread_mutex_lock(&e->plans_mu);
 	old = unlink_kept(e, row->name);
@@ -152,7 +155,7 @@ void gb_engine__keep_plan(gb_engine *e, const gb_pool_row *row,
 }
 
 int gb_engine__take_plan(gb_engine *e, const gb_pool_row *row,
-                         gb_engine_plan *out)
+                         const gb_pool_spec *spec, gb_engine_plan *out)
 {
 	struct gb_kept_plan *k;
 	int fresh;
@@ -166,6 +169,7 @@ int gb_engine__take_plan(gb_engine *e, const gb_pool_row *row,
 	        gb_mono_ms() - k->at_ms < GB_KEPT_PLAN_MAX_MS;
 	if (fresh) {
 		*out = k->ep;
+		out->plan.spec = spec;
 		memset(&k->ep, 0, sizeof(k->ep));
 	}
 	kept_free(k);
