@@ -7,6 +7,7 @@
 #include "cli_app.h"
 #include "output.h"
 #include "pool_output.h"
+#include "pool_wait.h"
 
 static gb_strv a_files;
 static const char *a_timeout;
@@ -41,19 +42,6 @@ int gb_cli_confirm(const gb_cli *cli, const char *question)
 	return strcmp(line, "yes") == 0;
 }
 
-/* With --wait, a pool that could not be placed yet but says when it
- * tries again (capacity: its "waiting" note) is waited for, as long as
- * that moment comes before the timeout (0: none). */
-static int waits(json_t *pool, int64_t timeout)
-{
-	json_t *w = json_object_get(pool, "waiting");
-	json_t *at = json_object_get(w, "next_attempt_at");
-	if (!a_wait || !json_is_integer(at))
-		return 0;
-	return timeout <= 0 ||
-	       json_integer_value(at) <= gb_now_ms() / 1000 + timeout;
-}
-
 /* Shows spec's diff (unless -q), asks (unless --auto-approve), applies
  * and with --wait waits; the pool as it ends up goes into results. */
 static int apply_one(gb_backend *b, const gb_pool_spec *spec,
@@ -78,25 +66,13 @@ static int apply_one(gb_backend *b, const gb_pool_spec *spec,
 			return GB_EXIT_FAIL;
 		}
 	}
-	if (b->ops->apply(b, spec, &pool) != 0 && !waits(pool, timeout)) {
+	/* with --wait, a pool that could not be placed yet but says when
+	 * it tries again (capacity) is waited for */
+	if (b->ops->apply(b, spec, &pool) != 0 &&
+	    !(a_wait && gb_pool_waits(pool, timeout)))
 		rc = GB_EXIT_FAIL;
-	} else if (a_wait) {
-		char err[1024];
-		json_t *last = NULL;
-		int w = b->ops->wait(b, spec->name, timeout, err, sizeof(err),
-		                     &last);
-		if (last) {
-			json_decref(pool);
-			pool = last;
-		}
-		if (w == 0) {
-			gb_cli_err(cli, "pool %s: timed out waiting%s%s", spec->name,
-			           *err ? ": " : "", err);
-			rc = GB_EXIT_TIMEOUT;
-		} else if (w < 0) {
-			rc = GB_EXIT_FAIL;
-		}
-	}
+	else if (a_wait)
+		rc = gb_pool_wait(b, spec->name, timeout, &pool);
 	if (pool)
 		json_array_append_new(results, pool);
 	return rc;
