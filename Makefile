@@ -166,6 +166,13 @@ POLICY_OUT := $(POLICY_SRCS:policies/%=$(SHARE)/policies/%)
 
 ALL_LINK_LIBS = $(CORE_LIB) $(CORE_LIBS)
 
+# Written by the binary from its own help and command tables: the manual
+# page and the shell completions (installed under PREFIX/share).
+MAN_OUT := $(BUILD)/share/man/man1/gpubroker.1
+COMPLETION_OUT := $(BUILD)/share/bash-completion/completions/gpubroker \
+                  $(BUILD)/share/zsh/site-functions/_gpubroker \
+                  $(BUILD)/share/fish/vendor_completions.d/gpubroker.fish
+
 # The staging install: driver.h, the SDK and both pkg-config files under
 # $(STAGE) (prefix=$(STAGE)), what external drivers are built against.
 STAGE := $(abspath $(BUILD)/stage)
@@ -175,7 +182,8 @@ EXT_SOS := $(EXT_DRIVERS:%=$(BUILD)/lib/gpubroker/drivers/%.so)
 .PHONY: all deps stage FORCE test test-unit test-drivers test-integration test-reliability \
         run bench fuzz fuzz-build install uninstall clean help probe readme-policy
 
-all: $(BIN) $(DRV_SOS) $(STAGE_PC) $(EXT_SOS) $(CLOUDSIM) $(DATA_OUT) $(POLICY_OUT) probe
+all: $(BIN) $(DRV_SOS) $(STAGE_PC) $(EXT_SOS) $(CLOUDSIM) $(DATA_OUT) $(POLICY_OUT) \
+     $(MAN_OUT) $(COMPLETION_OUT) probe
 
 deps:
 	@scripts/deps.sh && echo "deps: all present"
@@ -227,6 +235,24 @@ $(BIN): $(BUILD)/obj/core/cli/main.o $(CORE_LIB)
 	@mkdir -p $(@D)
 	$(call say,LD,$@)
 	$(Q)$(CC) $(LDFLAGS_ALL) -rdynamic -o $@ $< $(ALL_LINK_LIBS)
+
+$(MAN_OUT): $(BIN)
+	@mkdir -p $(@D)
+	$(call say,GEN,$@)
+	$(Q)$(BIN) help --man >$@.tmp && mv $@.tmp $@
+
+# $(call gen_completion,SHELL): $(BIN) completion SHELL into $@
+define gen_completion
+	@mkdir -p $(@D)
+	$(call say,GEN,$@)
+	$(Q)$(BIN) completion $(1) >$@.tmp && mv $@.tmp $@
+endef
+$(BUILD)/share/bash-completion/completions/gpubroker: $(BIN)
+	$(call gen_completion,bash)
+$(BUILD)/share/zsh/site-functions/_gpubroker: $(BIN)
+	$(call gen_completion,zsh)
+$(BUILD)/share/fish/vendor_completions.d/gpubroker.fish: $(BIN)
+	$(call gen_completion,fish)
 
 define DRIVER_RULES
 $(BUILD)/obj/drivers/lib$(1).a: $(call drv_objs,$(1))
@@ -398,13 +424,20 @@ install: all
 	    install -d $$d && install -m 0644 $(SHARE)/drivers/$$x/data/* $$d/; done
 	$(call install_dev,$(DESTDIR)$(PREFIX),$(PREFIX))
 	if [ -x $(PROBE_BIN) ]; then install -m 0755 $(PROBE_BIN) $(DESTDIR)$(PREFIX)/bin/gpuprobe; fi
+	for f in $(MAN_OUT) $(COMPLETION_OUT); do \
+	    d=$(DESTDIR)$(PREFIX)/share/$$(dirname $${f#$(BUILD)/share/}); \
+	    install -d $$d && install -m 0644 $$f $$d/; done
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/gpubroker $(DESTDIR)$(PREFIX)/bin/gpuprobe \
 	    $(DESTDIR)$(LIBDIR)/pkgconfig/gpubroker-driver.pc \
 	    $(DESTDIR)$(LIBDIR)/pkgconfig/gpubroker-driver-sdk.pc \
 	    $(DESTDIR)$(LIBDIR)/libgpubroker-driver-sdk.a \
-	    $(DESTDIR)$(PREFIX)/include/gpubroker/driver.h
+	    $(DESTDIR)$(PREFIX)/include/gpubroker/driver.h \
+	    $(DESTDIR)$(PREFIX)/share/man/man1/gpubroker.1 \
+	    $(DESTDIR)$(PREFIX)/share/bash-completion/completions/gpubroker \
+	    $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_gpubroker \
+	    $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/gpubroker.fish
 	rm -rf $(DESTDIR)$(LIBDIR)/gpubroker $(DESTDIR)$(PREFIX)/share/gpubroker \
 	    $(DESTDIR)$(PREFIX)/include/gpubroker/sdk
 	rmdir $(DESTDIR)$(PREFIX)/include/gpubroker 2>/dev/null || true

@@ -54,7 +54,7 @@ void gb_logv(gb_log_level lvl, const char *component, const char *fmt,
 	raw = gb_xvasprintf(fmt, ap);
 	msg = gb_redact(raw);
 	free(raw);
-	gb_format_time(gb_now_ms() / 1000, ts, sizeof(ts));
+	gb_format_time_ms(gb_now_ms(), ts, sizeof(ts));
 	pthread_mutex_lock(&out_lock);
 	f = out ? out : stderr;
 	if (tap)

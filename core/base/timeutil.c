@@ -167,6 +167,37 @@ int gb_parse_time(const char *s, int64_t *unix_s)
 	return 0;
 }
 
+const char *gb_format_time_ms(int64_t unix_ms, char *buf, size_t cap)
+{
+	int64_t ms = unix_ms % 1000, s = unix_ms / 1000;
+	time_t t;
+	struct tm tm;
+	char day[24];
+	if (ms < 0) {
+		ms += 1000;
+		s--;
+	}
+	t = (time_t)s;
+	gmtime_r(&t, &tm);
+	strftime(day, sizeof(day), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, cap, "%s.%03dZ", day, (int)ms);
+	return buf;
+}
+
+int gb_parse_time_ms(const char *s, int64_t *unix_ms)
+{
+	int64_t secs, ms = 0;
+	const char *dot = strchr(s, '.');
+	if (gb_parse_time(s, &secs) != 0)
+		return -1;
+	if (dot)
+		for (int i = 1, scale = 100; i <= 3 && isdigit((unsigned char)dot[i]);
+		     i++, scale /= 10)
+			ms += (dot[i] - '0') * scale;
+	*unix_ms = secs * 1000 + ms;
+	return 0;
+}
+
 const char *gb_format_real(double d, char *buf, size_t cap)
 {
 	for (int digits = 15; digits <= 17; digits++) {

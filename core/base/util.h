@@ -137,6 +137,13 @@ void gb_sleep_ms(int64_t ms);
 const char *gb_format_time(int64_t unix_s, char *buf, size_t cap);
 /* Parses "YYYY-MM-DD" or "YYYY-MM-DDTHH:MM:SSZ"; -1 on error. */
 int gb_parse_time(const char *s, int64_t *unix_s);
+/* RFC 3339 UTC with milliseconds ("2026-11-27T08:05:10.123Z"), the form
+ * of every time in the JSON gpubroker hands out (timejson.h), into buf
+ * (>= 32 bytes). */
+const char *gb_format_time_ms(int64_t unix_ms, char *buf, size_t cap);
+/* Parses what gb_parse_time does, keeping up to 3 fraction digits;
+ * -1 on error. */
+int gb_parse_time_ms(const char *s, int64_t *unix_ms);
 
 /* Shell-style glob (fnmatch, no path semantics).  1 = match. */
 int gb_glob(const char *pattern, const char *s);

@@ -9,23 +9,39 @@
 #include "log.h"
 
 /* Common flags, accepted by every command. */
-static const struct {
-	const char *name;
-	char shortname;
-	const char *arg;
-	const char *help;
-} common_flags[] = {
-	{"config", 'c', "FILE", "broker config (default: built-in defaults)"},
-	{"state", 0, "FILE|URL", "state database: a SQLite file, or postgresql://USER@HOST:PORT/DB (no password: PGPASSWORD, ~/.pgpass or the config's state_password) shared by replicas (or GPUBROKER_STATE; default: from config, else $XDG_STATE_HOME/gpubroker/state.db)"},
-	{"output", 'o', "FORMAT", "table | json | yaml (default table)"},
-	{"quiet", 'q', NULL, "print only results and errors"},
-	{"verbose", 'v', NULL, "log more (repeat for debug)"},
+static const gb_flag common_flags[] = {
+	{"config", 'c', "FILE", "broker config (default: built-in defaults)", NULL, NULL, NULL},
+	{"state", 0, "FILE|URL", "state database: a SQLite file, or postgresql://USER@HOST:PORT/DB (no password: PGPASSWORD, ~/.pgpass or the config's state_password) shared by replicas (or GPUBROKER_STATE; default: from config, else $XDG_STATE_HOME/gpubroker/state.db)", NULL, NULL, NULL},
+	{"output", 'o', "FORMAT", "table | json | yaml (default table)", NULL, NULL, NULL},
+	{"quiet", 'q', NULL, "print only results and errors", NULL, NULL, NULL},
+	{"verbose", 'v', NULL, "log more (repeat for debug)", NULL, NULL, NULL},
 	{"server", 0, "URL", "talk to a gpubroker daemon (or GPUBROKER_SERVER; "
 	                     "https is verified against the system CAs or "
-	                     "GPUBROKER_CA_FILE)"},
-	{"token", 0, "TOKEN", "bearer token for --server (or GPUBROKER_TOKEN)"},
-	{"help", 'h', NULL, "show help for the command"},
+	                     "GPUBROKER_CA_FILE)", NULL, NULL, NULL},
+	{"token", 0, "TOKEN", "bearer token for --server (or GPUBROKER_TOKEN)", NULL, NULL, NULL},
+	{"help", 'h', NULL, "show help for the command", NULL, NULL, NULL},
+	{NULL, 0, NULL, NULL, NULL, NULL, NULL},
 };
+
+const gb_flag *gb_cli_common_flags(void)
+{
+	return common_flags;
+}
+
+/* The exit codes, as `gpubroker help`, the man page and README list
+ * them. */
+static const gb_exit_code exit_codes[] = {
+	{GB_EXIT_OK, "success"},
+	{GB_EXIT_FAIL, "invalid input or a failed operation"},
+	{GB_EXIT_USAGE, "usage error (unknown command or flag, missing argument)"},
+	{GB_EXIT_TIMEOUT, "timed out waiting (apply --wait --timeout, scale --wait --timeout)"},
+	{-1, NULL},
+};
+
+const gb_exit_code *gb_cli_exit_codes(void)
+{
+	return exit_codes;
+}
 
 void gb_cli_err(const gb_cli *cli, const char *fmt, ...)
 {
@@ -155,7 +171,7 @@ int gb_cli_parse(gb_cli *cli, const gb_cmd *cmd, int argc, char **argv)
 				inl = a + 2;
 		}
 		/* common flags */
-		for (size_t k = 0; k < GB_ARRAY_LEN(common_flags) && !matched;
+		for (size_t k = 0; k < GB_ARRAY_LEN(common_flags) - 1 && !matched;
 		     k++) {
 			const char *val = NULL;
 			if (!(name ? strcmp(name, common_flags[k].name) == 0
@@ -226,7 +242,7 @@ int gb_cli_parse(gb_cli *cli, const gb_cmd *cmd, int argc, char **argv)
 			size_t nc = 0;
 			const char *near = NULL;
 			if (name) {
-				for (size_t k = 0; k < GB_ARRAY_LEN(common_flags);
+				for (size_t k = 0; k < GB_ARRAY_LEN(common_flags) - 1;
 				     k++)
 					cands[nc++] = common_flags[k].name;
 				for (size_t k = 0;
@@ -293,7 +309,7 @@ void gb_cli_help_all(FILE *f)
 		fprintf(f, "  %-12s %s\n", gb_commands[i]->name,
 		        gb_commands[i]->summary);
 	fprintf(f, "\ncommon flags (every command):\n");
-	for (size_t k = 0; k < GB_ARRAY_LEN(common_flags); k++) {
+	for (size_t k = 0; k < GB_ARRAY_LEN(common_flags) - 1; k++) {
 		char left[48];
 		snprintf(left, sizeof(left), "%s%c%s--%s%s%s",
 		         common_flags[k].shortname ? "-" : "",
@@ -305,13 +321,10 @@ void gb_cli_help_all(FILE *f)
 		fprintf(f, "  %-24s %s\n", left + (common_flags[k].shortname ? 0 : 1),
 		        common_flags[k].help);
 	}
-	fprintf(f,
-	        "\nexit codes:\n"
-	        "  0  success\n"
-	        "  1  invalid input or a failed operation\n"
-	        "  2  usage error (unknown command or flag, missing argument)\n"
-	        "  3  timed out waiting (apply --wait --timeout)\n"
-	        "\nRun 'gpubroker help COMMAND' for a command's flags.\n");
+	fprintf(f, "\nexit codes:\n");
+	for (size_t k = 0; exit_codes[k].help; k++)
+		fprintf(f, "  %d  %s\n", exit_codes[k].code, exit_codes[k].help);
+	fprintf(f, "\nRun 'gpubroker help COMMAND' for a command's flags.\n");
 }
 
 int gb_cli_help_cmd(FILE *f, const char *name)
@@ -350,6 +363,99 @@ int gb_cli_help_cmd(FILE *f, const char *name)
 	return GB_EXIT_OK;
 }
 
+/* s as roff text: backslashes and hyphens escaped, a line starting with
+ * '.' or '\'' kept as text. */
+static void roff_text(FILE *f, const char *s)
+{
+	int bol = 1;
+	for (; s && *s; s++) {
+		if (bol && (*s == '.' || *s == '\''))
+			fputs("\\&", f);
+		bol = *s == '\n';
+		if (*s == '\\')
+			fputs("\\e", f);
+		else if (*s == '-')
+			fputs("\\-", f);
+		else
+			fputc(*s, f);
+	}
+}
+
+/* One .TP paragraph per flag. */
+static void man_flags(FILE *f, const gb_flag *flags)
+{
+	for (size_t k = 0; flags && flags[k].name; k++) {
+		fputs(".TP\n", f);
+		if (flags[k].shortname)
+			fprintf(f, "\\fB\\-%c\\fR, ", flags[k].shortname);
+		fputs("\\fB\\-\\-", f);
+		roff_text(f, flags[k].name);
+		fputs("\\fR", f);
+		if (flags[k].arg) {
+			fputs(" \\fI", f);
+			roff_text(f, flags[k].arg);
+			fputs("\\fR", f);
+		}
+		fputc('\n', f);
+		roff_text(f, flags[k].help);
+		fputc('\n', f);
+	}
+}
+
+void gb_cli_man(FILE *f)
+{
+	fprintf(f, ".\\\" gpubroker(1), written by 'gpubroker help --man' from "
+	           "the help texts\n"
+	           ".TH GPUBROKER 1 \"\" \"gpubroker %s\" \"User Commands\"\n"
+	           ".SH NAME\n"
+	           "gpubroker \\- multi\\-cloud GPU provisioning broker\n"
+	           ".SH SYNOPSIS\n"
+	           ".B gpubroker\n"
+	           ".I COMMAND\n"
+	           "[flags] [args]\n"
+	           ".SH DESCRIPTION\n"
+	           "Commands (\\fBgpubroker help\\fR lists them, "
+	           "\\fBgpubroker help\\fR \\fICOMMAND\\fR shows one):\n",
+	        GB_VERSION);
+	for (size_t i = 0; gb_commands[i]; i++) {
+		fputs(".TP\n\\fB", f);
+		roff_text(f, gb_commands[i]->name);
+		fputs("\\fR\n", f);
+		roff_text(f, gb_commands[i]->summary);
+		fputc('\n', f);
+	}
+	fputs(".SH COMMANDS\n", f);
+	for (size_t i = 0; gb_commands[i]; i++) {
+		const gb_cmd *cmd = gb_commands[i];
+		fputs(".SS \"gpubroker ", f);
+		roff_text(f, cmd->name);
+		fputs("\"\n.nf\n\\fBgpubroker ", f);
+		roff_text(f, cmd->name);
+		fputs("\\fR ", f);
+		roff_text(f, cmd->usage);
+		fputs("\n.fi\n.PP\n", f);
+		roff_text(f, cmd->summary);
+		fputs(".\n", f);
+		if (cmd->details) {
+			fputs(".PP\n.nf\n", f);
+			roff_text(f, cmd->details);
+			fputs("\n.fi\n", f);
+		}
+		man_flags(f, cmd->flags ? cmd->flags() : NULL);
+	}
+	fputs(".SH COMMON FLAGS\nEvery command takes these, before or after "
+	      "its name.\n", f);
+	man_flags(f, common_flags);
+	fputs(".SH EXIT STATUS\n", f);
+	for (size_t k = 0; exit_codes[k].help; k++) {
+		fprintf(f, ".TP\n%d\n", exit_codes[k].code);
+		roff_text(f, exit_codes[k].help);
+		fputc('\n', f);
+	}
+	fputs(".SH SEE ALSO\nThe README of gpubroker, and docs/json.md for the "
+	      "JSON that \\fB\\-o json\\fR prints.\n", f);
+}
+
 int gb_cli_main(int argc, char **argv)
 {
 	gb_cli cli;
@@ -374,7 +480,7 @@ int gb_cli_main(int argc, char **argv)
 		while (i < argc && argv[i][0] == '-' && strcmp(argv[i], "--")) {
 			int takes = 0;
 			const char *a = argv[i];
-			for (size_t k = 0; k < GB_ARRAY_LEN(common_flags); k++) {
+			for (size_t k = 0; k < GB_ARRAY_LEN(common_flags) - 1; k++) {
 				int hit = a[1] == '-'
 				                  ? strcmp(a + 2, common_flags[k].name) == 0
 				                  : a[1] == common_flags[k].shortname &&

@@ -6,7 +6,8 @@
  *   0  success
  *   1  invalid input or a failed operation
  *   2  usage error (unknown command or flag, missing argument)
- *   3  timed out waiting (apply --wait --timeout)
+ *   3  timed out waiting (apply/scale --wait --timeout)
+ * (the table gb_cli_exit_codes prints them)
  */
 #ifndef GB_CLI_H
 #define GB_CLI_H
@@ -63,6 +64,11 @@ typedef struct gb_cmd {
 	int (*run)(gb_cli *cli);
 } gb_cmd;
 
+typedef struct gb_exit_code {
+	int code;
+	const char *help;
+} gb_exit_code;
+
 /* Parse argv for cmd: common flags and cmd's flags anywhere, the rest
  * positional.  Returns 0, or GB_EXIT_USAGE after printing why. */
 int gb_cli_parse(gb_cli *cli, const gb_cmd *cmd, int argc, char **argv);
@@ -82,6 +88,13 @@ void gb_cli_info(const gb_cli *cli, const char *fmt, ...) GB_PRINTF(2, 3);
 void gb_cli_free(gb_cli *cli);
 
 const gb_cmd *gb_cli_find(const char *name);
+/* The flags every command takes, NULL-name terminated (static). */
+const gb_flag *gb_cli_common_flags(void);
+/* Every exit code with its meaning, ended by help == NULL (static). */
+const gb_exit_code *gb_cli_exit_codes(void);
+/* The manual page (roff, man(7)) made from the same tables and texts as
+ * `gpubroker help` and `help COMMAND`. */
+void gb_cli_man(FILE *f);
 void gb_cli_help_all(FILE *f);
 int gb_cli_help_cmd(FILE *f, const char *name);
 int gb_cli_main(int argc, char **argv);
@@ -109,5 +122,6 @@ GB_DECLARE_CMD(audit);
 GB_DECLARE_CMD(validate);
 GB_DECLARE_CMD(policy);
 GB_DECLARE_CMD(state);
+GB_DECLARE_CMD(completion);
 
 #endif

@@ -7,6 +7,7 @@
 #include "cli_app.h"
 #include "output.h"
 #include "pool_output.h"
+#include "pool_wait.h"
 
 static gb_strv a_files;
 static const char *a_timeout;
@@ -39,46 +40,6 @@ int gb_cli_confirm(const gb_cli *cli, const char *question)
 		return 0;
 	line[strcspn(line, "\r\n")] = '\0';
 	return strcmp(line, "yes") == 0;
-}
-
-/* With --wait, a pool that could not be placed yet but says when it
- * tries again (capacity: its "waiting" note) is waited for, as long as
- * that moment comes before the timeout (0: none). */
-static int waits(json_t *pool, int64_t timeout)
-{
-	json_t *w = json_object_get(pool, "waiting");
-	json_t *at = json_object_get(w, "next_attempt_at");
-	if (!a_wait || !json_is_integer(at))
-		return 0;
-	return timeout <= 0 ||
-	       json_integer_value(at) <= gb_now_ms() / 1000 + timeout;
-}
-
-/* Who keeps trying to place a pool this command leaves short. */
-static const char *keeps_trying(const gb_cli *cli)
-{
-	return cli->server ? " and the daemon keeps trying to place it"
-	                   : ": a daemon on this state ('gpubroker serve') "
-	                     "keeps trying to place it, as does the next apply";
-}
-
-/* apply --wait ran out of time: how far it got, why the pool is short
- * when it says, and that the pool stays (and is still worked on) until
- * destroyed. */
-static void timed_out(const gb_cli *cli, const char *name, json_t *pool,
-                      const char *err)
-{
-	const char *why = json_string_value(
-	        json_object_get(json_object_get(pool, "waiting"), "reason"));
-	char got[128];
-	snprintf(got, sizeof(got), "%lld of %lld instances running",
-	         (long long)json_integer_value(json_object_get(pool, "running")),
-	         (long long)json_integer_value(json_object_get(pool, "desired")));
-	gb_cli_err(cli, "pool %s: timed out waiting: %s%s%s.\nThe pool still "
-	           "exists%s; 'gpubroker destroy %s' removes it.", name,
-	           *err ? err : got,
-	           why ? "; waiting: " : "", why ? why : "", keeps_trying(cli),
-	           name);
 }
 
 /* Shows spec's diff (unless -q), asks (unless --auto-approve), applies
@@ -116,29 +77,16 @@ static int apply_one(gb_backend *b, const gb_pool_spec *spec,
 			return GB_EXIT_FAIL;
 		}
 	}
-	if (b->ops->apply(b, spec, &pool) != 0 && !waits(pool, timeout)) {
+	/* with --wait, a pool that could not be placed yet but says when
+	 * it tries again (capacity) is waited for */
+	if (b->ops->apply(b, spec, &pool) != 0 &&
+	    !(a_wait && gb_pool_waits(pool, timeout))) {
 		rc = GB_EXIT_FAIL;
 		/* stored, but short (capacity): it stays */
 		if (json_is_object(json_object_get(pool, "waiting")))
-			gb_cli_err(cli, "The pool still exists%s; 'gpubroker "
-			           "destroy %s' removes it.", keeps_trying(cli),
-			           spec->name);
-	} else if (a_wait) {
-		char err[1024];
-		json_t *last = NULL;
-		int w = b->ops->wait(b, spec->name, timeout, err, sizeof(err),
-		                     &last);
-		if (last) {
-			json_decref(pool);
-			pool = last;
-		}
-		if (w == 0) {
-			timed_out(cli, spec->name, pool, err);
-			rc = GB_EXIT_TIMEOUT;
-		} else if (w < 0) {
-			rc = GB_EXIT_FAIL;
-		}
-	}
+			gb_pool_still_exists(b, spec->name);
+	} else if (a_wait)
+		rc = gb_pool_wait(b, spec->name, timeout, &pool);
 	if (pool)
 		json_array_append_new(results, pool);
 	return rc;

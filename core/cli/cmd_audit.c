@@ -1,6 +1,7 @@
 /* cmd_audit.c -- `gpubroker audit`: who changed what, and how it went. */
 #include <string.h>
 
+#include "events_json.h"
 #include "output.h"
 #include "remote.h"
 #include "store.h"
@@ -40,17 +41,7 @@ static int run_audit(gb_cli *cli)
 			gb_store_close(st);
 			return GB_EXIT_FAIL;
 		}
-		rows = json_array();
-		for (size_t i = 0; i < n; i++) {
-			char ts[32];
-			json_array_append_new(rows, json_pack(
-				"{s:I, s:s, s:s, s:s?, s:s?, s:s, s:s?, s:s, s:s?}", "id",
-				(json_int_t)v[i].id, "time",
-				gb_format_time(v[i].time_ms / 1000, ts, sizeof(ts)),
-				"actor", v[i].actor, "role", v[i].role, "team", v[i].team,
-				"action", v[i].action, "target", v[i].target, "result",
-				v[i].result, "detail", v[i].detail));
-		}
+		rows = gb_audit_json(v, n);
 		gb_audit_list_free(v, n);
 		gb_store_close(st);
 	}

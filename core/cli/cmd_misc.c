@@ -24,8 +24,28 @@ const gb_cmd gb_cmd_version = {
 	run_version,
 };
 
+static int h_man;
+
+static const gb_flag *help_flags(void)
+{
+	static const gb_flag f[] = {
+		{"man", 0, NULL, "print the manual page (roff) made from every "
+		 "command's help; 'make' writes it to "
+		 "build/share/man/man1/gpubroker.1", NULL, &h_man, NULL},
+		{NULL, 0, NULL, NULL, NULL, NULL, NULL},
+	};
+	return f;
+}
+
 static int run_help(gb_cli *cli)
 {
+	if (h_man) {
+		if (cli->args.n)
+			return gb_cli_usage(cli, "--man prints the whole manual; "
+			                         "give no command name");
+		gb_cli_man(stdout);
+		return GB_EXIT_OK;
+	}
 	if (cli->args.n == 0) {
 		gb_cli_help_all(stdout);
 		return GB_EXIT_OK;
@@ -36,6 +56,6 @@ static int run_help(gb_cli *cli)
 }
 
 const gb_cmd gb_cmd_help = {
-	"help", "show help for gpubroker or one command", "[COMMAND]", NULL,
-	NULL, run_help,
+	"help", "show help for gpubroker or one command", "[COMMAND] | --man",
+	NULL, help_flags, run_help,
 };

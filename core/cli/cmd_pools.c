@@ -6,6 +6,7 @@
 #include "backend.h"
 #include "output.h"
 #include "pool_output.h"
+#include "pool_wait.h"
 
 static int d_yes, d_ignore_not_found;
 static const char *d_timeout;
@@ -86,11 +87,26 @@ const gb_cmd gb_cmd_destroy = {
 	destroy_flags, run_destroy,
 };
 
+static int s_wait;
+static const char *s_timeout;
+
+static const gb_flag *scale_flags(void)
+{
+	static const gb_flag f[] = {
+		{"wait", 0, NULL, "wait until every instance runs and print "
+		 "their addresses (as apply --wait)", NULL, &s_wait, NULL},
+		{"timeout", 0, "DURATION", "with --wait: give up after this long "
+		 "(exit 3), e.g. 15m", &s_timeout, NULL, NULL},
+		{NULL, 0, NULL, NULL, NULL, NULL, NULL},
+	};
+	return f;
+}
+
 static int run_scale(gb_cli *cli)
 {
 	gb_backend *b;
 	json_t *p = NULL;
-	int64_t n;
+	int64_t n, timeout = 0;
 	int rc;
 	if (cli->args.n != 2)
 		return gb_cli_usage(cli, "give a pool name and a size");
@@ -99,9 +115,28 @@ static int run_scale(gb_cli *cli)
 		return gb_cli_usage(cli, "size must be an integer from 0 to %d, "
 		                         "found \"%s\"", GB_POOL_MAX_INSTANCES,
 		                    cli->args.v[1]);
-	if ((rc = gb_backend_open(cli, GB_BACKEND_PROGRESS, &b)))
+	if (s_timeout && (gb_parse_duration(s_timeout, &timeout) != 0 ||
+	                  timeout <= 0))
+		return gb_cli_usage(cli, "--timeout: expected a duration like "
+		                         "90s, 15m or 2h, found \"%s\"", s_timeout);
+	if (s_timeout && !s_wait)
+		return gb_cli_usage(cli, "--timeout is for --wait: give both");
+	if ((rc = gb_backend_open(cli, GB_BACKEND_PROGRESS |
+	                                       (s_wait ? GB_BACKEND_SIGNALS : 0),
+	                          &b)))
 		return rc;
-	rc = b->ops->scale(b, cli->args.v[0], (int)n, &p);
+	rc = b->ops->scale(b, cli->args.v[0], (int)n, &p) == 0
+	             ? GB_EXIT_OK : GB_EXIT_FAIL;
+	/* as apply --wait: a pool short of capacity that says when it
+	 * tries again is waited for */
+	if (s_wait && (rc == GB_EXIT_OK || gb_pool_waits(p, timeout)))
+		rc = gb_pool_wait(b, cli->args.v[0], timeout, &p);
+	if (s_wait && gb_backend_stopped(b)) {
+		gb_cli_err(cli, "interrupted: the journal is consistent; the "
+		                "pool converges on the next apply or scale (or "
+		                "through the daemon)");
+		rc = GB_EXIT_FAIL;
+	}
 	if (p) {
 		json_t *a = json_array();
 		json_array_append(a, p);
@@ -110,15 +145,19 @@ static int run_scale(gb_cli *cli)
 	}
 	json_decref(p);
 	gb_backend_close(b);
-	return rc ? GB_EXIT_FAIL : GB_EXIT_OK;
+	return rc;
 }
 
 const gb_cmd gb_cmd_scale = {
-	"scale", "change the number of instances in a pool", "NAME N",
+	"scale", "change the number of instances in a pool",
+	"NAME N [--wait [--timeout DURATION]]",
 	"Scale-down order: instances not yet running go first, then the\n"
 	"newest (highest index), so the longest-running ones stay.  Pools\n"
-	"with min/max in their spec stay within them.",
-	NULL, run_scale,
+	"with min/max in their spec stay within them.  With --wait, waits\n"
+	"as 'apply --wait' does until every instance runs and prints their\n"
+	"addresses (exit 3 when --timeout passes first), locally or through\n"
+	"--server.",
+	scale_flags, run_scale,
 };
 
 static int run_status(gb_cli *cli)

@@ -2,6 +2,8 @@
  * in its own cmd_*.c file. */
 #include "commands.h"
 
+#include <string.h>
+
 const gb_cmd *const gb_commands[] = {
 	&gb_cmd_validate,
 	&gb_cmd_plan,
@@ -19,7 +21,29 @@ const gb_cmd *const gb_commands[] = {
 	&gb_cmd_drivers,
 	&gb_cmd_nodes,
 	&gb_cmd_policy,
+	&gb_cmd_completion,
 	&gb_cmd_version,
 	&gb_cmd_help,
 	NULL,
 };
+
+/* Each command's subcommands, as its usage line names them. */
+static const struct {
+	const gb_cmd *cmd;
+	const char *words;
+} subcommands[] = {
+	{&gb_cmd_state, "migrate"},
+	{&gb_cmd_policy, "test check"},
+	{&gb_cmd_drivers, "test"},
+	{&gb_cmd_nodes, "probe sites"},
+	{&gb_cmd_offers, "refresh"},
+	{&gb_cmd_completion, "bash zsh fish"},
+};
+
+const char *gb_cli_subcommands(const gb_cmd *cmd)
+{
+	for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
+		if (subcommands[i].cmd == cmd)
+			return subcommands[i].words;
+	return NULL;
+}

@@ -6,5 +6,9 @@
 
 /* NULL-terminated, in the order `gpubroker help` lists them. */
 extern const gb_cmd *const gb_commands[];
+/* The words a command takes as its first argument ("refresh" of offers),
+ * space-separated, for completion; NULL when it takes none of its own
+ * (help takes the command names). */
+const char *gb_cli_subcommands(const gb_cmd *cmd);
 
 #endif

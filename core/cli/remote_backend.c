@@ -135,7 +135,8 @@ static int remote_scale(gb_backend *b, const char *pool, int n, json_t **res)
 	return rc ? -1 : 0;
 }
 
-/* One pool, or every pool: the list comes in pages (next_after). */
+/* One pool, or every pool: the list comes in pages (next_after), each
+ * pool in the same shape as the one. */
 static int remote_status(gb_backend *b, const char *pool, json_t **out)
 {
 	json_t *all;
@@ -152,8 +153,10 @@ static int remote_status(gb_backend *b, const char *pool, json_t **out)
 		json_t *res = NULL;
 		const char *next;
 		char *enc = after ? curl_easy_escape(NULL, after, 0) : NULL;
-		char *path = gb_xasprintf("/v1/pools%s%s", enc ? "?after=" : "",
-		                          enc ? enc : "");
+		/* each pool as GET /v1/pools/NAME has it: with its
+		 * instances */
+		char *path = gb_xasprintf("/v1/pools?instances=1%s%s",
+		                          enc ? "&after=" : "", enc ? enc : "");
 		int rc = gb_remote_call(b->cli, "GET", path, NULL, NULL, &res);
 		curl_free(enc);
 		free(path);

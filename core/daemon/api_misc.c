@@ -214,17 +214,7 @@ void gb_api_audit(gb_api_req *r)
 		             gb_store_errmsg(r->d->store));
 		return;
 	}
-	a = json_array();
-	for (size_t i = 0; i < n; i++) {
-		char ts[32];
-		json_array_append_new(a, json_pack(
-			"{s:I, s:s, s:s, s:s?, s:s?, s:s, s:s?, s:s, s:s?}", "id",
-			(json_int_t)rows[i].id, "time",
-			gb_format_time(rows[i].time_ms / 1000, ts, sizeof(ts)), "actor",
-			rows[i].actor, "role", rows[i].role, "team", rows[i].team,
-			"action", rows[i].action, "target", rows[i].target, "result",
-			rows[i].result, "detail", rows[i].detail));
-	}
+	a = gb_audit_json(rows, n);
 	gb_audit_list_free(rows, n);
 	r->resp = json_pack("{s:o}", "audit", a);
 	r->status = 200;

@@ -6,6 +6,7 @@
 
 #include "api.h"
 #include "log.h"
+#include "timejson.h"
 
 /* ------------------------------------------------------------------ */
 /* GET /v1/pools: a snapshot of every pool's summary
@@ -135,8 +136,9 @@ static pools_snap *snap_build(gb_daemon *d)
 			else if (k == 3)
 				s->e[i].name_json_len = len;
 		}
-		s->e[i].created_at =
-			json_integer_value(json_object_get(p, "created_at"));
+		if (gb_json_time_get(json_object_get(p, "created_at"),
+		                     &s->e[i].created_at) == 0)
+			s->e[i].created_at /= 1000;
 		/* ttl_left_s is null without a TTL; created_at + ttl_s - now
 		 * otherwise (engine_report.c) */
 		if (json_is_integer(json_object_get(p, "ttl_left_s")))
@@ -292,11 +294,47 @@ void gb_api_pools_list(gb_api_req *r)
 
 int gb_api_pools_list_now(gb_api_req *r)
 {
-	pools_snap *s = snap_now(r->d);
+	pools_snap *s;
+	if (gb_api_query(r, "instances"))
+		return 0; /* not from the snapshot */
+	s = snap_now(r->d);
 	if (!s)
 		return 0;
 	pools_list(r, s);
 	return 1;
+}
+
+/* GET /v1/pools?instances=1: a page of pools as GET /v1/pools/NAME
+ * answers each (with its instances, their cost as of now), built from
+ * the store for this request: what `gpubroker status` prints, slower
+ * than the snapshot's summaries. */
+static void pools_list_full(gb_api_req *r, const char *team,
+                            const char *after, int64_t limit)
+{
+	json_t *all = gb_engine_pools_json(r->d->eng, NULL), *p;
+	json_t *page = json_array();
+	const char *next = NULL;
+	size_t i;
+	json_array_foreach(all, i, p) {
+		const char *name = json_string_value(json_object_get(p, "name"));
+		const char *pteam = json_string_value(json_object_get(p, "team"));
+		if (!gb_api_sees_team(r, pteam) ||
+		    (team && strcmp(team, pteam) != 0) ||
+		    (after && strcmp(name, after) <= 0))
+			continue;
+		if ((int64_t)json_array_size(page) == limit) {
+			next = json_string_value(json_object_get(
+				json_array_get(page, json_array_size(page) - 1),
+				"name"));
+			break;
+		}
+		json_array_append(page, p);
+	}
+	r->resp = json_pack("{s:o}", "pools", page);
+	if (next)
+		json_object_set_new(r->resp, "next_after", json_string(next));
+	json_decref(all);
+	r->status = 200;
 }
 
 /* One page of the list from snapshot `given` (NULL: get one, waiting
@@ -318,6 +356,10 @@ static void pools_list(gb_api_req *r, pools_snap *given)
 		gb_api_error(r, 400, "BadQuery", "limit must be 1..1000");
 		if (given)
 			snap_release(given);
+		return;
+	}
+	if (!given && gb_api_query(r, "instances")) {
+		pools_list_full(r, team, after, limit);
 		return;
 	}
 	s = given ? given : snap_get(r->d);

@@ -5,6 +5,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "timejson.h"
+
 /* The provider's minimum billed time per instance of `cloud`, in ms:
  * the loaded driver's billing_minimum_s.  No driver loaded for that
  * cloud (taken out of the config since, or none at all): we know of no
@@ -58,10 +60,10 @@ static json_t *inst_json(gb_engine *e, const gb_inst_row *r, int64_t now_ms)
 	json_object_set_new(j, "gpu_model", json_string(r->gpu_model ? r->gpu_model : ""));
 	json_object_set_new(j, "gpu_count", json_integer(r->gpu_count));
 	json_object_set_new(j, "price_per_hour", json_real(r->price_per_hour));
-	json_object_set_new(j, "launched_at", json_integer(r->launched_ms / 1000));
+	json_object_set_new(j, "launched_at", gb_json_time(r->launched_ms));
 	if (r->terminated_ms)
 		json_object_set_new(j, "terminated_at",
-		                    json_integer(r->terminated_ms / 1000));
+		                    gb_json_time(r->terminated_ms));
 	json_object_set_new(j, "cost", json_real(hours * r->price_per_hour));
 	return j;
 }
@@ -106,7 +108,7 @@ static json_t *pool_json(gb_engine *e, const gb_pool_row *p,
 	json_object_set_new(j, "other", json_integer(other));
 	json_object_set_new(j, "clouds", clouds);
 	json_object_set_new(j, "price_per_hour", json_real(per_hour));
-	json_object_set_new(j, "created_at", json_integer(p->created_at));
+	json_object_set_new(j, "created_at", gb_json_time(p->created_at * 1000));
 	json_object_set_new(j, "age_s", json_integer(now - p->created_at));
 	if (p->ttl_s)
 		json_object_set_new(j, "ttl_left_s",
@@ -115,13 +117,12 @@ static json_t *pool_json(gb_engine *e, const gb_pool_row *p,
 		json_object_set_new(j, "ttl_left_s", json_null());
 	json_object_set_new(j, "idle_timeout_s", json_integer(p->idle_timeout_s));
 	json_object_set_new(j, "last_heartbeat_at",
-	                    json_integer(p->last_heartbeat_at));
+	                    gb_json_time(p->last_heartbeat_at * 1000));
 	if (p->note) {
 		json_t *w = json_object();
 		json_object_set_new(w, "reason", json_string(p->note));
 		json_object_set_new(w, "next_attempt_at",
-		                    p->retry_at_ms ? json_integer(p->retry_at_ms / 1000)
-		                                   : json_null());
+		                    gb_json_time(p->retry_at_ms));
 		json_object_set_new(j, "waiting", w);
 	} else {
 		json_object_set_new(j, "waiting", json_null());
@@ -294,9 +295,9 @@ json_t *gb_engine_cost(gb_engine *e, const char *by, int64_t since_s,
 	arr = json_array();
 	json_object_foreach(groups, k, g)
 		json_array_append(arr, g);
-	out = json_pack("{s:f, s:s, s:s, s:I, s:o}", "total", total, "currency",
-	                "USD", "by", by ? by : "pool", "since", (json_int_t)since_s,
-	                "groups", arr);
+	out = json_pack("{s:f, s:s, s:s, s:o, s:o}", "total", total, "currency",
+	                "USD", "by", by ? by : "pool", "since",
+	                gb_json_time(since_s * 1000), "groups", arr);
 	json_decref(groups);
 	json_decref(specs);
 	json_decref(teams);

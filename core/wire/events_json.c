@@ -1,17 +1,16 @@
-/* events_json.c -- event rows as the API and the CLI hand them out. */
+/* events_json.c -- event and audit rows as the API and the CLI hand them
+ * out. */
 #include "events_json.h"
+
+#include "timejson.h"
 
 json_t *gb_events_json(const gb_event_row *rows, size_t n)
 {
 	json_t *a = json_array();
 	for (size_t i = 0; i < n; i++) {
 		json_t *e = json_object();
-		char ts[32];
 		json_object_set_new(e, "id", json_integer(rows[i].id));
-		json_object_set_new(e, "time_ms", json_integer(rows[i].time_ms));
-		json_object_set_new(e, "time",
-		                    json_string(gb_format_time(rows[i].time_ms / 1000,
-		                                               ts, sizeof(ts))));
+		json_object_set_new(e, "time", gb_json_time(rows[i].time_ms));
 		json_object_set_new(e, "pool", rows[i].pool ? json_string(rows[i].pool)
 		                                            : json_null());
 		json_object_set_new(e, "instance", rows[i].instance
@@ -21,5 +20,19 @@ json_t *gb_events_json(const gb_event_row *rows, size_t n)
 		json_object_set_new(e, "message", json_string(rows[i].message));
 		json_array_append_new(a, e);
 	}
+	return a;
+}
+
+json_t *gb_audit_json(const gb_audit_row *rows, size_t n)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(a, json_pack(
+			"{s:I, s:o, s:s, s:s?, s:s?, s:s, s:s?, s:s, s:s?}", "id",
+			(json_int_t)rows[i].id, "time", gb_json_time(rows[i].time_ms),
+			"actor", rows[i].actor, "role", rows[i].role, "team",
+			rows[i].team, "action", rows[i].action, "target",
+			rows[i].target, "result", rows[i].result, "detail",
+			rows[i].detail));
 	return a;
 }

@@ -5,12 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "timejson.h"
 #include "util.h"
 
 json_t *gb_offer_record(const gb_coffer *o)
 {
 	json_t *r = json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:f, "
-	                      "s:s, s:f, s:s, s:I}",
+	                      "s:s, s:f, s:s, s:o}",
 	                      "cloud", o->cloud, "region", o->region, "zone",
 	                      o->zone, "instance_type", o->instance_type, "gpu",
 	                      o->gpu_model, "gpu_count", o->gpu_count,
@@ -18,7 +19,7 @@ json_t *gb_offer_record(const gb_coffer *o)
 	                      "ram_gb", o->ram_gb, "capacity",
 	                      gb_capacity_name(o->capacity), "price_per_hour",
 	                      o->price, "source", o->source, "fetched_at",
-	                      (json_int_t)o->fetched_at);
+	                      gb_json_time(o->fetched_at * 1000));
 	if (o->rinfo) {
 		json_object_set_new(r, "jurisdiction",
 		                    json_string(o->rinfo->jurisdiction));
@@ -84,13 +85,15 @@ static const char *jstr(const json_t *o, const char *k)
 static json_t *row_json(const row *w, int per_zone)
 {
 	const json_t *o = w->first->j;
-	int64_t fetched = json_integer_value(json_object_get(o, "fetched_at"));
-	int64_t age = gb_now_ms() / 1000 - fetched;
+	int64_t fetched = 0, age;
 	char buf[32];
 	json_t *r = json_object();
 	static const char *const copy[] = {"instance_type", "gpu", "gpu_count",
 	                                   "gpu_memory_gb", "vcpus", "ram_gb",
 	                                   "capacity"};
+	if (gb_json_time_get(json_object_get(o, "fetched_at"), &fetched) == 0)
+		fetched /= 1000;
+	age = gb_now_ms() / 1000 - fetched;
 	json_object_set_new(r, "cloud", json_string(w->first->cloud));
 	json_object_set_new(r, "region", json_string(w->first->region));
 	if (per_zone)
@@ -114,8 +117,7 @@ static json_t *row_json(const row *w, int per_zone)
 		json_object_set_new(r, "price_age",
 		                    json_string(gb_format_duration(age < 0 ? 0 : age,
 		                                                   buf, sizeof(buf))));
-	json_object_set_new(r, "fetched_at",
-	                    json_string(gb_format_time(fetched, buf, sizeof(buf))));
+	json_object_set_new(r, "fetched_at", gb_json_time(fetched * 1000));
 	json_object_set_new(r, "source", json_string(jstr(o, "source")));
 	if (json_object_get(o, "jurisdiction")) {
 		json_object_set(r, "jurisdiction", json_object_get(o, "jurisdiction"));

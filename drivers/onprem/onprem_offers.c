@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "drvc_enc.h"
 #include "drvc_mem.h"
@@ -292,6 +293,20 @@ static json_t *strv_json(const onprem_strv *s)
 	return a;
 }
 
+/* unix_s as gpubroker hands out every time in JSON: RFC 3339 UTC with
+ * milliseconds ("2026-11-27T08:05:10.000Z"); 0 (never) as null. */
+static json_t *time_json(int64_t unix_s)
+{
+	char buf[40];
+	time_t t = (time_t)unix_s;
+	struct tm tm;
+	if (!unix_s)
+		return json_null();
+	gmtime_r(&t, &tm);
+	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S.000Z", &tm);
+	return json_string(buf);
+}
+
 static json_t *fig(double v)
 {
 	return v >= 0 ? json_real(v) : json_null();
@@ -351,7 +366,7 @@ json_t *onprem_view_json(const onprem_ctx *c, const onprem_view *w)
 		                                        : json_null());
 		json_object_set_new(lj, "name", l->name ? json_string(l->name)
 		                                        : json_null());
-		json_object_set_new(lj, "since", json_integer(l->leased_at));
+		json_object_set_new(lj, "since", time_json(l->leased_at));
 		json_object_set_new(lj, "state", json_string(l->state));
 		if (l->mig) {
 			json_object_set_new(lj, "profile", l->profile
@@ -379,7 +394,7 @@ json_t *onprem_view_json(const onprem_ctx *c, const onprem_view *w)
 		json_object_set_new(h, "reachable",
 		                    json_boolean(w->h.state != ONPREM_H_UNREACHABLE));
 		json_object_set_new(h, "failures", strv_json(&w->h.failures));
-		json_object_set_new(h, "probed_at", json_integer(w->h.probed_at));
+		json_object_set_new(h, "probed_at", time_json(w->h.probed_at));
 		json_object_set_new(h, "age_s", json_integer(w->h.age_s));
 		json_object_set_new(h, "stale", json_boolean(w->h.stale));
 		json_object_set_new(o, "health", h);

@@ -70,6 +70,8 @@ export GPUBROKER_CA_FILE="$T/cert.pem"
 check "[ \$(wc -l <$T/daemon.log) -ge 2 ]" "the daemon logged"
 check "jq -e -s 'all(.[]; has(\"time\") and has(\"level\") and has(\"msg\"))' $T/daemon.log >/dev/null" \
 	"every log line is a JSON object with time, level and msg"
+check "jq -e -s 'all(.[]; .time | test(\"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}[.][0-9]{3}Z\$\"))' $T/daemon.log >/dev/null" \
+	"every log line's time is RFC 3339 UTC with milliseconds, as every time in JSON"
 check "jq -e -s 'any(.[]; .component == \"daemon\" and (.msg | test(\"serving on .* [(]TLS[)]\")))' $T/daemon.log >/dev/null" \
 	"including the daemon's 'serving on ... (TLS)' line"
 

@@ -87,8 +87,8 @@ wait_until 30 "gb status lc-spot -o json | jq -e --arg v $victim '[.instances[] 
 	fail "the reclaimed spot instance was not replaced"
 t1=$(date +%s)
 echo "replaced after $((t1 - t0))s (period ${PERIOD}s)"
-created=$(gb events --pool lc-spot -o json | jq -r '[.[] | select(.kind=="created")] | last | .time_ms')
-preempt=$(gb events --pool lc-spot -o json | jq -r '[.[] | select(.kind=="preempted")] | first | .time_ms')
+created=$(gb events --pool lc-spot -o json | jq -r "$JQ_TIME"' [.[] | select(.kind=="created")] | last | .time | ms')
+preempt=$(gb events --pool lc-spot -o json | jq -r "$JQ_TIME"' [.[] | select(.kind=="preempted")] | first | .time | ms')
 check "[ \$(( (created - t0 * 1000) )) -le $(( (PERIOD + 2) * 1000 )) ]" \
 	"the replacement was created within one period (+2s for the calls) of the reclaim"
 check "[ \"\$preempt\" != null ] && [ \$(( created - preempt )) -le 2000 ]" "the preemption was noticed and replaced in the same pass"

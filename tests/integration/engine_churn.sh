@@ -44,7 +44,7 @@ echo "ok: the 2 rolled-back VMs are gone"
 gb status churn-az -o json >"$T/az.status"
 check "jq -e '.waiting.reason | test(\"no zone could hold 4 x\")' '$T/az.status' >/dev/null" \
 	"status carries the reason (waiting.reason)"
-check "[ \"\$(jq '.waiting.next_attempt_at - now | floor' '$T/az.status')\" -gt 0 ]" \
+check "[ \"\$(jq \"\$JQ_TIME\"' .waiting.next_attempt_at | secs - now | floor' '$T/az.status')\" -gt 0 ]" \
 	"status carries a next attempt in the future"
 gb events --pool churn-az >"$T/az.events"
 check "grep -q 'waiting .*no zone could hold' '$T/az.events'" "a waiting event says it"
@@ -67,7 +67,7 @@ gb events --pool churn-az -o json >"$T/az.ev.json"
 jq -r '.[] | select(.kind == "rollback") | .message' "$T/az.ev.json"
 check "[ \"\$(jq -r '[.[] | select(.kind == \"rollback\") | .message | capture(\" in (?<r>[a-z0-9]+)\") | .r] | unique | length' '$T/az.ev.json')\" = 2 ]" \
 	"the two partial attempts were in two regions (one per region per window)"
-check "[ \"\$(jq '[.[] | select(.kind == \"rollback\") | .time_ms] | ((max - min) / 1000 | floor)' '$T/az.ev.json')\" -ge 9 ]" \
+check "[ \"\$(jq \"\$JQ_TIME\"' [.[] | select(.kind == \"rollback\") | .time | ms] | ((max - min) / 1000 | floor)' '$T/az.ev.json')\" -ge 9 ]" \
 	"the second came after the backoff (10 s)"
 check "[ \"\$(billed azure)\" = 4 ]" "4 VMs made in all"
 # the budget: 4 made and rolled back = the pool's shortfall, so the next
@@ -75,13 +75,13 @@ check "[ \"\$(billed azure)\" = 4 ]" "4 VMs made in all"
 # backoff alone would allow one 20 s after the second, about 30-35 s
 # after the first).  The window counts from the create's journal entry,
 # a few seconds before its rollback event, hence 45 s here.
-first_s=$(jq '[.[] | select(.kind == "rollback") | .time_ms] | min / 1000 | floor' "$T/az.ev.json")
+first_s=$(jq "$JQ_TIME"' [.[] | select(.kind == "rollback") | .time | ms] | min / 1000 | floor' "$T/az.ev.json")
 # (the note is written when the walk that made the second partial ends)
 wait_until 20 "gb status churn-az -o json | jq -e '.waiting.reason | test(\"4 instances made\")'" ||
 	fail "the note should count the 4 instances made and rolled back"
 gb status churn-az -o json >"$T/az.status1"
 jq -r .waiting.reason "$T/az.status1"
-check "[ \"\$(jq '.waiting.next_attempt_at' '$T/az.status1')\" -ge $((first_s + 45)) ]" \
+check "[ \"\$(jq \"\$JQ_TIME\"' .waiting.next_attempt_at | secs' '$T/az.status1')\" -ge $((first_s + 45)) ]" \
 	"the rollback budget holds the next attempt until the first partial leaves the window"
 # room now: placed at the next attempt, and the note clears
 sim_post /_sim/scenario '{"capacity": [{"cloud": "azure", "count": 10}]}'

@@ -259,7 +259,7 @@ cur=$(GPUBROKER_SERVER=$(url "$src") "$GB" -c "$CONF" status "$pool" -o json | j
 through "$src" scale "$pool" $((cur + 1)) >/dev/null 2>>"$T/apply.log" || fail "scale $pool through replica $src failed"
 expect "$pool" $((cur + 1))
 wait "$pp"
-ev_ms=$(jq '[.events[].time_ms] | min' "$T/poll.json")
+ev_ms=$(jq "$JQ_TIME"' [.events[].time | ms] | min' "$T/poll.json")
 lag=$(( $(cat "$T/poll.at") - ev_ms ))
 check "[ $lag -le 1000 ]" "an event recorded by replica $src reached a long poll on replica $dst ${lag} ms later (within a second)"
 converged 1 60 || fail "not converged after the scale of $pool"

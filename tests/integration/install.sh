@@ -18,6 +18,15 @@ for f in bin/gpubroker include/gpubroker/driver.h lib/pkgconfig/gpubroker-driver
 	[ -e "$P/$f" ] || fail "$f was not installed"
 done
 echo "ok: binary, drivers, catalogs, policies, header and pkg-config file installed"
+for f in share/man/man1/gpubroker.1 share/bash-completion/completions/gpubroker \
+	share/zsh/site-functions/_gpubroker share/fish/vendor_completions.d/gpubroker.fish; do
+	[ -s "$P/$f" ] || fail "$f was not installed"
+done
+"$P/bin/gpubroker" help --man | cmp -s - "$P/share/man/man1/gpubroker.1" ||
+	fail "the installed man page is not what the installed binary's 'help --man' prints"
+"$P/bin/gpubroker" completion bash | cmp -s - "$P/share/bash-completion/completions/gpubroker" ||
+	fail "the installed bash completion is not what 'completion bash' prints"
+echo "ok: the man page and the bash, zsh and fish completions installed (the binary's own)"
 
 # DESTDIR stages the same tree under a root (packaging), prefix unchanged
 make -s -C "$GB_SRC" BUILD="$GB_BUILD" install PREFIX=/usr/local DESTDIR="$T/stage" >"$T/stage.log" 2>&1 ||

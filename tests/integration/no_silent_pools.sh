@@ -93,7 +93,7 @@ check "grep -Eq '$COOLDOWN_RE' '$T/b.err'" "wait-b: apply says no candidate is l
 gb status wait-b -o json >"$T/b.json"
 check "[ \"\$(jq -r .state '$T/b.json')\" = active ]" "wait-b: the pool is stored"
 check "jq -e --arg re \"\$COOLDOWN_RE\" '.waiting.reason | test(\$re)' '$T/b.json' >/dev/null" "status -o json: waiting.reason"
-check "[ \"\$(jq '.waiting.next_attempt_at - now | floor' '$T/b.json')\" -gt 0 ]" "status -o json: waiting.next_attempt_at in the future"
+check "[ \"\$(jq \"\$JQ_TIME\"' .waiting.next_attempt_at | secs - now | floor' '$T/b.json')\" -gt 0 ]" "status -o json: waiting.next_attempt_at in the future"
 gb status >"$T/table"
 check "grep -Eq '^wait-b: waiting: $COOLDOWN_RE' '$T/table'" "the status table says it"
 check "[ \"\$(waiting_events wait-b)\" = 1 ]" "one waiting event"

@@ -220,8 +220,8 @@ daemon_start
 api() { # METHOD PATH TOKEN -> body in $T/api.json, prints the status
 	curl -s -o "$T/api.json" -w '%{http_code}' -X "$1" -H "Authorization: Bearer $3" "$GPUBROKER_SERVER$2"
 }
-fetched() { # jq: fetched_at as epoch seconds (a number, or an RFC 3339 string)
-	echo '(.fetched_at | if type == "number" then . else fromdateiso8601 end)'
+fetched() { # jq: fetched_at (RFC 3339 UTC with milliseconds) as epoch seconds
+	echo '(.fetched_at | .[0:19] + "Z" | fromdateiso8601)'
 }
 ADMIN=demo-admin-token
 check "[ \"\$(api GET '/v1/offers?cloud=gcp' demo-viewer-token)\" = 200 ]" "GET /v1/offers as a viewer"

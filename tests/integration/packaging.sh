@@ -300,7 +300,7 @@ case "$*" in
 	while [ $i -lt 150 ]; do
 		if curl -fsS -H "Authorization: Bearer $FAKE_VIEW_TOKEN" \
 			"$GPUBROKER_SERVER/v1/pools/ci-$CI_JOB_ID" 2>/dev/null |
-			jq -e '.last_heartbeat_at > 0' >/dev/null; then
+			jq -e '.last_heartbeat_at != null' >/dev/null; then
 			echo "heartbeat seen for ci-$CI_JOB_ID" >>"$FAKE_MARK"
 			break
 		fi

@@ -27,6 +27,12 @@ for _t in curl jq; do
 	command -v "$_t" >/dev/null || { echo "SKIP: $_t is not installed (make deps)"; exit 77; }
 done
 
+# jq definitions for the times gpubroker writes in JSON (RFC 3339 UTC
+# with milliseconds, docs/json.md): jq "$JQ_TIME .created_at | secs"
+# (unix s), ... | ms (unix ms); null stays null.
+JQ_TIME='def secs: if . == null then null else .[0:19] + "Z" | fromdateiso8601 end;
+def ms: if . == null then null else (.[0:19] + "Z" | fromdateiso8601) * 1000 + (.[20:23] | tonumber) end;'
+
 T=$(mktemp -d "${TMPDIR:-/tmp}/gbtest.XXXXXX")
 SIM_PID=""
 D_PID=""

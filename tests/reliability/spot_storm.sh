@@ -115,14 +115,14 @@ for s in $(seq 1 "$STORMS"); do
 		npre=0
 		for id in $(jq -r '.[]' "$T/gone-$p.json"); do
 			jq -e --arg id "$id" --argjson t "$t0" \
-				'[.[] | select(.kind=="replace" and .instance==$id and .time_ms >= $t)] | length == 1' \
+				"$JQ_TIME"' [.[] | select(.kind=="replace" and .instance==$id and (.time | ms) >= $t)] | length == 1' \
 				"$T/ev.json" >/dev/null || fail "storm $s: $p: reclaimed $id was not replaced"
 			jq -e --arg id "$id" --argjson t "$t0" \
-				'[.[] | select(.kind=="preempted" and .instance==$id and .time_ms >= $t)] | length == 1' \
+				"$JQ_TIME"' [.[] | select(.kind=="preempted" and .instance==$id and (.time | ms) >= $t)] | length == 1' \
 				"$T/ev.json" >/dev/null && npre=$((npre + 1))
 		done
 		echo "storm $s: $p: $HALF reclaimed, each replaced once ($npre seen as preempted, $((HALF - npre)) while still stopping)"
-		preempt=$(jq --argjson t "$t0" '[.[] | select((.kind=="preempted" or .kind=="replace") and .time_ms >= $t) | .time_ms] | min' "$T/ev.json")
+		preempt=$(jq --argjson t "$t0" "$JQ_TIME"' [.[] | select((.kind=="preempted" or .kind=="replace") and (.time | ms) >= $t) | .time | ms] | min' "$T/ev.json")
 		set -- $($TRUTH creates "$GPUBROKER_STATE" "$p" "$t0")
 		check "[ $2 = $HALF ]" "storm $s: $p: every reclaimed instance replaced, no more ($2 created in $1 calls)"
 		issue=$(( $4 - t0 )) took=$(( $5 - $4 ))

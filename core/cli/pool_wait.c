@@ -1,0 +1,64 @@
+/* pool_wait.c -- waiting for a pool to run (apply --wait, scale --wait). */
+#include "pool_wait.h"
+
+#include "timejson.h"
+
+#include <stdio.h>
+
+int gb_pool_waits(json_t *pool, int64_t timeout_s)
+{
+	json_t *w = json_object_get(pool, "waiting");
+	int64_t at_ms;
+	if (gb_json_time_get(json_object_get(w, "next_attempt_at"), &at_ms) != 0)
+		return 0;
+	return timeout_s <= 0 || at_ms <= gb_now_ms() + timeout_s * 1000;
+}
+
+/* Who keeps trying to place a pool this command leaves short. */
+static const char *keeps_trying(const gb_backend *b)
+{
+	return b->cli->server
+	               ? " and the daemon keeps trying to place it"
+	               : ": a daemon on this state ('gpubroker serve') keeps "
+	                 "trying to place it, as does the next apply";
+}
+
+void gb_pool_still_exists(gb_backend *b, const char *name)
+{
+	gb_cli_err(b->cli, "The pool still exists%s; 'gpubroker destroy %s' "
+	           "removes it.", keeps_trying(b), name);
+}
+
+/* The wait ran out of time: how far it got, why the pool is short when
+ * it says, and that the pool stays (and is still worked on) until
+ * destroyed. */
+static void timed_out(gb_backend *b, const char *name, json_t *pool,
+                      const char *err)
+{
+	const char *why = json_string_value(
+	        json_object_get(json_object_get(pool, "waiting"), "reason"));
+	char got[128];
+	snprintf(got, sizeof(got), "%lld of %lld instances running",
+	         (long long)json_integer_value(json_object_get(pool, "running")),
+	         (long long)json_integer_value(json_object_get(pool, "desired")));
+	gb_cli_err(b->cli, "pool %s: timed out waiting: %s%s%s.", name,
+	           *err ? err : got, why ? "; waiting: " : "", why ? why : "");
+	gb_pool_still_exists(b, name);
+}
+
+int gb_pool_wait(gb_backend *b, const char *name, int64_t timeout_s,
+                 json_t **pool)
+{
+	char err[1024];
+	json_t *last = NULL;
+	int w = b->ops->wait(b, name, timeout_s, err, sizeof(err), &last);
+	if (last) {
+		json_decref(*pool);
+		*pool = last;
+	}
+	if (w == 0) {
+		timed_out(b, name, *pool, err);
+		return GB_EXIT_TIMEOUT;
+	}
+	return w < 0 ? GB_EXIT_FAIL : GB_EXIT_OK;
+}

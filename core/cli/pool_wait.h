@@ -1,0 +1,23 @@
+/* pool_wait.h -- `--wait [--timeout]` of apply and scale: one flow over
+ * the backend (backend.h), local or through a daemon. */
+#ifndef GB_POOL_WAIT_H
+#define GB_POOL_WAIT_H
+
+#include "backend.h"
+
+/* Whether a pool that could not be placed yet (its apply or scale
+ * failed) is still waited for: its "waiting" note names the next
+ * attempt, and that comes before timeout_s from now (0: no timeout). */
+int gb_pool_waits(json_t *pool, int64_t timeout_s);
+/* Waits until every desired instance of pool `name` runs, at most
+ * timeout_s (0: no limit).  *pool (may hold the pool, or NULL) is
+ * replaced by the pool as last seen, a new reference the caller
+ * decrefs.  GB_EXIT_OK, GB_EXIT_TIMEOUT after saying so, or
+ * GB_EXIT_FAIL after printing why. */
+int gb_pool_wait(gb_backend *b, const char *name, int64_t timeout_s,
+                 json_t **pool);
+/* Says on stderr that pool `name`, left short of its target, still
+ * exists, who keeps trying to place it and how to destroy it. */
+void gb_pool_still_exists(gb_backend *b, const char *name);
+
+#endif
