@@ -154,6 +154,18 @@ static json_t *local_records(gb_cli *cli, gb_runtime *rt, const char *gpu,
 	return recs;
 }
 
+/* --region must name a region of the clouds listed (--cloud, or every
+ * loaded driver): 1 after saying why not. */
+static int region_refused(gb_cli *cli, gb_runtime *rt)
+{
+	char *msg = gb_runtime_region_problem(rt, o_region, o_cloud);
+	if (!msg)
+		return 0;
+	gb_cli_err(cli, "--region: %s", msg);
+	free(msg);
+	return 1;
+}
+
 static int run_offers(gb_cli *cli)
 {
 	gb_runtime rt;
@@ -195,6 +207,10 @@ static int run_offers(gb_cli *cli)
 		if (o_cloud && !gb_drivers_find(&rt.drivers, o_cloud)) {
 			gb_cli_err(cli, "--cloud: no driver named \"%s\" is loaded "
 			                "(see 'gpubroker drivers')", o_cloud);
+			gb_runtime_free(&rt);
+			return GB_EXIT_FAIL;
+		}
+		if (o_region && region_refused(cli, &rt)) {
 			gb_runtime_free(&rt);
 			return GB_EXIT_FAIL;
 		}

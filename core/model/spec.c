@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "region_glob.h"
 #include "regions.h"
 #include "yamldoc.h"
 
@@ -70,6 +71,7 @@ const char *gb_colocate_name(gb_colocate c)
 typedef struct sdec {
 	gb_ydec y;
 	const char *const *clouds; /* NULL: any driver-like name */
+	const gb_catalog *cat;     /* NULL: region globs not checked */
 } sdec;
 
 /* Appended to an unknown cloud's error. */
@@ -666,6 +668,29 @@ static void dec_clouds(sdec *c, const gb_ynode *v, gb_pool_spec *p)
 	free(items);
 }
 
+/* A glob must name a region of the pool's clouds (placement.clouds,
+ * decoded before, or every loaded one): "eu-*" is AWS's naming only. */
+static void check_region_glob(sdec *c, const gb_ynode *n, const char *path,
+                              const gb_pool_spec *p)
+{
+	const char *cl[MAX_CHOICES + 1];
+	const char *const *clouds = c->clouds;
+	char *msg;
+	if (!c->cat || !c->clouds)
+		return;
+	if (p->clouds.n) {
+		size_t k = 0;
+		for (; k < p->clouds.n && k < MAX_CHOICES; k++)
+			cl[k] = p->clouds.v[k];
+		cl[k] = NULL;
+		clouds = cl;
+	}
+	if ((msg = gb_region_glob_problem(n->str, clouds, c->cat))) {
+		ERR(c, n, path, "%s", msg);
+		free(msg);
+	}
+}
+
 static void dec_placement(sdec *c, const gb_ynode *n, gb_pool_spec *p,
                           int *colocate_set)
 {
@@ -698,6 +723,8 @@ static void dec_placement(sdec *c, const gb_ynode *n, gb_pool_spec *p,
 				}
 				if (!gb_strv_contains(&p->regions, s))
 					gb_strv_push(&p->regions, s);
+				check_region_glob(c, items[i].n, items[i].path,
+				                  p);
 			}
 			free(items);
 		}
@@ -1032,6 +1059,7 @@ static int decode_docs(const char *name, const gb_ydocs *docs,
 	c.y.file = name;
 	c.y.d = d;
 	c.clouds = opts ? opts->clouds : NULL;
+	c.cat = opts ? opts->catalog : NULL;
 	for (size_t i = 0; i < docs->n; i++) {
 		const gb_ynode *root = docs->docs[i], *pn;
 		gb_pool_spec p;
