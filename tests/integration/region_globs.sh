@@ -55,6 +55,12 @@ gb plan -f "$T/gdpr.yaml" -o json --limit 100 >"$T/out"
 check "jq -e '[.[0].candidates[].cloud] | unique | length > 1' $T/out >/dev/null" \
 	"plan: compliance: [gdpr] selects EU regions on more than one cloud"
 
+# apply, locally: refused before anything is created
+gb apply -f "$T/gcp-eu.yaml" --auto-approve >"$T/out" 2>"$T/err" && rc=0 || rc=$?
+check "[ \$rc = 1 ] && grep -q 'gcp-eu.yaml:6:15: .*matches no region of gcp' $T/err" \
+	"apply: refused with the same error"
+check "[ \"\$(sim_live)\" = 0 ] && ! gb status eu-train >/dev/null 2>&1" "apply: no pool, no instance"
+
 # offers --region
 gb offers --cloud azure --region 'eu-*' >"$T/out" 2>"$T/err" && rc=0 || rc=$?
 check "[ \$rc = 1 ] && grep -q -- '--region: \"eu-\*\" matches no region of azure' $T/err && grep -q westeurope $T/err" \
@@ -68,6 +74,9 @@ remote plan -f "$T/gcp-eu.yaml" >"$T/out" 2>"$T/err" && rc=0 || rc=$?
 check "[ \$rc = 1 ] && grep -q 'pool.placement.regions\[0\]: \"eu-\*\" matches no region of gcp' $T/err" \
 	"plan --server: the daemon refuses the glob too, with the key path"
 check "remote plan -f $T/gcp-europe.yaml | grep -q 'gcp  *europe-'" "plan --server: europe-* plans"
+GPUBROKER_TOKEN=demo-admin-token gb apply -f "$T/gcp-eu.yaml" --auto-approve >"$T/out" 2>"$T/err" && rc=0 || rc=$?
+check "[ \$rc = 1 ] && grep -q 'matches no region of gcp' $T/err && [ \"\$(sim_live)\" = 0 ]" \
+	"apply --server: the daemon refuses it too; nothing created"
 remote offers --cloud gcp --region 'eu-*' >"$T/out" 2>"$T/err" && rc=0 || rc=$?
 check "[ \$rc = 1 ] && grep -q 'matches no region of gcp' $T/err" "offers --server --region: refused by the daemon"
 check "remote offers --cloud gcp --region 'europe-*' | grep -q '^gcp  *europe-'" "offers --server --region in GCP's naming"
