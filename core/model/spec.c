@@ -670,14 +670,14 @@ static void dec_clouds(sdec *c, const gb_ynode *v, gb_pool_spec *p)
 
 /* A glob must name a region of the pool's clouds (placement.clouds,
  * decoded before, or every loaded one): "eu-*" is AWS's naming only. */
-static void check_region_glob(sdec *c, const gb_ynode *n, const char *path,
-                              const gb_pool_spec *p)
+static int check_region_glob(sdec *c, const gb_ynode *n, const char *path,
+                             const gb_pool_spec *p)
 {
 	const char *cl[MAX_CHOICES + 1];
 	const char *const *clouds = c->clouds;
 	char *msg;
 	if (!c->cat || !c->clouds)
-		return;
+		return 0;
 	if (p->clouds.n) {
 		size_t k = 0;
 		for (; k < p->clouds.n && k < MAX_CHOICES; k++)
@@ -685,9 +685,42 @@ static void check_region_glob(sdec *c, const gb_ynode *n, const char *path,
 		cl[k] = NULL;
 		clouds = cl;
 	}
-	if ((msg = gb_region_glob_problem(n->str, clouds, c->cat))) {
-		ERR(c, n, path, "%s", msg);
-		free(msg);
+	if (!(msg = gb_region_glob_problem(n->str, clouds, c->cat)))
+		return 0;
+	ERR(c, n, path, "%s", msg);
+	free(msg);
+	return 1;
+}
+
+/* Each cloud placement.clouds lists must have a region among the globs
+ * (else it can never be used: clouds [aws, gcp, azure] with regions
+ * ["us-*"] leaves Azure out, whose US regions are eastus, westus2, ...).
+ * Judged as check_region_glob judges one glob, once every glob names
+ * some region. */
+static void check_clouds_covered(sdec *c, const gb_ynode *n,
+                                 const gb_pool_spec *p)
+{
+	if (!c->cat || !c->clouds || !p->regions.n)
+		return;
+	for (size_t k = 0; k < p->clouds.n; k++) {
+		const char *one[2] = {p->clouds.v[k], NULL};
+		char *first = NULL;
+		int named = 0;
+		for (size_t g = 0; g < p->regions.n && !named; g++) {
+			char *msg = gb_region_glob_problem(p->regions.v[g], one,
+			                                   c->cat);
+			named = !msg;
+			if (!first)
+				first = msg;
+			else
+				free(msg);
+		}
+		if (!named)
+			ERR(c, n, "pool.placement.regions", "no glob here names "
+			    "a region of %s, which placement.clouds lists: add "
+			    "its own names, or take it out of clouds; %s",
+			    one[0], first);
+		free(first);
 	}
 }
 
@@ -705,6 +738,7 @@ static void dec_placement(sdec *c, const gb_ynode *n, gb_pool_spec *p,
 	if ((v = gb_ymap_get(n, "regions"))) {
 		item *items;
 		size_t ni;
+		int bad = 0;
 		if (list_items(c, v, "pool.placement.regions",
 		               "region names or globs", 0, &items, &ni) == 0) {
 			for (size_t i = 0; i < ni; i++) {
@@ -723,10 +757,12 @@ static void dec_placement(sdec *c, const gb_ynode *n, gb_pool_spec *p,
 				}
 				if (!gb_strv_contains(&p->regions, s))
 					gb_strv_push(&p->regions, s);
-				check_region_glob(c, items[i].n, items[i].path,
-				                  p);
+				bad |= check_region_glob(c, items[i].n,
+				                         items[i].path, p);
 			}
 			free(items);
+			if (!bad)
+				check_clouds_covered(c, v, p);
 		}
 	}
 	if ((v = gb_ymap_get(n, "colocate"))) {

@@ -40,8 +40,9 @@
  *                  default: empty = every loaded driver),
  *                  regions: region ids or globs such as "eu-*" (default:
  *                  empty = any; with gb_spec_opts.catalog, each must
- *                  match a region of the pool's clouds: region names
- *                  differ per cloud, see region_glob.h),
+ *                  match a region of the pool's clouds, and each cloud
+ *                  placement.clouds lists must have a region among them:
+ *                  region names differ per cloud, see region_glob.h),
  *                  colocate: zone | region | none (default zone for
  *                  training with count > 1, else none),
  *                  data: {region: a known region id}  (data locality),

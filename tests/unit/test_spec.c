@@ -1102,6 +1102,9 @@ static void test_region_glob_per_cloud(void **state)
 	static const char *const catalog_only[] = {
 		"\"mars-*\" matches no region of tiny",
 		"known regions there: moon-1", NULL};
+	static const char *const uncovered[] = {
+		"no glob here names a region of azure, which placement.clouds "
+		"lists", "eastus", NULL};
 	static const char *const azure[] = {
 		"matches no region of azure", "westeurope", "uksouth", NULL};
 	(void)state;
@@ -1129,6 +1132,15 @@ static void test_region_glob_per_cloud(void **state)
 	                  "    clouds: [aws, gcp, azure]\n"
 	                  "    regions: [\"eu-*\", \"europe-*\", "
 	                  "\"*europe\"]\n");
+	/* a cloud listed in placement.clouds that no glob names: it could
+	 * never be used ("us-*" is AWS's and GCP's naming, not Azure's) */
+	expect_region_err(cat, RBASE "  placement:\n"
+	                  "    clouds: [aws, gcp, azure]\n"
+	                  "    regions: [\"us-*\"]\n", 6, 14,
+	                  "pool.placement.regions", uncovered);
+	expect_regions_ok(cat, RBASE "  placement:\n"
+	                  "    clouds: [aws, gcp, azure]\n"
+	                  "    regions: [\"us-*\", \"*us\"]\n");
 	/* no catalog (a stored spec, a client whose daemon checks): no
 	 * check */
 	expect_regions_ok(NULL, RBASE "  placement:\n    clouds: [gcp]\n"
