@@ -112,12 +112,13 @@ static size_t glob_distance(const char *pat, const char *s)
 		if (*p == '*') {
 			cur[0] = prev[0];
 			for (size_t j = 1; j <= n; j++)
-				cur[j] = prev[j] < cur[j - 1] ? prev[j] : cur[j - 1];
+				cur[j] = prev[j] < cur[j - 1] ? prev[j]
+				                              : cur[j - 1];
 		} else {
 			cur[0] = prev[0] + 1;
 			for (size_t j = 1; j <= n; j++) {
-				size_t best = prev[j - 1] +
-				              (*p == '?' || *p == s[j - 1] ? 0 : 1);
+				int same = *p == '?' || *p == s[j - 1];
+				size_t best = prev[j - 1] + (same ? 0 : 1);
 				if (prev[j] + 1 < best)
 					best = prev[j] + 1;
 				if (cur[j - 1] + 1 < best)
@@ -161,8 +162,8 @@ static void put_spelling(gb_buf *b, const char *glob, char *const *v,
 		gb_buf_puts(b, "; did you mean ");
 		for (size_t i = 0; i < n && shown < 3; i++)
 			if (d[i] == best)
-				gb_buf_printf(b, "%s\"%s\"", shown++ ? " or " : "",
-				              v[i]);
+				gb_buf_printf(b, "%s\"%s\"",
+				              shown++ ? " or " : "", v[i]);
 		gb_buf_puts(b, "?");
 	} else {
 		gb_buf_puts(b, "; known regions there: ");
@@ -228,7 +229,8 @@ char *gb_region_glob_problem(const char *glob, const char *const *clouds,
 		qsort(juris.v, juris.n, sizeof(*juris.v), cmp_str);
 		j = gb_strv_join(&juris, ", ");
 		gb_buf_printf(&b, "; the nearest by place, in the same "
-		              "jurisdiction%s (%s): ", juris.n == 1 ? "" : "s", j);
+		              "jurisdiction%s (%s): ",
+		              juris.n == 1 ? "" : "s", j);
 		free(j);
 		put_names(&b, near.v, near.n);
 		if (gdpr)
