@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "region_glob.h"
 #include "store.h"
 
 /* Offers refreshed by `offers refresh` live in the state store and replace
@@ -175,6 +176,19 @@ void gb_runtime_free(gb_runtime *rt)
 	gb_drivers_free(&rt->drivers);
 	gb_strv_free(&rt->problems);
 	memset(rt, 0, sizeof(*rt));
+}
+
+char *gb_runtime_region_problem(const gb_runtime *rt, const char *glob,
+                                const char *cloud)
+{
+	const char *clouds[GB_MAX_CLOUDS];
+	if (cloud) {
+		clouds[0] = cloud;
+		clouds[1] = NULL;
+	} else {
+		gb_drivers_names(&rt->drivers, clouds, GB_ARRAY_LEN(clouds));
+	}
+	return gb_region_glob_problem(glob, clouds, rt->cat);
 }
 
 typedef struct refresh_ctx {

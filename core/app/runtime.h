@@ -29,6 +29,12 @@ void gb_runtime_open(const gb_config *cfg, gb_store *st, gb_runtime *rt,
                      int want_offers);
 void gb_runtime_free(gb_runtime *rt);
 
+/* A region glob (`offers --region`, GET /v1/offers?region=) against the
+ * regions of cloud (NULL = every driver of rt): gb_region_glob_problem's
+ * message, or NULL when it names one.  Caller frees. */
+char *gb_runtime_region_problem(const gb_runtime *rt, const char *glob,
+                                const char *cloud);
+
 /* Refresh prices from each ready driver's price source (all, or only the
  * driver named `only`; region NULL = all) into the store, appending one
  * JSON row per driver to report.  Returns 0, -1 when any failed; *done

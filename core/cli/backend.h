@@ -18,6 +18,7 @@
 #include <jansson.h>
 #include <signal.h>
 
+#include "catalog.h"
 #include "cli.h"
 #include "spec.h"
 
@@ -68,6 +69,10 @@ struct gb_backend {
 	gb_cli *cli;
 	/* set by SIGINT/SIGTERM where the backend catches them, else NULL */
 	volatile sig_atomic_t *stop;
+	/* local: the session's catalog, which a spec's region globs must
+	 * name a region of (gb_cli_spec_load_in); NULL through a daemon
+	 * (it checks) or without a session.  Borrowed until close. */
+	const gb_catalog *catalog;
 };
 
 /* What a command needs from the local backend (the remote one ignores

@@ -32,6 +32,12 @@ int gb_cli_session(gb_cli *cli, gb_session *s, gb_engine_progress_fn fn,
 
 int gb_cli_spec_load(gb_cli *cli, const char *path, gb_spec_set *set)
 {
+	return gb_cli_spec_load_in(cli, path, NULL, set);
+}
+
+int gb_cli_spec_load_in(gb_cli *cli, const char *path, const gb_catalog *cat,
+                        gb_spec_set *set)
+{
 	gb_diags d = GB_DIAGS_INIT;
 	gb_spec_opts so;
 	const char *clouds[GB_MAX_CLOUDS];
@@ -42,6 +48,7 @@ int gb_cli_spec_load(gb_cli *cli, const char *path, gb_spec_set *set)
 	if (!cli->server && gb_cli_config(cli) == 0) {
 		gb_config_clouds(&cli->cfg, clouds, GB_ARRAY_LEN(clouds));
 		so.clouds = clouds;
+		so.catalog = cat;
 	}
 	rc = gb_spec_load_file(path, &so, set, &d);
 	if (rc != 0)

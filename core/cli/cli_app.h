@@ -25,5 +25,10 @@ int gb_cli_session(gb_cli *cli, gb_session *s, gb_engine_progress_fn fn,
  * every diagnostic on stderr.  Returns 0, or -1 after printing (then *set
  * is empty).  Free *set with gb_spec_set_free. */
 int gb_cli_spec_load(gb_cli *cli, const char *path, gb_spec_set *set);
+/* The same, and locally (no --server) each placement.regions glob must
+ * match a region of the pool's clouds in cat (the runtime's catalog;
+ * borrowed; NULL = not checked). */
+int gb_cli_spec_load_in(gb_cli *cli, const char *path, const gb_catalog *cat,
+                        gb_spec_set *set);
 
 #endif

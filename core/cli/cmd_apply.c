@@ -128,7 +128,8 @@ static int run_apply(gb_cli *cli)
 	results = json_array();
 	for (size_t fi = 0; fi < files.n; fi++) {
 		gb_spec_set set;
-		if (gb_cli_spec_load(cli, files.v[fi], &set) != 0) {
+		if (gb_cli_spec_load_in(cli, files.v[fi], b->catalog,
+		                        &set) != 0) {
 			rc = GB_EXIT_FAIL;
 			continue;
 		}

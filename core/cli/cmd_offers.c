@@ -154,6 +154,51 @@ static json_t *local_records(gb_cli *cli, gb_runtime *rt, const char *gpu,
 	return recs;
 }
 
+/* A price older than this is worth a word under the table. */
+#define STALE_DAYS 30
+
+/* Under the table: how many of the offers carry a price older than
+ * STALE_DAYS (the shipped catalogs' prices age from the day they were
+ * published; `offers refresh` replaces them with the providers'). */
+static void stale_note(const gb_cli *cli, const json_t *recs)
+{
+	int64_t now = gb_now_ms() / 1000, oldest = 0;
+	size_t n = 0, old = 0, i;
+	json_t *r;
+	json_array_foreach(recs, i, r) {
+		json_t *f = json_object_get(r, "fetched_at");
+		int64_t age;
+		if (!json_is_integer(f))
+			continue;
+		n++;
+		age = now - (int64_t)json_integer_value(f);
+		if (age > STALE_DAYS * 86400) {
+			old++;
+			if (age > oldest)
+				oldest = age;
+		}
+	}
+	if (old)
+		gb_cli_info(cli, "note: %zu of %zu offer%s priced more than %d "
+		            "days ago (the oldest %lld days): shipped prices "
+		            "are a starting point until 'gpubroker offers "
+		            "refresh' asks the providers (see PRICE AGE)",
+		            old, n, n == 1 ? " is" : "s are", STALE_DAYS,
+		            (long long)(oldest / 86400));
+}
+
+/* --region must name a region of the clouds listed (--cloud, or every
+ * loaded driver): 1 after saying why not. */
+static int region_refused(gb_cli *cli, gb_runtime *rt)
+{
+	char *msg = gb_runtime_region_problem(rt, o_region, o_cloud);
+	if (!msg)
+		return 0;
+	gb_cli_err(cli, "--region: %s", msg);
+	free(msg);
+	return 1;
+}
+
 static int run_offers(gb_cli *cli)
 {
 	gb_runtime rt;
@@ -198,6 +243,10 @@ static int run_offers(gb_cli *cli)
 			gb_runtime_free(&rt);
 			return GB_EXIT_FAIL;
 		}
+		if (o_region && region_refused(cli, &rt)) {
+			gb_runtime_free(&rt);
+			return GB_EXIT_FAIL;
+		}
 		recs = local_records(cli, &rt, gpu, cap);
 		if (!json_array_size(recs) && cli->out == GB_OUT_TABLE)
 			gb_cli_info(cli, "no offers match (%zu offer%s loaded)",
@@ -210,6 +259,10 @@ static int run_offers(gb_cli *cli)
 		gb_out_render(cli, stdout, out, out, cols);
 	else if (cli->server)
 		gb_cli_info(cli, "no offers match");
+	if (json_array_size(out) && cli->out == GB_OUT_TABLE) {
+		fflush(stdout);
+		stale_note(cli, recs);
+	}
 	json_decref(out);
 	json_decref(recs);
 	return GB_EXIT_OK;
@@ -222,7 +275,11 @@ const gb_cmd gb_cmd_offers = {
 	"Offers come from every loaded driver's catalog.  Rows are grouped by\n"
 	"region (ZONES counts the zones; $/h is the cheapest zone) unless\n"
 	"--zones is given, and sorted by price per GPU-hour.  PRICE AGE tells\n"
-	"how old each price is.\n\n"
+	"how old each price is; a note under the table counts the offers priced\n"
+	"more than 30 days ago: the shipped catalogs' prices (dated per price in\n"
+	"drivers/<cloud>/data/SOURCES.md) are a starting point until 'offers\n"
+	"refresh'.  --region must match a region of the clouds listed (--cloud,\n"
+	"or every loaded driver): region names differ per cloud.\n\n"
 	"'offers refresh' asks each driver's price source (EC2 spot price\n"
 	"history and instance types, the Azure Retail Prices API, the Cloud\n"
 	"Billing catalog) and stores the prices with their source and time in\n"

@@ -169,7 +169,7 @@ static int run_plan(gb_cli *cli)
 	all = json_array();
 	for (size_t fi = 0; fi < files.n; fi++) {
 		gb_spec_set set;
-		if (gb_cli_spec_load(cli, files.v[fi], &set) != 0) {
+		if (gb_cli_spec_load_in(cli, files.v[fi], rt.cat, &set) != 0) {
 			rc = GB_EXIT_FAIL;
 			continue;
 		}

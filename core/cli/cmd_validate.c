@@ -353,6 +353,7 @@ static int run_validate(gb_cli *cli)
 	enum kind want = KIND_AUTO;
 	gb_spec_opts so;
 	const char *clouds[GB_MAX_CLOUDS];
+	gb_runtime rt;
 	json_t *results;
 	int bad = 0;
 
@@ -380,15 +381,21 @@ static int run_validate(gb_cli *cli)
 			return GB_EXIT_FAIL;
 		}
 	}
-	/* The clouds are the config's drivers (or the installed ones). */
+	/* The clouds are the config's drivers (or the installed ones); their
+	 * offers (and the sites they register) are the regions a region
+	 * glob must name. */
+	memset(&rt, 0, sizeof(rt));
 	if (gb_cli_config(cli) == 0) {
 		gb_config_clouds(&cli->cfg, clouds, GB_ARRAY_LEN(clouds));
 		so.clouds = clouds;
+		gb_runtime_open(&cli->cfg, NULL, &rt, 1);
+		so.catalog = rt.cat;
 	}
 	results = json_array();
 	for (size_t i = 0; i < files.n; i++)
 		if (validate_one(cli, files.v[i], want, &so, results) != 0)
 			bad = 1;
+	gb_runtime_free(&rt);
 	if (cli->out != GB_OUT_TABLE)
 		gb_out_render(cli, stdout, results, NULL, NULL);
 	json_decref(results);
@@ -406,7 +413,10 @@ const gb_cmd gb_cmd_validate = {
 	"drivers, tokens, ...) is a broker config; an on-prem inventory\n"
 	"(nodes:, sites:) is reported as skipped: the onprem driver checks\n"
 	"it when it loads.  With -c CONFIG, the clouds a spec names are\n"
-	"checked against the config's drivers.  A broker config is also\n"
+	"checked against the config's drivers (else the installed ones), and\n"
+	"each placement.regions glob must match a region of the pool's\n"
+	"clouds (region names differ per cloud: \"eu-*\" is AWS's naming).\n"
+	"A broker config is also\n"
 	"checked for what its keys point at: onprem.inventory must be a\n"
 	"readable file (relative to the config's folder), and with teams:\n"
 	"given, every token's team must be listed there; each reservation\n"

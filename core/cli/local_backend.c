@@ -229,6 +229,7 @@ int gb_local_backend_open(gb_cli *cli, unsigned needs, gb_backend **out)
 			free(l);
 			return rc;
 		}
+		l->b.catalog = l->s.rt.cat;
 	}
 	*out = &l->b;
 	return 0;

@@ -64,6 +64,20 @@ void gb_api_plan(gb_api_req *r)
 	gb_spec_set_free(&set);
 }
 
+/* region= must name a region of the clouds asked for (cloud=, or every
+ * driver of this daemon), as a spec's placement.regions: 1 after the
+ * 400 that says why not. */
+static int region_refused(gb_api_req *r, const char *region,
+                          const char *cloud)
+{
+	char *msg = gb_runtime_region_problem(&r->d->app.rt, region, cloud);
+	if (!msg)
+		return 0;
+	gb_api_error(r, 400, "BadQuery", "region: %s", msg);
+	free(msg);
+	return 1;
+}
+
 void gb_api_offers(gb_api_req *r)
 {
 	const char *gpu = gb_api_query(r, "gpu"), *cloud = gb_api_query(r, "cloud");
@@ -76,6 +90,10 @@ void gb_api_offers(gb_api_req *r)
 	if (gpu && !canon) {
 		json_decref(a);
 		gb_api_error(r, 400, "BadQuery", "unknown GPU model %s", gpu);
+		return;
+	}
+	if (region && region_refused(r, region, cloud)) {
+		json_decref(a);
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {

@@ -452,6 +452,9 @@ int gb_api_body_spec(gb_api_req *r, gb_spec_set *set)
 	/* the clouds are this daemon's drivers */
 	gb_drivers_names(&r->d->app.rt.drivers, clouds, GB_ARRAY_LEN(clouds));
 	so.clouds = clouds;
+	/* and a region glob must name a region of the pool's clouds (the
+	 * caller holds cfg_lock, so the catalog is not swapped meanwhile) */
+	so.catalog = r->d->app.rt.cat;
 	if (gb_spec_load_json("request", text, strlen(text), &so, set, &d) != 0) {
 		json_t *details = json_array();
 		char *all = gb_diags_str(&d);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "region_glob.h"
 #include "regions.h"
 #include "yamldoc.h"
 
@@ -70,6 +71,7 @@ const char *gb_colocate_name(gb_colocate c)
 typedef struct sdec {
 	gb_ydec y;
 	const char *const *clouds; /* NULL: any driver-like name */
+	const gb_catalog *cat;     /* NULL: region globs not checked */
 } sdec;
 
 /* Appended to an unknown cloud's error. */
@@ -666,6 +668,62 @@ static void dec_clouds(sdec *c, const gb_ynode *v, gb_pool_spec *p)
 	free(items);
 }
 
+/* A glob must name a region of the pool's clouds (placement.clouds,
+ * decoded before, or every loaded one): "eu-*" is AWS's naming only. */
+static int check_region_glob(sdec *c, const gb_ynode *n, const char *path,
+                             const gb_pool_spec *p)
+{
+	const char *cl[MAX_CHOICES + 1];
+	const char *const *clouds = c->clouds;
+	char *msg;
+	if (!c->cat || !c->clouds)
+		return 0;
+	if (p->clouds.n) {
+		size_t k = 0;
+		for (; k < p->clouds.n && k < MAX_CHOICES; k++)
+			cl[k] = p->clouds.v[k];
+		cl[k] = NULL;
+		clouds = cl;
+	}
+	if (!(msg = gb_region_glob_problem(n->str, clouds, c->cat)))
+		return 0;
+	ERR(c, n, path, "%s", msg);
+	free(msg);
+	return 1;
+}
+
+/* Each cloud placement.clouds lists must have a region among the globs
+ * (else it can never be used: clouds [aws, gcp, azure] with regions
+ * ["us-*"] leaves Azure out, whose US regions are eastus, westus2, ...).
+ * Judged as check_region_glob judges one glob, once every glob names
+ * some region. */
+static void check_clouds_covered(sdec *c, const gb_ynode *n,
+                                 const gb_pool_spec *p)
+{
+	if (!c->cat || !c->clouds || !p->regions.n)
+		return;
+	for (size_t k = 0; k < p->clouds.n; k++) {
+		const char *one[2] = {p->clouds.v[k], NULL};
+		char *first = NULL;
+		int named = 0;
+		for (size_t g = 0; g < p->regions.n && !named; g++) {
+			char *msg = gb_region_glob_problem(p->regions.v[g], one,
+			                                   c->cat);
+			named = !msg;
+			if (!first)
+				first = msg;
+			else
+				free(msg);
+		}
+		if (!named)
+			ERR(c, n, "pool.placement.regions", "no glob here names "
+			    "a region of %s, which placement.clouds lists: add "
+			    "its own names, or take it out of clouds; %s",
+			    one[0], first);
+		free(first);
+	}
+}
+
 static void dec_placement(sdec *c, const gb_ynode *n, gb_pool_spec *p,
                           int *colocate_set)
 {
@@ -680,6 +738,7 @@ static void dec_placement(sdec *c, const gb_ynode *n, gb_pool_spec *p,
 	if ((v = gb_ymap_get(n, "regions"))) {
 		item *items;
 		size_t ni;
+		int bad = 0;
 		if (list_items(c, v, "pool.placement.regions",
 		               "region names or globs", 0, &items, &ni) == 0) {
 			for (size_t i = 0; i < ni; i++) {
@@ -698,8 +757,12 @@ static void dec_placement(sdec *c, const gb_ynode *n, gb_pool_spec *p,
 				}
 				if (!gb_strv_contains(&p->regions, s))
 					gb_strv_push(&p->regions, s);
+				bad |= check_region_glob(c, items[i].n,
+				                         items[i].path, p);
 			}
 			free(items);
+			if (!bad)
+				check_clouds_covered(c, v, p);
 		}
 	}
 	if ((v = gb_ymap_get(n, "colocate"))) {
@@ -1032,6 +1095,7 @@ static int decode_docs(const char *name, const gb_ydocs *docs,
 	c.y.file = name;
 	c.y.d = d;
 	c.clouds = opts ? opts->clouds : NULL;
+	c.cat = opts ? opts->catalog : NULL;
 	for (size_t i = 0; i < docs->n; i++) {
 		const gb_ynode *root = docs->docs[i], *pn;
 		gb_pool_spec p;

@@ -39,8 +39,10 @@
  *     placement   {clouds: subset of the known clouds (gb_spec_opts;
  *                  default: empty = every loaded driver),
  *                  regions: region ids or globs such as "eu-*" (default:
- *                  empty = any; a glob matching no known region is not
- *                  an error),
+ *                  empty = any; with gb_spec_opts.catalog, each must
+ *                  match a region of the pool's clouds, and each cloud
+ *                  placement.clouds lists must have a region among them:
+ *                  region names differ per cloud, see region_glob.h),
  *                  colocate: zone | region | none (default zone for
  *                  training with count > 1, else none),
  *                  data: {region: a known region id}  (data locality),
@@ -125,6 +127,12 @@ typedef struct gb_spec_opts {
 	 * driver-like name (1-32 of [a-z0-9_-], folded to lower case): for
 	 * stored specs, and for a client whose daemon checks the names. */
 	const char *const *clouds;
+	/* With clouds: the catalog of the loaded drivers' offers; each
+	 * placement.regions glob must then match a region of the pool's
+	 * clouds (placement.clouds, or every one of `clouds`), as
+	 * gb_region_glob_problem judges.  NULL = not checked (stored specs,
+	 * a client whose daemon checks). */
+	const struct gb_catalog *catalog;
 } gb_spec_opts;
 
 /* Parse every pool in a file ('---' separated).  Returns 0 when valid.

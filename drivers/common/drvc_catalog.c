@@ -48,6 +48,35 @@ const char *drvc_catalog_path(const gb_host *host, const char *name,
 	return buf;
 }
 
+/* A price's provenance: the file's, or the entry's own where a price was
+ * checked later than the rest ("on_demand_source" and
+ * "on_demand_fetched_at", or "spot_..."). */
+typedef struct dated {
+	const char *source;
+	int64_t at;
+} dated;
+
+/* 0, or -1 when the entry's own provenance for `what` is malformed. */
+static int entry_dated(json_t *rv, const char *what, const char *source,
+                       int64_t at, dated *out)
+{
+	char k[32];
+	json_t *s, *w;
+	snprintf(k, sizeof(k), "%s_source", what);
+	s = json_object_get(rv, k);
+	snprintf(k, sizeof(k), "%s_fetched_at", what);
+	w = json_object_get(rv, k);
+	out->source = source;
+	out->at = at;
+	if ((s && !json_is_string(s)) || (w && !json_is_string(w)))
+		return -1;
+	if (s)
+		out->source = json_string_value(s);
+	if (w && (out->at = parse_when(json_string_value(w))) < 0)
+		return -1;
+	return 0;
+}
+
 int drvc_catalog_emit(const char *path, const char *only_region,
                       gb_offer_cb emit, void *ud, gb_error *err)
 {
@@ -106,19 +135,30 @@ int drvc_catalog_emit(const char *path, const char *only_region,
 		o.gpu_memory_gb = (int)mem;
 		o.vcpus = (int)vcpus;
 		o.ram_gb = ram;
-		o.source = source;
-		o.fetched_at = fetched_at;
 		json_object_foreach(regions, rname, rv) {
 			double od = -1, spot = -1;
 			json_t *zones = json_object_get(rv, "zones");
 			json_t *spot_zones = json_object_get(rv, "spot_zones");
 			size_t nz = json_is_array(zones) ? json_array_size(zones) : 0;
+			dated od_at, spot_at;
 			if (only_region && strcmp(only_region, rname) != 0)
 				continue;
 			if (get_num(rv, "on_demand", &od) != 0)
 				od = -1;
 			if (get_num(rv, "spot", &spot) != 0)
 				spot = -1;
+			if (entry_dated(rv, "on_demand", source, fetched_at,
+			                &od_at) != 0 ||
+			    entry_dated(rv, "spot", source, fetched_at,
+			                &spot_at) != 0) {
+				drvc_err(err, GB_ERR_INVALID, 0, "CatalogInvalid",
+				         "%s: %s %s: on_demand_source/spot_source "
+				         "must be strings and on_demand_fetched_at/"
+				         "spot_fetched_at dates (YYYY-MM-DD)", path,
+				         o.instance_type, rname);
+				rc = -1;
+				goto out;
+			}
 			o.region = rname;
 			for (size_t z = 0; z < (nz ? nz : 1); z++) {
 				o.zone = nz ? json_string_value(json_array_get(zones, z))
@@ -134,6 +174,8 @@ int drvc_catalog_emit(const char *path, const char *only_region,
 				if (od > 0) {
 					o.capacity = GB_CAPACITY_ON_DEMAND;
 					o.price_per_hour = od;
+					o.source = od_at.source;
+					o.fetched_at = od_at.at;
 					if (emit(ud, &o))
 						goto out;
 				}
@@ -143,6 +185,8 @@ int drvc_catalog_emit(const char *path, const char *only_region,
 					                : NULL;
 					o.capacity = GB_CAPACITY_SPOT;
 					o.price_per_hour = spot;
+					o.source = spot_at.source;
+					o.fetched_at = spot_at.at;
 					if (nz && get_num(spot_zones, o.zone, &zs) == 0)
 						o.price_per_hour = zs;
 					/* null = no spot market in this zone */

@@ -32,6 +32,12 @@
  * a null value in "spot_zones" means no spot market in that zone;
  * "zones" may be absent or [] for clouds or regions without zones (one
  * offer with zone "" is emitted per capacity then).
+ * A region entry whose price was checked apart from the rest carries its
+ * own provenance: "on_demand_source" / "on_demand_fetched_at" (strings,
+ * the fetched_at a date or RFC 3339 time) for its on-demand price, and
+ * "spot_source" / "spot_fetched_at" for its spot prices; each defaults
+ * to the file's "source" / "fetched_at".  So `offers` shows each price's
+ * own age.
  *
  * Part of the driver SDK (gpubroker-driver-sdk; drivers/README.md).
  * Thread-safety: reentrant (no shared state; each call reads the file

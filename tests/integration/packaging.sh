@@ -10,7 +10,9 @@
 #  2. The CI pipelines RUN: their shell steps are executed, as GitHub and
 #     GitLab would, against real daemons (a fresh one per scenario) with API
 #     tokens whose only "cloud" is an on-prem node on this host (the spec's
-#     clouds line is swapped for [onprem]; nothing else changes).  ssh and
+#     clouds line is swapped for [onprem], its regions line for the site's
+#     name glob ["us-*"]: region names are per cloud, and a glob naming no
+#     region of the pool's clouds is refused; nothing else changes).  ssh and
 #     nvidia-smi are stand-ins that run here.  Checked: the pool is created
 #     with the CI token, the job runs on the address apply printed,
 #     heartbeats reach the daemon, the always-run step destroys the pool
@@ -401,13 +403,15 @@ sys.exit(1 if rc or rc2 else 0)
 EOF
 
 # workspace DIR: a checkout as the pipeline sees it, with the spec's
-# clouds swapped for the on-prem stand-in (exactly one line changes).
+# clouds swapped for the on-prem stand-in and its regions for the
+# stand-in site's (us-ci-lab): exactly those two lines change.
 workspace() {
 	mkdir -p "$1/examples/ci"
-	sed 's/^\(    clouds: \)\[aws, gcp, azure\]$/\1[onprem]/' examples/ci/pool.yaml \
-		>"$1/examples/ci/pool.yaml"
+	sed -e 's/^\(    clouds: \)\[aws, gcp, azure\]$/\1[onprem]/' \
+		-e 's/^\(    regions: \).*$/\1["us-*"]/' \
+		examples/ci/pool.yaml >"$1/examples/ci/pool.yaml"
 	n=$(diff examples/ci/pool.yaml "$1/examples/ci/pool.yaml" | grep -c '^>')
-	[ "$n" = 1 ] || fail "workspace: expected the spec's clouds line to change ($n lines did)"
+	[ "$n" = 2 ] || fail "workspace: expected the spec's clouds and regions lines to change ($n lines did)"
 }
 
 # pool_json NAME: the pool as the daemon reports it (viewer token)

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <jansson.h>
@@ -426,6 +428,165 @@ static void test_region_table(void **state)
 	            50);
 }
 
+/* ------------------------------------------------- dates of the prices */
+
+#define MAX_DATES 32
+
+typedef struct dates {
+	char v[MAX_DATES][11]; /* YYYY-MM-DD, distinct */
+	size_t n;
+	int64_t newest;
+} dates;
+
+static int collect_date(void *ud, const gb_offer *o)
+{
+	dates *d = ud;
+	time_t t = (time_t)o->fetched_at;
+	struct tm tm;
+	char day[11];
+	size_t i;
+	gmtime_r(&t, &tm);
+	strftime(day, sizeof(day), "%Y-%m-%d", &tm);
+	for (i = 0; i < d->n && strcmp(d->v[i], day) != 0; i++)
+		;
+	if (i == d->n) {
+		assert_true(d->n < MAX_DATES);
+		snprintf(d->v[d->n++], sizeof(d->v[0]), "%s", day);
+	}
+	if (o->fetched_at > d->newest)
+		d->newest = o->fetched_at;
+	return 0;
+}
+
+/* Each shipped catalog's prices are as new as its SOURCES.md says
+ * ("Newest price: YYYY-MM-DD", the date of the newest price found when
+ * the file was last updated), and every date a price carries is
+ * documented there: a catalog updated without its SOURCES.md, or a
+ * SOURCES.md that promises newer prices than the file holds, fails. */
+static void test_price_dates_documented(void **state)
+{
+	static const char *const clouds[] = {"aws", "azure", "gcp", "lambda"};
+	(void)state;
+	for (size_t c = 0; c < sizeof(clouds) / sizeof(clouds[0]); c++) {
+		char path[4096], *doc, *line, newest[11];
+		dates d;
+		gb_error err;
+		struct tm tm;
+		time_t t;
+		size_t len;
+		FILE *f;
+		memset(&d, 0, sizeof(d));
+		memset(&err, 0, sizeof(err));
+		catalog_path(clouds[c], path, sizeof(path));
+		if (drvc_catalog_emit(path, NULL, collect_date, &d, &err) != 0)
+			fail_msg("%s: %s", path, err.message);
+		snprintf(path, sizeof(path), "%s/drivers/%s/data/SOURCES.md",
+		         src_dir(), clouds[c]);
+		f = fopen(path, "r");
+		if (!f)
+			fail_msg("%s: cannot open", path);
+		doc = calloc(1, 1 << 20);
+		assert_non_null(doc);
+		len = fread(doc, 1, (1 << 20) - 1, f);
+		fclose(f);
+		doc[len] = '\0';
+		line = strstr(doc, "\nNewest price: ");
+		if (!line)
+			fail_msg("%s: no \"Newest price: YYYY-MM-DD\" line", path);
+		t = (time_t)d.newest;
+		gmtime_r(&t, &tm);
+		strftime(newest, sizeof(newest), "%Y-%m-%d", &tm);
+		if (strncmp(line + 15, newest, 10) != 0)
+			fail_msg("%s says \"Newest price: %.10s\"; the newest "
+			         "price in offers.json is of %s", path, line + 15,
+			         newest);
+		for (size_t i = 0; i < d.n; i++)
+			if (!strstr(doc, d.v[i]))
+				fail_msg("%s: prices dated %s in offers.json, a "
+				         "date SOURCES.md never names", path,
+				         d.v[i]);
+		free(doc);
+	}
+}
+
+/* A region entry's own provenance ("on_demand_source",
+ * "on_demand_fetched_at", "spot_..."), else the file's. */
+typedef struct prov {
+	char od_src[64], spot_src[64];
+	int64_t od_at, spot_at;
+	size_t n;
+} prov;
+
+static int collect_prov(void *ud, const gb_offer *o)
+{
+	prov *p = ud;
+	p->n++;
+	if (o->capacity == GB_CAPACITY_SPOT) {
+		snprintf(p->spot_src, sizeof(p->spot_src), "%s", o->source);
+		p->spot_at = o->fetched_at;
+	} else {
+		snprintf(p->od_src, sizeof(p->od_src), "%s", o->source);
+		p->od_at = o->fetched_at;
+	}
+	return 0;
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void test_entry_provenance(void **state)
+{
+	char path[] = "/tmp/gbcatXXXXXX";
+	int fd = mkstemp(path);
+	prov p;
+	gb_error err;
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+#define HEAD "{\"source\": \"file source\", \"fetched_at\": \"2024-12-01\", " \
+	     "\"types\": [{\"type\": \"t\", \"gpu\": \"H100\", \"gpus\": 8, "  \
+	     "\"gpu_memory_gb\": 80, \"vcpus\": 8, \"ram_gb\": 64, "          \
+	     "\"regions\": {\"r1\": "
+	write_file(path, HEAD "{\"on_demand\": 55.04, \"spot\": 20, "
+	           "\"on_demand_source\": \"newer\", "
+	           "\"on_demand_fetched_at\": \"2026-11-09\"}}}]}");
+	memset(&p, 0, sizeof(p));
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(drvc_catalog_emit(path, NULL, collect_prov, &p, &err),
+	                 0);
+	assert_int_equal(p.n, 2);
+	assert_string_equal(p.od_src, "newer");
+	assert_int_equal(p.od_at, 1794182400);  /* 2026-11-09 */
+	assert_string_equal(p.spot_src, "file source");
+	assert_int_equal(p.spot_at, 1733011200); /* 2024-12-01 */
+	write_file(path, HEAD "{\"on_demand\": 55.04, \"spot\": 20, "
+	           "\"spot_source\": \"live\", "
+	           "\"spot_fetched_at\": \"2026-11-20\"}}}]}");
+	memset(&p, 0, sizeof(p));
+	assert_int_equal(drvc_catalog_emit(path, NULL, collect_prov, &p, &err),
+	                 0);
+	assert_string_equal(p.od_src, "file source");
+	assert_string_equal(p.spot_src, "live");
+	assert_int_equal(p.spot_at, 1795132800); /* 2026-11-20 */
+	/* a malformed date is an error naming the file, type and region */
+	write_file(path, HEAD "{\"on_demand\": 55.04, "
+	           "\"on_demand_fetched_at\": \"last June\"}}}]}");
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(drvc_catalog_emit(path, NULL, collect_prov, &p, &err),
+	                 -1);
+	assert_int_equal(err.cls, GB_ERR_INVALID);
+	assert_non_null(strstr(err.message, path));
+	assert_non_null(strstr(err.message, "t r1"));
+	assert_non_null(strstr(err.message, "on_demand_fetched_at"));
+#undef HEAD
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -434,6 +595,8 @@ int main(void)
 		cmocka_unit_test(test_azure),
 		cmocka_unit_test(test_gcp),
 		cmocka_unit_test(test_region_filter),
+		cmocka_unit_test(test_price_dates_documented),
+		cmocka_unit_test(test_entry_provenance),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "catalog.h"
 #include "spec.h"
 #include "util.h"
 
@@ -1015,6 +1016,172 @@ static void test_examples_valid(void **state)
 	}
 }
 
+/* ------------------------------------------- region globs per cloud */
+
+/* A catalog with one offer of "tiny", a cloud the region table does not
+ * know: its regions come from its offers only. */
+static gb_catalog *tiny_catalog(void)
+{
+	gb_catalog *c = gb_catalog_new();
+	gb_offer o;
+	memset(&o, 0, sizeof(o));
+	o.region = "moon-1";
+	o.zone = "";
+	o.instance_type = "tiny.8";
+	o.gpu_model = "H100";
+	o.gpu_count = 8;
+	o.gpu_memory_gb = 80;
+	o.vcpus = 8;
+	o.ram_gb = 64;
+	o.capacity = GB_CAPACITY_ON_DEMAND;
+	o.price_per_hour = 10;
+	o.source = "test_spec.c";
+	o.fetched_at = 1790000000;
+	gb_catalog_add(c, "tiny", &o);
+	return c;
+}
+
+static const char *const five_clouds[] = {"aws", "azure", "gcp", "onprem",
+                                          "tiny", NULL};
+
+/* Loads yaml with the region check on (clouds five_clouds, catalog cat,
+ * or none when cat is NULL); returns the diagnostics (caller frees). */
+static int load_regions(const char *yaml, const gb_catalog *cat,
+                        gb_diags *d)
+{
+	gb_spec_opts o = test_opts();
+	gb_spec_set set = {NULL, 0};
+	int rc;
+	o.clouds = five_clouds;
+	o.catalog = cat;
+	rc = gb_spec_load_buf("t.yaml", yaml, strlen(yaml), &o, &set, d);
+	gb_spec_set_free(&set);
+	return rc;
+}
+
+static void expect_region_err(const gb_catalog *cat, const char *yaml,
+                              int line, int col, const char *path,
+                              const char *const *parts)
+{
+	gb_diags d = GB_DIAGS_INIT;
+	int rc = load_regions(yaml, cat, &d);
+	char *all = gb_diags_str(&d);
+	int ok = rc == -1 && d.n == 1 && d.v[0].line == line &&
+	         d.v[0].col == col && strcmp(d.v[0].path, path) == 0;
+	for (size_t i = 0; ok && parts[i]; i++)
+		ok = strstr(d.v[0].msg, parts[i]) != NULL;
+	if (!ok)
+		fail_msg("expected one error at t.yaml:%d:%d %s, got rc=%d:\n%s",
+		         line, col, path, rc, all);
+	free(all);
+	gb_diags_free(&d);
+}
+
+static void expect_regions_ok(const gb_catalog *cat, const char *yaml)
+{
+	gb_diags d = GB_DIAGS_INIT;
+	if (load_regions(yaml, cat, &d) != 0) {
+		char *all = gb_diags_str(&d);
+		fail_msg("expected valid, got:\n%s", all);
+	}
+	gb_diags_free(&d);
+}
+
+#define RBASE "pool:\n  name: p\n  gpu: {model: H100}\n"
+
+static void test_region_glob_per_cloud(void **state)
+{
+	gb_catalog *cat = tiny_catalog();
+	static const char *const by_place[] = {
+		"\"eu-*\" matches no region of gcp",
+		"it matches regions of aws", "europe-west4",
+		"compliance: [gdpr]", NULL};
+	static const char *const typo[] = {
+		"\"europe-west-4\" matches no region of aws, gcp",
+		"did you mean \"europe-west4\"?", NULL};
+	static const char *const catalog_only[] = {
+		"\"mars-*\" matches no region of tiny",
+		"known regions there: moon-1", NULL};
+	static const char *const uncovered[] = {
+		"no glob here names a region of azure, which placement.clouds "
+		"lists", "eastus", NULL};
+	static const char *const azure[] = {
+		"matches no region of azure", "westeurope", "uksouth", NULL};
+	(void)state;
+	/* AWS naming for a GCP pool: refused, with GCP's European regions */
+	expect_region_err(cat, RBASE "  placement:\n    clouds: [gcp]\n"
+	                  "    regions: [\"eu-*\"]\n", 6, 15,
+	                  "pool.placement.regions[0]", by_place);
+	expect_region_err(cat, RBASE "  placement:\n    clouds: [azure]\n"
+	                  "    regions: [eastus, \"eu-*\"]\n", 6, 23,
+	                  "pool.placement.regions[1]", azure);
+	/* a misspelt id: the nearest spelling */
+	expect_region_err(cat, RBASE "  placement:\n    clouds: [aws, gcp]\n"
+	                  "    regions: [europe-west-4]\n", 6, 15,
+	                  "pool.placement.regions[0]", typo);
+	/* a cloud outside the region table: its offers' regions count */
+	expect_regions_ok(cat, RBASE "  placement:\n    clouds: [tiny]\n"
+	                  "    regions: [\"moon-*\"]\n");
+	expect_region_err(cat, RBASE "  placement:\n    clouds: [tiny]\n"
+	                  "    regions: [\"mars-*\"]\n", 6, 15,
+	                  "pool.placement.regions[0]", catalog_only);
+	/* every loaded cloud: eu-* is AWS's, so it names something */
+	expect_regions_ok(cat, RBASE "  placement: {regions: [\"eu-*\"]}\n");
+	/* one glob per cloud's naming, each matching its own cloud */
+	expect_regions_ok(cat, RBASE "  placement:\n"
+	                  "    clouds: [aws, gcp, azure]\n"
+	                  "    regions: [\"eu-*\", \"europe-*\", "
+	                  "\"*europe\"]\n");
+	/* a cloud listed in placement.clouds that no glob names: it could
+	 * never be used ("us-*" is AWS's and GCP's naming, not Azure's) */
+	expect_region_err(cat, RBASE "  placement:\n"
+	                  "    clouds: [aws, gcp, azure]\n"
+	                  "    regions: [\"us-*\"]\n", 6, 14,
+	                  "pool.placement.regions", uncovered);
+	expect_regions_ok(cat, RBASE "  placement:\n"
+	                  "    clouds: [aws, gcp, azure]\n"
+	                  "    regions: [\"us-*\", \"*us\"]\n");
+	/* no catalog (a stored spec, a client whose daemon checks): no
+	 * check */
+	expect_regions_ok(NULL, RBASE "  placement:\n    clouds: [gcp]\n"
+	                  "    regions: [\"eu-*\"]\n");
+	gb_catalog_free(cat);
+}
+
+/* The shipped examples mean what they say: each region glob names a
+ * region of the pool's clouds (the region table's, no driver loaded). */
+static void test_examples_regions_per_cloud(void **state)
+{
+	const char *src = getenv("GB_SRC");
+	static const char *const files[] = {
+		"ci-training.yaml", "inference.yaml", "gdpr-eu.yaml",
+		"onprem-burst.yaml", "demo-training.yaml", "demo-burst.yaml"};
+	gb_catalog *cat = gb_catalog_new();
+	gb_spec_opts o;
+	(void)state;
+	memset(&o, 0, sizeof(o));
+	o.clouds = four_clouds;
+	o.catalog = cat;
+	if (!src)
+		src = ".";
+	for (size_t i = 0; i < GB_ARRAY_LEN(files); i++) {
+		char path[1024];
+		gb_spec_set set;
+		gb_diags d = GB_DIAGS_INIT;
+		snprintf(path, sizeof(path), "%s/examples/%s", src, files[i]);
+		if (access(path, R_OK) != 0) {
+			print_message("skipping %s: not found (set GB_SRC)\n", path);
+			continue;
+		}
+		if (gb_spec_load_file(path, &o, &set, &d) != 0) {
+			char *s = gb_diags_str(&d);
+			fail_msg("%s:\n%s", path, s);
+		}
+		gb_spec_set_free(&set);
+	}
+	gb_catalog_free(cat);
+}
+
 static void test_missing_file(void **state)
 {
 	gb_spec_set set;
@@ -1059,6 +1226,8 @@ int main(void)
 		cmocka_unit_test(test_json_no_env_and_bad_input),
 		cmocka_unit_test(test_copy),
 		cmocka_unit_test(test_examples_valid),
+		cmocka_unit_test(test_region_glob_per_cloud),
+		cmocka_unit_test(test_examples_regions_per_cloud),
 		cmocka_unit_test(test_missing_file),
 	};
 	size_t nbad = GB_ARRAY_LEN(bad_cases);
