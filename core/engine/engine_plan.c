@@ -62,14 +62,26 @@ static int plan_unavailable(void *ud, const gb_coffer *o, char *why,
 /* What a co-located pool already holds where: its live instances count
  * towards the room at their place (gb_plan_opts.held). */
 typedef struct plan_held {
+	gb_store *st;
+	const char *pool;
+	int loaded;
 	gb_inst_row *rows;
 	size_t n;
 } plan_held;
 
 static int plan_held_at(void *ud, const gb_coffer *o)
 {
-	const plan_held *h = ud;
+	plan_held *h = ud;
 	int k = 0;
+	if (!h->loaded) {
+		/* read once, and only for a plan with an offer that knows
+		 * what it has */
+		h->loaded = 1;
+		if (gb_store_inst_list(h->st, h->pool, 1, &h->rows, &h->n) != 0) {
+			h->rows = NULL;
+			h->n = 0;
+		}
+	}
 	for (size_t i = 0; i < h->n; i++) {
 		const gb_inst_row *r = &h->rows[i];
 		if (strcmp(r->cloud, o->cloud) == 0 &&
@@ -98,10 +110,8 @@ static void plan_room_opts(gb_engine *e, const gb_pool_spec *spec,
 			po->need = row.desired;
 		gb_pool_row_free(&row);
 	}
-	if (gb_store_inst_list(e->o.store, spec->name, 1, &h->rows, &h->n) != 0) {
-		h->rows = NULL;
-		h->n = 0;
-	}
+	h->st = e->o.store;
+	h->pool = spec->name;
 	po->held = plan_held_at;
 	po->held_ud = h;
 }

@@ -4,7 +4,8 @@
 #  - `make run`'s burst pool (count 4, colocate none, a lab of 2 nodes) is
 #    planned as 2 on-prem + 2 in the cloud, at the sum of the parts, in
 #    `plan`, `plan -o json` and apply's plan of change;
-#  - the same pool co-located is refused on-prem with the numbers;
+#  - the same pool co-located is refused on-prem with the numbers, but a
+#    co-located lab pool scaled back up counts its own node as room;
 #  - applied, its names run on without gaps (lab-burst-0, -1 on-prem, -2,
 #    -3 in the cloud): nothing is asked that cannot be made;
 #  - through a daemon whose catalog was read before another pool took a
@@ -64,6 +65,18 @@ check "grep -q 'partial .*onprem/demo-lab lab-4xa100 on-demand had room for 2; t
 	"the split is explained"
 check "! grep -q 'failover\\|made nothing' '$T/events.out'" "no attempt failed"
 gb destroy lab-burst --auto-approve >/dev/null 2>"$T/destroy.log" || fail "destroy failed"
+
+echo "== a co-located lab pool scaled back up: its own node counts as room"
+sed 's/colocate: none/colocate: zone/; s/name: lab-burst/name: lab-co/; s/count: 4$/count: 2/; s/clouds: \[onprem, aws, gcp, azure\]/clouds: [onprem]/' \
+	"$BURST" >"$T/co.yaml"
+gb apply -f "$T/co.yaml" --auto-approve --wait --timeout 60s >/dev/null 2>"$T/co.log" ||
+	fail "the co-located lab pool did not come up: $(cat "$T/co.log")"
+gb scale lab-co 1 >/dev/null 2>>"$T/co.log" || fail "scale to 1 failed: $(cat "$T/co.log")"
+gb scale lab-co 2 >/dev/null 2>>"$T/co.log" || fail "scale back to 2 failed: $(cat "$T/co.log")"
+check "[ \"\$(names lab-co '.cloud == \"onprem\" and .state == \"running\"')\" = 'lab-co-0 lab-co-2' ]" \
+	"1 free + 1 held make room for 2 in one place"
+check "! gb events --pool lab-co | grep -q move" "the pool did not move"
+gb destroy lab-co --auto-approve >/dev/null 2>>"$T/destroy.log" || fail "destroy failed"
 
 echo "== through a daemon whose catalog says 2 are free when 1 is"
 daemon_start
