@@ -173,7 +173,7 @@ STAGE_PC := $(STAGE)/lib/pkgconfig/gpubroker-driver-sdk.pc
 EXT_SOS := $(EXT_DRIVERS:%=$(BUILD)/lib/gpubroker/drivers/%.so)
 
 .PHONY: all deps stage FORCE test test-unit test-drivers test-integration test-reliability \
-        run bench fuzz fuzz-build install uninstall clean help probe
+        run bench fuzz fuzz-build install uninstall clean help probe readme-policy
 
 all: $(BIN) $(DRV_SOS) $(STAGE_PC) $(EXT_SOS) $(CLOUDSIM) $(DATA_OUT) $(POLICY_OUT) probe
 
@@ -362,6 +362,12 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(CORE_LIB) $(DRV_LIBS_A) $(DRVC_LIB)
 bench: all $(BENCH_BINS)
 	@BUILD=$(BUILD) bench/run.sh
 
+# README.md's table of the fields policies see, from `gpubroker help
+# policy` (core/plan/policy_fields.h); tests/integration/
+# policy_documented.sh fails while it is stale.
+readme-policy: $(BIN)
+	scripts/policy_fields_md.sh $(BIN) README.md
+
 # ---------------------------------------------------------------- fuzz
 # `make fuzz` builds every libFuzzer target with clang and runs each for
 # FUZZ_SECONDS (default 60) over its corpus in tests/fuzz/corpus/<name>/.
@@ -420,6 +426,7 @@ help:
 	@echo "  make install PREFIX=/usr/local DESTDIR=   |  make uninstall  |  make clean"
 	@echo "          (installs driver.h, the driver SDK and their pkg-config files too)"
 	@echo "  make stage      driver.h + SDK + .pc files into BUILD/stage (make all does it)"
+	@echo "  make readme-policy   README.md's policy fields from core/plan/policy_fields.h"
 	@echo "  make EXT_DRIVERS='name ...'   also build drivers/<name> with its own Makefile"
 	@echo "                  against the staged SDK (drivers/README.md)"
 

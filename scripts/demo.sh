@@ -102,13 +102,10 @@ curl -sf -X POST -H 'Content-Type: application/json' \
 	"$CONTROL/_sim/scenario" >/dev/null || fail "cannot change the cloudsim scenario"
 echo "cloudsim will now answer the first choice with its cloud's capacity error"
 
-say "Apply through the daemon and wait for the instances (apply --wait)"
+say "Apply through the daemon and wait for the instances (apply --wait prints the status)"
 "$G" apply -f "$SPEC" --auto-approve --wait --timeout 3m || fail "apply failed"
 "$G" events --pool demo-train | grep -E 'failover|created' || true
 "$G" events --pool demo-train | grep -q failover || fail "expected a failover event"
-
-say "Status"
-"$G" status demo-train
 
 say "The cloud reclaims one spot instance; the daemon replaces it"
 victim=$("$G" status demo-train -o json | jq -r '[.instances[] | select(.state=="running")][0].id')
@@ -135,7 +132,10 @@ say "On-prem first, burst to the cloud (gpubroker nodes; apply examples/demo-bur
 "$G" -c "$CONF" nodes
 "$G" apply -f "$here/examples/demo-burst.yaml" --auto-approve --wait --timeout 3m ||
 	fail "the burst pool did not come up"
-"$G" status lab-burst
+# how it got there: each create attempt names its instances afresh (a
+# retried create must never be taken for another), so attempts that found
+# no room leave gaps in the numbers; the events say which
+"$G" events --pool lab-burst | grep -E 'created|partial|failover' || true
 onprem=$("$G" status lab-burst -o json | jq '[.instances[] | select(.cloud=="onprem" and .state=="running")] | length')
 cloud=$("$G" status lab-burst -o json | jq '[.instances[] | select(.cloud!="onprem" and .state=="running")] | length')
 echo "on-prem nodes: $onprem, cloud instances: $cloud"
@@ -147,15 +147,22 @@ live=$(curl -sf "$CONTROL/_sim/instances?live=1" | jq '[.instances[]] | length')
 bill=$(curl -sf "$CONTROL/_sim/bill" | jq -r '.total')
 # cloudsim bills the clouds; the on-prem lab nodes are ours
 ours=$("$G" cost --by cloud -o json | jq -r '[.groups[] | select(.key != "onprem") | .cost] | add')
-# A preempted instance is billed until the reconciler sees the preemption
-# (drivers cannot say when it happened): at most one period (3 s) of its
-# price, so our cost may exceed the bill by that much.
-slack=$(echo "$victim_price" | awk '{ printf "%.6f", $1 * 3 / 3600 }')
+# Both apply the same rules (each instance from its create to its end, at
+# its launch price, at least the cloud's minimum); what remains are two
+# clocks: gpubroker times an instance by its requests (the create or
+# terminate sent), the cloud by its answers (accepted), which moves each
+# instance's cost either way by the requests' time (bounded here by
+# 0.5 s of each instance), and a cloud
+# may stop billing a reclaimed spot instance before the reconciler sees it
+# (drivers cannot say when: at most one 3 s period of that instance).
+allow=$(curl -sf "$CONTROL/_sim/bill" | jq -r --arg vp "$victim_price" \
+	'([.instances[].price_per_hour] | add) * 0.5 / 3600 + ($vp | tonumber) * 3 / 3600')
 echo "live instances in cloudsim: $live"
-echo "cloudsim's bill: \$$bill   gpubroker's cloud cost: \$$ours   (allowed above the bill: \$$slack, one period of the preempted instance)"
 [ "$live" = 0 ] || fail "$live instances leaked"
-awk -v a="$bill" -v b="$ours" -v s="$slack" 'BEGIN { d = b - a; exit !(a > 0 && d > -0.005 * a && d < 0.005 * a + s) }' ||
-	fail "cost differs from the bill by more than 0.5% (plus the preemption bound)"
+printf 'cloudsim bill $%.6f, gpubroker cost $%.6f: $%.6f apart (allowed $%.6f: requests sent vs accepted, and the reclaimed instance until seen)\n' \
+	"$bill" "$ours" "$(awk -v a="$bill" -v b="$ours" 'BEGIN { d = b - a; print d < 0 ? -d : d }')" "$allow"
+awk -v a="$bill" -v b="$ours" -v s="$allow" 'BEGIN { d = b - a; exit !(a > 0 && d >= -s && d <= s) }' ||
+	fail "gpubroker's cost is not the bill (plus the allowance above)"
 
 say "Done: nothing leaked; the cost matches cloudsim's bill"
 cat <<EOF

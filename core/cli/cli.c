@@ -326,6 +326,8 @@ int gb_cli_help_cmd(FILE *f, const char *name)
 	        cmd->summary);
 	if (cmd->details)
 		fprintf(f, "\n%s\n", cmd->details);
+	if (cmd == &gb_cmd_policy)
+		gb_cmd_policy_fields_help(f);
 	flags = cmd->flags ? cmd->flags() : NULL;
 	if (flags && flags[0].name) {
 		fprintf(f, "\nflags:\n");

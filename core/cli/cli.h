@@ -88,6 +88,9 @@ int gb_cli_main(int argc, char **argv);
 
 /* Command implementations (cmd_*.c). */
 #define GB_DECLARE_CMD(n) extern const gb_cmd gb_cmd_##n
+/* The table of the fields policies see, after `help policy`'s details
+ * (cmd_policy.c). */
+void gb_cmd_policy_fields_help(FILE *f);
 GB_DECLARE_CMD(version);
 GB_DECLARE_CMD(help);
 GB_DECLARE_CMD(drivers);

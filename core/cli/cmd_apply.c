@@ -54,6 +54,33 @@ static int waits(json_t *pool, int64_t timeout)
 	       json_integer_value(at) <= gb_now_ms() / 1000 + timeout;
 }
 
+/* Who keeps trying to place a pool this command leaves short. */
+static const char *keeps_trying(const gb_cli *cli)
+{
+	return cli->server ? " and the daemon keeps trying to place it"
+	                   : ": a daemon on this state ('gpubroker serve') "
+	                     "keeps trying to place it, as does the next apply";
+}
+
+/* apply --wait ran out of time: how far it got, why the pool is short
+ * when it says, and that the pool stays (and is still worked on) until
+ * destroyed. */
+static void timed_out(const gb_cli *cli, const char *name, json_t *pool,
+                      const char *err)
+{
+	const char *why = json_string_value(
+	        json_object_get(json_object_get(pool, "waiting"), "reason"));
+	char got[128];
+	snprintf(got, sizeof(got), "%lld of %lld instances running",
+	         (long long)json_integer_value(json_object_get(pool, "running")),
+	         (long long)json_integer_value(json_object_get(pool, "desired")));
+	gb_cli_err(cli, "pool %s: timed out waiting: %s%s%s.\nThe pool still "
+	           "exists%s; 'gpubroker destroy %s' removes it.", name,
+	           *err ? err : got,
+	           why ? "; waiting: " : "", why ? why : "", keeps_trying(cli),
+	           name);
+}
+
 /* Shows spec's diff (unless -q), asks (unless --auto-approve), applies
  * and with --wait waits; the pool as it ends up goes into results. */
 static int apply_one(gb_backend *b, const gb_pool_spec *spec,
@@ -69,6 +96,17 @@ static int apply_one(gb_backend *b, const gb_pool_spec *spec,
 		return GB_EXIT_FAIL;
 	if (!cli->quiet)
 		gb_print_diff(stderr, diff);
+	if (json_is_true(json_object_get(diff, "no_match"))) {
+		/* nothing to wait for: no offer can ever match it */
+		const char *why = json_string_value(json_object_get(diff, "error"));
+		gb_cli_err(cli, "pool %s: not applied (nothing stored): no offer "
+		           "can match this spec; change the spec or the policies "
+		           "('gpubroker plan --explain' lists every refusal)%s%s",
+		           spec->name, cli->quiet && why ? ":\n" : "",
+		           cli->quiet && why ? why : "");
+		json_decref(diff);
+		return GB_EXIT_FAIL;
+	}
 	json_decref(diff);
 	if (!a_yes) {
 		char q[256];
@@ -80,6 +118,11 @@ static int apply_one(gb_backend *b, const gb_pool_spec *spec,
 	}
 	if (b->ops->apply(b, spec, &pool) != 0 && !waits(pool, timeout)) {
 		rc = GB_EXIT_FAIL;
+		/* stored, but short (capacity): it stays */
+		if (json_is_object(json_object_get(pool, "waiting")))
+			gb_cli_err(cli, "The pool still exists%s; 'gpubroker "
+			           "destroy %s' removes it.", keeps_trying(cli),
+			           spec->name);
 	} else if (a_wait) {
 		char err[1024];
 		json_t *last = NULL;
@@ -90,8 +133,7 @@ static int apply_one(gb_backend *b, const gb_pool_spec *spec,
 			pool = last;
 		}
 		if (w == 0) {
-			gb_cli_err(cli, "pool %s: timed out waiting%s%s", spec->name,
-			           *err ? ": " : "", err);
+			timed_out(cli, spec->name, pool, err);
 			rc = GB_EXIT_TIMEOUT;
 		} else if (w < 0) {
 			rc = GB_EXIT_FAIL;
@@ -171,8 +213,10 @@ const gb_cmd gb_cmd_apply = {
 	"then converges: journaled creates in parallel, failover down the plan\n"
 	"on capacity/quota errors.  Without a terminal, --auto-approve is\n"
 	"required.  With --wait, waits until every instance runs and prints\n"
-	"their addresses (exit 3 when --timeout passes first); a pool no\n"
-	"place can hold yet is tried again at the next attempt its status\n"
-	"names, when that comes before the timeout.",
+	"their addresses (exit 3 when --timeout passes first: the pool stays,\n"
+	"and 'gpubroker destroy NAME' removes it); a pool no place can hold\n"
+	"yet is tried again at the next attempt its status names, when that\n"
+	"comes before the timeout.  A spec that no offer can match at all is\n"
+	"refused (exit 1, nothing stored) with the plan's reasons.",
 	apply_flags, run_apply,
 };

@@ -167,6 +167,24 @@ static int run_test(gb_cli *cli)
 	return rc;
 }
 
+/* The table cuts long cells: below it, the whole status of each driver
+ * that is not plainly "ready" (why it failed, where it looked for
+ * credentials). */
+static void status_notes(gb_cli *cli, json_t *rows)
+{
+	size_t i;
+	json_t *r;
+	if (cli->out != GB_OUT_TABLE)
+		return;
+	json_array_foreach(rows, i, r) {
+		const char *st = json_string_value(json_object_get(r, "status"));
+		if (st && strcmp(st, "ready") != 0)
+			gb_cli_info(cli, "%s: %s",
+			            json_string_value(json_object_get(r, "name")),
+			            st);
+	}
+}
+
 static int run_drivers(gb_cli *cli)
 {
 	gb_runtime rt;
@@ -195,6 +213,7 @@ static int run_drivers(gb_cli *cli)
 			return rc;
 		rows = json_object_get(res, "drivers");
 		gb_out_render(cli, stdout, rows, rows, cols);
+		status_notes(cli, rows);
 		json_decref(res);
 		return GB_EXIT_OK;
 	}
@@ -202,6 +221,7 @@ static int run_drivers(gb_cli *cli)
 		return rc;
 	rows = gb_drivers_json(&rt.drivers);
 	gb_out_render(cli, stdout, rows, rows, cols);
+	status_notes(cli, rows);
 	json_decref(rows);
 	gb_runtime_free(&rt);
 	return GB_EXIT_OK;
@@ -213,8 +233,13 @@ const gb_cmd gb_cmd_drivers = {
 	" [--timeout DURATION]]",
 	"Loads every driver named in the config (or, when it names none,\n"
 	"every driver installed in the driver directory) and shows whether\n"
-	"it loaded and initialised, and why not.  With\n"
-	"--server: the daemon's drivers (GET /v1/drivers).\n"
+	"it loaded and initialised, and why not.  A driver that loaded but\n"
+	"found no credentials shows \"no credentials found (looked in ...)\"\n"
+	"instead of \"ready\" (its offers work; creating fails until they\n"
+	"are set); -o json has \"credentials\": true/false for drivers that\n"
+	"need them.  Below the table, on stderr, the whole status of each\n"
+	"driver that is not ready.  With --server: the daemon's drivers\n"
+	"(GET /v1/drivers).\n"
 	"\n"
 	"'drivers test NAME' runs the conformance suite against the configured\n"
 	"driver NAME and whatever endpoint its options point at (a real cloud\n"

@@ -157,6 +157,8 @@ static int run_status(gb_cli *cli)
 const gb_cmd gb_cmd_status = {
 	"status", "show pools (or one pool with its instances)", "[NAME]",
 	"Asks the clouds first (one describe per driver and region), so the\n"
-	"states are current.",
+	"states are current.  A pool short of its size says why, and when it\n"
+	"tries again, on a line 'NAME: waiting: REASON' (JSON: its \"waiting\"\n"
+	"object, {reason, next_attempt_at}).",
 	NULL, run_status,
 };

@@ -203,9 +203,11 @@ static void *worker_main(void *arg)
 			                  ? gb_engine_converge(d->eng, j->pool, &res)
 			                  : gb_engine_converge_fresh(d->eng, j->pool,
 			                                             &res);
-			/* a deferred converge repeats the note its walk
-			 * already logged */
-			if (crc != 0 && res.message[0] && !res.deferred)
+			/* a deferred converge, or one that failed for the
+			 * reason the pool's note already gives, repeats what
+			 * was logged when that reason came up */
+			if (crc != 0 && res.message[0] && !res.deferred &&
+			    !res.repeated)
 				gb_log(GB_LOG_WARN, "daemon", "%s", res.message);
 			if (res.created || res.replaced)
 				gb_daemon_watch(d, j->pool, GB_WATCH_FIRST_MS);

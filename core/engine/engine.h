@@ -115,6 +115,10 @@ typedef struct gb_engine_result {
 	int deferred;           /* placing was not tried: the pool's note
 	                           says nothing can be placed before its
 	                           retry time (message repeats the note) */
+	int repeated;           /* failed for the reason the pool's note
+	                           already gave (a "waiting" event said it
+	                           when it changed): a caller that logs
+	                           failures need not log it again */
 	int created, kept, destroyed, replaced;
 	int not_found;          /* failed: there is no such pool */
 	char message[1024];     /* on failure: what, why, how to fix */
@@ -125,13 +129,19 @@ void gb_engine_result_free(gb_engine_result *r);
 
 /* What apply would do, terraform-style, without doing it.  Returns a JSON
  * object {pool, create:[..], keep:[..], destroy:[..], replace:[..],
- * price_per_hour_before/after, candidates:[..]} (new reference) or NULL
- * with err. */
+ * price_per_hour_before/after, candidates:[..], no_match, error} (new
+ * reference) or NULL with err.  error (only when instances are missing
+ * and no candidate is left) says why; no_match is true when no offer can
+ * match the spec at all (an apply of it is refused), false when only
+ * failover cooldowns stand in the way (an apply stores the pool, which
+ * waits for the first to end). */
 json_t *gb_engine_diff(gb_engine *e, const gb_pool_spec *spec, char *err,
                        size_t cap);
 
 /* Store the spec and converge the pool to it.  Quotas and budgets are
- * checked before any call (refused with a message).  Idempotent. */
+ * checked before any call (refused with a message), and so is a spec no
+ * offer can match while the pool is short of instances (refused with the
+ * plan's reasons; nothing stored).  Idempotent. */
 int gb_engine_apply(gb_engine *e, const gb_pool_spec *spec,
                     gb_engine_result *res);
 /* Converge a stored pool (replace preempted/failed instances, create
@@ -148,8 +158,9 @@ int gb_engine_converge_fresh(gb_engine *e, const char *pool,
  * is steady in the store (gb_store_pool_list_steady) and settled here
  * (engine_settled.c). */
 int gb_engine_settled(gb_engine *e, const char *pool, int64_t generation);
-/* The first half of apply, for the daemon: quota/budget checks, store the
- * spec and the decision record, no cloud calls.  The caller converges
+/* The first half of apply, for the daemon: quota/budget checks (and the
+ * refusal of a spec no offer can match), store the spec and the decision
+ * record, no cloud calls.  The caller converges
  * later (asynchronously). */
 int gb_engine_submit(gb_engine *e, const gb_pool_spec *spec,
                      gb_engine_result *res);

@@ -204,36 +204,50 @@ static void retry_terminating(gb_engine *e, gb_inst_row *rows, size_t n)
 	free(todo);
 }
 
-/* Keeps the pool's note (why it is short, when the engine tries again:
- * `status` shows it) in step with the last placement walk.  msg: the
- * walk's message ("pool P: no zone could hold ..."; its first line is
- * the note), NULL when nothing is missing.  retry_ms 0: the shortfall is
- * not a matter of waiting (a policy, a refusal), so no note.  An event
- * says it when the note's reason changes (not every pass: the time in it
- * moves). */
-static void note_pool(gb_engine *e, const gb_pool_row *row, const char *msg,
-                      int64_t retry_ms)
+/* Keeps the pool's note (why it is short, and when the engine tries
+ * again: `status` shows it) in step with the last placement walk.
+ * note: one line, NULL when nothing is missing (or the shortfall is
+ * not one a note explains: a refusal, an error).  retry_ms: when the
+ * walk may place something again (0: not a matter of time; the pool
+ * cannot be placed as it stands).  An event says it when the note's
+ * reason changes (not every pass: the time in it moves).  Returns 1 when
+ * the reason is the one the pool already had (said before). */
+static int note_pool(gb_engine *e, const gb_pool_row *row, const char *note,
+                     int64_t retry_ms)
 {
-	char note[512];
-	const char *p, *old = row->note;
-	size_t len, keep;
-	if (!msg || !retry_ms) {
+	const char *old = row->note, *cut;
+	size_t keep;
+	if (!note) {
 		if (old)
 			gb_store_pool_set_note(e->o.store, row->name, NULL, 0);
-		return;
+		return 0;
 	}
+	if (gb_store_pool_set_note(e->o.store, row->name, note, retry_ms) != 0)
+		return 0;
+	/* the reason: the note without its "; next attempt ..." */
+	cut = strstr(note, "; next attempt");
+	keep = cut ? (size_t)(cut - note) : strlen(note);
+	if (old && strncmp(old, note, keep) == 0 &&
+	    (old[keep] == '\0' || old[keep] == ';'))
+		return 1;
+	gb_engine__event(e, row->name, NULL, "waiting", "%s", note);
+	return 0;
+}
+
+/* The note for a walk that placed too few: its message's first line
+ * (without "pool P: ") when the shortfall is capacity (retry_ms set), a
+ * summary of the plan's refusals when no offer can match (the message
+ * lists them on several lines); else NULL.  Caller frees. */
+static char *walk_note(const gb_engine_plan *ep, const char *msg,
+                       int64_t retry_ms)
+{
+	const char *p;
+	if (!retry_ms)
+		return ep->rc == 0 && ep->no_match ? gb_engine__no_match_note(ep)
+		                                   : NULL;
 	p = strncmp(msg, "pool ", 5) == 0 ? strstr(msg, ": ") : NULL;
 	p = p ? p + 2 : msg;
-	len = strcspn(p, "\n");
-	snprintf(note, sizeof(note), "%.*s", (int)len, p);
-	if (gb_store_pool_set_note(e->o.store, row->name, note, retry_ms) != 0)
-		return;
-	/* the reason: the note without its "; next attempt ..." */
-	keep = strstr(note, "; next attempt") ? (size_t)(strstr(note, "; next attempt") - note)
-	                                      : strlen(note);
-	if (!old || strncmp(old, note, keep) != 0 ||
-	    (old[keep] != '\0' && old[keep] != ';'))
-		gb_engine__event(e, row->name, NULL, "waiting", "%s", note);
+	return gb_xasprintf("%.*s", (int)strcspn(p, "\n"), p);
 }
 
 /* Converge with the pool lock held and the spec loaded.  ep: the
@@ -345,10 +359,14 @@ static int converge_locked(gb_engine *e, const gb_pool_row *row,
 			}
 		}
 		if (rc != 0) {
+			char *note = walk_note(ep, msg, retry_ms);
 			res->partial = 1;
 			snprintf(res->message, sizeof(res->message), "%s", msg);
+			res->repeated = note_pool(e, row, note, retry_ms);
+			free(note);
+		} else {
+			note_pool(e, row, NULL, 0);
 		}
-		note_pool(e, row, rc == 0 ? NULL : msg, retry_ms);
 	} else if (row->note) {
 		note_pool(e, row, NULL, 0);
 	}
@@ -406,7 +424,7 @@ static int converge(gb_engine *e, const char *pool, int refresh,
 	{
 		/* a submit's recorded plan, when it is still this pool's */
 		gb_engine_plan kept;
-		int have = gb_engine__take_plan(e, &row, &kept);
+		int have = gb_engine__take_plan(e, &row, &spec, &kept);
 		rc = converge_locked(e, &row, &spec, refresh,
 		                     have ? &kept : NULL, res);
 		gb_engine__note_converge(e, row.name, row.generation, rc, res);
@@ -510,6 +528,38 @@ static int submit_locked(gb_engine *e, const gb_pool_spec *spec,
 	return 0;
 }
 
+/* An apply of a spec no offer can match (ep->no_match), for a pool
+ * whose live instances do not already make it whole, is refused before
+ * anything is stored: 1 with res->message (the plan's reasons).  Only
+ * cooldowns in the way (offers exist, the clouds are out of room for
+ * now) is no reason to refuse: the pool is stored and waits. */
+static int refuse_no_match(gb_engine *e, const gb_pool_spec *spec,
+                           const gb_engine_plan *ep, gb_engine_result *res)
+{
+	gb_inst_row *rows = NULL;
+	size_t n = 0;
+	classified c;
+	int need;
+	char *why;
+	if (ep->rc != 0 || !ep->no_match)
+		return 0;
+	if (gb_store_inst_list(e->o.store, spec->name, 1, &rows, &n) != 0)
+		return 0; /* the apply meets the store's error itself */
+	classify(spec, spec->count, rows, n, &c);
+	need = spec->count - (int)c.nkeep;
+	classified_free(&c);
+	gb_inst_list_free(rows, n);
+	if (need <= 0)
+		return 0;
+	why = gb_plan_no_candidate_msg(&ep->plan);
+	snprintf(res->message, sizeof(res->message),
+	         "pool %s: not applied (nothing stored): no offer can match "
+	         "this spec; change the spec or the policies ('gpubroker plan "
+	         "--explain' lists every refusal):\n%s", spec->name, why);
+	free(why);
+	return 1;
+}
+
 int gb_engine_submit(gb_engine *e, const gb_pool_spec *spec,
                      gb_engine_result *res)
 {
@@ -520,7 +570,9 @@ int gb_engine_submit(gb_engine *e, const gb_pool_spec *spec,
 	if (gb_engine__begin(e, spec->name, res) != 0)
 		return -1;
 	gb_engine__plan(e, spec, &ep);
-	rc = submit_locked(e, spec, &ep, &row, res);
+	rc = refuse_no_match(e, spec, &ep, res)
+	             ? -1
+	             : submit_locked(e, spec, &ep, &row, res);
 	if (rc == 0) {
 		/* the converge job places from the plan just recorded */
 		if (ep.rc == 0)
@@ -545,7 +597,9 @@ int gb_engine_apply(gb_engine *e, const gb_pool_spec *spec,
 		return -1;
 	/* one plan: the budget price, the decision record, the placement */
 	gb_engine__plan(e, spec, &ep);
-	rc = submit_locked(e, spec, &ep, &row, res);
+	rc = refuse_no_match(e, spec, &ep, res)
+	             ? -1
+	             : submit_locked(e, spec, &ep, &row, res);
 	if (rc == 0) {
 		rc = converge_locked(e, &row, spec, 1, &ep, res);
 		gb_pool_row_free(&row);
@@ -738,10 +792,16 @@ json_t *gb_engine_diff(gb_engine *e, const gb_pool_spec *spec, char *err,
 	json_object_set_new(out, "price_per_hour_before", json_real(before));
 	json_object_set_new(out, "price_per_hour_after", json_real(after));
 	if (need > 0 && !pl->ncands) {
-		char *m = gb_plan_no_candidate_msg(pl);
+		/* no offer can match, or cooldowns are all that stand in the
+		 * way (then the pool waits for the first to end) */
+		char *m = ep.no_match || !ep.cool_until_s
+		                  ? gb_plan_no_candidate_msg(pl)
+		                  : gb_engine__cooldown_note(&ep);
 		json_object_set_new(out, "error", json_string(m));
 		free(m);
 	}
+	json_object_set_new(out, "no_match",
+	                    json_boolean(need > 0 && ep.no_match));
 	classified_free(&c);
 	gb_engine__plan_free(&ep);
 	gb_inst_list_free(rows, n);

@@ -805,6 +805,14 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 			size_t l = strlen(msg);
 			snprintf(msg + l, cap - l, "\nTried:%s", gb_buf_str(&why));
 		}
+	} else if (left > 0 && !pl->ncands && !ep->no_match &&
+	           ep->cool_until_s) {
+		/* The plan had no candidate only because of cooldowns: wait
+		 * for the first to end. */
+		char *note = gb_engine__cooldown_note(ep);
+		*retry_ms = ep->cool_until_s * 1000;
+		snprintf(msg, cap, "pool %s: %s", spec->name, note);
+		free(note);
 	} else if (left > 0) {
 		if (!tried && cooling) {
 			snprintf(msg, cap,

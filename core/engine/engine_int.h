@@ -204,6 +204,13 @@ typedef struct gb_engine_plan {
 	                          kept an offer out of the plan; 0 = none */
 	gb_policy_set *ps;     /* the reference the plan's reasons borrow */
 	int rc;                /* 0, or -1: planning failed, err says why */
+	int no_match;          /* rc 0 and no candidate even without the
+	                          cooldowns: no offer of the catalog passes
+	                          the spec and the policies (the plan's
+	                          refusals are then those of a plan made
+	                          without cooldowns); 0 when there are
+	                          candidates, or only cooldowns stand in
+	                          the way (cool_until_s says until when) */
 	char err[1024];
 } gb_engine_plan;
 
@@ -212,6 +219,13 @@ typedef struct gb_engine_plan {
 int gb_engine__plan(gb_engine *e, const gb_pool_spec *spec,
                     gb_engine_plan *ep);
 void gb_engine__plan_free(gb_engine_plan *ep);
+/* A pool's note (one line) for a plan with no candidate.  no_match:
+ * "no offer qualifies (2180 considered: 1169 refused by cloud, ...);
+ * tried again when ...".  Else (cooldowns only): "no candidate: 5
+ * offers refused by capacity cooldown (InsufficientInstanceCapacity);
+ * next attempt <cool_until_s>, when ...".  Caller frees. */
+char *gb_engine__no_match_note(const gb_engine_plan *ep);
+char *gb_engine__cooldown_note(const gb_engine_plan *ep);
 
 /* How long a submitted plan waits for its converge before it is thrown
  * away (the converge then plans afresh). */
@@ -226,9 +240,10 @@ void gb_engine__keep_plan(gb_engine *e, const gb_pool_row *row,
  * generation, against the current catalog, less than
  * GB_KEPT_PLAN_MAX_MS ago: moved into *out (free it with
  * gb_engine__plan_free), returns 1.  Else 0 (a stale one is dropped).
- * Caller holds the pool lock. */
+ * Its plan borrows spec (row's, loaded by the caller) from then on: the
+ * submit's spec it was made from is gone.  Caller holds the pool lock. */
 int gb_engine__take_plan(gb_engine *e, const gb_pool_row *row,
-                         gb_engine_plan *out);
+                         const gb_pool_spec *spec, gb_engine_plan *out);
 /* Frees every kept plan: at gb_engine_free, and when the catalog the
  * plans point into is replaced (gb_engine_set_catalog). */
 void gb_engine__drop_plans(gb_engine *e);
@@ -238,8 +253,10 @@ void gb_engine__drop_plans(gb_engine *e);
  * given (NULL = anywhere).  Returns 0 when all were placed; else -1 with
  * a message, *placed telling how many did get placed.  *retry_ms: when
  * the shortfall is only capacity (every candidate refused, cooling down or
- * paced), the unix ms before which walking again cannot place anything,
- * and msg then says so ("no zone could hold ..."); else 0. */
+ * paced, or cooldowns left the plan no candidate), the unix ms before
+ * which walking again cannot place anything, and msg then says so ("no
+ * zone could hold ...", "no candidate: 5 offers refused by capacity
+ * cooldown ..."); else 0. */
 int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
                      const gb_engine_plan *ep, int64_t generation, int need,
                      const char *cloud, const char *region, const char *zone,

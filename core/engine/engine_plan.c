@@ -149,7 +149,82 @@ int gb_engine__plan(gb_engine *e, const gb_pool_spec *spec,
 		ep->rc = -1;
 		return -1;
 	}
+	if (!ep->plan.ncands && !ep->plan.counts[GB_REFUSE_UNAVAILABLE])
+		ep->no_match = 1;
+	else if (!ep->plan.ncands) {
+		/* Only cooldowns left nothing, or would the spec and the
+		 * policies refuse those offers anyway?  Plan without them (a
+		 * pool with no candidate only: rare, and cheap). */
+		gb_plan all;
+		char err[256];
+		po.unavailable = NULL;
+		if (gb_plan_pool(spec, e->o.cat, &po, &all, err,
+		                 sizeof(err)) == 0 && !all.ncands) {
+			/* its refusals are the true reasons */
+			gb_plan_free(&ep->plan);
+			ep->plan = all;
+			ep->cool_until_s = 0;
+			ep->no_match = 1;
+		} else {
+			gb_plan_free(&all);
+		}
+	}
 	return 0;
+}
+
+char *gb_engine__no_match_note(const gb_engine_plan *ep)
+{
+	gb_buf b = GB_BUF_INIT;
+	const gb_plan *p = &ep->plan;
+	gb_refusal_kind order[GB_REFUSE__COUNT];
+	size_t nk = gb_plan_refusal_order(p, order);
+	gb_buf_printf(&b, "no offer qualifies (%zu considered", p->considered);
+	/* commonest first, as gb_plan_no_candidate_msg lists them */
+	for (size_t i = 0; i < nk; i++)
+		gb_buf_printf(&b, "%s%zu refused by %s", i ? ", " : ": ",
+		              p->counts[order[i]], gb_refusal_kind_name(order[i]));
+	gb_buf_puts(&b, "); tried again when the spec, the policies or the "
+	                "offers change");
+	return gb_buf_take(&b);
+}
+
+char *gb_engine__cooldown_note(const gb_engine_plan *ep)
+{
+	gb_buf b = GB_BUF_INIT;
+	const gb_plan *p = &ep->plan;
+	const char *code[2] = {NULL, NULL};
+	size_t len[2] = {0, 0}, ncodes = 0, more = 0;
+	char when[32];
+	/* the distinct error codes behind the cooldowns ("InsufficientInstanceCapacity,
+	 * until ...": the part before the comma) */
+	for (size_t i = 0; i < p->nrefusals; i++) {
+		const char *r = p->refusals[i].reason;
+		size_t n, k;
+		if (p->refusals[i].kind != GB_REFUSE_UNAVAILABLE || !r)
+			continue;
+		n = strcspn(r, ",");
+		for (k = 0; k < ncodes; k++)
+			if (len[k] == n && strncmp(code[k], r, n) == 0)
+				break;
+		if (k < ncodes)
+			continue;
+		if (ncodes < GB_ARRAY_LEN(code)) {
+			code[ncodes] = r;
+			len[ncodes++] = n;
+		} else {
+			more = 1;
+		}
+	}
+	gb_buf_printf(&b, "no candidate: %zu offer%s refused by capacity "
+	              "cooldown", p->counts[GB_REFUSE_UNAVAILABLE],
+	              gb_plural((long long)p->counts[GB_REFUSE_UNAVAILABLE]));
+	for (size_t k = 0; k < ncodes; k++)
+		gb_buf_printf(&b, "%s%.*s", k ? ", " : " (", (int)len[k], code[k]);
+	if (ncodes)
+		gb_buf_puts(&b, more ? ", ...)" : ")");
+	gb_buf_printf(&b, "; next attempt %s, when the first cooldown ends",
+	              gb_format_time(ep->cool_until_s, when, sizeof(when)));
+	return gb_buf_take(&b);
 }
 
 void gb_engine__plan_free(gb_engine_plan *ep)
@@ -201,6 +276,9 @@ void gb_engine__keep_plan(gb_engine *e, const gb_pool_row *row,
 	k->cat = e->o.cat;
 	k->at_ms = gb_mono_ms();
 	k->ep = *ep;
+	/* the submit's spec goes away with its request: the plan gets the
+	 * converge's (the same spec hash) when it is taken */
+	k->ep.plan.spec = NULL;
 	memset(ep, 0, sizeof(*ep));
 	pthread_mutex_lock(&e->plans_mu);
 	old = unlink_kept(e, row->name);
@@ -212,7 +290,7 @@ void gb_engine__keep_plan(gb_engine *e, const gb_pool_row *row,
 }
 
 int gb_engine__take_plan(gb_engine *e, const gb_pool_row *row,
-                         gb_engine_plan *out)
+                         const gb_pool_spec *spec, gb_engine_plan *out)
 {
 	struct gb_kept_plan *k;
 	int fresh;
@@ -226,6 +304,7 @@ int gb_engine__take_plan(gb_engine *e, const gb_pool_row *row,
 	        gb_mono_ms() - k->at_ms < GB_KEPT_PLAN_MAX_MS;
 	if (fresh) {
 		*out = k->ep;
+		out->plan.spec = spec;
 		memset(&k->ep, 0, sizeof(k->ep));
 	}
 	kept_free(k);

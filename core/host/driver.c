@@ -481,6 +481,44 @@ static void *init_main(void *arg)
 
 /* Runs drv's init in its own thread and waits up to timeout_ms.  0, or
  * -1 with err (init's own failure, or the deadline). */
+static void answer_out(void *ud, const char *json)
+{
+	json_t **doc = ud;
+	json_decref(*doc);
+	*doc = json_loads(json, 0, NULL);
+}
+
+/* The "credentials" verb (driver.h) after a successful init: a driver
+ * that found none says where it looked, and that becomes its status.  A
+ * driver that refuses the verb (needs no credentials, or is older) stays
+ * "ready". */
+static void ask_credentials(gb_drv *drv)
+{
+	json_t *doc = NULL, *found;
+	gb_error e;
+	drv->credentials = -1;
+	if (!GB_DRV_HAS(drv, command))
+		return;
+	memset(&e, 0, sizeof(e));
+	if (drv->d->command(drv->ctx, "credentials", 0, NULL, answer_out, &doc,
+	                    &e) != 0 ||
+	    !json_is_boolean(found = json_object_get(doc, "found"))) {
+		json_decref(doc);
+		return;
+	}
+	drv->credentials = json_is_true(found);
+	if (!drv->credentials) {
+		const char *where = json_string_value(json_object_get(doc,
+		                                                      "looked_in"));
+		/* the driver's own text: redacted like its log lines */
+		char *safe = gb_redact(where && *where ? where : "nowhere said");
+		snprintf(drv->status, sizeof(drv->status),
+		         "no credentials found (looked in %s)", safe);
+		free(safe);
+	}
+	json_decref(doc);
+}
+
 static int run_init(gb_drv *drv, int64_t timeout_ms, char *err, size_t cap)
 {
 	struct gb_drv_init_job *j = gb_xcalloc(1, sizeof(*j));
@@ -649,6 +687,7 @@ int gb_drv_init(gb_drv *drv, const gb_kvs *options, char *err, size_t cap)
 	}
 	drv->ready = 1;
 	snprintf(drv->status, sizeof(drv->status), "ready");
+	ask_credentials(drv);
 	rc = 0;
 	goto out;
 bad_option:
@@ -964,6 +1003,9 @@ json_t *gb_drivers_json(const gb_drivers *ds)
 		                    json_integer(gb_drv_billing_minimum_s(d)));
 		json_object_set_new(r, "status", json_string(d->status));
 		json_object_set_new(r, "ready", json_boolean(d->ready));
+		if (d->ready && d->credentials >= 0)
+			json_object_set_new(r, "credentials",
+			                    json_boolean(d->credentials));
 		json_object_set_new(r, "path", json_string(d->path));
 		json_array_append_new(rows, r);
 	}

@@ -41,7 +41,11 @@ typedef struct gb_drv {
 	const gb_driver *d;  /* NULL unless the descriptor was accepted */
 	void *ctx;           /* from init; NULL unless ready */
 	int ready;           /* init succeeded */
-	char status[600];    /* "ready" or why not (load or init failure) */
+	char status[600];    /* "ready" or why not (load or init failure),
+	                        or "no credentials found (looked in ...)" */
+	int credentials;     /* what the driver said to the "credentials"
+	                        verb (driver.h): 1 found, 0 none found, -1
+	                        it did not say (needs none, or older) */
 	gb_kvs options;
 	gb_host host;
 	gb_http_client *http;
@@ -72,7 +76,10 @@ typedef struct gb_drivers {
  * Ownership: caller frees *out with gb_drv_close. */
 int gb_drv_open(const char *path, const char *expect_name, gb_drv **out,
                 char *err, size_t cap);
-/* Build the host table and call init.  options are copied; "data_dir"
+/* Build the host table and call init; then ask the driver the
+ * "credentials" verb (driver.h): none found sets drv->status to "no
+ * credentials found (looked in ...)" (ready stays 1: offers work, cloud
+ * calls will fail).  options are copied; "data_dir"
  * (shared data) and "bin_dir" (where gpubroker's executables are) are
  * added when absent.  init runs in a thread of its own, waited for up to
  * the option init_timeout_ms (1..3600000, default 30000); past it the
@@ -101,8 +108,8 @@ gb_drv *gb_drivers_find(const gb_drivers *ds, const char *name);
 int64_t gb_drv_billing_minimum_s(const gb_drv *drv);
 void gb_drivers_free(gb_drivers *ds);
 /* [{name, version, abi, capabilities, billing_minimum_s, status, ready,
- * path}] for
- * `gpubroker drivers` and GET /v1/drivers.  New reference. */
+ * credentials (true/false; absent when the driver does not say), path}]
+ * for `gpubroker drivers` and GET /v1/drivers.  New reference. */
 json_t *gb_drivers_json(const gb_drivers *ds);
 
 /* list_offers of every ready driver into cat.  Problems (a driver whose

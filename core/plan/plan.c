@@ -404,10 +404,29 @@ char *gb_plan_refusal_text(const gb_plan *p, const gb_refusal *r)
 	return msg ? msg : gb_xstrdup("refused");
 }
 
+size_t gb_plan_refusal_order(const gb_plan *p,
+                             gb_refusal_kind order[GB_REFUSE__COUNT])
+{
+	int done[GB_REFUSE__COUNT] = {0};
+	size_t n = 0;
+	for (;;) {
+		int best = -1;
+		for (int k = 0; k < GB_REFUSE__COUNT; k++)
+			if (!done[k] && p->counts[k] &&
+			    (best < 0 || p->counts[k] > p->counts[best]))
+				best = k;
+		if (best < 0)
+			return n;
+		done[best] = 1;
+		order[n++] = (gb_refusal_kind)best;
+	}
+}
+
 char *gb_plan_no_candidate_msg(const gb_plan *p)
 {
 	gb_buf b = GB_BUF_INIT;
-	int done[GB_REFUSE__COUNT] = {0};
+	gb_refusal_kind order[GB_REFUSE__COUNT];
+	size_t nk;
 	gb_buf_printf(&b, "no offer qualifies for pool '%s' (%zu offer%s "
 	                  "considered)", p->spec->name, p->considered,
 	              gb_plural((long long)p->considered));
@@ -417,21 +436,15 @@ char *gb_plan_no_candidate_msg(const gb_plan *p)
 		return gb_buf_take(&b);
 	}
 	gb_buf_puts(&b, ":");
-	for (int round = 0; round < GB_REFUSE__COUNT; round++) {
-		int best = -1;
-		for (int k = 0; k < GB_REFUSE__COUNT; k++)
-			if (!done[k] && p->counts[k] &&
-			    (best < 0 || p->counts[k] > p->counts[best]))
-				best = k;
-		if (best < 0)
-			break;
-		done[best] = 1;
+	nk = gb_plan_refusal_order(p, order);
+	for (size_t ki = 0; ki < nk; ki++) {
+		gb_refusal_kind best = order[ki];
 		for (size_t i = 0; i < p->nrefusals; i++) {
 			if (p->refusals[i].kind == best) {
 				char *t = gb_plan_refusal_text(p, &p->refusals[i]);
 				gb_buf_printf(&b, "\n  %zu refused by %s, e.g. %s/%s/%s %s: %s",
 				              p->counts[best],
-				              gb_refusal_kind_name((gb_refusal_kind)best),
+				              gb_refusal_kind_name(best),
 				              p->refusals[i].offer->cloud,
 				              p->refusals[i].offer->region,
 				              p->refusals[i].offer->instance_type,

@@ -134,6 +134,10 @@ json_t *gb_plan_parts_json(const gb_plan *p, int need, int *unplaced,
 char *gb_plan_refusal_text(const gb_plan *p, const gb_refusal *r);
 /* Short name of a refusal kind: "gpu-model", "region", "policy:gdpr"... */
 const char *gb_refusal_kind_name(gb_refusal_kind k);
+/* The refusal kinds that refused something, commonest first (ties: in
+ * enum order), into order; returns how many. */
+size_t gb_plan_refusal_order(const gb_plan *p,
+                             gb_refusal_kind order[GB_REFUSE__COUNT]);
 /* When ncands == 0: "no offer qualifies for pool X: 812 wrong GPU model,
  * 40 refused by policy gdpr (e.g. ...), ..." (commonest first); caller
  * frees. */

@@ -438,6 +438,7 @@ typedef struct eval_ctx {
 	const char *cur_fn;
 	size_t cur_offer;
 	char detail[300]; /* a shape error found host-side */
+	int nil_filter;   /* the failure: a filter returned nil */
 } eval_ctx;
 
 static int fail_shape(lua_State *L, eval_ctx *c, const char *fmt,
@@ -518,9 +519,15 @@ static int eval_batch(lua_State *L)
 			t = lua_type(L, -2);
 			if (t == LUA_TBOOLEAN)
 				ok = lua_toboolean(L, -2);
-			else if (t == LUA_TNIL)
-				ok = 0;
-			else
+			else if (t == LUA_TNIL && !lua_isnil(L, -1))
+				ok = 0; /* nil, reason: Lua's usual refusal */
+			else if (t == LUA_TNIL) {
+				/* most often a missing `return true` at the
+				 * end: refusing silently would hide it */
+				c->nil_filter = 1;
+				return fail_shape(L, c, "%s", "filter returned "
+				                  "nil");
+			} else
 				return fail_shape(L, c, "must return a boolean "
 				                  "(and an optional reason), got %s",
 				                  lua_typename(L, t));
@@ -602,8 +609,16 @@ int gb_policy_eval(gb_policy_set *ps, const gb_coffer *const *offers,
 			char label[256];
 			gb_obj_offer_label(offers[c.cur_offer], label,
 			                   sizeof(label));
-			snprintf(err, errcap, "policy '%s': %s: %s (offer %s)",
-			         ps->p[c.cur_policy].name, c.cur_fn, msg, label);
+			if (c.nil_filter)
+				snprintf(err, errcap, "policy '%s' (%s): filter "
+				         "returned nil for offer %s; return true "
+				         "to keep the offer or false with a "
+				         "reason", ps->p[c.cur_policy].name,
+				         ps->p[c.cur_policy].path, label);
+			else
+				snprintf(err, errcap, "policy '%s': %s: %s "
+				         "(offer %s)", ps->p[c.cur_policy].name,
+				         c.cur_fn, msg, label);
 		}
 		ps->sb.log_tag = NULL;
 		atomic_store(&ps->retired, 1);

@@ -17,16 +17,10 @@
  * that breaks a limit or raises an error fails the evaluation with a
  * message naming the policy, the function, the limit and the offer.
  *
- * Offers reach Lua as read-only objects with fields:
- *   cloud region zone instance_type gpu_model gpu_count gpu_memory_gb
- *   vcpus ram_gb capacity ("spot"|"on-demand"|"reserved") price
- *   price_per_gpu_hour source fetched_at tags (list) bench (table|nil)
- * req carries the pool spec: name team purpose count min max
- *   gpu{models,count,memory_gb} capacity{...} clouds regions colocate
- *   data_region compliance{...} max_price_per_hour ttl idle_timeout
- *   labels{} policies{} team{name,max_gpus,max_price_per_hour,
- *   monthly_budget}; limits, ttl, idle_timeout and data_region are nil
- *   when unset (never 0), so `if req.ttl then` reads naturally.
+ * Offers reach Lua as read-only objects, req as a read-only table of the
+ * pool spec; their fields are policy_fields.h's table (gb_policy_fields
+ * below).  Optional values are nil when unset (never 0), so `if req.ttl
+ * then` reads naturally.
  * Helpers: gb.region(name[, cloud]) or gb.region(offer) -> {cloud,name,
  *   display,country,jurisdiction,lat,lon,tags{},carbon,carbon_source} |
  *   nil (one cached read-only table per region), gb.distance_km(a, b)
@@ -138,6 +132,55 @@ const char *const *gb_policy_logs(const gb_policy_set *ps, size_t *n);
 /* Which functions policy i defines: bit 1 filter, bit 2 score. */
 int gb_policy_has(const gb_policy_set *ps, size_t i);
 
+/* One field policies see: object ("offer", "offer.bench", "req",
+ * "req.gpu", "req.team"), name, type ("string", "integer", "number",
+ * "list", "table") and meaning (one line). */
+typedef struct gb_policy_field {
+	const char *object, *name, *type, *meaning;
+} gb_policy_field;
+/* Every field of policy_fields.h, offer first; *n set to the count.
+ * Static storage. */
+const gb_policy_field *gb_policy_fields(size_t *n);
+
+/* ---- the sample offers (policy_sample.c) ----
+ *
+ * A fixed handful of offers (aws, gcp, azure and on-prem; spot and
+ * on-demand; whole GPUs and a MIG slice; on-prem ones with bench) that
+ * tests reach as sample_offers() and `policy check --sample` evaluates a
+ * policy on. */
+/* The sample offers, *n set to their count.  Borrowed, valid for the
+ * life of the process.  Thread-safe. */
+const gb_coffer *const *gb_policy_sample_offers(size_t *n);
+
+typedef struct gb_policy_sample_row {
+	const gb_coffer *offer; /* borrowed: a sample offer */
+	char label[256];        /* "cloud/region/type/capacity", as errors
+	                           name it */
+	int refused;            /* a filter refused it (reason says why) */
+	int error;              /* the evaluation failed (reason is the error,
+	                           as a plan would report it) */
+	char *reason;           /* NULL when kept */
+	double score;           /* when kept: the policy's score (0 without
+	                           score) */
+	gb_strv logs;           /* gb.log output of this offer's evaluation */
+} gb_policy_sample_row;
+
+typedef struct gb_policy_sample_report {
+	gb_policy_sample_row *rows; /* one per sample offer, in order */
+	size_t n;
+	int has; /* the policy's functions: bit 1 filter, bit 2 score */
+} gb_policy_sample_report;
+
+/* Load the policy file at path and evaluate it on each sample offer
+ * alone, as a plan does, with the req of a minimal pool (name sample,
+ * gpu H100, everything else the spec defaults).  0, or -1 with err when
+ * the file does not load.  Caller frees out with
+ * gb_policy_sample_report_free. */
+int gb_policy_sample_run(const char *path, const gb_policy_limits *lim,
+                         gb_policy_sample_report *out, char *err,
+                         size_t errcap);
+void gb_policy_sample_report_free(gb_policy_sample_report *r);
+
 /* ---- `gpubroker policy test` / `policy check` (policy_test.c) ----
  *
  * A test file <name>_test.lua defines global test_* functions; each runs
@@ -145,6 +188,7 @@ int gb_policy_has(const gb_policy_set *ps, size_t i);
  * returns without error.  Available in tests besides gb.*:
  *   load_policy(name)      the table <dir>/<name>.lua returns
  *   offer{...}, request{...}  read-only offer / req with defaults filled
+ *   sample_offers()        the sample offers (below), a list
  *   assert_true(v[, msg])  v == true      assert_false(v[, msg])  v is false/nil
  *   assert_eq(actual, expected[, msg])  deep equality for tables
  *   assert_near(a, b[, eps[, msg]])     |a - b| <= eps (default 1e-9)

@@ -38,6 +38,7 @@
 #include "catalog.h"
 #include "config.h"
 #include "policy.h"
+#include "policy_fields.h"
 #include "spec.h"
 #include "util.h"
 
@@ -53,14 +54,11 @@
                                          set is built afresh */
 #define GB_POLICY_CACHE_MAX 32     /* compiled sets kept (policy_cache.c) */
 
-/* Offer fields, in the order `pairs(offer)` lists them. */
-enum {
-	GB_OF_CLOUD, GB_OF_REGION, GB_OF_ZONE, GB_OF_INSTANCE_TYPE,
-	GB_OF_GPU_MODEL, GB_OF_GPU_COUNT, GB_OF_GPU_MEMORY_GB, GB_OF_VCPUS,
-	GB_OF_RAM_GB, GB_OF_CAPACITY, GB_OF_PRICE, GB_OF_PRICE_PER_GPU_HOUR,
-	GB_OF_SOURCE, GB_OF_FETCHED_AT, GB_OF_TAGS, GB_OF_BENCH,
-	GB_OF_COUNT
-};
+/* Offer fields (policy_fields.h), in the order `pairs(offer)` lists
+ * them: GB_OF_cloud, GB_OF_region, ... */
+#define GB_OF_ENUM(obj, name, type, meaning) GB_OF_##name,
+enum { GB_POLICY_OFFER_FIELDS(GB_OF_ENUM) GB_OF_COUNT };
+#undef GB_OF_ENUM
 extern const char *const gb_offer_field_names[GB_OF_COUNT];
 
 enum {
@@ -168,8 +166,13 @@ int gb_obj_unknown_field(lua_State *L, const char *obj, const char *k,
  * gb_obj_unknown_field's error. */
 void gb_obj_strict(lua_State *L, const char *what, const char *const *names,
                    size_t n);
-#define GB_REQ_FIELDS 18
+/* The fields of req, req.gpu and req.team (policy_fields.h). */
+#define GB_REQ_FIELDS (0 GB_POLICY_REQ_FIELDS(GB_POLICY_FIELD_ONE))
 extern const char *const gb_req_field_names[GB_REQ_FIELDS];
+#define GB_REQ_GPU_FIELDS (0 GB_POLICY_REQ_GPU_FIELDS(GB_POLICY_FIELD_ONE))
+extern const char *const gb_req_gpu_field_names[GB_REQ_GPU_FIELDS];
+#define GB_REQ_TEAM_FIELDS (0 GB_POLICY_REQ_TEAM_FIELDS(GB_POLICY_FIELD_ONE))
+extern const char *const gb_req_team_field_names[GB_REQ_TEAM_FIELDS];
 
 /* ---- policy.c */
 

@@ -19,11 +19,28 @@
 
 #include "regions.h"
 
+/* The field names of offer and req, from policy_fields.h. */
 const char *const gb_offer_field_names[GB_OF_COUNT] = {
-	"cloud", "region", "zone", "instance_type", "gpu_model", "gpu_count",
-	"gpu_memory_gb", "vcpus", "ram_gb", "capacity", "price",
-	"price_per_gpu_hour", "source", "fetched_at", "tags", "bench",
-};
+	GB_POLICY_OFFER_FIELDS(GB_POLICY_FIELD_NAME)};
+const char *const gb_req_field_names[GB_REQ_FIELDS] = {
+	GB_POLICY_REQ_FIELDS(GB_POLICY_FIELD_NAME)};
+const char *const gb_req_gpu_field_names[GB_REQ_GPU_FIELDS] = {
+	GB_POLICY_REQ_GPU_FIELDS(GB_POLICY_FIELD_NAME)};
+const char *const gb_req_team_field_names[GB_REQ_TEAM_FIELDS] = {
+	GB_POLICY_REQ_TEAM_FIELDS(GB_POLICY_FIELD_NAME)};
+
+const gb_policy_field *gb_policy_fields(size_t *n)
+{
+	static const gb_policy_field all[] = {
+		GB_POLICY_OFFER_FIELDS(GB_POLICY_FIELD_ROW)
+		GB_POLICY_BENCH_FIELDS(GB_POLICY_FIELD_ROW)
+		GB_POLICY_REQ_FIELDS(GB_POLICY_FIELD_ROW)
+		GB_POLICY_REQ_GPU_FIELDS(GB_POLICY_FIELD_ROW)
+		GB_POLICY_REQ_TEAM_FIELDS(GB_POLICY_FIELD_ROW)
+	};
+	*n = GB_ARRAY_LEN(all);
+	return all;
+}
 
 static char k_fields, k_tags, k_bench, k_empty;
 
@@ -211,27 +228,27 @@ static void push_bench(lua_State *L, const char *text)
 static int push_field(lua_State *L, const gb_coffer *o, int f)
 {
 	switch (f) {
-	case GB_OF_CLOUD: lua_pushstring(L, o->cloud); break;
-	case GB_OF_REGION: lua_pushstring(L, o->region); break;
-	case GB_OF_ZONE: lua_pushstring(L, o->zone ? o->zone : ""); break;
-	case GB_OF_INSTANCE_TYPE: lua_pushstring(L, o->instance_type); break;
-	case GB_OF_GPU_MODEL: lua_pushstring(L, o->gpu_model); break;
-	case GB_OF_GPU_COUNT: lua_pushinteger(L, o->gpu_count); break;
-	case GB_OF_GPU_MEMORY_GB: lua_pushinteger(L, o->gpu_memory_gb); break;
-	case GB_OF_VCPUS: lua_pushinteger(L, o->vcpus); break;
-	case GB_OF_RAM_GB: lua_pushnumber(L, o->ram_gb); break;
-	case GB_OF_CAPACITY:
+	case GB_OF_cloud: lua_pushstring(L, o->cloud); break;
+	case GB_OF_region: lua_pushstring(L, o->region); break;
+	case GB_OF_zone: lua_pushstring(L, o->zone ? o->zone : ""); break;
+	case GB_OF_instance_type: lua_pushstring(L, o->instance_type); break;
+	case GB_OF_gpu_model: lua_pushstring(L, o->gpu_model); break;
+	case GB_OF_gpu_count: lua_pushinteger(L, o->gpu_count); break;
+	case GB_OF_gpu_memory_gb: lua_pushinteger(L, o->gpu_memory_gb); break;
+	case GB_OF_vcpus: lua_pushinteger(L, o->vcpus); break;
+	case GB_OF_ram_gb: lua_pushnumber(L, o->ram_gb); break;
+	case GB_OF_capacity:
 		lua_pushstring(L, gb_capacity_name(o->capacity));
 		break;
-	case GB_OF_PRICE: lua_pushnumber(L, o->price); break;
-	case GB_OF_PRICE_PER_GPU_HOUR:
+	case GB_OF_price: lua_pushnumber(L, o->price); break;
+	case GB_OF_price_per_gpu_hour:
 		lua_pushnumber(L, o->gpu_count > 0 ? o->price / o->gpu_count
 		                                   : o->price);
 		break;
-	case GB_OF_SOURCE: lua_pushstring(L, o->source); break;
-	case GB_OF_FETCHED_AT: lua_pushinteger(L, o->fetched_at); break;
-	case GB_OF_TAGS: push_tags(L, o->tags); break;
-	case GB_OF_BENCH: push_bench(L, o->bench_json); break;
+	case GB_OF_source: lua_pushstring(L, o->source); break;
+	case GB_OF_fetched_at: lua_pushinteger(L, o->fetched_at); break;
+	case GB_OF_tags: push_tags(L, o->tags); break;
+	case GB_OF_bench: push_bench(L, o->bench_json); break;
 	default: lua_pushnil(L);
 	}
 	return 1;
@@ -302,12 +319,6 @@ void gb_obj_strict(lua_State *L, const char *what, const char *const *names,
 	lua_pop(L, 1);
 }
 
-/* Every field a req may have (the optional ones may be nil). */
-const char *const gb_req_field_names[GB_REQ_FIELDS] = {
-	"name", "team", "purpose", "count", "min", "max", "gpu", "capacity",
-	"clouds", "regions", "colocate", "data_region", "compliance",
-	"max_price_per_hour", "ttl", "idle_timeout", "labels", "policies"};
-
 static int offer_index(lua_State *L)
 {
 	const gb_coffer *o = lua_touserdata(L, 1);
@@ -345,7 +356,7 @@ static int offer_next(lua_State *L)
 			return luaL_error(L, "invalid key to 'next'");
 		i++;
 	}
-	if (i == GB_OF_BENCH && (!o || !o->bench_json))
+	if (i == GB_OF_bench && (!o || !o->bench_json))
 		i++;
 	if (i >= GB_OF_COUNT || !o)
 		return 0;
@@ -689,6 +700,8 @@ void gb_obj_push_req(lua_State *L, const gb_pool_spec *s,
 		set_opt_num(L, "monthly_budget", team->monthly_budget);
 	}
 	gb_sb_readonly(L, "req.team");
+	gb_obj_strict(L, "req.team", gb_req_team_field_names,
+	              GB_REQ_TEAM_FIELDS);
 	lua_setfield(L, -2, "team");
 
 	lua_createtable(L, 0, 3);
@@ -697,6 +710,8 @@ void gb_obj_push_req(lua_State *L, const gb_pool_spec *s,
 	set_int(L, "count", s->gpu_count);
 	set_int(L, "memory_gb", s->gpu_memory_gb);
 	gb_sb_readonly(L, "req.gpu");
+	gb_obj_strict(L, "req.gpu", gb_req_gpu_field_names,
+	              GB_REQ_GPU_FIELDS);
 	lua_setfield(L, -2, "gpu");
 
 	lua_createtable(L, s->ncapacity, 0);

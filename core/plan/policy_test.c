@@ -160,6 +160,15 @@ static const char *prelude_reader(lua_State *L, void *ud, size_t *size)
 	return prelude[(*i)++];
 }
 
+/* Makes the table field key of the strict proxy on top strict too. */
+static void strict_nested(lua_State *L, const char *key, const char *what,
+                          const char *const *names, size_t n)
+{
+	if (lua_getfield(L, -1, key) == LUA_TTABLE)
+		gb_obj_strict(L, what, names, n);
+	lua_pop(L, 1);
+}
+
 static int l_readonly(lua_State *L)
 {
 	const char *what = luaL_optstring(L, 2, "table");
@@ -171,8 +180,13 @@ static int l_readonly(lua_State *L)
 	 * an error */
 	if (strcmp(what, "offer") == 0)
 		gb_obj_strict(L, "offer", gb_offer_field_names, GB_OF_COUNT);
-	else if (strcmp(what, "req") == 0)
+	else if (strcmp(what, "req") == 0) {
 		gb_obj_strict(L, "req", gb_req_field_names, GB_REQ_FIELDS);
+		strict_nested(L, "gpu", "req.gpu", gb_req_gpu_field_names,
+		              GB_REQ_GPU_FIELDS);
+		strict_nested(L, "team", "req.team", gb_req_team_field_names,
+		              GB_REQ_TEAM_FIELDS);
+	}
 	return 1;
 }
 
@@ -238,6 +252,20 @@ static int l_load_policy(lua_State *L)
 	return 1;
 }
 
+/* sample_offers(): a new list of the sample offers (policy_sample.c),
+ * the same objects a plan hands policies. */
+static int l_sample_offers(lua_State *L)
+{
+	size_t n;
+	const gb_coffer *const *v = gb_policy_sample_offers(&n);
+	lua_createtable(L, (int)n, 0);
+	for (size_t i = 0; i < n; i++) {
+		gb_obj_push_offer(L, v[i]);
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+	}
+	return 1;
+}
+
 /* ------------------------------------------------------------------ */
 
 typedef struct file_ctx {
@@ -266,6 +294,8 @@ static int file_setup(lua_State *L)
 	env = lua_gettop(L);
 	lua_pushcfunction(L, l_load_policy);
 	lua_setfield(L, env, "load_policy");
+	lua_pushcfunction(L, l_sample_offers);
+	lua_setfield(L, env, "sample_offers");
 	lua_pushvalue(L, env);
 	lua_rawsetp(L, LUA_REGISTRYINDEX, &k_env);
 

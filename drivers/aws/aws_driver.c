@@ -13,6 +13,7 @@
 #include "aws_ec2.h"
 #include "aws_util.h"
 #include "drvc_catalog.h"
+#include "drvc_json.h"
 #include "drvc_util.h"
 
 static int aws_init(const gb_host *host, void **out_ctx, gb_error *err)
@@ -280,6 +281,20 @@ static const char *const aws_options[] = {
 	NULL,
 };
 
+/* The host's "credentials" verb (driver.h): where the keys came from, or
+ * everything aws_creds_load tried. */
+static int aws_command(void *ctx, const char *verb, int argc,
+                       const char *const *argv,
+                       void (*out)(void *ud, const char *json), void *ud,
+                       gb_error *err)
+{
+	const aws_ctx *c = ctx;
+	(void)argv;
+	return drvc_credentials_command("aws", verb, argc,
+	                                c->creds.have ? c->creds.source : NULL,
+	                                c->creds.tried, out, ud, err);
+}
+
 const gb_driver aws_driver = {
 	GB_DRIVER_V1,
 	.name = "aws",
@@ -297,7 +312,7 @@ const gb_driver aws_driver = {
 	.terminate = aws_terminate,
 	.refresh_prices = aws_refresh_prices,
 	.quota = NULL,
-	.command = NULL,
+	.command = aws_command, /* "credentials" */
 	.default_rates = aws_default_rates,
 	.options = aws_options,
 	/* EC2 Linux On-Demand and Spot: per-second billing, 60 s minimum

@@ -57,6 +57,8 @@ typedef struct azure_ctx {
 	char *os_disk_type; /* option "os_disk_type" (StandardSSD_LRS) */
 	int os_disk_gb;     /* option "os_disk_gb", 0 = image default */
 	char *auth_problem; /* why we cannot get a token; NULL when all set */
+	char *auth_looked;  /* with auth_problem: where each missing part
+	                       was looked for (the "credentials" verb) */
 	int public_ip;
 	int64_t create_timeout_ms;
 	int64_t poll_interval_ms;

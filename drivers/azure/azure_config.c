@@ -22,7 +22,7 @@ int azure_config_load(azure_ctx *c, gb_error *err)
 	const gb_host *h = c->host;
 	char probe[4096];
 	int64_t disk_gb;
-	char miss[512] = "";
+	char miss[512] = "", looked[512] = "";
 
 	c->arm = drvc_opt_env(h, "arm_endpoint", "AZURE_ARM_ENDPOINT",
 	                 AZURE_DEFAULT_ARM);
@@ -55,27 +55,42 @@ int azure_config_load(azure_ctx *c, gb_error *err)
 		return -1;
 	c->create_timeout_ms *= 1000;
 
-	/* Credentials: all three must be there; say which are not. */
-	if (!c->tenant)
+	/* Credentials: all three must be there; say which are not, and
+	 * where each was looked for. */
+	if (!c->tenant) {
 		strcat(miss, "tenant id (option tenant_id, env AZURE_TENANT_ID); ");
-	if (!c->client_id)
+		strcat(looked, "option tenant_id and env AZURE_TENANT_ID (no "
+		       "tenant id); ");
+	}
+	if (!c->client_id) {
 		strcat(miss, "client id (option client_id, env AZURE_CLIENT_ID); ");
+		strcat(looked, "option client_id and env AZURE_CLIENT_ID (no "
+		       "client id); ");
+	}
 	if (h->secret(h->ctx, c->secret_source, probe, sizeof(probe)) <= 0) {
+		int dflt = strcmp(c->secret_source,
+		                  AZURE_DEFAULT_SECRET_SOURCE) == 0;
 		size_t n = strlen(miss);
 		snprintf(miss + n, sizeof(miss) - n,
 		         "client secret (source %.100s%s); ", c->secret_source,
-		         strcmp(c->secret_source, AZURE_DEFAULT_SECRET_SOURCE) == 0
-		                 ? ", set option credentials.client_secret to "
-		                   "use another source"
-		                 : ", option credentials.client_secret");
+		         dflt ? ", set option credentials.client_secret to "
+		                "use another source"
+		              : ", option credentials.client_secret");
+		n = strlen(looked);
+		snprintf(looked + n, sizeof(looked) - n,
+		         "%.100s, %s credentials.client_secret (no client "
+		         "secret); ", c->secret_source,
+		         dflt ? "the default of option" : "option");
 	}
 	memset(probe, 0, sizeof(probe));
 	if (miss[0]) {
 		miss[strlen(miss) - 2] = '\0';
+		looked[strlen(looked) - 2] = '\0';
 		c->auth_problem = drvc_xasprintf(
 			"Azure credentials missing: %s. The driver uses a service "
 			"principal (client-credentials flow); see the Azure section "
 			"of drivers/azure/README.md", miss);
+		c->auth_looked = drvc_xstrdup(looked);
 	}
 	return 0;
 }
@@ -95,6 +110,7 @@ void azure_config_free(azure_ctx *c)
 	free(c->security_type);
 	free(c->os_disk_type);
 	free(c->auth_problem);
+	free(c->auth_looked);
 }
 
 int azure_require(azure_ctx *c, int need_rg, gb_error *err)

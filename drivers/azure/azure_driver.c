@@ -7,6 +7,7 @@
 
 #include "azure.h"
 #include "drvc_catalog.h"
+#include "drvc_json.h"
 #include "drvc_mem.h"
 #include "drvc_util.h"
 
@@ -72,6 +73,27 @@ static const char *const azure_options[] = {
 	NULL,
 };
 
+/* The host's "credentials" verb (driver.h): the service principal, or
+ * where each missing part was looked for. */
+static int azure_command(void *ctx, const char *verb, int argc,
+                         const char *const *argv,
+                         void (*out)(void *ud, const char *json), void *ud,
+                         gb_error *err)
+{
+	const azure_ctx *c = ctx;
+	char *src = c->auth_problem
+	                    ? NULL
+	                    : drvc_xasprintf("service principal %s of tenant "
+	                                     "%s, secret from %s",
+	                                     c->client_id, c->tenant,
+	                                     c->secret_source);
+	int rc = drvc_credentials_command("azure", verb, argc, src,
+	                                  c->auth_looked, out, ud, err);
+	(void)argv;
+	free(src);
+	return rc;
+}
+
 const gb_driver azure_driver_desc = {
 	GB_DRIVER_V1,
 	.name = "azure",
@@ -88,7 +110,7 @@ const gb_driver azure_driver_desc = {
 	.terminate = azure_terminate,
 	.refresh_prices = azure_refresh_prices,
 	.quota = NULL,
-	.command = NULL,
+	.command = azure_command, /* "credentials" */
 	.default_rates = azure_default_rates,
 	.options = azure_options,
 	/* ARM VMs: Microsoft documents billing by the minute and no

@@ -238,3 +238,27 @@ int drvc_command_answer(json_t *doc, void (*out)(void *ud, const char *json),
 	free(text);
 	return 0;
 }
+
+int drvc_credentials_answer(const char *source, const char *looked_in,
+                            void (*out)(void *ud, const char *json),
+                            void *ud, gb_error *err)
+{
+	json_t *doc = source ? json_pack("{s:b, s:s}", "found", 1, "source",
+	                                 source)
+	                     : json_pack("{s:b, s:s}", "found", 0, "looked_in",
+	                                 looked_in ? looked_in : "");
+	return drvc_command_answer(doc, out, ud, err);
+}
+
+int drvc_credentials_command(const char *driver, const char *verb, int argc,
+                             const char *source, const char *looked_in,
+                             void (*out)(void *ud, const char *json),
+                             void *ud, gb_error *err)
+{
+	if (verb && strcmp(verb, "credentials") == 0 && argc == 0)
+		return drvc_credentials_answer(source, looked_in, out, ud, err);
+	drvc_err(err, GB_ERR_INVALID, 0, "UnknownCommand",
+	         "the %s driver has no command \"%s\" (it answers: "
+	         "credentials)", driver, verb ? verb : "");
+	return -1;
+}

@@ -23,6 +23,20 @@
  * err INTERNAL when doc is NULL or cannot be encoded. */
 int drvc_command_answer(json_t *doc, void (*out)(void *ud, const char *json),
                         void *ud, gb_error *err);
+/* The answer to the host's "credentials" verb (driver.h): with source
+ * non-NULL {"found": true, "source": source}, else {"found": false,
+ * "looked_in": looked_in}.  Both texts say where, never a secret.  0, or
+ * -1 with err as drvc_command_answer. */
+int drvc_credentials_answer(const char *source, const char *looked_in,
+                            void (*out)(void *ud, const char *json),
+                            void *ud, gb_error *err);
+/* The whole command method of a driver whose only verb is
+ * "credentials": that answer, or err INVALID UnknownCommand naming
+ * driver for any other verb (or arguments). */
+int drvc_credentials_command(const char *driver, const char *verb, int argc,
+                             const char *source, const char *looked_in,
+                             void (*out)(void *ud, const char *json),
+                             void *ud, gb_error *err);
 
 /* o[key] when o is an object and the value a string, else NULL. */
 const char *drvc_jstr(const json_t *o, const char *key);

@@ -60,6 +60,8 @@ typedef struct gcp_ctx {
 	char *token_uri;
 	EVP_PKEY *pkey;
 	char *auth_problem; /* why we cannot get a token; NULL when fine */
+	char *auth_looked;  /* with auth_problem: where the key was looked
+	                       for (the "credentials" verb) */
 	drvc_token tok;
 	drvc_cache zones;   /* instance name -> [zone] */
 } gcp_ctx;

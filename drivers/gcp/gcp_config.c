@@ -100,20 +100,30 @@ int gcp_config_load(gcp_ctx *c, gb_error *err)
 
 	key = read_key(c, &c->key_where);
 	if (!key) {
-		if (c->key_where)
+		if (c->key_where) {
 			c->auth_problem = drvc_xasprintf(
 				"GCP credentials missing: the service-account key "
 				"file %s could not be read", c->key_where);
-		else
+			c->auth_looked = drvc_xasprintf("%s (cannot be read)",
+			                                c->key_where);
+		} else {
 			c->auth_problem = drvc_xstrdup(
 				"GCP credentials missing: no service-account key "
 				"(option credentials.key_file is unset and "
 				"GOOGLE_APPLICATION_CREDENTIALS is unset); see the GCP "
 				"section of drivers/gcp/README.md");
+			c->auth_looked = drvc_xstrdup(
+				"options credentials.key_file and "
+				"credentials.service_account_json, env "
+				"GOOGLE_APPLICATION_CREDENTIALS (all unset)");
+		}
 	} else if (gcp_load_key(c, key, strlen(key), &why, &key_project) != 0) {
 		c->auth_problem = drvc_xasprintf(
 			"GCP service-account key %s is not usable: %s",
 			c->key_where, why);
+		c->auth_looked = drvc_xasprintf("%s (not a usable service-"
+		                                "account key: %s)",
+		                                c->key_where, why);
 		free(why);
 	}
 	drvc_free_secret(key);
@@ -142,6 +152,7 @@ void gcp_config_free(gcp_ctx *c)
 	free(c->token_uri);
 	EVP_PKEY_free(c->pkey);
 	free(c->auth_problem);
+	free(c->auth_looked);
 }
 
 int gcp_require(gcp_ctx *c, gb_error *err)

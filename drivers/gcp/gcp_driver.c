@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "drvc_catalog.h"
+#include "drvc_json.h"
 #include "drvc_mem.h"
 #include "drvc_util.h"
 #include "gcp.h"
@@ -72,6 +73,25 @@ static const char *const gcp_options[] = {
 	NULL,
 };
 
+/* The host's "credentials" verb (driver.h): the key's source, or where
+ * it was looked for. */
+static int gcp_command(void *ctx, const char *verb, int argc,
+                       const char *const *argv,
+                       void (*out)(void *ud, const char *json), void *ud,
+                       gb_error *err)
+{
+	const gcp_ctx *c = ctx;
+	char *src = c->auth_problem
+	                    ? NULL
+	                    : drvc_xasprintf("service-account key %s",
+	                                     c->key_where);
+	int rc = drvc_credentials_command("gcp", verb, argc, src,
+	                                  c->auth_looked, out, ud, err);
+	(void)argv;
+	free(src);
+	return rc;
+}
+
 const gb_driver gcp_driver_desc = {
 	GB_DRIVER_V1,
 	.name = "gcp",
@@ -92,7 +112,7 @@ const gb_driver gcp_driver_desc = {
 	.terminate = gcp_terminate,
 	.refresh_prices = gcp_refresh_prices,
 	.quota = NULL,
-	.command = NULL,
+	.command = gcp_command, /* "credentials" */
 	.default_rates = gcp_default_rates,
 	.options = gcp_options,
 	/* Compute Engine: per-second billing after a 1-minute minimum

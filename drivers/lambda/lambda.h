@@ -41,6 +41,8 @@ typedef struct lambda_ctx {
 	char *key;           /* the API key; NULL when missing */
 	char *auth_line;     /* "Authorization: Bearer <key>" (secret) */
 	char *auth_problem;  /* why there is no key; NULL when fine */
+	char *key_where;     /* where the key was looked for: "SOURCE (option
+	                        NAME)" (the "credentials" verb) */
 	char *ssh_key_name;  /* option ssh_key_name, or NULL */
 	char *image_family;  /* option image_family, or NULL */
 	char *file_system;   /* option file_system, or NULL */

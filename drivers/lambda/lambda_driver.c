@@ -24,6 +24,7 @@ static void ctx_free(lambda_ctx *c)
 	drvc_free_secret(c->key);
 	drvc_free_secret(c->auth_line);
 	free(c->auth_problem);
+	free(c->key_where);
 	free(c->ssh_key_name);
 	free(c->image_family);
 	free(c->file_system);
@@ -41,6 +42,8 @@ static void load_key(lambda_ctx *c)
 	shown = src ? src : LAMBDA_DEFAULT_KEY_SOURCE;
 	char *buf = drvc_xcalloc(1, LAMBDA_KEY_MAX);
 	int n = h->secret(h->ctx, shown, buf, LAMBDA_KEY_MAX);
+	c->key_where = drvc_xasprintf("%s (%s%s)", shown, src ? "option " : "",
+	                              src ? optname : "the default source");
 	/* a key has no blanks: drop a trailing newline of a key file */
 	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r' ||
 	                 buf[n - 1] == ' ' || buf[n - 1] == '\t'))

@@ -1,13 +1,15 @@
-/* lambda_sites.c -- the `sites` command verb: Lambda's regions with the
- * facts data-locality, compliance and carbon rules need (driver.h,
- * gb_driver.command), read from the shipped data/regions.json (sources in
- * data/SOURCES.md).  The host sends it once at load. */
+/* lambda_sites.c -- the command method.  "sites": Lambda's regions
+ * with the facts data-locality, compliance and carbon rules need
+ * (driver.h, gb_driver.command), read from the shipped data/regions.json
+ * (sources in data/SOURCES.md); "credentials": where the API key came
+ * from, or was looked for.  The host sends both once at load. */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "drvc_json.h"
+#include "drvc_mem.h"
 #include "drvc_util.h"
 #include "lambda.h"
 
@@ -58,10 +60,22 @@ int lambda_command(void *ctx, const char *verb, int argc,
                    gb_error *err)
 {
 	(void)argv;
+	const lambda_ctx *c = ctx;
 	if (verb && strcmp(verb, "sites") == 0 && argc == 0)
 		return sites(ctx, out, ud, err);
+	if (verb && strcmp(verb, "credentials") == 0 && argc == 0) {
+		/* the host's verb (driver.h): where the key is, or was not */
+		char *looked = c->key ? NULL
+		                      : drvc_xasprintf("%s: %s", c->key_where,
+		                                       "not set, empty or not "
+		                                       "readable");
+		int rc = drvc_credentials_answer(c->key ? c->key_where : NULL,
+		                                 looked, out, ud, err);
+		free(looked);
+		return rc;
+	}
 	drvc_err(err, GB_ERR_INVALID, 0, "UnknownCommand",
-	         "the lambda driver has no command \"%s\" (it answers: sites)",
-	         verb ? verb : "");
+	         "the lambda driver has no command \"%s\" (it answers: "
+	         "sites, credentials)", verb ? verb : "");
 	return -1;
 }

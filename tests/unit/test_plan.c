@@ -404,6 +404,19 @@ static void test_no_candidate(void **state)
 	assert_true(a < b);
 	assert_non_null(strstr(m, "over limits.max_price_per_hour $0.10"));
 	free(m);
+	/* the same order as a list; the tie (1 gpu-model, 1 gpu-count)
+	 * in enum order */
+	{
+		gb_refusal_kind order[GB_REFUSE__COUNT];
+		static const gb_refusal_kind want[] = {
+			GB_REFUSE_PRICE, GB_REFUSE_REGION, GB_REFUSE_CAPACITY,
+			GB_REFUSE_GPU_MODEL, GB_REFUSE_GPU_COUNT,
+		};
+		size_t n = gb_plan_refusal_order(&t.plan, order);
+		assert_int_equal(n, sizeof(want) / sizeof(want[0]));
+		for (size_t i = 0; i < n; i++)
+			assert_int_equal(order[i], want[i]);
+	}
 	planned_free(&t);
 }
 

@@ -614,8 +614,7 @@ static void test_filters_and_scores(void **state)
 	size_t n;
 	(void)state;
 	/* a: refuses price > 50 with a reason, scores 1
-	 * b: refuses spot without a reason (nil first result counts as no),
-	 *    scores the price
+	 * b: refuses spot without a reason, scores the price
 	 * c: score only, 0.5 */
 	write_file(tmpdir, "a.lua",
 	           "return { filter = function(req, o)\n"
@@ -625,7 +624,7 @@ static void test_filters_and_scores(void **state)
 	           "  score = function() return 1 end }\n");
 	write_file(tmpdir, "b.lua",
 	           "return { filter = function(req, o)\n"
-	           "  if o.capacity == 'spot' then return nil end\n"
+	           "  if o.capacity == 'spot' then return false end\n"
 	           "  return true end,\n"
 	           "  score = function(req, o) return o.price end }\n");
 	write_file(tmpdir, "c.lua",
@@ -652,6 +651,46 @@ static void test_filters_and_scores(void **state)
 		assert_ptr_equal(r2[1].reason, first);
 		assert_string_equal(first, "too dear: us-east-1");
 	}
+	gb_policy_set_free(ps);
+}
+
+/* A filter that returns nil (a missing `return true`) is an error
+ * naming the policy, its file and the way out, not a silent refusal. */
+static void test_filter_nil_is_an_error(void **state)
+{
+	gb_policy_set *ps;
+	gb_catalog *c = make_catalog();
+	size_t n;
+	const gb_coffer **v = offers_of(c, &n);
+	gb_policy_result r[8];
+	char err[1024] = "", *path;
+	(void)state;
+	write_file(tmpdir, "forgot.lua",
+	           "return { filter = function(req, o)\n"
+	           "  if o.price > 1000 then return false, 'dear' end\n"
+	           "end }\n");
+	ps = load_set(tmpdir, NULL, "forgot", NULL, NULL);
+	bind(ps, NULL);
+	assert_int_equal(gb_policy_eval(ps, v, n, r, err, sizeof(err)), -1);
+	path = gb_xasprintf("policy 'forgot' (%s/forgot.lua): filter returned "
+	                    "nil for offer ", tmpdir);
+	if (strncmp(err, path, strlen(path)) != 0 ||
+	    !strstr(err, "; return true to keep the offer or false with a "
+	                 "reason"))
+		fail_msg("unexpected error: %s", err);
+	free(path);
+	gb_policy_set_free(ps);
+	/* nil with a reason is Lua's usual failure: a refusal */
+	write_file(tmpdir, "nilwhy.lua",
+	           "return { filter = function(req, o)\n"
+	           "  return nil, 'not in ' .. o.region end }\n");
+	ps = load_set(tmpdir, NULL, "nilwhy", NULL, NULL);
+	bind(ps, NULL);
+	assert_int_equal(gb_policy_eval(ps, v, n, r, err, sizeof(err)), 0);
+	assert_int_equal(r[0].refused_by, 0);
+	assert_string_equal(r[0].reason, "not in eu-west-1");
+	free(v);
+	gb_catalog_free(c);
 	gb_policy_set_free(ps);
 }
 
@@ -1265,6 +1304,7 @@ int main(void)
 		cmocka_unit_test(test_req_fields),
 		cmocka_unit_test(test_gb_helpers),
 		cmocka_unit_test(test_filters_and_scores),
+		cmocka_unit_test(test_filter_nil_is_an_error),
 		cmocka_unit_test(test_org_first_and_duplicates),
 		cmocka_unit_test(test_not_found_and_bad_names),
 		cmocka_unit_test(test_globals_isolated),

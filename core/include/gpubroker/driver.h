@@ -512,6 +512,14 @@ typedef struct gb_driver {
 	 *            lon, tags: ["gdpr", "hipaa", ...], carbon_g_per_kwh}.
 	 *            A region without facts is still placeable, but no
 	 *            spec with placement.data or compliance accepts it.
+	 *   "credentials" (every driver, at load, right after a successful
+	 *            init): whether it found credentials, as {"found":
+	 *            true, "source": "where they came from"} or {"found":
+	 *            false, "looked_in": "each place it looked and why that
+	 *            failed"} (places and reasons, never a secret).
+	 *            `gpubroker drivers` then shows "no credentials found
+	 *            (looked in ...)" instead of "ready".  A driver that needs
+	 *            none (or an older one) refuses the verb: "ready".
 	 *   "nodes", "probe [NODE...]", "mig NODE enable|disable": for
 	 *            drivers with GB_DRV_CAP_PROBE (`gpubroker nodes`). */
 	int (*command)(void *ctx, const char *verb, int argc,
