@@ -181,8 +181,8 @@ void gb_plan_print(const gb_pool_spec *s, const json_t *plan, int explain,
 			       json_number_value(json_object_get(
 			               plan, "placement_price_per_hour")), why);
 			if (json_object_get(plan, "unplaced"))
-				printf("No room known for %lld more: every "
-				       "candidate is full\n",
+				printf("No known room for %lld more: every "
+				       "candidate has fewer free\n",
 				       (long long)json_integer_value(json_object_get(
 				               plan, "unplaced")));
 		} else {
