@@ -114,6 +114,8 @@ void gb_catalog_hash(const gb_catalog *cc, char out[65])
 		if (o->available > 0 && n > 0 && (size_t)n < sizeof(line))
 			n += snprintf(line + n, sizeof(line) - (size_t)n,
 			              "|available=%d", o->available);
+		if (n >= (int)sizeof(line))
+			n = (int)sizeof(line) - 1; /* what snprintf kept */
 		gb_sha256_hex(line, n > 0 ? (size_t)n : 0, hex);
 		for (int l = 0; l < 4; l++) {
 			char part[17];
