@@ -46,6 +46,7 @@ static void load_offers(const gb_config *cfg, gb_store *st, gb_runtime *rt)
 		o.price_per_hour = v[i].price;
 		o.source = v[i].source;
 		o.fetched_at = v[i].fetched_at;
+		/* a stored price says nothing of what is free: available 0 */
 		gb_catalog_add(rt->cat, v[i].cloud, &o);
 	}
 	for (size_t i = 0; i < gb_catalog_count(shipped); i++) {
@@ -75,6 +76,7 @@ static void load_offers(const gb_config *cfg, gb_store *st, gb_runtime *rt)
 		o.fetched_at = c->fetched_at;
 		o.bench_json = c->bench_json;
 		o.tags = c->tags;
+		o.available = c->available;
 		gb_catalog_add(rt->cat, c->cloud, &o);
 	}
 	gb_offer_list_free(v, n);

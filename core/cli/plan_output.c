@@ -30,7 +30,7 @@ static int verbose_kind(int k)
 {
 	return k == GB_REFUSE_REGION || k == GB_REFUSE_COMPLIANCE ||
 	       k == GB_REFUSE_PRICE || k == GB_REFUSE_UNAVAILABLE ||
-	       k == GB_REFUSE_POLICY;
+	       k == GB_REFUSE_POLICY || k == GB_REFUSE_ROOM;
 }
 
 typedef struct ref {
@@ -160,13 +160,39 @@ void gb_plan_print(const gb_pool_spec *s, const json_t *plan, int explain,
 		if ((size_t)total > json_array_size(rows))
 			printf("(%zu more candidates; --limit N shows more)\n",
 			       (size_t)total - json_array_size(rows));
-		printf("Chosen: %s %s%s%s %s %s, $%.2f/h for the pool (%s)\n",
-		       jstr(c, "cloud"), jstr(c, "region"), *jstr(c, "zone") ? "/" : "",
-		       jstr(c, "zone"), jstr(c, "instance_type"), jstr(c, "capacity"),
-		       json_number_value(json_object_get(c, "pool_price_per_hour")),
-		       strcmp(jstr(plan, "scored_by"), "policies") == 0
-		               ? "ranked by policy score"
-		               : "ranked by price");
+		const json_t *parts = json_object_get(plan, "placement");
+		const char *why = strcmp(jstr(plan, "scored_by"), "policies") == 0
+		                          ? "ranked by policy score"
+		                          : "ranked by price";
+		if (json_array_size(parts) > 1 || json_object_get(plan, "unplaced")) {
+			/* no one offer has room for the whole pool: its parts */
+			const json_t *pt;
+			size_t k;
+			printf("Chosen:");
+			json_array_foreach(parts, k, pt)
+				printf("%s %lld x %s %s%s%s %s %s", k ? " +" : "",
+				       (long long)json_integer_value(
+				               json_object_get(pt, "count")),
+				       jstr(pt, "cloud"), jstr(pt, "region"),
+				       *jstr(pt, "zone") ? "/" : "", jstr(pt, "zone"),
+				       jstr(pt, "instance_type"), jstr(pt, "capacity"));
+			printf(", $%.2f/h for the pool (%s; each offer "
+			       "takes what it has free, in rank order)\n",
+			       json_number_value(json_object_get(
+			               plan, "placement_price_per_hour")), why);
+			if (json_object_get(plan, "unplaced"))
+				printf("No known room for %lld more: every "
+				       "candidate has fewer free\n",
+				       (long long)json_integer_value(json_object_get(
+				               plan, "unplaced")));
+		} else {
+			printf("Chosen: %s %s%s%s %s %s, $%.2f/h for the pool (%s)\n",
+			       jstr(c, "cloud"), jstr(c, "region"),
+			       *jstr(c, "zone") ? "/" : "", jstr(c, "zone"),
+			       jstr(c, "instance_type"), jstr(c, "capacity"),
+			       json_number_value(json_object_get(c, "pool_price_per_hour")),
+			       why);
+		}
 	}
 	if (explain)
 		print_explain(plan, all);

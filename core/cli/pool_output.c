@@ -40,6 +40,11 @@ void gb_print_diff(FILE *f, json_t *diff)
 	if (nk)
 		fprintf(f, "  = keep    %zu instance%s\n", nk,
 		        gb_plural((long long)nk));
+	if (json_object_get(diff, "unplaced"))
+		fprintf(f, "  ! no known room for %lld more: every candidate "
+		           "has fewer free\n",
+		        (long long)json_integer_value(json_object_get(diff,
+		                                                      "unplaced")));
 	if (json_object_get(diff, "error"))
 		fprintf(f, "  ! %s\n",
 		        json_string_value(json_object_get(diff, "error")));

@@ -763,14 +763,15 @@ json_t *gb_engine_diff(gb_engine *e, const gb_pool_spec *spec, char *err,
 		before += c.incompat[i]->price_per_hour;
 	}
 	if (need > 0 && pl->ncands) {
-		const gb_coffer *o = pl->cands[0].offer;
-		json_array_append_new(create, json_pack("{s:i, s:s, s:s, s:s, s:s, s:s, s:f}",
-		                                        "count", need, "cloud", o->cloud,
-		                                        "region", o->region, "zone", o->zone,
-		                                        "instance_type", o->instance_type,
-		                                        "capacity", gb_capacity_name(o->capacity),
-		                                        "price_per_hour", o->price));
-		after += o->price * need;
+		/* the first choice, in parts where an offer has fewer free
+		 * than the pool needs (on-prem nodes, then a cloud) */
+		int unplaced;
+		double price;
+		json_decref(create);
+		create = gb_plan_parts_json(pl, need, &unplaced, &price);
+		after += price;
+		if (unplaced)
+			json_object_set_new(out, "unplaced", json_integer(unplaced));
 	}
 	for (size_t i = 0; i < pl->ncands && i < 5; i++) {
 		const gb_coffer *o = pl->cands[i].offer;

@@ -14,6 +14,8 @@ typedef struct attempt {
 	int failed;
 	int unknown;          /* outcome unknown: the intent stays open */
 	int rolled_back;      /* made, then deleted again (all or nothing) */
+	int first_index;      /* the names it asked for: first_index .. */
+	int count;            /* .. first_index + count - 1 */
 } attempt;
 
 typedef struct cjob {
@@ -143,12 +145,17 @@ static int record(gb_engine *e, const gb_pool_spec *spec,
 			r->name_index = my_index;
 			{
 				gb_inst_row old;
+				/* a terminated row of the same id is another
+				 * instance (an on-prem node's id is its name:
+				 * a pool before this one leased it) */
 				int existed = gb_store_inst_find(s, r->cloud,
 				                                 r->provider_id,
 				                                 &old) == 0;
-				if (existed)
+				if (existed) {
+					existed = strcmp(old.state, "terminated") != 0;
 					gb_inst_row_free(&old);
-				else
+				}
+				if (!existed)
 					gb_engine__event(e, spec->name, r->provider_id,
 					                 "created",
 					                 "created %s %s in %s%s%s (%s, "
@@ -391,6 +398,8 @@ static void try_candidate(gb_engine *e, const gb_pool_spec *spec,
 		/* once more, same token: a lost answer comes back now */
 		execute(e, spec, &cd, all_or_nothing, a);
 	}
+	a->first_index = cd.first_index;
+	a->count = count;
 	if (a->unknown) {
 		/* Still unknown: what the two calls made is what the store
 		 * recorded for this intent (a replay that failed again reports
@@ -537,6 +546,19 @@ static void no_room_msg(const gb_pool_spec *spec, int need, int left,
 	gb_buf_free(&b);
 }
 
+/* An attempt that made nothing still used its names (they are never
+ * given again: an intent may have used them): "lab-burst-0..3" onto b,
+ * comma-separated, so the gaps in a pool's numbering are explained. */
+static void note_unused(gb_buf *b, const gb_pool_spec *spec, const attempt *a)
+{
+	if (a->created || a->rolled_back || a->unknown || a->count < 1)
+		return;
+	gb_buf_printf(b, "%s%s-%d", b->len ? ", " : "", spec->name,
+	              a->first_index);
+	if (a->count > 1)
+		gb_buf_printf(b, "..%d", a->first_index + a->count - 1);
+}
+
 /* Fatal errors (AUTH, INVALID) stop the walk; colocate none keeps
  * partial placements.  Every candidate's cooldown is checked as the walk
  * comes to it: the plan may have been made before this walk (an apply
@@ -553,10 +575,11 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 	const gb_plan *pl = &ep->plan;
 	char err[1024];
 	int left = need, tried = 0, cooling = 0, paced = 0, all_or_nothing;
-	int capacity_only = 1;
+	int capacity_only = 1, full = 0, ask, before, said_partial = 0;
 	attempt last;
 	const gb_coffer *prev = NULL;
 	gb_buf why = GB_BUF_INIT;
+	gb_buf unused = GB_BUF_INIT; /* names the candidate's attempts spent */
 	walk_note w;
 	gb_pace pace;
 
@@ -605,22 +628,48 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 				continue;
 			}
 		}
-		if (prev && last.failed)
+		if (all_or_nothing && o->available > 0 && o->available < left) {
+			/* the driver says how many it has there, and it is
+			 * fewer than the pool needs in one place: asking would
+			 * only spend names */
+			full++;
+			gb_buf_printf(&why, "\n  %s/%s %s %s: only %d free, %d "
+			              "needed in one place", o->cloud, where(o),
+			              o->instance_type,
+			              gb_capacity_name(o->capacity), o->available,
+			              left);
+			continue;
+		}
+		if (prev && last.failed && !said_partial)
 			gb_engine__event(e, spec->name, NULL, "failover",
 			                 "%s in %s (%s %s); failing over to %s/%s "
-			                 "%s %s",
+			                 "%s %s%s%s%s%s%s",
 			                 last.err.code[0] ? last.err.code
 			                                  : gb_err_class_name(last.err.cls),
 			                 where(prev), prev->instance_type,
 			                 gb_capacity_name(prev->capacity), o->cloud,
 			                 where(o), o->instance_type,
-			                 gb_capacity_name(o->capacity));
+			                 gb_capacity_name(o->capacity),
+			                 unused.len ? "; " : "", gb_buf_str(&unused),
+			                 unused.len ? " asked in " : "",
+			                 unused.len ? where(prev) : "",
+			                 unused.len ? " made nothing" : "");
 		if (prev && last.failed)
 			gb_engine__stat(e, &e->stats.failovers, 1);
+		gb_buf_reset(&unused);
+		said_partial = 0;
 		tried++;
-		try_candidate(e, spec, generation, o, left, all_or_nothing, &a);
+		/* colocate none: an offer that says how many it has (on-prem
+		 * free nodes) is asked for that many at once, so the names run
+		 * on without gaps; the rest go down the plan */
+		ask = !all_or_nothing && o->available > 0 && o->available < left
+		              ? o->available
+		              : left;
+		before = left;
+		try_candidate(e, spec, generation, o, ask, all_or_nothing, &a);
 		left -= a.created;
 		*placed += a.created;
+		note_unused(&unused, spec, &a);
 		if (a.rolled_back) {
 			/* the journal now holds this partial: pace the next */
 			gb_engine__pace_load(e, spec->name, need, &pace);
@@ -628,40 +677,66 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 			                (uint64_t)a.rolled_back);
 		}
 		/* colocate none: a candidate without room for all may have room
-		 * for some (an on-prem site with two free nodes, a zone with a
-		 * few left): ask it for half, keep what fits, and send the rest
-		 * on down the plan.  Batch drivers are all-or-nothing per call,
-		 * so without this they would place nothing there. */
-		if (!all_or_nothing && a.failed && left > 1 &&
+		 * for some (a zone with a few left, an on-prem site whose free
+		 * nodes the catalog counted before others took some): ask it
+		 * for half, keep what fits, and send the rest on down the plan.
+		 * Batch drivers are all-or-nothing per call, so without this
+		 * they would place nothing there. */
+		if (!all_or_nothing && a.failed && ask > 1 && left > 0 &&
 		    (a.err.cls == GB_ERR_CAPACITY || a.err.cls == GB_ERR_QUOTA)) {
-			int want = left / 2, got = 0;
+			/* at most `most` more fit there: `ask` did not */
+			int want = ask / 2, most = ask - 1;
 			while (want >= 1 && left > 0) {
 				attempt h;
 				try_candidate(e, spec, generation, o, want, 0, &h);
 				left -= h.created;
 				*placed += h.created;
-				got += h.created;
+				most -= h.created;
+				note_unused(&unused, spec, &h);
 				if (h.unknown) {
 					a = h; /* stops the walk, below */
 					break;
 				}
-				if (!h.failed && left > 0) {
-					want = left; /* room for that much: try the rest */
+				if (!h.failed) {
+					/* room for that much: try what may be left */
+					want = left < most ? left : most;
 					continue;
 				}
-				if (h.failed && (h.err.cls == GB_ERR_CAPACITY ||
-				                 h.err.cls == GB_ERR_QUOTA)) {
+				if (h.err.cls == GB_ERR_CAPACITY ||
+				    h.err.cls == GB_ERR_QUOTA) {
+					most = want - 1;
 					want /= 2;
 					continue;
 				}
 				break;
 			}
-			if (got)
-				gb_engine__event(e, spec->name, NULL, "partial",
-				                 "%s/%s %s %s had room for %d; the other "
-				                 "%d go to the next candidates", o->cloud,
-				                 where(o), o->instance_type,
-				                 gb_capacity_name(o->capacity), got, left);
+		}
+		if (!all_or_nothing && before > left && left > 0) {
+			char room[32] = "";
+			if (o->available > 0 && o->available != before - left)
+				/* the catalog's count was stale */
+				snprintf(room, sizeof(room), " (%d listed free)",
+				         o->available);
+			gb_engine__event(e, spec->name, NULL, "partial",
+			                 "%s/%s %s %s had room for %d%s; the other "
+			                 "%d go to the next candidates%s%s%s",
+			                 o->cloud, where(o), o->instance_type,
+			                 gb_capacity_name(o->capacity), before - left,
+			                 room, left, unused.len ? " (" : "",
+			                 gb_buf_str(&unused),
+			                 unused.len ? " asked there made nothing)"
+			                            : "");
+			/* said: the failover to the next need not repeat it */
+			gb_buf_reset(&unused);
+			said_partial = 1;
+		} else if (!all_or_nothing && before > left && unused.len) {
+			gb_engine__event(e, spec->name, NULL, "partial",
+			                 "%s/%s %s %s made all %d in smaller "
+			                 "batches (%s asked there made nothing)",
+			                 o->cloud, where(o), o->instance_type,
+			                 gb_capacity_name(o->capacity), before - left,
+			                 gb_buf_str(&unused));
+			gb_buf_reset(&unused);
 		}
 		prev = o;
 		last = a;
@@ -690,6 +765,9 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 		              a.err.message[0] ? "" : "");
 		if (a.err.message[0])
 			gb_buf_printf(&why, " -- %s", a.err.message);
+		if (unused.len)
+			gb_buf_printf(&why, " (%s made nothing)",
+			              gb_buf_str(&unused));
 		if (left > 0 &&
 		    (a.err.cls == GB_ERR_CAPACITY || a.err.cls == GB_ERR_QUOTA)) {
 			until = gb_now_ms() / 1000 + e->cooldown_s;
@@ -714,7 +792,7 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 		}
 		/* throttled/transient after retries, internal: next candidate */
 	}
-	if (left > 0 && capacity_only && (tried || cooling || paced)) {
+	if (left > 0 && capacity_only && (tried || cooling || paced || full)) {
 		/* Only capacity stands in the way: say where it was closest
 		 * and when walking again can change anything. */
 		if (pace.loaded)
@@ -723,7 +801,7 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 			note_retry(&w, gb_now_ms() + e->cooldown_s * 1000);
 		*retry_ms = w.retry_ms;
 		no_room_msg(spec, need, left, &w, &pace, msg, cap);
-		if (tried) {
+		if (tried || full) {
 			size_t l = strlen(msg);
 			snprintf(msg + l, cap - l, "\nTried:%s", gb_buf_str(&why));
 		}
@@ -768,6 +846,7 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 	}
 out:
 	gb_buf_free(&why);
+	gb_buf_free(&unused);
 	gb_strset_free(&w.types);
 	gb_engine__pace_free(&pace);
 	return left > 0 ? -1 : 0;

@@ -59,11 +59,69 @@ static int plan_unavailable(void *ud, const gb_coffer *o, char *why,
 	return 1;
 }
 
+/* What a co-located pool already holds where: its live instances count
+ * towards the room at their place (gb_plan_opts.held). */
+typedef struct plan_held {
+	gb_store *st;
+	const char *pool;
+	int loaded;
+	gb_inst_row *rows;
+	size_t n;
+} plan_held;
+
+static int plan_held_at(void *ud, const gb_coffer *o)
+{
+	plan_held *h = ud;
+	int k = 0;
+	if (!h->loaded) {
+		/* read once, and only for a plan with an offer that knows
+		 * what it has */
+		h->loaded = 1;
+		if (gb_store_inst_list(h->st, h->pool, 1, &h->rows, &h->n) != 0) {
+			h->rows = NULL;
+			h->n = 0;
+		}
+	}
+	for (size_t i = 0; i < h->n; i++) {
+		const gb_inst_row *r = &h->rows[i];
+		if (strcmp(r->cloud, o->cloud) == 0 &&
+		    strcmp(r->region, o->region) == 0 &&
+		    strcmp(r->zone ? r->zone : "", o->zone) == 0 &&
+		    strcmp(r->instance_type, o->instance_type) == 0 &&
+		    strcmp(r->capacity, gb_capacity_name(o->capacity)) == 0)
+			k++;
+	}
+	return k;
+}
+
+/* The pool's size (its desired count once it exists, when smaller than
+ * the spec's: a scaled-down pool) and its live instances, for the
+ * planner's room check of a co-located pool. */
+static void plan_room_opts(gb_engine *e, const gb_pool_spec *spec,
+                           gb_plan_opts *po, plan_held *h)
+{
+	gb_pool_row row;
+	memset(h, 0, sizeof(*h));
+	if (spec->colocate == GB_COLOCATE_NONE)
+		return;
+	if (gb_store_pool_get(e->o.store, spec->name, &row) == 0) {
+		if (strcmp(row.state, "active") == 0 && row.desired > 0 &&
+		    row.desired < spec->count)
+			po->need = row.desired;
+		gb_pool_row_free(&row);
+	}
+	h->st = e->o.store;
+	h->pool = spec->name;
+	po->held = plan_held_at;
+	po->held_ud = h;
+}
+
 int gb_engine__plan(gb_engine *e, const gb_pool_spec *spec,
                     gb_engine_plan *ep)
 {
 	gb_plan_opts po;
 	plan_cool pc;
+	plan_held held;
 	int failed = 0, rc;
 	memset(ep, 0, sizeof(*ep));
 	ep->ps = gb_plan_load_policies(e->o.cfg, spec, e->o.policy_dir,
@@ -79,8 +137,10 @@ int gb_engine__plan(gb_engine *e, const gb_pool_spec *spec,
 	pc.first_s = 0;
 	po.unavailable = plan_unavailable;
 	po.unavailable_ud = &pc;
+	plan_room_opts(e, spec, &po, &held);
 	rc = gb_plan_pool(spec, e->o.cat, &po, &ep->plan, ep->err,
 	                  sizeof(ep->err));
+	gb_inst_list_free(held.rows, held.n);
 	ep->cool_until_s = pc.first_s;
 	if (rc != 0) {
 		gb_plan_free(&ep->plan);

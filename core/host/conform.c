@@ -382,6 +382,11 @@ static int offer_cb(void *ud, const gb_offer *o)
 	gb_capacity want = opt->capacity < 0 ? GB_CAPACITY_ON_DEMAND
 	                                     : (gb_capacity)opt->capacity;
 	w->n++;
+	if (!fault && w->c->d->abi_minor >= 6 && o->available < 0) {
+		snprintf(buf, sizeof(buf), "available %d (0 when unknown, else "
+		         "how many can be created now)", o->available);
+		fault = buf;
+	}
 	if (!fault) {
 		snprintf(key, sizeof(key), "%s|%s|%s|%d", o->region, o->zone,
 		         o->instance_type, (int)o->capacity);

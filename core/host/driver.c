@@ -835,6 +835,7 @@ void gb_drivers_free(gb_drivers *ds)
 typedef struct offers_ctx {
 	gb_catalog *cat;
 	const char *cloud;
+	uint32_t drv_minor;   /* the driver's abi_minor: fields it emits */
 	size_t added;
 	size_t malformed;     /* skipped */
 	char first_bad[160];  /* the first skipped one, for the warning */
@@ -867,7 +868,12 @@ static int offer_cb(void *ud, const gb_offer *o)
 		}
 		canon = o->gpu_model;
 	}
-	c = *o;
+	/* the fields of minor 0 to 5; `available` only from a driver that
+	 * has it (an older one's gb_offer ends before it) */
+	memset(&c, 0, sizeof(c));
+	memcpy(&c, o, offsetof(gb_offer, available));
+	if (oc->drv_minor >= 6 && o->available > 0)
+		c.available = o->available;
 	c.gpu_model = canon; /* an alias ("H100-SXM") as its canonical name */
 	gb_catalog_add(oc->cat, oc->cloud, &c);
 	oc->added++;
@@ -921,6 +927,7 @@ size_t gb_drivers_offers(gb_drivers *ds, gb_catalog *cat, gb_strv *problems)
 		memset(&oc, 0, sizeof(oc));
 		oc.cat = cat;
 		oc.cloud = drv->name;
+		oc.drv_minor = drv->d->abi_minor;
 		memset(&e, 0, sizeof(e));
 		if (drv->d->list_offers(drv->ctx, offer_cb, &oc, &e) != 0) {
 			char *msg = gb_redact(e.message);

@@ -73,6 +73,7 @@ const gb_coffer *gb_catalog_add(gb_catalog *c, const char *cloud,
 	d->bench_json = gb_strset_intern(&c->strings, o->bench_json);
 	d->tags = gb_strset_intern(&c->strings, o->tags);
 	d->rinfo = gb_region_find(cloud, d->region);
+	d->available = o->available > 0 ? o->available : 0;
 	c->n++;
 	c->hash_valid = 0;
 	return d;
@@ -109,6 +110,12 @@ void gb_catalog_hash(const gb_catalog *cc, char out[65])
 		                 o->cloud, o->region, o->zone, o->instance_type,
 		                 o->gpu_model, o->gpu_count, o->gpu_memory_gb,
 		                 o->vcpus, (int)o->capacity, o->price);
+		/* what can be had, when known: the plan depends on it */
+		if (o->available > 0 && n > 0 && (size_t)n < sizeof(line))
+			n += snprintf(line + n, sizeof(line) - (size_t)n,
+			              "|available=%d", o->available);
+		if (n >= (int)sizeof(line))
+			n = (int)sizeof(line) - 1; /* what snprintf kept */
 		gb_sha256_hex(line, n > 0 ? (size_t)n : 0, hex);
 		for (int l = 0; l < 4; l++) {
 			char part[17];

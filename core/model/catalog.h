@@ -32,6 +32,9 @@ typedef struct gb_coffer {
 	const char *bench_json;   /* NULL unless measured (on-prem) */
 	const char *tags;         /* NULL or comma-separated */
 	const gb_region_info *rinfo; /* region facts, NULL if unknown */
+	int available;            /* instances that can be created now, when
+	                             the driver knows (gb_offer.available);
+	                             0 = unknown or unbounded */
 } gb_coffer;
 
 typedef struct gb_catalog gb_catalog;

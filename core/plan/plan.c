@@ -42,6 +42,7 @@ static void memo_put(memo *m, const void *k, int v)
 static const char *const kind_names[GB_REFUSE__COUNT] = {
 	"cloud",     "gpu-model",  "gpu-count", "gpu-memory", "capacity",
 	"region",    "compliance", "price",     "unavailable", "policy",
+	"room",
 };
 
 const char *gb_refusal_kind_name(gb_refusal_kind k)
@@ -117,6 +118,27 @@ static int cand_cmp(const void *a, const void *b)
 	return strcmp(x->offer->instance_type, y->offer->instance_type);
 }
 
+/* A co-located pool needs all its instances in one place: 1 with the
+ * reason ("only 2 free; the pool needs 4 in one zone") when the offer's
+ * known room there is short. */
+static int room_short(const gb_plan *p, const gb_plan_opts *o,
+                      const gb_coffer *of, char *why, size_t cap)
+{
+	int held = o && o->held ? o->held(o->held_ud, of) : 0;
+	const char *unit = p->spec->colocate == GB_COLOCATE_ZONE ? "zone"
+	                                                         : "region";
+	if (of->available + held >= p->need)
+		return 0;
+	if (held > 0)
+		snprintf(why, cap, "only %d free (and %d of the pool's own "
+		         "there); the pool needs %d in one %s", of->available,
+		         held, p->need, unit);
+	else
+		snprintf(why, cap, "only %d free; the pool needs %d in one %s",
+		         of->available, p->need, unit);
+	return 1;
+}
+
 int gb_plan_pool(const gb_pool_spec *s, const gb_catalog *cat,
                  const gb_plan_opts *o, gb_plan *p, char *err, size_t errcap)
 {
@@ -135,6 +157,7 @@ int gb_plan_pool(const gb_pool_spec *s, const gb_catalog *cat,
 	memset(&region_memo, 0, sizeof(region_memo));
 	memset(&compl_memo, 0, sizeof(compl_memo));
 	p->spec = s;
+	p->need = o && o->need > 0 ? o->need : s->count;
 	p->considered = n;
 	gb_catalog_hash(cat, p->catalog_hash);
 
@@ -213,6 +236,13 @@ int gb_plan_pool(const gb_pool_spec *s, const gb_catalog *cat,
 		    o->unavailable(o->unavailable_ud, of, why, sizeof(why))) {
 			gb_strv_push(&p->notes, why);
 			refuse(p, &rcap, of, GB_REFUSE_UNAVAILABLE, -1,
+			       p->notes.v[p->notes.n - 1]);
+			continue;
+		}
+		if (s->colocate != GB_COLOCATE_NONE && of->available > 0 &&
+		    room_short(p, o, of, why, sizeof(why))) {
+			gb_strv_push(&p->notes, why);
+			refuse(p, &rcap, of, GB_REFUSE_ROOM, -1,
 			       p->notes.v[p->notes.n - 1]);
 			continue;
 		}
@@ -357,6 +387,9 @@ char *gb_plan_refusal_text(const gb_plan *p, const gb_refusal *r)
 		msg = gb_xasprintf("marked unavailable: %s",
 		                   r->reason ? r->reason : "recent capacity error");
 		break;
+	case GB_REFUSE_ROOM:
+		msg = gb_xstrdup(r->reason ? r->reason : "not enough room");
+		break;
 	case GB_REFUSE_POLICY:
 		msg = gb_xasprintf("policy %s: %s",
 		                   r->policy >= 0 &&
@@ -434,7 +467,52 @@ static json_t *offer_json(const gb_coffer *o)
 	                      o->gpu_count, "gpu_memory_gb", o->gpu_memory_gb,
 	                      "capacity", gb_capacity_name(o->capacity),
 	                      "price_per_hour", o->price);
+	if (o->available > 0)
+		json_object_set_new(j, "available", json_integer(o->available));
 	return j;
+}
+
+size_t gb_plan_first_choice(const gb_plan *p, int need, gb_plan_part *parts,
+                            size_t cap, int *unplaced, double *price)
+{
+	size_t n = 0;
+	int left = need;
+	*price = 0;
+	for (size_t i = 0; i < p->ncands && left > 0 && n < cap; i++) {
+		const gb_coffer *o = p->cands[i].offer;
+		int take = left;
+		if (p->spec->colocate == GB_COLOCATE_NONE && o->available > 0 &&
+		    o->available < left)
+			take = o->available;
+		parts[n].offer = o;
+		parts[n].count = take;
+		n++;
+		left -= take;
+		*price += o->price * take;
+	}
+	*unplaced = left > 0 ? left : 0;
+	return n;
+}
+
+json_t *gb_plan_parts_json(const gb_plan *p, int need, int *unplaced,
+                           double *price)
+{
+	gb_plan_part *parts = gb_xcalloc(p->ncands ? p->ncands : 1,
+	                                 sizeof(*parts));
+	size_t n = gb_plan_first_choice(p, need, parts, p->ncands, unplaced,
+	                                price);
+	json_t *a = json_array();
+	for (size_t i = 0; i < n; i++) {
+		const gb_coffer *o = parts[i].offer;
+		json_array_append_new(a, json_pack(
+			"{s:i, s:s, s:s, s:s, s:s, s:s, s:f}", "count",
+			parts[i].count, "cloud", o->cloud, "region", o->region,
+			"zone", o->zone, "instance_type", o->instance_type,
+			"capacity", gb_capacity_name(o->capacity),
+			"price_per_hour", o->price));
+	}
+	free(parts);
+	return a;
 }
 
 json_t *gb_plan_to_json(const gb_plan *p, size_t limit, int explain)
@@ -454,6 +532,19 @@ json_t *gb_plan_to_json(const gb_plan *p, size_t limit, int explain)
 	}
 	json_object_set_new(root, "candidates", cands);
 	json_object_set_new(root, "candidate_count", json_integer((json_int_t)p->ncands));
+	{
+		/* the first choice, in parts where one offer has not room
+		 * for the whole pool */
+		int unplaced;
+		double price;
+		json_t *parts = gb_plan_parts_json(p, p->need, &unplaced, &price);
+		json_object_set_new(root, "placement", parts);
+		json_object_set_new(root, "placement_price_per_hour",
+		                    json_real(price));
+		if (unplaced)
+			json_object_set_new(root, "unplaced",
+			                    json_integer(unplaced));
+	}
 	json_object_set_new(root, "offers_considered",
 	                    json_integer((json_int_t)p->considered));
 	for (int k = 0; k < GB_REFUSE__COUNT; k++)

@@ -12,6 +12,10 @@
  *   3. ranks the rest by the spec's capacity order, then score (the policy
  *      score sum when any policy scores, else the pool's price per hour),
  *      then price, then name for determinism.
+ * An offer that knows how many can be had (gb_coffer.available: on-prem
+ * free nodes) cannot take a co-located pool bigger than that (refused,
+ * kind "room"); a pool with `colocate: none` is filled down the ranked
+ * candidates, each taking what it has (gb_plan_first_choice).
  * Every refused offer is kept with the rule and reason (rendered lazily,
  * so 100k refusals cost little), with hashes of catalog and policies.
  */
@@ -37,6 +41,7 @@ typedef enum gb_refusal_kind {
 	GB_REFUSE_PRICE,
 	GB_REFUSE_UNAVAILABLE,
 	GB_REFUSE_POLICY,
+	GB_REFUSE_ROOM,      /* co-located pool: fewer free than it needs */
 	GB_REFUSE__COUNT
 } gb_refusal_kind;
 
@@ -69,7 +74,8 @@ typedef struct gb_plan {
 	gb_strv policy_names;
 	gb_strv policy_hashes;
 	gb_strv logs;              /* gb.log() output */
-	gb_strv notes;             /* unavailability notes (owned) */
+	gb_strv notes;             /* unavailability and room notes (owned) */
+	int need;                  /* instances the pool is to have */
 	double elapsed_ms;
 } gb_plan;
 
@@ -79,12 +85,27 @@ typedef struct gb_plan {
 typedef int (*gb_unavailable_fn)(void *ud, const gb_coffer *o, char *why,
                                  size_t cap);
 
+/* Engine hook: how many of the pool's live instances the offer's place
+ * (cloud, region, zone, type, capacity) already holds: with the offer's
+ * `available` they are the room a co-located pool has there. */
+typedef int (*gb_held_fn)(void *ud, const gb_coffer *o);
+
 typedef struct gb_plan_opts {
 	gb_policy_set *policies;   /* may be NULL: no policies */
 	const gb_team_cfg *team;   /* may be NULL */
 	gb_unavailable_fn unavailable;
 	void *unavailable_ud;
+	int need;                  /* instances the pool is to have; 0 = the
+	                              spec's count */
+	gb_held_fn held;           /* may be NULL: the pool holds nothing */
+	void *held_ud;
 } gb_plan_opts;
+
+/* One part of a first-choice placement: `count` instances on `offer`. */
+typedef struct gb_plan_part {
+	const gb_coffer *offer;    /* borrowed from the catalog */
+	int count;
+} gb_plan_part;
 
 /* Plan one pool.  Returns 0 (even when no candidate qualifies: check
  * ncands), or -1 when a policy failed, with the message in err.
@@ -93,6 +114,20 @@ typedef struct gb_plan_opts {
 int gb_plan_pool(const gb_pool_spec *spec, const gb_catalog *cat,
                  const gb_plan_opts *o, gb_plan *out, char *err, size_t cap);
 void gb_plan_free(gb_plan *p);
+
+/* Where `need` new instances go first (before any failover): a
+ * co-located pool, all on the best candidate; `colocate: none`, down the
+ * ranked candidates, each taking min(what is left, its `available`) (an
+ * offer without a known `available` takes the rest).  Writes at most cap
+ * parts, in rank order; returns how many, with *unplaced = the instances
+ * no candidate has room for (0 normally).  *price = the parts' sum,
+ * USD/h. */
+size_t gb_plan_first_choice(const gb_plan *p, int need, gb_plan_part *parts,
+                            size_t cap, int *unplaced, double *price);
+/* The first choice as JSON: [{count, cloud, region, zone, instance_type,
+ * capacity, price_per_hour}, ...] (price per instance).  New reference. */
+json_t *gb_plan_parts_json(const gb_plan *p, int need, int *unplaced,
+                           double *price);
 
 /* "GPU model A10G not requested (pool wants H100, A100-80GB)"; caller
  * frees. */
@@ -108,8 +143,11 @@ size_t gb_plan_refusal_order(const gb_plan *p,
  * frees. */
 char *gb_plan_no_candidate_msg(const gb_plan *p);
 
-/* The plan as JSON: pool, candidates (top `limit`, 0 = all), counts,
- * hashes, and with explain every refusal.  New reference. */
+/* The plan as JSON: pool, candidates (top `limit`, 0 = all; each with
+ * `available` when known), the first choice for the pool's size
+ * (`placement`, gb_plan_parts_json, with `placement_price_per_hour` and
+ * `unplaced` when some have no room), counts, hashes, and with explain
+ * every refusal.  New reference. */
 json_t *gb_plan_to_json(const gb_plan *p, size_t limit, int explain);
 
 /* The policy search path for a config: cfg->policy_path, else the

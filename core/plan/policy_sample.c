@@ -31,22 +31,22 @@ typedef struct sample {
 static const sample samples[] = {
 	{"aws", {"us-east-1", "us-east-1a", "p5.48xlarge", "H100", 8, 80, 192,
 	         2048, GB_CAPACITY_ON_DEMAND, 98.32, "sample", SAMPLE_AT, NULL,
-	         NULL}},
+	         NULL, 0}},
 	{"aws", {"us-east-1", "us-east-1a", "p5.48xlarge", "H100", 8, 80, 192,
 	         2048, GB_CAPACITY_SPOT, 20.9934, "sample", SAMPLE_AT, NULL,
-	         NULL}},
+	         NULL, 0}},
 	{"aws", {"eu-central-1", "eu-central-1a", "p4d.24xlarge", "A100", 8,
 	         40, 96, 1152, GB_CAPACITY_ON_DEMAND, 40.94475, "sample",
-	         SAMPLE_AT, NULL, NULL}},
+	         SAMPLE_AT, NULL, NULL, 0}},
 	{"gcp", {"europe-west4", "europe-west4-b", "a3-highgpu-8g", "H100", 8,
 	         80, 208, 1872, GB_CAPACITY_SPOT, 20.1192, "sample", SAMPLE_AT,
-	         NULL, NULL}},
+	         NULL, NULL, 0}},
 	{"gcp", {"us-central1", "us-central1-a", "g2-standard-4", "L4", 1, 24,
 	         4, 16, GB_CAPACITY_SPOT, 0.28184, "sample", SAMPLE_AT, NULL,
-	         NULL}},
+	         NULL, 0}},
 	{"azure", {"westeurope", "", "Standard_NC24ads_A100_v4", "A100-80GB", 1,
 	           80, 24, 220, GB_CAPACITY_ON_DEMAND, 4.5927, "sample",
-	           SAMPLE_AT, NULL, NULL}},
+	           SAMPLE_AT, NULL, NULL, 0}},
 	{"onprem", {"lab", "", "lab-4xa100", "A100-80GB", 4, 80, 64, 512,
 	            GB_CAPACITY_ON_DEMAND, 8.0, "sample", SAMPLE_AT,
 	            "{\"source\": \"gpuprobe\", \"per\": \"gpu\", "
@@ -55,7 +55,7 @@ static const sample samples[] = {
 	            "\"fp16_tflops\": 250.3, \"bf16_tflops\": 249.8, "
 	            "\"d2d_gbps\": 1690, \"h2d_gbps\": 24.0, "
 	            "\"d2h_gbps\": 24.9}",
-	            "nvlink"}},
+	            "nvlink", 2}},
 	{"onprem", {"lab", "", "lab-4xa100-mig-1g.10gb", "A100-80GB", 1, 10, 0,
 	            0, GB_CAPACITY_ON_DEMAND, 0.29, "sample", SAMPLE_AT,
 	            "{\"source\": \"gpuprobe\", \"per\": \"gpu\", "
@@ -65,7 +65,7 @@ static const sample samples[] = {
 	            "\"d2d_gbps\": 241.43, \"h2d_gbps\": 24.0, "
 	            "\"d2h_gbps\": 24.9, \"mig_profile\": \"1g.10gb\", "
 	            "\"slice_fraction\": 0.1429, \"slices_free\": 14}",
-	            "nvlink,mig"}},
+	            "nvlink,mig", 14}},
 };
 #define NSAMPLES (sizeof(samples) / sizeof(samples[0]))
 

@@ -1,7 +1,8 @@
 /* onprem_offers.c -- what the on-prem driver sells: node views (health,
  * GPUs, shape, leases), the offers made of them (one per site, shape and
  * capacity with at least one free usable node, plus one per MIG profile),
- * and the JSON of the "nodes" and "sites" commands.  README.md documents
+ * and the JSON of the "nodes" and "sites" commands.  Each offer says how
+ * many can be had now (gb_offer.available: free nodes, or free slices).  README.md documents
  * every figure. */
 #include <math.h>
 #include <stdio.h>
@@ -271,6 +272,9 @@ int onprem_list_offers(void *ctx, gb_offer_cb emit, void *ud, gb_error *err)
 		o.fetched_at = c->inv.mtime;
 		o.bench_json = bench;
 		o.tags = *tags ? tags : NULL;
+		/* what a create can have now: free usable nodes of the
+		 * shape, or slices of the profile that still fit */
+		o.available = g->mig ? g->slices_free : g->nodes_free;
 		stop = emit(ud, &o) != 0;
 		free(bench);
 		free(tags);

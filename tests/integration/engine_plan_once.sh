@@ -66,10 +66,11 @@ sim_post /_sim/scenario '{"capacity": [], "latency": {"aws": {"DescribeInstances
 check "[ \"\$(loads $T/c.log)\" = 1 ]" "one apply compiled the policies once"
 sqlite3 "$GPUBROKER_STATE" "SELECT message FROM events WHERE id > $last AND pool = 'once-a' AND kind = 'failover' ORDER BY id" \
 	>"$T/c.failovers"
-# "CODE in WHERE (TYPE CAP); failing over to CLOUD/WHERE TYPE CAP"
+# "CODE in WHERE (TYPE CAP); failing over to CLOUD/WHERE TYPE CAP" (then
+# "; NAMES asked in WHERE made nothing")
 {
 	head -n 1 "$T/c.failovers" | sed -E 's/^[^ ]+ in ([^ ]+) \(([^ ]+) ([^)]+)\);.*/aws\/\1 \2 \3/'
-	sed -E 's/.*failing over to //' "$T/c.failovers"
+	sed -E 's/.*failing over to ([^ ]+ [^ ]+ [^ ;]+).*/\1/' "$T/c.failovers"
 } >"$T/c.walked"
 decision once-a >"$T/c.decided"
 n=$(wc -l <"$T/c.walked")

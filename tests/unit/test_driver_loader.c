@@ -147,6 +147,28 @@ static void test_old_minor_optional_not_called(void **state)
 	gb_drv_close(drv);
 }
 
+/* gb_offer.available (minor 6) is read only from a driver that has it:
+ * an older driver's offers end before it (the fake leaves 5 there). */
+static void test_old_minor_offer_available(void **state)
+{
+	gb_drv *drv = NULL;
+	char err[600];
+	gb_kvs opts = {0};
+	gb_drivers ds;
+	gb_catalog *cat = gb_catalog_new();
+	(void)state;
+	assert_int_equal(gb_drv_open(fake("fake_old_minor"), "fake", &drv, err,
+	                             sizeof(err)), 0);
+	assert_int_equal(gb_drv_init(drv, &opts, err, sizeof(err)), 0);
+	ds.v = &drv;
+	ds.n = 1;
+	assert_int_equal(gb_drivers_offers(&ds, cat, NULL), 1);
+	assert_int_equal(gb_catalog_at(cat, 0)->gpu_count, 8);
+	assert_int_equal(gb_catalog_at(cat, 0)->available, 0);
+	gb_catalog_free(cat);
+	gb_drv_close(drv);
+}
+
 /* billing_minimum_s (minor 5): the shipped drivers carry their clouds'
  * documented minimums; the host reads it from a current descriptor and
  * says 0 for no driver. */
@@ -842,6 +864,7 @@ int main(void)
 		cmocka_unit_test(test_wrong_name),
 		cmocka_unit_test(test_good_driver),
 		cmocka_unit_test(test_old_minor_optional_not_called),
+		cmocka_unit_test(test_old_minor_offer_available),
 		cmocka_unit_test(test_billing_minimum),
 		cmocka_unit_test(test_init_failure_kept_with_status),
 		cmocka_unit_test(test_bad_transport_options),

@@ -257,7 +257,7 @@ static void put_unreachable(env *E, const char *node, int64_t age_s)
 
 typedef struct offer {
 	char *region, *itype, *model, *source, *tags;
-	int count, mem, vcpus;
+	int count, mem, vcpus, available;
 	double ram, price;
 	gb_capacity cap;
 	int64_t fetched_at;
@@ -285,6 +285,7 @@ static int offer_cb(void *ud, const gb_offer *o)
 	x->ram = o->ram_gb;
 	x->price = o->price_per_hour;
 	x->cap = o->capacity;
+	x->available = o->available;
 	x->fetched_at = o->fetched_at;
 	x->bench = o->bench_json ? json_loads(o->bench_json, 0, &je) : NULL;
 	assert_true(o->zone && !*o->zone);
@@ -909,6 +910,7 @@ static void test_offers_from_probes(void **state)
 	/* a1, a3 and a4 are free; a1 and a4 measured (a4's report is two
 	 * days old but its GPUs are declared and require_probe is off) */
 	assert_int_equal((int)bnum(o, "nodes_free"), 3);
+	assert_int_equal(o->available, 3); /* what a create can have now */
 	assert_int_equal((int)bnum(o, "nodes_measured"), 2);
 	assert_int_equal((int)bnum(o, "probe_age_s"), 2 * 86400);
 	/* minimum over the GPUs of the measured nodes */
@@ -1012,6 +1014,7 @@ static void test_offers_from_probes(void **state)
 	o = find_offer(&os, "s1", "4xA100-80GB", GB_CAPACITY_ON_DEMAND);
 	assert_non_null(o);
 	assert_int_equal((int)bnum(o, "nodes_free"), 1);
+	assert_int_equal(o->available, 1);
 	assert_null(find_offer(&os, "s2", "dgx", GB_CAPACITY_RESERVED));
 	offers_free(&os);
 	env_close(&E);
@@ -1443,8 +1446,10 @@ static void test_mig(void **state)
 	assert_null(find_offer(&os, "s1", "1xH100", GB_CAPACITY_ON_DEMAND));
 	o = find_offer(&os, "s1", "1xH100-mig-1g.10gb", GB_CAPACITY_ON_DEMAND);
 	assert_int_equal((int)bnum(o, "slices_free"), 5);
+	assert_int_equal(o->available, 5); /* a MIG offer: its free slices */
 	o = find_offer(&os, "s1", "1xH100-mig-3g.40gb", GB_CAPACITY_ON_DEMAND);
 	assert_int_equal((int)bnum(o, "slices_free"), 1); /* 5 slices left */
+	assert_int_equal(o->available, 1);
 	offers_free(&os);
 	assert_int_equal(create(&E, "s1", "1xH100", 1, "whole", "tw", &b, &e),
 	                 -1);

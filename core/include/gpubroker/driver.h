@@ -6,10 +6,13 @@
  * Versioning (the SQLite VFS / libgit2 backend model):
  *   - GB_DRIVER_ABI_MAJOR changes only when an existing field changes
  *     meaning or position.  The host refuses a driver whose major differs.
- *   - GB_DRIVER_ABI_MINOR grows when fields are appended to gb_driver or
- *     gb_host.  A host calls an optional method only when the driver's
- *     abi_minor is high enough AND the pointer is non-NULL.  A driver uses
- *     a host method only when host->abi_minor is high enough.
+ *   - GB_DRIVER_ABI_MINOR grows when fields are appended to gb_driver,
+ *     gb_host, or a struct a driver hands the host (gb_instance minor 3,
+ *     gb_offer minor 6).  A host calls an optional method only when the
+ *     driver's abi_minor is high enough AND the pointer is non-NULL, and
+ *     reads an appended field of what a driver emits only when its
+ *     abi_minor has it.  A driver uses a host method only when
+ *     host->abi_minor is high enough.
  *   - struct_size lets either side detect a struct shorter than the one it
  *     was compiled against; the host refuses a driver descriptor shorter
  *     than the minor-0 layout.
@@ -49,7 +52,7 @@ extern "C" {
 #endif
 
 #define GB_DRIVER_ABI_MAJOR 1
-#define GB_DRIVER_ABI_MINOR 5
+#define GB_DRIVER_ABI_MINOR 6
 #define GB_DRIVER_ENTRY_NAME "gb_driver_entry"
 
 #if defined(__GNUC__)
@@ -127,6 +130,15 @@ typedef struct gb_offer {
 	                              JSON object; NULL for clouds */
 	const char *tags;          /* comma-separated extra tags (e.g. "hipaa"),
 	                              or NULL */
+	/* ---- minor 6 (the host reads it only from drivers whose abi_minor
+	 * is >= 6) ---- */
+	int available;             /* how many instances of this offer can be
+	                              created now, when the driver knows it
+	                              exactly (on-prem: the free usable nodes
+	                              of that shape at that site); 0 = unknown
+	                              or unbounded (clouds).  The planner fills
+	                              a pool across offers by it, and the
+	                              engine asks for that many at once */
 } gb_offer;
 
 /* Called once per offer.  Return 0 to continue, non-zero to stop. */
