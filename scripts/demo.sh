@@ -132,9 +132,10 @@ say "On-prem first, burst to the cloud (gpubroker nodes; apply examples/demo-bur
 "$G" -c "$CONF" nodes
 "$G" apply -f "$here/examples/demo-burst.yaml" --auto-approve --wait --timeout 3m ||
 	fail "the burst pool did not come up"
-# how it got there: each create attempt names its instances afresh (a
-# retried create must never be taken for another), so attempts that found
-# no room leave gaps in the numbers; the events say which
+# how it got there: the plan knew the lab's two free nodes, so the rest
+# went straight to the cloud.  (A create that finds no room does not give
+# its names back -- a retried create must never be taken for another --
+# and the failover event names them, as step 6's does.)
 "$G" events --pool lab-burst | grep -E 'created|partial|failover' || true
 onprem=$("$G" status lab-burst -o json | jq '[.instances[] | select(.cloud=="onprem" and .state=="running")] | length')
 cloud=$("$G" status lab-burst -o json | jq '[.instances[] | select(.cloud!="onprem" and .state=="running")] | length')
