@@ -311,6 +311,8 @@ void gb_cli_help_all(FILE *f)
 	        "  1  invalid input or a failed operation\n"
 	        "  2  usage error (unknown command or flag, missing argument)\n"
 	        "  3  timed out waiting (apply --wait --timeout)\n"
+	        "  4  lost the daemon: a wait through --server (apply --wait,\n"
+	        "     destroy) could not reach it again before its timeout\n"
 	        "\nRun 'gpubroker help COMMAND' for a command's flags.\n");
 }
 

@@ -7,6 +7,8 @@
  *   1  invalid input or a failed operation
  *   2  usage error (unknown command or flag, missing argument)
  *   3  timed out waiting (apply --wait --timeout)
+ *   4  lost the daemon: a wait through --server (apply --wait, destroy)
+ *      could not reach it again before its timeout
  */
 #ifndef GB_CLI_H
 #define GB_CLI_H
@@ -18,6 +20,7 @@
 #define GB_EXIT_FAIL 1
 #define GB_EXIT_USAGE 2
 #define GB_EXIT_TIMEOUT 3
+#define GB_EXIT_UNREACHABLE 4
 
 typedef enum gb_outfmt { GB_OUT_TABLE = 0, GB_OUT_JSON, GB_OUT_YAML } gb_outfmt;
 

@@ -94,7 +94,7 @@ static int apply_one(gb_backend *b, const gb_pool_spec *spec,
 			           *err ? ": " : "", err);
 			rc = GB_EXIT_TIMEOUT;
 		} else if (w < 0) {
-			rc = GB_EXIT_FAIL;
+			rc = w == GB_BACKEND_LOST ? GB_EXIT_UNREACHABLE : GB_EXIT_FAIL;
 		}
 	}
 	if (pool)

@@ -73,6 +73,8 @@ static int run_destroy(gb_cli *cli)
 	}
 	json_decref(p);
 	gb_backend_close(b);
+	if (rc == GB_BACKEND_LOST)
+		return GB_EXIT_UNREACHABLE;
 	return rc ? GB_EXIT_FAIL : GB_EXIT_OK;
 }
 
