@@ -173,6 +173,9 @@ const gb_cmd gb_cmd_apply = {
 	"required.  With --wait, waits until every instance runs and prints\n"
 	"their addresses (exit 3 when --timeout passes first); a pool no\n"
 	"place can hold yet is tried again at the next attempt its status\n"
-	"names, when that comes before the timeout.",
+	"names, when that comes before the timeout.  Through a daemon\n"
+	"(--server) the wait prints the events as it does locally, and rides\n"
+	"out a daemon restart or failover until the timeout (10m without\n"
+	"one); exit 4 when the daemon does not come back in time.",
 	apply_flags, run_apply,
 };

@@ -5,7 +5,9 @@
 # only, no escape codes); a wait rides out a daemon that is killed and
 # started again (it says once that it lost the daemon and once that it
 # is back, and ends with exit 0); a daemon that does not come back
-# before the timeout ends the wait with exit 4, for apply and destroy.
+# before the timeout ends the wait with exit 4, for apply and destroy,
+# and the CI examples' release steps say what that means; README and
+# --help list exit 4.
 . "$GB_SRC/tests/lib/integration.sh"
 
 command -v script >/dev/null 2>&1 ||
@@ -59,6 +61,9 @@ kill_daemon() {
 	wait "$D_PID" 2>/dev/null || true
 	D_PID=""
 }
+
+check "\"\$GB\" --help | grep -q '^  4  lost the daemon: a wait through --server'" "--help lists exit 4"
+check "grep -q '^| 4 | lost the daemon: a wait through \`--server\`' $GB_SRC/README.md" "and so does README's table"
 
 # 1. apply --wait on a terminal: the events and the progress line
 write_spec "$T/a.yaml" rw-a aws A10G 2
@@ -150,4 +155,32 @@ rc=0
 remote_gb destroy rw-b --auto-approve --timeout 3s >"$T/f.out" 2>"$T/f.err" || rc=$?
 check "[ \$rc = 4 ] && grep -q 'lost the gpubroker daemon' $T/f.err && grep -q 'gave up' $T/f.err && grep -q 'pool rw-b: not destroyed: the daemon could not be asked' $T/f.err" \
 	"destroy through a daemon that is gone: exit 4 after retrying (exit $rc)"
+
+# the CI examples' release steps say what exit 4 means (their --timeout
+# shortened; the daemon is still gone)
+/usr/bin/python3 -c 'import yaml' 2>/dev/null || fail "python3-yaml is missing (make deps)"
+/usr/bin/python3 - "$GB_SRC/examples/ci" "$T" <<'PY' || fail "cannot read the CI examples' release steps"
+import sys, yaml
+ci, out = sys.argv[1], sys.argv[2]
+gh = yaml.safe_load(open(ci + "/github-actions.yml"))
+steps = next(iter(gh["jobs"].values()))["steps"]
+rel = [s["run"] for s in steps if s.get("name") == "release GPUs"][0]
+open(out + "/gh-release.sh", "w").write(rel.replace("--timeout 15m", "--timeout 2s"))
+gl = yaml.safe_load(open(ci + "/gitlab-ci.yml"))
+job = next(v for v in gl.values() if isinstance(v, dict) and "after_script" in v)
+after = "\n".join(job["after_script"])
+open(out + "/gl-release.sh", "w").write(after.replace("--timeout 4m", "--timeout 2s"))
+PY
+mkdir -p "$T/bin"
+printf '#!/bin/sh\nexec "%s" -c "%s" "$@"\n' "$GB" "$CONF" >"$T/bin/gpubroker"
+chmod +x "$T/bin/gpubroker"
+for ci in gh gl; do
+	grep -q -- '--timeout 2s' "$T/$ci-release.sh" || fail "$ci: the release step's destroy --timeout was not found"
+	rc=0
+	(cd "$T" && PATH="$T/bin:$PATH" GPUBROKER_SERVER=$SERVER CI_JOB_ID=rw-b-ci \
+		GPUBROKER_SSH_PUBLIC_KEY="ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHRlc3RrZXl0ZXN0a2V5dGVzdGtleXRlc3RrZXk1 test" \
+		POOL_SPEC="$GB_SRC/examples/ci/pool.yaml" bash -eo pipefail "$T/$ci-release.sh") >"$T/$ci-rel.out" 2>&1 || rc=$?
+	check "[ \$rc = 1 ] && grep -q 'not released: the gpubroker daemon did not answer for' $T/$ci-rel.out" \
+		"$ci: the CI release step says the daemon is down (exit 4 from destroy): $(tr '\n' '|' <"$T/$ci-rel.out")"
+done
 echo PASS
