@@ -109,7 +109,9 @@ static int call(remote_backend *r, const char *method, const char *path,
 /* The events of pool after r->after, printed as progress lines (the
  * local backend's engine hands its events to the same printer); with
  * wait_s, long-polls that long for the first.  0, -1 or
- * GB_BACKEND_LOST, printed. */
+ * GB_BACKEND_LOST, printed.  deadline < 0: the last look once the wait
+ * is over, not tried again, 0 whatever happens (a failure not printed
+ * unless it is the daemon's answer). */
 static int follow(remote_backend *r, const char *pool, long wait_s,
                   int64_t deadline)
 {
@@ -118,21 +120,28 @@ static int follow(remote_backend *r, const char *pool, long wait_s,
 	                          enc ? enc : "", (long long)r->after, wait_s);
 	json_t *res = NULL, *e;
 	size_t i;
-	int rc = call(r, "GET", path, NULL, wait_s, NULL, &res, deadline);
+	char why[256];
+	int rc = 0;
+	if (deadline >= 0)
+		rc = call(r, "GET", path, NULL, wait_s, NULL, &res, deadline);
+	else if (gb_remote_try(r->b.cli, "GET", path, NULL, 10, NULL, &res, why,
+	                       sizeof(why)) != 0)
+		res = NULL; /* the wait is over: the lines are a nicety */
 	curl_free(enc);
 	free(path);
 	json_array_foreach(json_object_get(res, "events"), i, e) {
 		json_int_t id = json_integer_value(json_object_get(e, "id"));
+		const char *kind = json_string_value(json_object_get(e, "kind"));
+		const char *msg = json_string_value(json_object_get(e, "message"));
 		if (id <= r->after)
 			continue;
 		r->after = id;
-		if (r->progress)
+		if (r->progress && kind)
 			gb_progress_event_at(
 			    &r->prog, json_integer_value(json_object_get(e, "time_ms")),
 			    json_string_value(json_object_get(e, "pool")),
-			    json_string_value(json_object_get(e, "instance")),
-			    json_string_value(json_object_get(e, "kind")),
-			    json_string_value(json_object_get(e, "message")));
+			    json_string_value(json_object_get(e, "instance")), kind,
+			    msg ? msg : "");
 	}
 	json_decref(res);
 	return rc;
@@ -260,17 +269,14 @@ static int remote_wait(gb_backend *b, const char *pool, int64_t timeout_s,
 		json_array_foreach(json_object_get(p, "instances"), i, in)
 			if (strcmp(json_string_value(json_object_get(in, "state")),
 			           "failed") == 0) {
-				follow(r, pool, 0, deadline);
+				follow(r, pool, 0, -1);
 				progress_done(r);
 				gb_cli_err(b->cli, "pool %s: instance %s failed", pool,
 				           json_string_value(json_object_get(in, "name")));
 				goto out;
 			}
 		if (running >= desired) {
-			/* the events that brought it there */
-			rc = follow(r, pool, 0, deadline) == GB_BACKEND_LOST
-			             ? GB_BACKEND_LOST
-			             : 1;
+			rc = follow(r, pool, 0, -1) + 1; /* what brought it there */
 			break;
 		}
 		if (deadline && gb_mono_ms() > deadline) {
@@ -318,7 +324,7 @@ static int remote_destroy(gb_backend *b, const char *pool, int64_t timeout_s,
 	while (rc == 0) {
 		const char *st = json_string_value(json_object_get(*res, "state"));
 		if (st && strcmp(st, "destroyed") == 0) {
-			rc = follow(r, pool, 0, deadline);
+			rc = follow(r, pool, 0, -1);
 			break;
 		}
 		if (gb_mono_ms() > deadline) {
