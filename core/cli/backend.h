@@ -78,9 +78,9 @@ struct gb_backend {
  * (the remote backend tries again with a backoff until then). */
 #define GB_BACKEND_LOST (-2)
 
-/* What a command needs from a backend (the remote one knows only
- * GB_BACKEND_PROGRESS: it prints the daemon's events of the pool while
- * wait and destroy wait): */
+/* What a command needs from a backend (the remote one: the daemon's
+ * events of the pool printed while wait and destroy wait, and a signal
+ * ends those waits; the daemon goes on): */
 #define GB_BACKEND_PROGRESS 1u   /* progress lines of engine events */
 #define GB_BACKEND_SIGNALS 2u    /* SIGINT/SIGTERM stop the engine cleanly */
 #define GB_BACKEND_STORE_ONLY 4u /* events only: the store, no engine */
@@ -90,9 +90,10 @@ struct gb_backend {
  * why. */
 int gb_backend_open(gb_cli *cli, unsigned needs, gb_backend **out);
 void gb_backend_close(gb_backend *b);
-/* 1 once SIGINT/SIGTERM asked to stop (local backend with
- * GB_BACKEND_SIGNALS only). */
+/* 1 once SIGINT/SIGTERM asked to stop (with GB_BACKEND_SIGNALS only). */
 int gb_backend_stopped(const gb_backend *b);
+/* For the backends' open: SIGINT/SIGTERM set b->stop. */
+void gb_backend_catch_signals(gb_backend *b);
 
 /* The two implementations (gb_backend_open picks one). */
 int gb_local_backend_open(gb_cli *cli, unsigned needs, gb_backend **out);

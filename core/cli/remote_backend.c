@@ -80,6 +80,8 @@ static int call(remote_backend *r, const char *method, const char *path,
 			}
 			return rc ? -1 : 0;
 		}
+		if (gb_backend_stopped(&r->b))
+			return -1; /* the command says so */
 		now = gb_mono_ms();
 		if (!lost_at) {
 			lost_at = now;
@@ -284,8 +286,8 @@ static int remote_wait(gb_backend *b, const char *pool, int64_t timeout_s,
 			break;
 		}
 		c = follow(r, pool, poll_s(deadline), deadline);
-		if (c != 0) {
-			rc = c;
+		if (c != 0 || gb_backend_stopped(b)) {
+			rc = c ? c : -1; /* apply says it was interrupted */
 			break;
 		}
 	}
@@ -338,6 +340,14 @@ static int remote_destroy(gb_backend *b, const char *pool, int64_t timeout_s,
 		}
 		if ((rc = follow(r, pool, poll_s(deadline), deadline)) != 0)
 			break;
+		if (gb_backend_stopped(b)) {
+			progress_done(r);
+			gb_cli_err(b->cli, "pool %s: interrupted; termination was "
+			                   "asked for and the daemon goes on with it "
+			                   "('gpubroker status %s')", pool, pool);
+			rc = -1;
+			break;
+		}
 		json_decref(*res);
 		*res = NULL;
 		rc = call(r, "GET", path, NULL, 0, NULL, res, deadline);
@@ -480,6 +490,8 @@ int gb_remote_backend_open(gb_cli *cli, unsigned needs, gb_backend **out)
 	remote_backend *r = gb_xcalloc(1, sizeof(*r));
 	r->b.ops = &remote_ops;
 	r->b.cli = cli;
+	if (needs & GB_BACKEND_SIGNALS)
+		gb_backend_catch_signals(&r->b);
 	if (needs & GB_BACKEND_PROGRESS) {
 		r->progress = 1;
 		gb_progress_init(&r->prog, cli);

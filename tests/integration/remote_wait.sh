@@ -97,6 +97,22 @@ check "! grep -q \"\$ESC\" $T/b.err && ! grep -q 'requested 1' $T/b.err" \
 	"with no escape codes and no progress line"
 check "[ \"\$(jq -r '.[0].running' $T/b.json)\" = 1 ]" "stdout is the pool, running"
 
+# an interrupted wait (SIGINT, as Ctrl-C) ends at once and says so, as
+# locally; the daemon goes on with the pool
+write_spec "$T/i.yaml" rw-i aws A10G 1
+GPUBROKER_SERVER=$SERVER "$GB" -c "$CONF" apply -f "$T/i.yaml" --auto-approve --wait --timeout 60s >"$T/i.out" 2>"$T/i.err" &
+I_PID=$!
+BG_PIDS="$BG_PIDS $I_PID"
+wait_until 20 "grep -q 'rw-i created ' $T/i.err" || fail "pool rw-i was not created: $(cat "$T/i.err")"
+kill -INT "$I_PID"
+rc=0
+wait "$I_PID" || rc=$?
+check "[ \$rc = 1 ] && grep -q 'interrupted: the journal is consistent' $T/i.err && ! grep -q 'rw-i running' $T/i.err" \
+	"SIGINT ends apply --wait through a daemon before the pool runs (exit $rc)"
+wait_until 20 "[ \"\$(remote_gb status rw-i -o json | jq .running)\" = 1 ]" ||
+	fail "the daemon did not go on with rw-i after the CLI was interrupted"
+echo "ok: the daemon went on with the pool"
+
 # 4. the daemon is killed during a wait and started again: the wait
 # goes on and ends well
 sim_post /_sim/scenario '{"lifecycle": {"aws": {"pending_ms": 6000}}}'
