@@ -316,10 +316,11 @@ static int remote_destroy(gb_backend *b, const char *pool, int64_t timeout_s,
 		free(path);
 		return 1;
 	}
-	if (rc == GB_BACKEND_LOST) {
-		gb_cli_err(b->cli, "pool %s: not destroyed: the daemon could not "
-		                   "be asked; run destroy again when it is back",
-		           pool);
+	if (rc == GB_BACKEND_LOST || (rc && gb_backend_stopped(b))) {
+		gb_cli_err(b->cli, "pool %s: not destroyed: %s; run destroy again%s",
+		           pool, rc == GB_BACKEND_LOST ? "the daemon could not be asked"
+		                                       : "interrupted",
+		           rc == GB_BACKEND_LOST ? " when it is back" : "");
 		free(path);
 		return rc;
 	}
@@ -341,10 +342,6 @@ static int remote_destroy(gb_backend *b, const char *pool, int64_t timeout_s,
 		if ((rc = follow(r, pool, poll_s(deadline), deadline)) != 0)
 			break;
 		if (gb_backend_stopped(b)) {
-			progress_done(r);
-			gb_cli_err(b->cli, "pool %s: interrupted; termination was "
-			                   "asked for and the daemon goes on with it "
-			                   "('gpubroker status %s')", pool, pool);
 			rc = -1;
 			break;
 		}
@@ -353,6 +350,12 @@ static int remote_destroy(gb_backend *b, const char *pool, int64_t timeout_s,
 		rc = call(r, "GET", path, NULL, 0, NULL, res, deadline);
 	}
 	progress_done(r);
+	if (rc == -1 && gb_backend_stopped(b)) {
+		gb_cli_err(b->cli, "pool %s: interrupted; termination was asked "
+		                   "for and the daemon goes on with it ('gpubroker "
+		                   "status %s')", pool, pool);
+		rc = -1;
+	}
 	if (rc == GB_BACKEND_LOST)
 		gb_cli_err(b->cli, "pool %s: termination was asked for; the daemon "
 		                   "goes on with it when it is back ('gpubroker "

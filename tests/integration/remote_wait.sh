@@ -112,6 +112,21 @@ check "[ \$rc = 1 ] && grep -q 'interrupted: the journal is consistent' $T/i.err
 wait_until 20 "[ \"\$(remote_gb status rw-i -o json | jq .running)\" = 1 ]" ||
 	fail "the daemon did not go on with rw-i after the CLI was interrupted"
 echo "ok: the daemon went on with the pool"
+# and so does destroy's
+sim_post /_sim/scenario '{"lifecycle": {"aws": {"stopping_ms": 4000}}}'
+GPUBROKER_SERVER=$SERVER "$GB" -c "$CONF" destroy rw-i --auto-approve >"$T/di.out" 2>"$T/di.err" &
+I_PID=$!
+BG_PIDS="$BG_PIDS $I_PID"
+wait_until 20 "grep -q 'rw-i terminating ' $T/di.err" || fail "destroy rw-i did not start: $(cat "$T/di.err")"
+kill -INT "$I_PID"
+rc=0
+wait "$I_PID" || rc=$?
+check "[ \$rc = 1 ] && grep -q \"pool rw-i: interrupted; termination was asked for and the daemon goes on with it ('gpubroker status rw-i')\" $T/di.err" \
+	"SIGINT ends destroy through a daemon, saying the daemon goes on (exit $rc)"
+wait_until 20 "[ \"\$(remote_gb status rw-i -o json | jq -r .state)\" = destroyed ]" ||
+	fail "the daemon did not go on destroying rw-i"
+echo "ok: the daemon destroyed the pool"
+sim_post /_sim/scenario '{"lifecycle": {"aws": {"stopping_ms": 400}}}'
 
 # 4. the daemon is killed during a wait and started again: the wait
 # goes on and ends well
