@@ -99,14 +99,24 @@ check "[ \"\$(jq -r '.[0].running' $T/b.json)\" = 1 ]" "stdout is the pool, runn
 
 # an interrupted wait (SIGINT, as Ctrl-C) ends at once and says so, as
 # locally; the daemon goes on with the pool
+
+# interrupt_at NAME PATTERN ARGS...: gpubroker ARGS through the daemon in
+# the background (stderr $T/NAME.err), sent SIGINT once PATTERN is on its
+# stderr; rc: its exit status
+interrupt_at() {
+	_n=$1 _pat=$2
+	shift 2
+	GPUBROKER_SERVER=$SERVER "$GB" -c "$CONF" "$@" >/dev/null 2>"$T/$_n.err" &
+	_pid=$!
+	BG_PIDS="$BG_PIDS $_pid"
+	wait_until 20 "grep -q '$_pat' $T/$_n.err" || fail "$1: no '$_pat' in: $(cat "$T/$_n.err")"
+	kill -INT "$_pid"
+	rc=0
+	wait "$_pid" || rc=$?
+}
+
 write_spec "$T/i.yaml" rw-i aws A10G 1
-GPUBROKER_SERVER=$SERVER "$GB" -c "$CONF" apply -f "$T/i.yaml" --auto-approve --wait --timeout 60s >"$T/i.out" 2>"$T/i.err" &
-I_PID=$!
-BG_PIDS="$BG_PIDS $I_PID"
-wait_until 20 "grep -q 'rw-i created ' $T/i.err" || fail "pool rw-i was not created: $(cat "$T/i.err")"
-kill -INT "$I_PID"
-rc=0
-wait "$I_PID" || rc=$?
+interrupt_at i 'rw-i created ' apply -f "$T/i.yaml" --auto-approve --wait --timeout 60s
 check "[ \$rc = 1 ] && grep -q 'interrupted: the journal is consistent' $T/i.err && ! grep -q 'rw-i running' $T/i.err" \
 	"SIGINT ends apply --wait through a daemon before the pool runs (exit $rc)"
 wait_until 20 "[ \"\$(remote_gb status rw-i -o json | jq .running)\" = 1 ]" ||
@@ -114,13 +124,7 @@ wait_until 20 "[ \"\$(remote_gb status rw-i -o json | jq .running)\" = 1 ]" ||
 echo "ok: the daemon went on with the pool"
 # and so does destroy's
 sim_post /_sim/scenario '{"lifecycle": {"aws": {"stopping_ms": 4000}}}'
-GPUBROKER_SERVER=$SERVER "$GB" -c "$CONF" destroy rw-i --auto-approve >"$T/di.out" 2>"$T/di.err" &
-I_PID=$!
-BG_PIDS="$BG_PIDS $I_PID"
-wait_until 20 "grep -q 'rw-i terminating ' $T/di.err" || fail "destroy rw-i did not start: $(cat "$T/di.err")"
-kill -INT "$I_PID"
-rc=0
-wait "$I_PID" || rc=$?
+interrupt_at di 'rw-i terminating ' destroy rw-i --auto-approve
 check "[ \$rc = 1 ] && grep -q \"pool rw-i: interrupted; termination was asked for and the daemon goes on with it ('gpubroker status rw-i')\" $T/di.err" \
 	"SIGINT ends destroy through a daemon, saying the daemon goes on (exit $rc)"
 wait_until 20 "[ \"\$(remote_gb status rw-i -o json | jq -r .state)\" = destroyed ]" ||
