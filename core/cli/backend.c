@@ -1,6 +1,21 @@
 /* backend.c -- picks the local or the remote backend (backend.h). */
 #include "backend.h"
 
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+void gb_backend_catch_signals(gb_backend *b)
+{
+	b->stop = &stop_flag;
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+}
+
 int gb_backend_open(gb_cli *cli, unsigned needs, gb_backend **out)
 {
 	*out = NULL;

@@ -32,14 +32,17 @@ typedef struct gb_backend_ops {
 	int (*apply)(gb_backend *b, const gb_pool_spec *spec, json_t **pool);
 	/* Waits until every desired instance of pool runs: 1, 0 when
 	 * timeout_s (0 = none) passed first (err says more, may be empty;
-	 * nothing printed), -1 after printing why.  *out: the pool as last
-	 * seen, or NULL. */
+	 * nothing printed), -1 after printing why, GB_BACKEND_LOST (after
+	 * printing why) when a daemon stopped answering and did not come
+	 * back in time.  The pool's events are printed as they come (with
+	 * GB_BACKEND_PROGRESS).  *out: the pool as last seen, or NULL. */
 	int (*wait)(gb_backend *b, const char *pool, int64_t timeout_s,
 	            char *err, size_t cap, json_t **out);
 	/* Terminates every instance and waits (at most timeout_s, 0 = the
 	 * default) until the clouds confirm.  0, or -1 after printing why,
-	 * or 1 when there is no such pool (printed unless
-	 * cli->quiet_not_found).  *out: the pool afterwards (may be NULL). */
+	 * GB_BACKEND_LOST as wait, or 1 when there is no such pool (printed
+	 * unless cli->quiet_not_found).  *out: the pool afterwards (may be
+	 * NULL). */
 	int (*destroy)(gb_backend *b, const char *pool, int64_t timeout_s,
 	               json_t **out);
 	/* 0, or -1 after printing why; *out: the pool afterwards (may be
@@ -75,8 +78,14 @@ struct gb_backend {
 	const gb_catalog *catalog;
 };
 
-/* What a command needs from the local backend (the remote one ignores
- * these): */
+/* wait and destroy through a daemon: it stopped answering (refused,
+ * reset, HTTP 502/503/504) and did not come back before the timeout
+ * (the remote backend tries again with a backoff until then). */
+#define GB_BACKEND_LOST (-2)
+
+/* What a command needs from a backend (the remote one: the daemon's
+ * events of the pool printed while wait and destroy wait, and a signal
+ * ends those waits; the daemon goes on): */
 #define GB_BACKEND_PROGRESS 1u   /* progress lines of engine events */
 #define GB_BACKEND_SIGNALS 2u    /* SIGINT/SIGTERM stop the engine cleanly */
 #define GB_BACKEND_STORE_ONLY 4u /* events only: the store, no engine */
@@ -86,9 +95,10 @@ struct gb_backend {
  * why. */
 int gb_backend_open(gb_cli *cli, unsigned needs, gb_backend **out);
 void gb_backend_close(gb_backend *b);
-/* 1 once SIGINT/SIGTERM asked to stop (local backend with
- * GB_BACKEND_SIGNALS only). */
+/* 1 once SIGINT/SIGTERM asked to stop (with GB_BACKEND_SIGNALS only). */
 int gb_backend_stopped(const gb_backend *b);
+/* For the backends' open: SIGINT/SIGTERM set b->stop. */
+void gb_backend_catch_signals(gb_backend *b);
 
 /* The two implementations (gb_backend_open picks one). */
 int gb_local_backend_open(gb_cli *cli, unsigned needs, gb_backend **out);

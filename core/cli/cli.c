@@ -35,6 +35,7 @@ static const gb_exit_code exit_codes[] = {
 	{GB_EXIT_FAIL, "invalid input or a failed operation"},
 	{GB_EXIT_USAGE, "usage error (unknown command or flag, missing argument)"},
 	{GB_EXIT_TIMEOUT, "timed out waiting (apply --wait --timeout, scale --wait --timeout)"},
+	{GB_EXIT_UNREACHABLE, "lost the daemon: a wait through --server (apply --wait, scale --wait, destroy) could not reach it again before its timeout"},
 	{-1, NULL},
 };
 

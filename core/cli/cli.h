@@ -7,6 +7,8 @@
  *   1  invalid input or a failed operation
  *   2  usage error (unknown command or flag, missing argument)
  *   3  timed out waiting (apply/scale --wait --timeout)
+ *   4  lost the daemon: a wait through --server (apply/scale --wait,
+ *      destroy) could not reach it again before its timeout
  * (the table gb_cli_exit_codes prints them)
  */
 #ifndef GB_CLI_H
@@ -19,6 +21,7 @@
 #define GB_EXIT_FAIL 1
 #define GB_EXIT_USAGE 2
 #define GB_EXIT_TIMEOUT 3
+#define GB_EXIT_UNREACHABLE 4
 
 typedef enum gb_outfmt { GB_OUT_TABLE = 0, GB_OUT_JSON, GB_OUT_YAML } gb_outfmt;
 

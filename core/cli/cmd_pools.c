@@ -74,6 +74,8 @@ static int run_destroy(gb_cli *cli)
 	}
 	json_decref(p);
 	gb_backend_close(b);
+	if (rc == GB_BACKEND_LOST)
+		return GB_EXIT_UNREACHABLE;
 	return rc ? GB_EXIT_FAIL : GB_EXIT_OK;
 }
 
@@ -83,7 +85,10 @@ const gb_cmd gb_cmd_destroy = {
 	"Journals, terminates every instance, and waits until each cloud\n"
 	"confirms (describe says terminated, or the instance is gone) before\n"
 	"marking it terminated.  Safe to re-run after any crash.  A pool that\n"
-	"does not exist fails (exit 1) unless --ignore-not-found is given.",
+	"does not exist fails (exit 1) unless --ignore-not-found is given.\n"
+	"Through a daemon (--server) it rides out a daemon restart or\n"
+	"failover until --timeout; exit 4 when the daemon does not come back\n"
+	"in time.",
 	destroy_flags, run_destroy,
 };
 

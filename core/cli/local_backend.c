@@ -18,14 +18,6 @@ typedef struct local_backend {
 	int progress;        /* prog is the engine's progress sink */
 } local_backend;
 
-static volatile sig_atomic_t stop_flag;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_flag = 1;
-}
-
 static local_backend *lb(gb_backend *b)
 {
 	return (local_backend *)(void *)b;
@@ -212,11 +204,8 @@ int gb_local_backend_open(gb_cli *cli, unsigned needs, gb_backend **out)
 			return GB_EXIT_FAIL;
 		}
 	}
-	if (needs & GB_BACKEND_SIGNALS) {
-		l->b.stop = &stop_flag;
-		signal(SIGINT, on_signal);
-		signal(SIGTERM, on_signal);
-	}
+	if (needs & GB_BACKEND_SIGNALS)
+		gb_backend_catch_signals(&l->b);
 	if (!(needs & GB_BACKEND_STORE_ONLY)) {
 		if (needs & GB_BACKEND_PROGRESS) {
 			l->progress = 1;

@@ -60,5 +60,7 @@ int gb_pool_wait(gb_backend *b, const char *name, int64_t timeout_s,
 		timed_out(b, name, *pool, err);
 		return GB_EXIT_TIMEOUT;
 	}
-	return w < 0 ? GB_EXIT_FAIL : GB_EXIT_OK;
+	if (w < 0)
+		return w == GB_BACKEND_LOST ? GB_EXIT_UNREACHABLE : GB_EXIT_FAIL;
+	return GB_EXIT_OK;
 }

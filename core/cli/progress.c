@@ -39,7 +39,13 @@ static void status_line(gb_progress *p)
 void gb_progress_event(void *ud, const char *pool, const char *instance,
                        const char *kind, const char *message)
 {
-	gb_progress *p = ud;
+	gb_progress_event_at(ud, gb_now_ms(), pool, instance, kind, message);
+}
+
+void gb_progress_event_at(gb_progress *p, int64_t time_ms, const char *pool,
+                          const char *instance, const char *kind,
+                          const char *message)
+{
 	char ts[32];
 	(void)instance;
 	pthread_mutex_lock(&mu);
@@ -56,7 +62,7 @@ void gb_progress_event(void *ud, const char *pool, const char *instance,
 	if (!p->cli->quiet) {
 		if (p->tty && p->line_shown)
 			fputs("\r\033[K", stderr);
-		gb_format_time(gb_now_ms() / 1000, ts, sizeof(ts));
+		gb_format_time(time_ms / 1000, ts, sizeof(ts));
 		fprintf(stderr, "%s %s %-11s %s\n", ts + 11, pool ? pool : "-",
 		        kind, message);
 		if (p->tty)

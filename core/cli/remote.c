@@ -15,8 +15,35 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud)
 	return size * n;
 }
 
+/* Failures a restarting daemon, a replica failing over or a load
+ * balancer without a healthy replica cause; trying again may help.  A
+ * malformed URL or a certificate that does not verify is not one. */
+static int transient(CURLcode cc)
+{
+	switch (cc) {
+	case CURLE_COULDNT_RESOLVE_HOST:
+	case CURLE_COULDNT_CONNECT:
+	case CURLE_OPERATION_TIMEDOUT:
+	case CURLE_SEND_ERROR:
+	case CURLE_RECV_ERROR:
+	case CURLE_GOT_NOTHING:
+	case CURLE_PARTIAL_FILE:
+	case CURLE_SSL_CONNECT_ERROR:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 int gb_remote_call(const gb_cli *cli, const char *method, const char *path,
                    json_t *body, long *status, json_t **out)
+{
+	return gb_remote_try(cli, method, path, body, 0, status, out, NULL, 0);
+}
+
+int gb_remote_try(const gb_cli *cli, const char *method, const char *path,
+                  json_t *body, long timeout_s, long *status, json_t **out,
+                  char *why, size_t cap)
 {
 	CURL *h = curl_easy_init();
 	struct curl_slist *hl = NULL;
@@ -54,13 +81,21 @@ int gb_remote_call(const gb_cli *cli, const char *method, const char *path,
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hl);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, &resp);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT, 120L);
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 10L);
+	if (timeout_s <= 0 || timeout_s > 120)
+		timeout_s = 120;
+	curl_easy_setopt(h, CURLOPT_TIMEOUT, timeout_s);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, timeout_s < 10 ? timeout_s
+	                                                          : 10L);
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(h, CURLOPT_USERAGENT, "gpubroker-cli/" GB_VERSION);
 	if (getenv("GPUBROKER_CA_FILE"))
 		curl_easy_setopt(h, CURLOPT_CAINFO, getenv("GPUBROKER_CA_FILE"));
 	cc = curl_easy_perform(h);
+	if (cc != CURLE_OK && why && transient(cc)) {
+		snprintf(why, cap, "%s", curl_easy_strerror(cc));
+		rc = GB_REMOTE_UNREACHABLE;
+		goto out;
+	}
 	if (cc != CURLE_OK) {
 		gb_cli_err(cli, "cannot reach the gpubroker daemon at %s: %s",
 		           cli->server, curl_easy_strerror(cc));
@@ -70,6 +105,18 @@ int gb_remote_call(const gb_cli *cli, const char *method, const char *path,
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
 	if (status)
 		*status = code;
+	if (why && (code == 502 || code == 503 || code == 504)) {
+		/* a proxy without a healthy replica, a replica without its
+		 * database, a daemon stopping: its body need not be JSON */
+		json_t *j = json_loadb(resp.data, resp.len, 0, NULL);
+		const char *msg = json_string_value(json_object_get(
+		    json_object_get(j, "error"), "message"));
+		snprintf(why, cap, "HTTP %ld%s%s", code, msg ? ": " : "",
+		         msg ? msg : "");
+		json_decref(j);
+		rc = GB_REMOTE_UNREACHABLE;
+		goto out;
+	}
 	if (resp.len) {
 		json_error_t je;
 		*out = json_loadb(resp.data, resp.len, 0, &je);

@@ -11,11 +11,23 @@
 
 #include "cli.h"
 
+/* gb_remote_try: the daemon could not be reached, or answered what a
+ * restart or a failover answers (HTTP 502, 503, 504). */
+#define GB_REMOTE_UNREACHABLE (-2)
+
 /* One API call.  body may be NULL.  On success (2xx) returns 0 and the
  * decoded JSON in *out (new reference, may be NULL for empty bodies).
  * On failure prints why (the server's message, or the network error)
  * and returns GB_EXIT_FAIL. *status gets the HTTP status (0 = none). */
 int gb_remote_call(const gb_cli *cli, const char *method, const char *path,
                    json_t *body, long *status, json_t **out);
+/* The same, for callers that ride out a daemon that restarts or fails
+ * over: with why (cap bytes) set, a failure that trying again may cure
+ * (connection refused, reset or timed out; HTTP 502, 503, 504) is not
+ * printed: it returns GB_REMOTE_UNREACHABLE with the cause in why.
+ * timeout_s bounds the whole call (0: the default, 120 s). */
+int gb_remote_try(const gb_cli *cli, const char *method, const char *path,
+                  json_t *body, long timeout_s, long *status, json_t **out,
+                  char *why, size_t cap);
 
 #endif

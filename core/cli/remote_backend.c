@@ -5,7 +5,201 @@
 #include <string.h>
 
 #include "backend.h"
+#include "progress.h"
 #include "remote.h"
+
+typedef struct remote_backend {
+	gb_backend b;
+	gb_progress prog;
+	int progress;   /* print the pool's events while waiting */
+	char *marked;   /* the pool whose events after `after` are new */
+	int64_t after;  /* the last event of it already seen */
+} remote_backend;
+
+static remote_backend *rb(gb_backend *b)
+{
+	return (remote_backend *)(void *)b;
+}
+
+/* Clears the live progress line before anything else is printed. */
+static void progress_done(remote_backend *r)
+{
+	if (r->progress)
+		gb_progress_done(&r->prog);
+}
+
+/* How long a wait without a timeout tries to get a lost daemon back. */
+#define RECONNECT_DEFAULT_MS (10 * 60 * 1000)
+/* The retry's backoff: doubles from the first to the cap. */
+#define BACKOFF_FIRST_MS 250
+#define BACKOFF_CAP_MS 4000
+/* An events long poll waits at most this long (s) for the first event,
+ * so the pool is looked at between them. */
+#define EVENTS_WAIT_S 2
+
+/* How long an events long poll may wait before deadline (0: none). */
+static long poll_s(int64_t deadline)
+{
+	int64_t left = deadline ? deadline - gb_mono_ms() : EVENTS_WAIT_S * 1000;
+	if (left <= 0)
+		return 0;
+	return left >= EVENTS_WAIT_S * 1000 ? EVENTS_WAIT_S
+	                                    : (long)((left + 999) / 1000);
+}
+
+/* Rides out a daemon that restarts or fails over to another replica
+ * (gb_remote_try's GB_REMOTE_UNREACHABLE): tries again after 0.25 s,
+ * 0.5 s, ... 4 s until deadline (monotonic ms; 0: 10 minutes after the
+ * daemon was lost), saying once that it lost the daemon and once that
+ * it is back.  wait_s: the call's own long poll.  0, -1 (printed), or
+ * GB_BACKEND_LOST (printed). */
+static int call(remote_backend *r, const char *method, const char *path,
+                json_t *body, long wait_s, long *status, json_t **out,
+                int64_t deadline)
+{
+	gb_cli *cli = r->b.cli;
+	int64_t lost_at = 0, backoff = BACKOFF_FIRST_MS;
+	char why[256];
+	for (;;) {
+		int64_t now = gb_mono_ms(), until, left;
+		long t = wait_s + 30;
+		int rc;
+		if (deadline && (deadline - now) / 1000 + 1 < t)
+			t = (long)((deadline - now) / 1000) + 1;
+		if (t < wait_s + 2)
+			t = wait_s + 2;
+		rc = gb_remote_try(cli, method, path, body, t, status, out, why,
+		                   sizeof(why));
+		if (rc != GB_REMOTE_UNREACHABLE) {
+			if (lost_at) {
+				progress_done(r);
+				gb_cli_err(cli, "reconnected to the gpubroker daemon at "
+				                "%s after %llds", cli->server,
+				           (long long)((gb_mono_ms() - lost_at + 500) /
+				                       1000));
+			}
+			return rc ? -1 : 0;
+		}
+		if (gb_backend_stopped(&r->b))
+			return -1; /* the command says so */
+		now = gb_mono_ms();
+		if (!lost_at) {
+			lost_at = now;
+			until = deadline ? deadline : now + RECONNECT_DEFAULT_MS;
+			progress_done(r);
+			gb_cli_err(cli, "lost the gpubroker daemon at %s (%s); trying "
+			                "again for up to %llds",
+			           cli->server, why,
+			           (long long)((until - now + 999) / 1000));
+		}
+		until = deadline ? deadline : lost_at + RECONNECT_DEFAULT_MS;
+		left = until - now;
+		if (left <= 0) {
+			progress_done(r);
+			gb_cli_err(cli, "gave up: the gpubroker daemon at %s has not "
+			                "answered for %llds (last: %s)",
+			           cli->server,
+			           (long long)((now - lost_at + 500) / 1000), why);
+			return GB_BACKEND_LOST;
+		}
+		gb_sleep_ms(backoff < left ? backoff : left);
+		backoff = backoff * 2 < BACKOFF_CAP_MS ? backoff * 2
+		                                       : BACKOFF_CAP_MS;
+	}
+}
+
+/* The events of pool after r->after, printed as progress lines (the
+ * local backend's engine hands its events to the same printer); with
+ * wait_s, long-polls that long for the first.  0, -1 or
+ * GB_BACKEND_LOST, printed.  deadline < 0: the last look once the wait
+ * is over, not tried again, 0 whatever happens (a failure not printed
+ * unless it is the daemon's answer). */
+static int follow(remote_backend *r, const char *pool, long wait_s,
+                  int64_t deadline)
+{
+	char *enc = curl_easy_escape(NULL, pool, 0);
+	char *path = gb_xasprintf("/v1/events?pool=%s&after=%lld&wait=%ld",
+	                          enc ? enc : "", (long long)r->after, wait_s);
+	json_t *res = NULL, *e;
+	size_t i;
+	char why[256];
+	int rc = 0;
+	if (deadline >= 0)
+		rc = call(r, "GET", path, NULL, wait_s, NULL, &res, deadline);
+	else if (gb_remote_try(r->b.cli, "GET", path, NULL, 10, NULL, &res, why,
+	                       sizeof(why)) != 0)
+		res = NULL; /* the wait is over: the lines are a nicety */
+	curl_free(enc);
+	free(path);
+	json_array_foreach(json_object_get(res, "events"), i, e) {
+		json_int_t id = json_integer_value(json_object_get(e, "id"));
+		const char *kind = json_string_value(json_object_get(e, "kind"));
+		const char *msg = json_string_value(json_object_get(e, "message"));
+		if (id <= r->after)
+			continue;
+		r->after = id;
+		if (r->progress && kind)
+			gb_progress_event_at(
+			    &r->prog, json_integer_value(json_object_get(e, "time_ms")),
+			    json_string_value(json_object_get(e, "pool")),
+			    json_string_value(json_object_get(e, "instance")), kind,
+			    msg ? msg : "");
+	}
+	json_decref(res);
+	return rc;
+}
+
+/* Sets r->after to pool's last event so far, so that a wait prints what
+ * happens from now on.  A pool the daemon does not know yet (404, not
+ * printed) has none; a daemon that cannot say leaves the mark unset
+ * (the wait sets it when it starts; the operation itself says what is
+ * wrong with the daemon). */
+static void mark(remote_backend *r, const char *pool)
+{
+	int quiet = r->b.cli->quiet_not_found;
+	free(r->marked);
+	r->marked = NULL;
+	r->after = 0;
+	if (!r->progress)
+		return;
+	r->b.cli->quiet_not_found = 1;
+	while (!r->marked) {
+		char *enc = curl_easy_escape(NULL, pool, 0);
+		char *path = gb_xasprintf("/v1/events?pool=%s&after=%lld",
+		                          enc ? enc : "", (long long)r->after);
+		json_t *res = NULL, *events;
+		long status = 0;
+		char why[256];
+		int rc = gb_remote_try(r->b.cli, "GET", path, NULL, 30, &status,
+		                       &res, why, sizeof(why));
+		size_t n;
+		curl_free(enc);
+		free(path);
+		if (rc && status == 404) {
+			r->marked = gb_xstrdup(pool); /* not made yet */
+			break;
+		}
+		if (rc)
+			break;
+		events = json_object_get(res, "events");
+		n = json_array_size(events);
+		if (n)
+			r->after = json_integer_value(
+			    json_object_get(json_array_get(events, n - 1), "id"));
+		else
+			r->marked = gb_xstrdup(pool);
+		json_decref(res);
+	}
+	r->b.cli->quiet_not_found = quiet;
+}
+
+/* Before a wait on pool: its events from the mark set before the
+ * operation, or from now on. */
+static void mark_once(remote_backend *r, const char *pool)
+{
+	if (!r->marked || strcmp(r->marked, pool) != 0)
+		mark(r, pool);
+}
 
 /* /v1/pools/NAME + suffix, NAME escaped; caller frees. */
 static char *pool_path(const char *pool, const char *suffix)
@@ -39,29 +233,37 @@ static json_t *remote_plan_diff(gb_backend *b, const gb_pool_spec *spec)
 	return diff ? diff : json_object();
 }
 
+/* The pool's events from here on are what this apply causes. */
 static int remote_apply(gb_backend *b, const gb_pool_spec *spec,
                         json_t **pool)
 {
+	mark(rb(b), spec->name);
 	return send_spec(b, "PUT", spec, "", pool);
 }
 
-/* Polls the pool every second until every desired instance runs. */
+/* Follows the pool's events and looks at it until every desired
+ * instance runs. */
 static int remote_wait(gb_backend *b, const char *pool, int64_t timeout_s,
                        char *err, size_t cap, json_t **last)
 {
-	int64_t deadline = gb_mono_ms() + timeout_s * 1000;
+	remote_backend *r = rb(b);
+	int64_t deadline = timeout_s > 0 ? gb_mono_ms() + timeout_s * 1000 : 0;
 	char *path = pool_path(pool, "");
 	int rc = -1;
 	*last = NULL;
 	if (cap)
 		err[0] = '\0';
+	mark_once(r, pool);
 	for (;;) {
 		json_t *p = NULL;
 		json_int_t running, desired;
 		size_t i;
 		json_t *in;
-		if (gb_remote_call(b->cli, "GET", path, NULL, NULL, &p) != 0)
+		int c = call(r, "GET", path, NULL, 0, NULL, &p, deadline);
+		if (c != 0) {
+			rc = c;
 			break;
+		}
 		json_decref(*last);
 		*last = p;
 		running = json_integer_value(json_object_get(p, "running"));
@@ -69,67 +271,111 @@ static int remote_wait(gb_backend *b, const char *pool, int64_t timeout_s,
 		json_array_foreach(json_object_get(p, "instances"), i, in)
 			if (strcmp(json_string_value(json_object_get(in, "state")),
 			           "failed") == 0) {
+				follow(r, pool, 0, -1);
+				progress_done(r);
 				gb_cli_err(b->cli, "pool %s: instance %s failed", pool,
 				           json_string_value(json_object_get(in, "name")));
 				goto out;
 			}
 		if (running >= desired) {
-			rc = 1;
+			rc = follow(r, pool, 0, -1) + 1; /* what brought it there */
 			break;
 		}
-		if (timeout_s > 0 && gb_mono_ms() > deadline) {
+		if (deadline && gb_mono_ms() > deadline) {
 			rc = 0;
 			break;
 		}
-		gb_sleep_ms(1000);
+		c = follow(r, pool, poll_s(deadline), deadline);
+		if (c != 0 || gb_backend_stopped(b)) {
+			rc = c ? c : -1; /* apply says it was interrupted */
+			break;
+		}
 	}
 out:
+	progress_done(r);
+	if (rc == GB_BACKEND_LOST)
+		gb_cli_err(b->cli, "pool %s: the daemon goes on converging it "
+		                   "when it is back ('gpubroker status %s')",
+		           pool, pool);
 	free(path);
 	return rc;
 }
 
-/* DELETE, then polls until the pool is destroyed. */
+/* DELETE, then follows the pool's events until it is destroyed. */
 static int remote_destroy(gb_backend *b, const char *pool, int64_t timeout_s,
                           json_t **res)
 {
+	remote_backend *r = rb(b);
 	char *path = pool_path(pool, "");
 	int64_t deadline = gb_mono_ms() + (timeout_s > 0 ? timeout_s : 600) * 1000;
 	long status = 0;
-	int rc = gb_remote_call(b->cli, "DELETE", path, NULL, &status, res);
-	if (rc && status == 404) {
+	int rc;
+	mark(r, pool);
+	rc = call(r, "DELETE", path, NULL, 0, &status, res, deadline);
+	if (rc == -1 && status == 404) {
 		free(path);
 		return 1;
 	}
+	if (rc == GB_BACKEND_LOST || (rc && gb_backend_stopped(b))) {
+		gb_cli_err(b->cli, "pool %s: not destroyed: %s; run destroy again%s",
+		           pool, rc == GB_BACKEND_LOST ? "the daemon could not be asked"
+		                                       : "interrupted",
+		           rc == GB_BACKEND_LOST ? " when it is back" : "");
+		free(path);
+		return rc;
+	}
 	while (rc == 0) {
 		const char *st = json_string_value(json_object_get(*res, "state"));
-		if (st && strcmp(st, "destroyed") == 0)
+		if (st && strcmp(st, "destroyed") == 0) {
+			rc = follow(r, pool, 0, -1);
 			break;
+		}
 		if (gb_mono_ms() > deadline) {
+			progress_done(r);
 			gb_cli_err(b->cli, "pool %s: termination requested, but not "
 			                   "yet confirmed by the cloud; the daemon "
 			                   "keeps going ('gpubroker status %s')",
 			           pool, pool);
-			rc = GB_EXIT_FAIL;
+			rc = -1;
 			break;
 		}
-		gb_sleep_ms(1000);
+		if ((rc = follow(r, pool, poll_s(deadline), deadline)) != 0)
+			break;
+		if (gb_backend_stopped(b)) {
+			rc = -1;
+			break;
+		}
 		json_decref(*res);
 		*res = NULL;
-		rc = gb_remote_call(b->cli, "GET", path, NULL, NULL, res);
+		rc = call(r, "GET", path, NULL, 0, NULL, res, deadline);
 	}
+	progress_done(r);
+	if (rc == -1 && gb_backend_stopped(b)) {
+		gb_cli_err(b->cli, "pool %s: interrupted; termination was asked "
+		                   "for and the daemon goes on with it ('gpubroker "
+		                   "status %s')", pool, pool);
+		rc = -1;
+	}
+	if (rc == GB_BACKEND_LOST)
+		gb_cli_err(b->cli, "pool %s: termination was asked for; the daemon "
+		                   "goes on with it when it is back ('gpubroker "
+		                   "status %s')", pool, pool);
 	free(path);
 	if (rc) {
 		json_decref(*res);
 		*res = NULL;
 	}
-	return rc ? -1 : 0;
+	return rc;
 }
 
+/* Marks the pool's events, as apply does, for a wait that follows. */
 static int remote_scale(gb_backend *b, const char *pool, int n, json_t **res)
 {
 	char *path = pool_path(pool, "/scale");
 	json_t *body = json_pack("{s:i}", "count", n);
-	int rc = gb_remote_call(b->cli, "POST", path, body, NULL, res);
+	int rc;
+	mark(rb(b), pool);
+	rc = gb_remote_call(b->cli, "POST", path, body, NULL, res);
 	json_decref(body);
 	free(path);
 	return rc ? -1 : 0;
@@ -233,7 +479,10 @@ static int remote_gc(gb_backend *b, int adopt, json_t **orphans,
 
 static void remote_close(gb_backend *b)
 {
-	free(b);
+	remote_backend *r = rb(b);
+	progress_done(r);
+	free(r->marked);
+	free(r);
 }
 
 static const gb_backend_ops remote_ops = {
@@ -244,10 +493,15 @@ static const gb_backend_ops remote_ops = {
 
 int gb_remote_backend_open(gb_cli *cli, unsigned needs, gb_backend **out)
 {
-	gb_backend *b = gb_xcalloc(1, sizeof(*b));
-	(void)needs;
-	b->ops = &remote_ops;
-	b->cli = cli;
-	*out = b;
+	remote_backend *r = gb_xcalloc(1, sizeof(*r));
+	r->b.ops = &remote_ops;
+	r->b.cli = cli;
+	if (needs & GB_BACKEND_SIGNALS)
+		gb_backend_catch_signals(&r->b);
+	if (needs & GB_BACKEND_PROGRESS) {
+		r->progress = 1;
+		gb_progress_init(&r->prog, cli);
+	}
+	*out = &r->b;
 	return 0;
 }

@@ -185,7 +185,9 @@ for r in $(seq 1 "$ROUNDS"); do
 	p1=$!
 	through $v scale "ha-$a" 3 >/dev/null 2>>"$T/apply.log" &
 	p2=$!
-	through $v destroy "ha-$b" --auto-approve >/dev/null 2>>"$T/apply.log" &
+	# (a destroy rides out a lost daemon until its --timeout, then exit
+	# 4: v does not come back on its address, so 5s)
+	through $v destroy "ha-$b" --auto-approve --timeout 5s >/dev/null 2>>"$T/apply.log" &
 	p3=$!
 	nap $(( 200 + $(rand_ms 1200) ))
 	kill -KILL "$(pid $v)" 2>/dev/null || true

@@ -45,9 +45,13 @@ rnd() { # N -> R in 0..N-1 (sets R: no subshell, so the state advances)
 	R=$(( (RNG / 65536) % $1 ))
 }
 
+# start_daemon: the daemon, again on the first one's address (so the
+# CLIs in flight through a killed one ride out the restart)
+PORT=
 start_daemon() {
 	rm -f "$T/daemon.out"
-	daemon_start
+	daemon_start ${PORT:+--listen "127.0.0.1:$PORT"}
+	PORT=${GPUBROKER_SERVER##*:}
 	# D_PID must be the daemon itself, not a shell around it
 	[ "$(readlink "/proc/$D_PID/exe")" = "$(readlink -f "$GB")" ] ||
 		fail "D_PID $D_PID is $(readlink "/proc/$D_PID/exe"), not gpubroker"
@@ -151,9 +155,6 @@ for r in $(seq 1 "$ROUNDS"); do
 	[ "$1" -gt 0 ] && inflight_kills=$((inflight_kills + 1))
 	[ "$2" -gt 0 ] && unsettled_kills=$((unsettled_kills + 1))
 	echo "round $r: $(tr '\n' ';' <"$T/ops.txt") killed at ${ms} ms: $1 open intents, $2 unsettled pools"
-	# the CLIs: they fail (daemon gone) or finished before the kill
-	for _p in $pids; do wait "$_p" 2>/dev/null || true; done
-	pids=""
 	start_daemon
 	# now and then a second kill during recovery
 	rnd 5
@@ -163,9 +164,13 @@ for r in $(seq 1 "$ROUNDS"); do
 		recovery_kills=$((recovery_kills + 1))
 		start_daemon
 	fi
+	t0=$(date +%s)
+	# the CLIs: they finished before the kill, failed (a request the
+	# kill cut), or (waits) rode out the restart
+	for _p in $pids; do wait "$_p" 2>/dev/null || true; done
+	pids=""
 	# re-submit the model (idempotent): what the killed CLIs may not
 	# have got through
-	t0=$(date +%s)
 	while read -r p c g n; do
 		if [ "$n" -gt 0 ]; then
 			gb apply -f "$T/spec-$p.yaml" --auto-approve </dev/null >/dev/null 2>>"$T/cli.log" ||
