@@ -7,6 +7,7 @@
 #include "backend.h"
 #include "progress.h"
 #include "remote.h"
+#include "timejson.h"
 
 typedef struct remote_backend {
 	gb_backend b;
@@ -133,14 +134,16 @@ static int follow(remote_backend *r, const char *pool, long wait_s,
 	free(path);
 	json_array_foreach(json_object_get(res, "events"), i, e) {
 		json_int_t id = json_integer_value(json_object_get(e, "id"));
+		int64_t at_ms;
 		const char *kind = json_string_value(json_object_get(e, "kind"));
 		const char *msg = json_string_value(json_object_get(e, "message"));
 		if (id <= r->after)
 			continue;
 		r->after = id;
-		if (r->progress && kind)
+		if (r->progress && kind &&
+		    gb_json_time_get(json_object_get(e, "time"), &at_ms) == 0)
 			gb_progress_event_at(
-			    &r->prog, json_integer_value(json_object_get(e, "time_ms")),
+			    &r->prog, at_ms,
 			    json_string_value(json_object_get(e, "pool")),
 			    json_string_value(json_object_get(e, "instance")), kind,
 			    msg ? msg : "");

@@ -79,6 +79,8 @@ check "grep -q 'requested 2 | pending 2 | running 0' $T/a.out" "showing both pen
 check "grep -q 'requested 2 | pending 0 | running 2' $T/a.out" "and both running at the end"
 check "[ \"\$(grep -c ' created ' $T/a.out)\" = 2 ]" "each event printed once"
 check "! grep -q 'HTTP 404' $T/a.out" "and no error about the pool not existing yet"
+check "t=\$(remote_gb events --pool rw-a -o json | jq -r '[.[] | select(.kind == \"created\")][0].time[11:19]') && [ -n \"\$t\" ] && grep -q \"\${t}Z rw-a created \" $T/a.out" \
+	"each line carries its event's time as the daemon records it"
 
 # 2. destroy on a terminal: its events too
 on_tty "$T/d.out" destroy rw-a --auto-approve ||
