@@ -11,6 +11,7 @@
 #include "cli_app.h"
 #include "spec.h"
 #include "store.h"
+#include "timejson.h"
 
 static const char *o_gpu, *o_cloud, *o_region, *o_capacity, *o_limit;
 static int o_zones;
@@ -166,12 +167,12 @@ static void stale_note(const gb_cli *cli, const json_t *recs)
 	size_t n = 0, old = 0, i;
 	json_t *r;
 	json_array_foreach(recs, i, r) {
-		json_t *f = json_object_get(r, "fetched_at");
-		int64_t age;
-		if (!json_is_integer(f))
+		int64_t age, at_ms;
+		if (gb_json_time_get(json_object_get(r, "fetched_at"), &at_ms) != 0 ||
+		    at_ms == 0)
 			continue;
 		n++;
-		age = now - (int64_t)json_integer_value(f);
+		age = now - at_ms / 1000;
 		if (age > STALE_DAYS * 86400) {
 			old++;
 			if (age > oldest)
