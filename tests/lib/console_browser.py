@@ -145,7 +145,7 @@ def pool_row_cells():
         "return r ? [...r.cells].map((c) => c.textContent) : null;", POOL)
 
 
-def confirm_dialog(expect_in_text, typed=None):
+def confirm_dialog(expect_in_text, typed=None, keyboard=False):
     wait_for("the confirmation dialog", lambda d: d.find_element(By.ID, "confirm").get_attribute("open") is not None)
     t = text("#confirm-text")
     check(expect_in_text in t, "the confirmation names the pool: %r" % t)
@@ -153,16 +153,28 @@ def confirm_dialog(expect_in_text, typed=None):
         ok_btn = driver.find_element(By.ID, "confirm-ok")
         check(not ok_btn.is_enabled(), "destroy stays disabled until the pool's name is typed")
         driver.find_element(By.ID, "confirm-typed").send_keys(typed)
-    driver.find_element(By.ID, "confirm-ok").click()
+    if not keyboard:
+        driver.find_element(By.ID, "confirm-ok").click()
+        return
+    # the dialog opens on Cancel (the safe choice); Tab reaches OK
+    check(driver.switch_to.active_element.get_attribute("id") == "confirm-cancel",
+          "the confirmation opens with Cancel focused")
+    driver.switch_to.active_element.send_keys(Keys.TAB)
+    check(driver.switch_to.active_element.get_attribute("id") == "confirm-ok", "Tab moves to OK")
+    driver.switch_to.active_element.send_keys(Keys.ENTER)
 
 
-def scale_in_page(frm, to):
-    """On a pool's page: scale to `to`, through the confirmation."""
+def scale_in_page(frm, to, keyboard=False):
+    """On a pool's page: scale to `to`, through the confirmation, with
+    the mouse or with the keyboard alone."""
     box = driver.find_element(By.ID, "scale-count")
     box.clear()
-    box.send_keys(str(to))
-    driver.find_element(By.ID, "scale-button").click()
-    confirm_dialog("Scale pool %s from %d to %d" % (POOL, frm, to))
+    if keyboard:
+        box.send_keys(str(to) + Keys.ENTER)
+    else:
+        box.send_keys(str(to))
+        driver.find_element(By.ID, "scale-button").click()
+    confirm_dialog("Scale pool %s from %d to %d" % (POOL, frm, to), keyboard=keyboard)
 
 
 # ------------------------------------------------------------ browser
@@ -270,7 +282,7 @@ try:
     check(text("#who") == "Signed in as demo-viewer (viewer, team research)", "the viewer is signed in")
     driver.find_element(By.LINK_TEXT, POOL).click()
     wait_for("the pool page", lambda d: len(d.find_elements(By.CSS_SELECTOR, "#instances tbody tr")) == 3)
-    scale_in_page(3, 1)
+    scale_in_page(3, 1, keyboard=True)
     wait_for("the viewer's refusal", lambda d: visible("#error"))
     check(text("#error") == "token 'demo-viewer' is a viewer and cannot change anything; use an operator or admin token",
           "the viewer's scale is refused with the API's message (%r)" % text("#error"))
