@@ -315,23 +315,22 @@
 		showNotice('');
 		const hash = location.hash.replace(/^#\/?/, '');
 		const [name, ...rest] = hash.split('/');
-		const arg = rest.length ? decodeURIComponent(rest.join('/')) : null;
+		let arg = null;
+		try {
+			arg = rest.length ? decodeURIComponent(rest.join('/')) : null;
+		} catch (e) {
+			arg = null; /* a malformed address: the list */
+		}
 		const view = $('view');
 		view.replaceChildren();
-		let which = 'pools';
-		if (name === 'pool' && arg) {
-			current = poolView(view, arg);
-		} else if (name === 'cost') {
-			which = 'cost';
-			current = costView(view);
-		} else if (name === 'offers') {
-			which = 'offers';
-			current = offersView(view);
-		} else {
-			current = poolsView(view);
-		}
+		/* the views of the nav (functions below, hoisted) */
+		const views = {pools: poolsView, cost: costView, offers: offersView,
+			nodes: nodesView, audit: auditView};
+		const which = name === 'pool' && arg ? null
+			: Object.prototype.hasOwnProperty.call(views, name) ? name : 'pools';
+		current = which ? views[which](view) : poolView(view, arg);
 		for (const a of document.querySelectorAll('#nav a'))
-			if (a.dataset.view === which && name !== 'pool')
+			if (a.dataset.view === which)
 				a.setAttribute('aria-current', 'page');
 			else
 				a.removeAttribute('aria-current');
@@ -669,6 +668,79 @@
 		h('div', null, h('button', {type: 'submit', class: 'primary'}, 'Show offers')));
 		root.append(h('h1', null, 'Offers'), form, body);
 		return {stop: () => ctl.abort()};
+	}
+
+	/* ---------------------------------------------------- nodes view */
+
+	const num = (x, digits) => typeof x === 'number' ? x.toFixed(digits) : '-';
+
+	function nodesView(root) {
+		const body = h('div', {id: 'nodes-body'});
+		root.append(h('h1', null, 'On-prem nodes'),
+			h('p', {class: 'muted'}, 'The on-prem inventory: health and figures from the last probe (gpubroker nodes probe), and the pool holding each node.'),
+			body);
+		const life = viewLife(async (signal) => {
+			const d = await api('GET', '/v1/nodes', undefined, signal);
+			const now = nowS();
+			const rows = (d.nodes || []).map((n) => {
+				const hl = n.health, f = n.figures || {};
+				const health = hl ? (hl.state || '?') + (hl.stale ? ' (stale)' : '') : 'unprobed';
+				const probed = hl && typeof hl.age_s === 'number' ? duration(hl.age_s) + ' ago'
+					: hl && hl.probed_at ? duration(now - hl.probed_at) + ' ago' : 'never';
+				return h('tr', {'data-node': n.name},
+					h('td', null, n.name), h('td', null, n.site || '-'), h('td', null, n.shape || '-'),
+					h('td', null, n.gpus + ' × ' + (n.gpu_model || '?')),
+					h('td', null, stateBadge(n.status),
+						n.reason && n.status !== 'free' ? h('span', {class: 'reason'}, n.reason) : ''),
+					h('td', null, health),
+					h('td', {class: 'num'}, num(f.d2d_gbps, 1)),
+					h('td', {class: 'num'}, num(f.fp32_tflops, 1)),
+					h('td', {class: 'num'}, num(f.bf16_tflops, 1)),
+					h('td', null, n.lease && n.lease.pool ? n.lease.pool : '-'),
+					h('td', null, probed));
+			});
+			body.replaceChildren(table('nodes', [
+				{title: 'Node'}, {title: 'Site'}, {title: 'Shape'}, {title: 'GPUs'},
+				{title: 'Status'}, {title: 'Health'}, {title: 'D2D GB/s', num: true},
+				{title: 'FP32 TFLOP/s', num: true}, {title: 'BF16 TFLOP/s', num: true},
+				{title: 'Lease'}, {title: 'Probed'},
+			], rows, 'Nothing here yet: no on-prem nodes in this broker\'s inventory.'));
+		});
+		life.refresh();
+		return life;
+	}
+
+	/* ---------------------------------------------------- audit view */
+
+	const AUDIT_SHOWN = 500;
+
+	function auditView(root) {
+		const body = h('div', {id: 'audit-body'});
+		root.append(h('h1', null, 'Audit log'),
+			h('p', {class: 'muted'}, 'Every change asked of the API, refused ones too; newest first. For admin tokens (the API says so to others).'),
+			body);
+		const life = viewLife(async (signal) => {
+			let rows = [], after = 0;
+			for (;;) {
+				const d = await api('GET', '/v1/audit?after=' + after, undefined, signal);
+				const page = d.audit || [];
+				rows = rows.concat(page).slice(-AUDIT_SHOWN);
+				if (page.length < 1000)
+					break;
+				after = page[page.length - 1].id;
+			}
+			body.replaceChildren(table('audit', [
+				{title: 'Time'}, {title: 'Actor'}, {title: 'Role'}, {title: 'Team'},
+				{title: 'Action'}, {title: 'Target'}, {title: 'Result'}, {title: 'Detail'},
+			], rows.reverse().map((a) => h('tr', {'data-action': a.action, 'data-result': a.result},
+				h('td', null, (a.time || '').replace('T', ' ')), h('td', null, a.actor),
+				h('td', null, a.role), h('td', null, a.team || '-'), h('td', null, a.action),
+				h('td', null, a.target || '-'), h('td', null, a.result),
+				h('td', {class: 'wrap'}, a.detail || ''))),
+			'Nothing here yet: no change was asked of this broker.'));
+		});
+		life.refresh();
+		return life;
 	}
 
 	/* ---------------------------------------------------------- start */

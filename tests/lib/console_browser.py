@@ -289,6 +289,13 @@ try:
     status, body = api("GET", "/v1/pools/" + POOL, ADMIN)
     check(body["desired"] == 3, "and nothing changed (desired still 3)")
     shot("viewer-refused")
+    driver.find_element(By.LINK_TEXT, "Audit").click()
+    wait_for("the audit refusal", lambda d: visible("#error"))
+    check(text("#error") == "this needs an admin token; token 'demo-viewer' is viewer"
+          and not driver.find_elements(By.ID, "audit"),
+          "the audit log, for admins, is refused to the viewer by the API (%r)" % text("#error"))
+    driver.back()
+    wait_for("the pool page again", lambda d: len(d.find_elements(By.CSS_SELECTOR, "#instances tbody tr")) == 3)
 
     # ---- phone width
     driver.set_window_size(390, 844)
@@ -336,6 +343,20 @@ try:
     rows = driver.find_elements(By.CSS_SELECTOR, "#offers tbody tr")
     check(all("A10G" in r.text and r.text.startswith("aws") for r in rows), "offers filtered by GPU and cloud (%d)" % len(rows))
     shot("offers")
+    driver.find_element(By.LINK_TEXT, "Nodes").click()
+    wait_for("the on-prem nodes", lambda d: len(d.find_elements(By.CSS_SELECTOR, "#nodes tbody tr")) == 2)
+    check("lab-a100-01" in text("#nodes tbody tr") and "4 × A100-80GB" in text("#nodes tbody tr"),
+          "the nodes view lists the demo lab's nodes")
+    shot("nodes")
+    driver.find_element(By.LINK_TEXT, "Audit").click()
+    wait_for("the audit log", lambda d: d.find_elements(By.CSS_SELECTOR, "#audit tbody tr"))
+    audit = driver.execute_script("return [...document.querySelectorAll('#audit tbody tr')]"
+                                  ".map((r) => [...r.cells].map((c) => c.textContent))")
+    check(any(r[1] == "demo-ci" and r[4] == "scale" and r[6] == "202" for r in audit)
+          and any(r[1] == "demo-viewer" and r[5].endswith("/%s/scale" % POOL) and r[6] == "403" for r in audit)
+          and any(r[1] == "demo-admin" and r[4] == "destroy" and r[6] == "202" for r in audit),
+          "the admin's audit log holds the operator's scale, the viewer's refusal and the destroy")
+    shot("audit")
 
     # ---- no request left the daemon's origin; the token never in a URL
     collect_logs()
