@@ -78,6 +78,21 @@
 				foot ? h('tfoot', null, foot) : null));
 	}
 
+	/* Runs render(), which rebuilds part of the page, and gives the
+	 * focus back to the same link in it (a refresh must not throw a
+	 * keyboard user out of a table). */
+	function keepFocus(container, render) {
+		const a = document.activeElement;
+		const href = a && container.contains(a) ? a.getAttribute('href') : null;
+		render();
+		if (href)
+			for (const el of container.querySelectorAll('a[href]'))
+				if (el.getAttribute('href') === href) {
+					el.focus();
+					break;
+				}
+	}
+
 	function stateBadge(state) {
 		const s = String(state || 'unknown');
 		return h('span', {class: 'state state-' + s.replace(/[^a-z-]/g, '')}, s);
@@ -216,7 +231,7 @@
 
 	/* A view's life: an AbortController for its requests, a timer, and
 	 * a refresh that never runs twice at once. */
-	function viewLife(refresh) {
+	function viewLife(refresh, everyMs) {
 		const ctl = new AbortController();
 		let running = false, again = false;
 		async function run() {
@@ -236,7 +251,7 @@
 				running = false;
 			}
 		}
-		const timer = setInterval(run, REFRESH_MS);
+		const timer = setInterval(run, everyMs || REFRESH_MS);
 		return {
 			signal: ctl.signal,
 			refresh: run,
@@ -401,14 +416,14 @@
 				h('td', {class: 'num'}, money(p.price_per_hour)),
 				h('td', {class: 'num'}, p.ttl_left_s === null ? '-' : duration(p.ttl_left_s)),
 				h('td', {class: 'num'}, duration(p.age_s))));
-			body.replaceChildren(table('pools', [
+			keepFocus(body, () => body.replaceChildren(table('pools', [
 				{title: 'Pool'}, {title: 'Team'}, {title: 'Purpose'},
 				{title: 'State'}, {title: 'Desired / running', num: true},
 				{title: 'Clouds'}, {title: '$/h', num: true},
 				{title: 'TTL left', num: true}, {title: 'Age', num: true},
 			], rows, pools.length
 				? 'No pool matches these filters.'
-				: 'Nothing here yet: no pools. Create one with gpubroker apply -f pool.yaml.'));
+				: 'Nothing here yet: no pools. Create one with gpubroker apply -f pool.yaml.')));
 		}
 		teamSel.addEventListener('change', () => {
 			poolFilter.team = teamSel.value;
@@ -581,25 +596,85 @@
 		return s;
 	}
 
+	const COST_BUCKETS = 12;
+	const COST_REFRESH_MS = 30000;
+
+	/* The period's cost in COST_BUCKETS slices of time, from the API's
+	 * cost since each slice's start: cost since t counts only what
+	 * instances cost after t, so the slice [t_i, t_i+1) cost C(t_i) -
+	 * C(t_i+1), and the last slice is all of C(t_last) (it ends now).
+	 * Returns {sums: [the API's answer for each t_i], starts: [t_i]}. */
+	async function costSeries(by, span, signal) {
+		const end = Math.floor(nowS()), step = span / COST_BUCKETS;
+		const starts = [...Array(COST_BUCKETS).keys()].map((i) => Math.floor(end - span + i * step));
+		const sums = await Promise.all(starts.map((t) => api('GET', '/v1/cost?' +
+			new URLSearchParams({by, since: String(t)}), undefined, signal)));
+		return {sums, starts};
+	}
+
+	const groupCost = (c, key) => ((c.groups || []).find((g) => g.key === key) || {cost: 0}).cost;
+
+	/* A stacked bar per slice of time, a colour per group (CSS classes
+	 * s0..s7), with a legend. */
+	function costTimeChart(series, keys, span) {
+		const w = 640, ht = 180, top = 14, bottom = 22, left = 8;
+		const bw = (w - left) / COST_BUCKETS;
+		const slices = series.sums.map((c, i) => keys.map((k) =>
+			groupCost(c, k) - (i + 1 < COST_BUCKETS ? groupCost(series.sums[i + 1], k) : 0)));
+		const max = Math.max(...slices.map((v) => v.reduce((a, b) => a + Math.max(0, b), 0)), 0) || 1;
+		const s = svg('svg', {class: 'chart', id: 'cost-time', viewBox: '0 0 ' + w + ' ' + (ht + top + bottom),
+			role: 'img', 'aria-label': 'Cost over time, by ' + keys.join(', ')});
+		const label = (t) => {
+			const d = new Date((t - skewMs / 1000) * 1000);
+			return span <= 86400 ? d.toTimeString().slice(0, 5) : d.toISOString().slice(5, 10);
+		};
+		slices.forEach((vals, i) => {
+			let y = top + ht;
+			vals.forEach((v, k) => {
+				const hgt = Math.max(0, v) / max * ht;
+				y -= hgt;
+				s.append(svg('rect', {x: (left + i * bw + 2).toFixed(1), y: y.toFixed(1),
+					width: (bw - 4).toFixed(1), height: hgt.toFixed(1),
+					class: 's' + k % 8, 'data-key': keys[k], 'data-cost': String(v)},
+				undefined));
+			});
+			if (i % 3 === 0)
+				s.append(svg('text', {x: (left + i * bw + 2).toFixed(1), y: top + ht + 16},
+					label(series.starts[i])));
+		});
+		s.append(svg('text', {x: w - 4, y: 11, 'text-anchor': 'end'}, 'highest slice ' + money(max)));
+		const legend = h('ul', {class: 'legend'}, keys.map((k, i) =>
+			h('li', null, h('span', {class: 'swatch s' + i % 8}), k)));
+		return h('div', null, s, legend);
+	}
+
 	function costView(root) {
 		const by = h('select', {id: 'cost-by'},
-			['team', 'pool', 'cloud'].map((v) => h('option', {value: v}, v)));
+			['team', 'pool', 'cloud', 'label'].map((v) => h('option', {value: v}, v)));
+		const labelKey = h('input', {id: 'cost-label', placeholder: 'a label key', spellcheck: 'false'});
+		const labelField = h('div', {hidden: true}, h('label', {for: 'cost-label'}, 'Label key'), labelKey);
 		const period = h('select', {id: 'cost-period'},
-			[['0', 'all time'], ['86400', 'last 24 hours'], ['604800', 'last 7 days'],
-				['2592000', 'last 30 days']].map(([v, t]) => h('option', {value: v}, t)));
+			[['0', 'all time'], ['3600', 'last hour'], ['86400', 'last 24 hours'],
+				['604800', 'last 7 days'], ['2592000', 'last 30 days']]
+				.map(([v, t]) => h('option', {value: v}, t)));
 		const body = h('div', {id: 'cost-body'});
 		root.append(h('h1', null, 'Cost'),
-			h('p', {class: 'muted'}, 'The same numbers as gpubroker cost: each instance from its create to its end, at its launch price.'),
+			h('p', {class: 'muted'}, 'The same numbers as gpubroker cost: each instance from its create to its end, at its launch price. Choose a period to see it over time.'),
 			h('div', {class: 'filters'},
-				h('div', null, h('label', {for: 'cost-by'}, 'By'), by),
+				h('div', null, h('label', {for: 'cost-by'}, 'By'), by), labelField,
 				h('div', null, h('label', {for: 'cost-period'}, 'Period'), period)),
 			body);
 		const life = viewLife(async (signal) => {
-			const q = new URLSearchParams({by: by.value});
+			labelField.hidden = by.value !== 'label';
+			if (by.value === 'label' && !labelKey.value.trim()) {
+				body.replaceChildren(h('p', {class: 'empty'}, 'Name a label key (a key of the pools\' labels) to group by.'));
+				return;
+			}
+			const byParam = by.value === 'label' ? 'label:' + labelKey.value.trim() : by.value;
 			const span = Number(period.value);
-			if (span)
-				q.set('since', String(Math.floor(nowS() - span)));
-			const c = await api('GET', '/v1/cost?' + q, undefined, signal);
+			const series = span ? await costSeries(byParam, span, signal) : null;
+			const c = series ? series.sums[0]
+				: await api('GET', '/v1/cost?' + new URLSearchParams({by: byParam}), undefined, signal);
 			const groups = (c.groups || []).slice().sort((a, b) => b.cost - a.cost);
 			const rows = groups.map((g) => h('tr', {'data-key': g.key},
 				h('td', null, g.key), h('td', {class: 'num'}, money(g.cost)),
@@ -607,12 +682,14 @@
 				h('td', {class: 'num'}, g.instances)));
 			const foot = h('tr', null, h('td', null, 'Total'),
 				h('td', {class: 'num', id: 'cost-total'}, money(c.total)), h('td'), h('td'));
-			body.replaceChildren(groups.length ? costChart(groups) : '',
+			body.replaceChildren(
+				groups.length ? (series ? costTimeChart(series, groups.map((g) => g.key), span) : costChart(groups)) : '',
 				table('cost', [{title: by.value}, {title: 'Cost (' + (c.currency || 'USD') + ')', num: true},
 					{title: 'Instance-hours', num: true}, {title: 'Instances', num: true}],
 				rows, 'Nothing here yet: no instance has cost anything in this period.', foot));
-		});
+		}, COST_REFRESH_MS);
 		by.addEventListener('change', life.refresh);
+		labelKey.addEventListener('change', life.refresh);
 		period.addEventListener('change', life.refresh);
 		life.refresh();
 		return life;

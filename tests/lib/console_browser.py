@@ -164,6 +164,12 @@ def confirm_dialog(expect_in_text, typed=None, keyboard=False):
     driver.switch_to.active_element.send_keys(Keys.ENTER)
 
 
+def click_link(label):
+    """Clicks the link; again if a refresh replaced it under the click."""
+    wait_for("a link %r to click" % label,
+             lambda d: d.find_element(By.LINK_TEXT, label).click() or True)
+
+
 def scale_in_page(frm, to, keyboard=False):
     """On a pool's page: scale to `to`, through the confirmation, with
     the mouse or with the keyboard alone."""
@@ -252,8 +258,15 @@ try:
     Select(driver.find_element(By.ID, "filter-state")).select_by_visible_text("every state")
     Select(driver.find_element(By.ID, "filter-team")).select_by_visible_text("every team")
 
-    # ---- its page: instances and events
-    driver.find_element(By.LINK_TEXT, POOL).click()
+    # ---- its page, opened with the keyboard: the focus on its link
+    # outlives the list's refreshes
+    driver.execute_script("document.querySelector('a[href=\"#/pool/%s\"]').focus();"
+                          "document.getElementById('pools').dataset.old = '1';" % POOL)
+    wait_for("a refresh of the list", lambda d: d.execute_script(
+        "const t = document.getElementById('pools'); return t && !t.dataset.old"), timeout=15)
+    check(driver.switch_to.active_element.get_attribute("href").endswith("#/pool/" + POOL),
+          "the focus stays on the pool's link across a refresh of the list")
+    driver.switch_to.active_element.send_keys(Keys.ENTER)
     wait_for("the pool page's instances", lambda d: len(d.find_elements(By.CSS_SELECTOR, "#instances tbody tr")) == 2)
     check("running" in text("#instances tbody tr") and "us-east-1" in text("#instances tbody tr"),
           "the pool page lists its instances (cloud, region, state)")
@@ -280,7 +293,7 @@ try:
     sign_in(VIEWER)
     wait_for("the viewer's pools", lambda d: pool_row_cells() is not None)
     check(text("#who") == "Signed in as demo-viewer (viewer, team research)", "the viewer is signed in")
-    driver.find_element(By.LINK_TEXT, POOL).click()
+    click_link(POOL)
     wait_for("the pool page", lambda d: len(d.find_elements(By.CSS_SELECTOR, "#instances tbody tr")) == 3)
     scale_in_page(3, 1, keyboard=True)
     wait_for("the viewer's refusal", lambda d: visible("#error"))
@@ -289,7 +302,7 @@ try:
     status, body = api("GET", "/v1/pools/" + POOL, ADMIN)
     check(body["desired"] == 3, "and nothing changed (desired still 3)")
     shot("viewer-refused")
-    driver.find_element(By.LINK_TEXT, "Audit").click()
+    click_link("Audit")
     wait_for("the audit refusal", lambda d: visible("#error"))
     check(text("#error") == "this needs an admin token; token 'demo-viewer' is viewer"
           and not driver.find_elements(By.ID, "audit"),
@@ -313,7 +326,7 @@ try:
     sign_out()
     sign_in(ADMIN)
     wait_for("the admin's pools", lambda d: pool_row_cells() is not None)
-    driver.find_element(By.LINK_TEXT, POOL).click()
+    click_link(POOL)
     wait_for("the pool page", lambda d: len(d.find_elements(By.CSS_SELECTOR, "#instances tbody tr")) == 3)
     driver.find_element(By.ID, "destroy-button").click()
     confirm_dialog("Destroy pool %s and terminate its 3 instances" % POOL, typed=POOL)
@@ -323,14 +336,30 @@ try:
     shot("pool-destroyed")
 
     # ---- cost and offers
-    driver.find_element(By.LINK_TEXT, "Cost").click()
+    click_link("Cost")
     wait_for("the cost table", lambda d: d.find_elements(By.CSS_SELECTOR, "#cost tbody tr[data-key='research']"))
     status, cost = api("GET", "/v1/cost?by=team", ADMIN)
     want = "$%.2f" % cost["total"] if cost["total"] >= 0.01 else "$%.4f" % cost["total"]
     check(text("#cost-total") == want, "the cost view's total is the API's (%s)" % want)
     check(driver.find_elements(By.CSS_SELECTOR, "svg.chart rect"), "with a chart")
     shot("cost")
-    driver.find_element(By.LINK_TEXT, "Offers").click()
+    Select(driver.find_element(By.ID, "cost-period")).select_by_visible_text("last hour")
+    wait_for("the cost over time", lambda d: d.find_elements(By.CSS_SELECTOR, "#cost-time rect[data-key='research']"))
+    slices = [float(r.get_attribute("data-cost"))
+              for r in driver.find_elements(By.CSS_SELECTOR, "#cost-time rect")]
+    status, hour = api("GET", "/v1/cost?by=team&since=%d" % (time.time() - 3600), ADMIN)
+    check(len(slices) == 12 and hour["total"] > 0 and abs(sum(slices) - hour["total"]) < 1e-6,
+          "over the last hour, 12 slices that add up to the API's cost of the hour (%.6f vs %.6f)"
+          % (sum(slices), hour["total"]))
+    check(sum(1 for v in slices if v > 0) >= 1 and slices[0] == 0,
+          "the cost is in the slices where the pool ran (not the hour's first)")
+    shot("cost-over-time")
+    Select(driver.find_element(By.ID, "cost-by")).select_by_visible_text("label")
+    wait_for("the label key's prompt", lambda d: visible("#cost-label") and "Name a label key" in text("#cost-body"))
+    driver.find_element(By.ID, "cost-label").send_keys("tier" + Keys.TAB)
+    wait_for("the cost by label", lambda d: d.find_elements(By.CSS_SELECTOR, "#cost tbody tr"))
+    check(text("#cost tbody tr").startswith("(none) "), "by a label the pool lacks: '(none)', as the API groups it")
+    click_link("Offers")
     wait_for("the offers form", lambda d: visible("#offers-gpu"))
     driver.find_element(By.ID, "offers-gpu").send_keys("NoSuchGPU" + Keys.ENTER)
     wait_for("the offers refusal", lambda d: visible("#error"))
@@ -343,12 +372,12 @@ try:
     rows = driver.find_elements(By.CSS_SELECTOR, "#offers tbody tr")
     check(all("A10G" in r.text and r.text.startswith("aws") for r in rows), "offers filtered by GPU and cloud (%d)" % len(rows))
     shot("offers")
-    driver.find_element(By.LINK_TEXT, "Nodes").click()
+    click_link("Nodes")
     wait_for("the on-prem nodes", lambda d: len(d.find_elements(By.CSS_SELECTOR, "#nodes tbody tr")) == 2)
     check("lab-a100-01" in text("#nodes tbody tr") and "4 × A100-80GB" in text("#nodes tbody tr"),
           "the nodes view lists the demo lab's nodes")
     shot("nodes")
-    driver.find_element(By.LINK_TEXT, "Audit").click()
+    click_link("Audit")
     wait_for("the audit log", lambda d: d.find_elements(By.CSS_SELECTOR, "#audit tbody tr"))
     audit = driver.execute_script("return [...document.querySelectorAll('#audit tbody tr')]"
                                   ".map((r) => [...r.cells].map((c) => c.textContent))")
