@@ -139,19 +139,19 @@
 
 	/* The API's answer as JSON, or throws ApiError with the API's own
 	 * message.  signal: an AbortController's (the view went away). */
-	async function api(method, path, body, signal) {
+	async function api(method, path, body, signal, contentType) {
 		const token = sessionStorage.getItem(TOKEN_KEY);
 		const headers = {Accept: 'application/json'};
 		if (token)
 			headers.Authorization = 'Bearer ' + token;
 		if (body !== undefined)
-			headers['Content-Type'] = 'application/json';
+			headers['Content-Type'] = contentType || 'application/json';
 		let res;
 		try {
 			res = await fetch(path, {
 				method, headers, signal, cache: 'no-store',
 				credentials: 'omit', redirect: 'error',
-				body: body === undefined ? undefined : JSON.stringify(body),
+				body: body === undefined || contentType ? body : JSON.stringify(body),
 			});
 		} catch (e) {
 			if (e.name === 'AbortError')
@@ -171,8 +171,10 @@
 		}
 		if (!res.ok) {
 			const err = data && data.error;
+			const details = err && Array.isArray(err.details) ? err.details : [];
 			throw new ApiError(res.status, err && err.code || 'HTTP' + res.status,
-				err && err.message || 'HTTP ' + res.status + ' from the daemon');
+				[err && err.message || 'HTTP ' + res.status + ' from the daemon',
+					...details].join('\n'));
 		}
 		return data;
 	}
@@ -340,7 +342,7 @@
 		view.replaceChildren();
 		/* the views of the nav (functions below, hoisted) */
 		const views = {pools: poolsView, cost: costView, offers: offersView,
-			nodes: nodesView, audit: auditView};
+			plan: planView, nodes: nodesView, audit: auditView};
 		const which = name === 'pool' && arg ? null
 			: Object.prototype.hasOwnProperty.call(views, name) ? name : 'pools';
 		current = which ? views[which](view) : poolView(view, arg);
@@ -744,6 +746,90 @@
 		field('offers-region', 'Region', region), field('offers-capacity', 'Capacity', capacity),
 		h('div', null, h('button', {type: 'submit', class: 'primary'}, 'Show offers')));
 		root.append(h('h1', null, 'Offers'), form, body);
+		return {stop: () => ctl.abort()};
+	}
+
+	/* ----------------------------------------------------- plan view */
+
+	const REFUSALS_SHOWN = 200;
+
+	/* One plan of POST /v1/plan?explain=1: the ranked candidates, and
+	 * every other offer with the rule that refused it. */
+	function planReport(p, i) {
+		const out = [h('h2', null, 'Pool ' + p.pool + ': ' + p.candidate_count + ' candidate' +
+			(p.candidate_count === 1 ? '' : 's') + ' of ' + p.offers_considered + ' offers')];
+		if (p.no_candidate)
+			out.push(h('p', {class: 'error', id: 'plan-none-' + i}, p.no_candidate));
+		const place = (o) => o.region + (o.zone ? ' / ' + o.zone : '');
+		out.push(table('plan-candidates-' + i, [{title: 'Rank', num: true}, {title: 'Cloud'},
+			{title: 'Region / zone'}, {title: 'Type'}, {title: 'GPUs'}, {title: 'Capacity'},
+			{title: '$/h each', num: true}, {title: 'Pool $/h', num: true}, {title: 'Score', num: true}],
+		(p.candidates || []).map((c) => h('tr', null,
+			h('td', {class: 'num'}, c.rank), h('td', null, c.cloud), h('td', null, place(c)),
+			h('td', null, c.instance_type), h('td', null, c.gpu_count + ' × ' + c.gpu_model),
+			h('td', null, c.capacity), h('td', {class: 'num'}, money(c.price_per_hour)),
+			h('td', {class: 'num'}, money(c.pool_price_per_hour)),
+			h('td', {class: 'num'}, typeof c.score === 'number' ? c.score.toFixed(3) : '-'))),
+		'No offer qualifies.'));
+		const refusals = p.refusals || [];
+		const rules = Object.entries(p.refused || {}).sort((a, b) => b[1] - a[1]);
+		const rule = h('select', {id: 'plan-rule-' + i}, h('option', {value: ''}, 'every rule'),
+			...rules.map(([r, n]) => h('option', {value: r}, r + ' (' + n + ')')));
+		const body = h('div', {id: 'plan-refusals-body-' + i});
+		const render = () => {
+			const shown = refusals.filter((o) => !rule.value || o.rule === rule.value);
+			body.replaceChildren(shown.length > REFUSALS_SHOWN
+				? h('p', {class: 'muted'}, 'The first ' + REFUSALS_SHOWN + ' of ' + shown.length + '.') : '',
+			table('plan-refusals-' + i, [{title: 'Cloud'}, {title: 'Region / zone'}, {title: 'Type'},
+				{title: 'GPUs'}, {title: 'Capacity'}, {title: '$/h', num: true},
+				{title: 'Refused by'}, {title: 'Why'}],
+			shown.slice(0, REFUSALS_SHOWN).map((o) => h('tr', {'data-rule': o.rule},
+				h('td', null, o.cloud), h('td', null, place(o)), h('td', null, o.instance_type),
+				h('td', null, o.gpu_count + ' × ' + o.gpu_model), h('td', null, o.capacity),
+				h('td', {class: 'num'}, money(o.price_per_hour)), h('td', null, o.rule),
+				h('td', {class: 'wrap'}, o.reason))),
+			'Nothing here yet: no offer was refused.'));
+		};
+		rule.addEventListener('change', render);
+		render();
+		out.push(h('h2', null, 'Refused offers'),
+			h('div', {class: 'filters'}, h('div', null, h('label', {for: 'plan-rule-' + i}, 'Rule'), rule)),
+			body);
+		return out;
+	}
+
+	function planView(root) {
+		const spec = h('textarea', {id: 'plan-spec', rows: 14, spellcheck: 'false',
+			placeholder: 'pool:\n  name: my-pool\n  team: research\n  count: 2\n  gpu: {model: A100-80GB}'});
+		const file = h('input', {id: 'plan-file', type: 'file', accept: '.yaml,.yml,.json'});
+		const body = h('div', {id: 'plan-body'},
+			h('p', {class: 'empty'}, 'Nothing here yet: paste or upload a pool spec and press Plan.'));
+		const ctl = new AbortController();
+		file.addEventListener('change', async () => {
+			if (file.files.length)
+				spec.value = await file.files[0].text();
+		});
+		const form = h('form', {id: 'plan-form', onsubmit: async (ev) => {
+			ev.preventDefault();
+			showError('');
+			if (!spec.value.trim()) {
+				showError('Paste a pool spec (YAML, as for gpubroker plan -f) first.');
+				return;
+			}
+			try {
+				const d = await api('POST', '/v1/plan?explain=1&limit=20', spec.value, ctl.signal,
+					'application/yaml');
+				body.replaceChildren(...(d.plans || []).flatMap(planReport));
+			} catch (e) {
+				failed(e);
+			}
+		}},
+		h('p', {class: 'muted'}, 'What gpubroker plan --explain shows, from this daemon\'s catalog and policies: the ranked candidates and why every other offer was refused. Nothing is created.'),
+		h('div', {class: 'field'}, h('label', {for: 'plan-spec'}, 'Pool spec (YAML)'), spec),
+		h('div', {class: 'filters'},
+			h('div', null, h('label', {for: 'plan-file'}, 'or a file'), file),
+			h('div', null, h('button', {type: 'submit', class: 'primary'}, 'Plan'))));
+		root.append(h('h1', null, 'Plan preview'), form, body);
 		return {stop: () => ctl.abort()};
 	}
 

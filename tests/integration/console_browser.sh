@@ -29,7 +29,7 @@ write_spec "$T/a.yaml" console-a aws A10G 2 on-demand "purpose: training" "lifec
 SHOTS=$GB_BUILD/console-shots
 rm -rf "$SHOTS"
 mkdir -p "$SHOTS" "$T/browser"
-GB=$GB CONF=$CONF SPEC_A=$T/a.yaml timeout 300 $PY "$GB_SRC/tests/lib/console_browser.py" \
+GB=$GB CONF=$CONF SPEC_A=$T/a.yaml SPEC_PLAN=$GB_SRC/examples/gdpr-eu.yaml timeout 300 $PY "$GB_SRC/tests/lib/console_browser.py" \
 	"$GPUBROKER_SERVER" "$SHOTS" "$T/browser" && rc=0 || rc=$?
 [ "$rc" = 77 ] && exit 77
 [ "$rc" = 0 ] || fail "the browser test failed (exit $rc); screenshots in $SHOTS"

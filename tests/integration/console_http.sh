@@ -89,6 +89,22 @@ check "[ \$(get /v1/whoami -H 'Authorization: Bearer wrong') = 401 ] && jq -e '.
 check "[ \$(get /v1/whoami) = 401 ] && [ -z \"\$(hdr Content-Security-Policy)\" ] && [ \"\$(hdr X-Content-Type-Options)\" = nosniff ]" \
 	"no token: 401; API answers carry nosniff too"
 
+# the plan preview sends the spec file as it is (YAML); the daemon
+# expands no ${VAR} of its own environment into it
+yplan() { # yplan FILE [content-type]: status; body in $T/b
+	curl -s -o "$T/b" -w '%{http_code}' -X POST -H 'Authorization: Bearer demo-viewer-token' \
+		-H "Content-Type: ${2:-application/yaml}" --data-binary "@$1" "$S/v1/plan?explain=1"
+}
+check "[ \$(yplan $GB_SRC/examples/gdpr-eu.yaml) = 200 ] && jq -e '.plans | length == 2 and (.[0].candidates | length) > 0 and (.[0].refusals | length) > 0' $T/b >/dev/null" \
+	"POST /v1/plan takes a spec file as YAML (Content-Type: application/yaml): candidates and refusals"
+check "[ \$(yplan $GB_SRC/examples/gdpr-eu.yaml 'text/yaml; charset=utf-8') = 200 ]" "text/yaml with a charset too"
+printf 'pool:\n  name: envy\n  team: research\n  count: 1\n  gpu: {model: A10G}\n  image: {aws: "${HOME}", gcp: "${NOPE:-img-1}"}\n' >"$T/env.yaml"
+check "[ \$(yplan $T/env.yaml) = 400 ] && jq -e '.error.details[0] | test(\"^line 6 column [0-9]+: environment variable HOME is not set\")' $T/b >/dev/null" \
+	"a \${VAR} in a YAML spec is not read from the daemon's environment (400, where)"
+check "! grep -q \"\$HOME\" $T/b" "and the daemon's value appears nowhere in the answer"
+check "[ \$(yplan $GB_SRC/examples/gdpr-eu.yaml application/json) = 400 ] && jq -e '.error.code == \"InvalidJSON\"' $T/b >/dev/null" \
+	"without the YAML type the body is JSON, as before"
+
 # a daemon whose data folder has no console says what is missing
 daemon_stop
 mkdir -p "$T/data"

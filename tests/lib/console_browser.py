@@ -372,6 +372,38 @@ try:
     rows = driver.find_elements(By.CSS_SELECTOR, "#offers tbody tr")
     check(all("A10G" in r.text and r.text.startswith("aws") for r in rows), "offers filtered by GPU and cloud (%d)" % len(rows))
     shot("offers")
+    # ---- plan preview: a spec file uploaded, then a spec with a mistake
+    click_link("Plan")
+    wait_for("the plan form", lambda d: visible("#plan-spec"))
+    driver.find_element(By.ID, "plan-file").send_keys(os.environ["SPEC_PLAN"])
+    wait_for("the uploaded spec", lambda d: "pool:" in d.find_element(By.ID, "plan-spec").get_attribute("value"))
+    driver.find_element(By.CSS_SELECTOR, "#plan-form button[type='submit']").click()
+    wait_for("the plan", lambda d: d.find_elements(By.CSS_SELECTOR, "#plan-candidates-0 tbody tr"))
+    with open(os.environ["SPEC_PLAN"], "rb") as f:
+        req = urllib.request.Request(URL + "/v1/plan?explain=1&limit=20", data=f.read(), method="POST",
+                                     headers={"Authorization": "Bearer " + ADMIN,
+                                              "Content-Type": "application/yaml"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        plans = json.load(r)["plans"]
+    plan = plans[0]
+    cands = driver.find_elements(By.CSS_SELECTOR, "#plan-candidates-0 tbody tr")
+    check(len(driver.find_elements(By.CSS_SELECTOR, "table[id^='plan-candidates-']")) == len(plans),
+          "one plan per pool of the file (%d)" % len(plans))
+    check(len(cands) == len(plan["candidates"]) > 0 and cands[0].text.startswith("1 " + plan["candidates"][0]["cloud"]),
+          "the plan preview ranks the API's candidates (%d of %d, first %r)" % (len(cands), len(plan["candidates"]), [c.text for c in cands][:4]))
+    Select(driver.find_element(By.ID, "plan-rule-0")).select_by_value("region")
+    rules = {r.get_attribute("data-rule") for r in driver.find_elements(By.CSS_SELECTOR, "#plan-refusals-0 tbody tr")}
+    check(rules == {"region"} and plan["refused"]["region"] > 0,
+          "and why the other offers were refused, filtered by rule (region: %d)" % plan["refused"]["region"])
+    shot("plan")
+    box = driver.find_element(By.ID, "plan-spec")
+    box.clear()
+    box.send_keys("pool:\n  name: typo\n  team: research\n  count: 1\n  gpu: {model: A10G}\n  gpuu: 2\n")
+    driver.find_element(By.CSS_SELECTOR, "#plan-form button[type='submit']").click()
+    wait_for("the refusal of the spec", lambda d: visible("#error"))
+    check(text("#error").startswith("the pool spec is invalid (1 problems)")
+          and 'line 6 column 3: pool.gpuu: unknown key "gpuu"; did you mean "gpu"?' in text("#error"),
+          "a spec with a mistake: the API's message and where (%r)" % text("#error"))
     click_link("Nodes")
     wait_for("the on-prem nodes", lambda d: len(d.find_elements(By.CSS_SELECTOR, "#nodes tbody tr")) == 2)
     check("lab-a100-01" in text("#nodes tbody tr") and "4 × A100-80GB" in text("#nodes tbody tr"),
