@@ -22,6 +22,7 @@ hdr() { # hdr NAME: the header's value in $T/h
 	tr -d '\r' <"$T/h" | sed -n "s/^$1: //Ip" | head -n 1
 }
 
+check "grep -q \"web console: \$S/ (sign in with an API token\" $T/daemon.log" "the daemon's log says where the console is"
 check "[ \$(get /) = 200 ]" "GET / answers"
 check "[ \"\$(hdr Content-Type)\" = 'text/html; charset=utf-8' ]" "as text/html; charset=utf-8"
 check "grep -q '<script src=\"/console/console.js\"' $T/b" "the console's page, loading its script from /console/"
