@@ -553,19 +553,37 @@
 				act('Destroy of pool ' + name + ' accepted.', () =>
 					api('DELETE', '/v1/pools/' + encodeURIComponent(name)));
 			}}, 'Destroy…');
+		const decision = h('div', {id: 'decision-body'});
 		root.append(
 			h('p', null, h('a', {href: '#/pools'}, '← All pools')),
 			title, facts,
 			h('h2', null, 'Actions'),
 			h('div', {class: 'actions'}, scaleForm, destroyBtn),
 			h('h2', null, 'Instances'), insts,
-			h('h2', null, 'Events'), eventsEmpty, events);
+			h('h2', null, 'Events'), eventsEmpty, events,
+			h('details', {class: 'decision', id: 'decision'},
+				h('summary', null, 'Placement decision (the plan of its last apply)'), decision));
+		/* the decision changes only when the pool is applied again */
+		async function loadDecision(signal) {
+			try {
+				const d = await api('GET', '/v1/pools/' + encodeURIComponent(name) + '/plan', undefined, signal);
+				decision.replaceChildren(h('p', {class: 'muted'}, 'Planned ' + timeText(d.time_ms) + '.'),
+					...planReport(d.plan, 'decision'));
+			} catch (e) {
+				if (e.status === 404)
+					decision.replaceChildren(h('p', {class: 'empty'}, 'Nothing here yet: ' + e.message + '.'));
+				else
+					failed(e);
+			}
+		}
 		const life = viewLife(async (signal) => {
 			pool = await api('GET', '/v1/pools/' + encodeURIComponent(name), undefined, signal);
 			render();
 		});
 		life.refresh();
 		follow(name, life.signal, (evs, first) => {
+			if (first || evs.some((e) => e.kind === 'applied'))
+				loadDecision(life.signal);
 			for (const e of evs)
 				events.prepend(h('li', {'data-kind': e.kind},
 					h('time', {datetime: e.time || ''}, timeText(e.time_ms)),
@@ -773,6 +791,15 @@
 		'No offer qualifies.'));
 		const refusals = p.refusals || [];
 		const rules = Object.entries(p.refused || {}).sort((a, b) => b[1] - a[1]);
+		if (!Array.isArray(p.refusals)) {
+			/* a stored decision keeps how many each rule refused */
+			out.push(h('h2', null, 'Refused offers'), table('plan-refused-' + i,
+				[{title: 'Refused by'}, {title: 'Offers', num: true}],
+				rules.map(([r, n]) => h('tr', {'data-rule': r}, h('td', null, r),
+					h('td', {class: 'num'}, n))),
+				'Nothing here yet: no offer was refused.'));
+			return out;
+		}
 		const rule = h('select', {id: 'plan-rule-' + i}, h('option', {value: ''}, 'every rule'),
 			...rules.map(([r, n]) => h('option', {value: r}, r + ' (' + n + ')')));
 		const body = h('div', {id: 'plan-refusals-body-' + i});

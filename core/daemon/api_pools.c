@@ -416,6 +416,28 @@ static int body_is_yaml(gb_api_req *r)
 	return 0;
 }
 
+/* GET /v1/pools/{name}/plan: the placement decision recorded when the
+ * pool was last applied (the plan its placement walked). */
+void gb_api_pool_plan(gb_api_req *r, const char *name)
+{
+	json_t *rec;
+	int rc;
+	if (!gb_api_pool_visible(r, name))
+		return;
+	rc = gb_store_decision_last(r->d->store, name, &rec);
+	if (rc < 0) {
+		gb_api_error(r, 500, "StoreError", "%s",
+		             gb_store_errmsg(r->d->store));
+	} else if (rc == 1) {
+		gb_api_error(r, 404, "NotFound", "no placement decision is "
+		             "recorded for pool %s (one is written each time "
+		             "it is applied)", name);
+	} else {
+		r->resp = rec;
+		r->status = 200;
+	}
+}
+
 int gb_api_body_spec(gb_api_req *r, gb_spec_set *set)
 {
 	gb_diags d = GB_DIAGS_INIT;

@@ -106,6 +106,15 @@ check "! grep -q \"\$HOME\" $T/b" "and the daemon's value appears nowhere in the
 check "[ \$(yplan $GB_SRC/examples/gdpr-eu.yaml application/json) = 400 ] && jq -e '.error.code == \"InvalidJSON\"' $T/b >/dev/null" \
 	"without the YAML type the body is JSON, as before"
 
+# a pool's placement decision, as recorded by its apply
+check "[ \$(get /v1/pools/nope/plan -H 'Authorization: Bearer demo-viewer-token') = 404 ]" "no pool: 404"
+write_spec "$T/d.yaml" decided aws A10G 1 on-demand
+GPUBROKER_SERVER=$S GPUBROKER_TOKEN=demo-ci-token gb apply --auto-approve -f "$T/d.yaml" >/dev/null 2>"$T/apply.err" ||
+	fail "apply: $(cat "$T/apply.err")"
+check "[ \$(get /v1/pools/decided/plan -H 'Authorization: Bearer demo-viewer-token') = 200 ] && jq -e '.time_ms > 0 and .plan.pool == \"decided\" and (.plan.candidates[0].cloud == \"aws\") and (.plan.refused | length) > 0' $T/b >/dev/null" \
+	"GET /v1/pools/NAME/plan: the plan its apply walked (candidates, refusals by rule)"
+check "[ \$(get /v1/pools/decided/plan -H 'Authorization: Bearer demo-other-team-token') = 404 ]" "another team's pool: 404, as for the pool itself"
+
 # a daemon whose data folder has no console says what is missing
 daemon_stop
 mkdir -p "$T/data"

@@ -274,6 +274,14 @@ try:
     kinds = [li.get_attribute("data-kind") for li in driver.find_elements(By.CSS_SELECTOR, "#events li")]
     check("applied" in kinds and "created" in kinds, "and its events (%s)" % ", ".join(sorted(set(kinds))))
     check(driver.current_url.endswith("#/pool/" + POOL), "the pool page has its own address")
+    driver.find_element(By.CSS_SELECTOR, "#decision summary").click()
+    wait_for("the placement decision", lambda d: d.find_elements(By.CSS_SELECTOR, "#plan-candidates-decision tbody tr"))
+    status, dec = api("GET", "/v1/pools/%s/plan" % POOL, OPERATOR)
+    rows = driver.find_elements(By.CSS_SELECTOR, "#plan-candidates-decision tbody tr")
+    refused = driver.find_elements(By.CSS_SELECTOR, "#plan-refused-decision tbody tr")
+    check(status == 200 and len(rows) == len(dec["plan"]["candidates"]) and rows[0].text.startswith("1 aws us-east-1")
+          and len(refused) == len(dec["plan"]["refused"]) > 0,
+          "its placement decision: the candidates the apply walked (%d) and the refusals by rule (%d)" % (len(rows), len(refused)))
     shot("pool-page")
 
     # ---- the operator scales it; the new events stream in
