@@ -554,6 +554,7 @@
 					api('DELETE', '/v1/pools/' + encodeURIComponent(name)));
 			}}, 'Destroy…');
 		const decision = h('div', {id: 'decision-body'});
+		const specBody = h('div', {id: 'spec-body'});
 		root.append(
 			h('p', null, h('a', {href: '#/pools'}, '← All pools')),
 			title, facts,
@@ -561,10 +562,20 @@
 			h('div', {class: 'actions'}, scaleForm, destroyBtn),
 			h('h2', null, 'Instances'), insts,
 			h('h2', null, 'Events'), eventsEmpty, events,
+			h('details', {class: 'decision', id: 'spec'},
+				h('summary', null, 'Spec (as last applied)'), specBody),
 			h('details', {class: 'decision', id: 'decision'},
 				h('summary', null, 'Placement decision (the plan of its last apply)'), decision));
-		/* the decision changes only when the pool is applied again */
+		/* the spec and the decision change only when the pool is
+		 * applied again */
 		async function loadDecision(signal) {
+			try {
+				const d = await api('GET', '/v1/pools/' + encodeURIComponent(name) + '/spec', undefined, signal);
+				specBody.replaceChildren(h('pre', {class: 'spec', id: 'pool-spec'},
+					JSON.stringify(d.spec, null, 2)));
+			} catch (e) {
+				failed(e);
+			}
 			try {
 				const d = await api('GET', '/v1/pools/' + encodeURIComponent(name) + '/plan', undefined, signal);
 				decision.replaceChildren(h('p', {class: 'muted'}, 'Planned ' + timeText(d.time_ms) + '.'),

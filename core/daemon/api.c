@@ -309,6 +309,7 @@ static const struct route {
 	{"POST", "pools", 1, "diff", "", 0, NULL, gb_api_pool_diff},
 	{"GET", "pools", 1, "instances", NULL, 0, NULL, gb_api_pool_instances},
 	{"GET", "pools", 1, "plan", NULL, 0, NULL, gb_api_pool_plan},
+	{"GET", "pools", 1, "spec", NULL, 0, NULL, gb_api_pool_spec},
 	{"POST", "instances", 1, "heartbeat", "", 1, NULL, gb_api_heartbeat},
 	{"POST", "plan", 0, NULL, "", 0, gb_api_plan, NULL},
 	{"GET", "offers", 0, NULL, NULL, 0, gb_api_offers, NULL},

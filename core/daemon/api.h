@@ -188,6 +188,7 @@ void gb_api_pool_scale(gb_api_req *r, const char *name);
 void gb_api_pool_diff(gb_api_req *r, const char *name);
 void gb_api_pool_instances(gb_api_req *r, const char *name);
 void gb_api_pool_plan(gb_api_req *r, const char *name);
+void gb_api_pool_spec(gb_api_req *r, const char *name);
 void gb_api_heartbeat(gb_api_req *r, const char *id);
 void gb_api_plan(gb_api_req *r);
 void gb_api_offers(gb_api_req *r);

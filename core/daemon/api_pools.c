@@ -438,6 +438,37 @@ void gb_api_pool_plan(gb_api_req *r, const char *name)
 	}
 }
 
+/* GET /v1/pools/{name}/spec: the spec the pool was last applied with,
+ * as stored (normalised: every default written out).  Its user_data is
+ * not shown, only its size: scripts carry secrets often enough. */
+void gb_api_pool_spec(gb_api_req *r, const char *name)
+{
+	gb_pool_row row;
+	json_t *doc, *pool, *ud;
+	if (!gb_api_pool_visible(r, name))
+		return;
+	if (gb_store_pool_get(r->d->store, name, &row) != 0) {
+		gb_api_error(r, 404, "NotFound", "no pool named %s", name);
+		return;
+	}
+	doc = row.spec_json ? json_loads(row.spec_json, 0, NULL) : NULL;
+	gb_pool_row_free(&row);
+	pool = json_object_get(doc, "pool");
+	if (!json_is_object(pool)) {
+		json_decref(doc);
+		gb_api_error(r, 500, "StoreError", "the stored spec of pool %s "
+		             "does not parse; apply it again", name);
+		return;
+	}
+	if ((ud = json_object_get(pool, "user_data")) && json_is_string(ud))
+		json_object_set_new(pool, "user_data", json_sprintf(
+			"(%zu bytes, not shown: user data may hold secrets)",
+			json_string_length(ud)));
+	r->resp = json_pack("{s:O}", "spec", pool);
+	json_decref(doc);
+	r->status = 200;
+}
+
 int gb_api_body_spec(gb_api_req *r, gb_spec_set *set)
 {
 	gb_diags d = GB_DIAGS_INIT;

@@ -25,7 +25,8 @@ grep -q 'pending_ms: 3000' "$T/scenario.yaml" || fail "could not derive the scen
 sim_start "$T/scenario.yaml"
 daemon_start
 
-write_spec "$T/a.yaml" console-a aws A10G 2 on-demand "purpose: training" "lifecycle: {ttl: 4h}"
+write_spec "$T/a.yaml" console-a aws A10G 2 on-demand "purpose: training" "lifecycle: {ttl: 4h}" \
+	"user_data: \"#!/bin/sh\\necho do-not-show\""
 SHOTS=$GB_BUILD/console-shots
 rm -rf "$SHOTS"
 mkdir -p "$SHOTS" "$T/browser"

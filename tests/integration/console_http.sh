@@ -114,6 +114,9 @@ GPUBROKER_SERVER=$S GPUBROKER_TOKEN=demo-ci-token gb apply --auto-approve -f "$T
 check "[ \$(get /v1/pools/decided/plan -H 'Authorization: Bearer demo-viewer-token') = 200 ] && jq -e '.time_ms > 0 and .plan.pool == \"decided\" and (.plan.candidates[0].cloud == \"aws\") and (.plan.refused | length) > 0' $T/b >/dev/null" \
 	"GET /v1/pools/NAME/plan: the plan its apply walked (candidates, refusals by rule)"
 check "[ \$(get /v1/pools/decided/plan -H 'Authorization: Bearer demo-other-team-token') = 404 ]" "another team's pool: 404, as for the pool itself"
+check "[ \$(get /v1/pools/decided/spec -H 'Authorization: Bearer demo-viewer-token') = 200 ] && jq -e '.spec.name == \"decided\" and .spec.team == \"research\" and .spec.count == 1 and (.spec | has(\"user_data\") | not)' $T/b >/dev/null" \
+	"GET /v1/pools/NAME/spec: the spec as applied (no user_data here: none given)"
+check "[ \$(get /v1/pools/decided/spec -H 'Authorization: Bearer demo-other-team-token') = 404 ]" "another team's pool's spec: 404"
 
 # a daemon whose data folder has no console says what is missing
 daemon_stop

@@ -282,6 +282,12 @@ try:
     check(status == 200 and len(rows) == len(dec["plan"]["candidates"]) and rows[0].text.startswith("1 aws us-east-1")
           and len(refused) == len(dec["plan"]["refused"]) > 0,
           "its placement decision: the candidates the apply walked (%d) and the refusals by rule (%d)" % (len(rows), len(refused)))
+    driver.find_element(By.CSS_SELECTOR, "#spec summary").click()
+    wait_for("the pool's spec", lambda d: visible("#pool-spec"))
+    spec = json.loads(text("#pool-spec"))
+    check(spec["name"] == POOL and spec["count"] == 2 and spec["lifecycle"]["ttl"]
+          and spec["user_data"].startswith("(") and "do-not-show" not in text("#pool-spec"),
+          "its spec as applied, the user data not shown (%r)" % spec["user_data"])
     shot("pool-page")
 
     # ---- the operator scales it; the new events stream in
