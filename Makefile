@@ -163,6 +163,9 @@ DATA_SRCS := $(foreach d,$(DRIVERS),$(wildcard drivers/$(d)/data/*))
 DATA_OUT := $(DATA_SRCS:drivers/%=$(SHARE)/drivers/%)
 POLICY_SRCS := $(wildcard policies/*.lua)
 POLICY_OUT := $(POLICY_SRCS:policies/%=$(SHARE)/policies/%)
+# the web console's files (served by the daemon; core/daemon/api_console.c)
+CONSOLE_SRCS := $(wildcard console/*.html console/*.css console/*.js console/*.svg)
+CONSOLE_OUT := $(CONSOLE_SRCS:console/%=$(SHARE)/console/%)
 
 ALL_LINK_LIBS = $(CORE_LIB) $(CORE_LIBS)
 
@@ -183,7 +186,7 @@ EXT_SOS := $(EXT_DRIVERS:%=$(BUILD)/lib/gpubroker/drivers/%.so)
         run bench fuzz fuzz-build install uninstall clean help probe readme-policy
 
 all: $(BIN) $(DRV_SOS) $(STAGE_PC) $(EXT_SOS) $(CLOUDSIM) $(DATA_OUT) $(POLICY_OUT) \
-     $(MAN_OUT) $(COMPLETION_OUT) probe
+     $(CONSOLE_OUT) $(MAN_OUT) $(COMPLETION_OUT) probe
 
 deps:
 	@scripts/deps.sh && echo "deps: all present"
@@ -325,6 +328,10 @@ $(SHARE)/policies/%: policies/%
 	@mkdir -p $(@D)
 	@cp $< $@
 
+$(SHARE)/console/%: console/%
+	@mkdir -p $(@D)
+	@cp $< $@
+
 # The CUDA probe: built when nvcc exists, skipped with one line otherwise.
 probe:
 ifneq ($(NVCC),)
@@ -416,6 +423,8 @@ install: all
 	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/gpubroker
 	install -m 0755 $(DRV_SOS) $(EXT_SOS) $(DESTDIR)$(LIBDIR)/gpubroker/drivers/
 	install -m 0644 $(POLICY_SRCS) $(DESTDIR)$(PREFIX)/share/gpubroker/policies/
+	install -d $(DESTDIR)$(PREFIX)/share/gpubroker/console
+	install -m 0644 $(CONSOLE_SRCS) $(DESTDIR)$(PREFIX)/share/gpubroker/console/
 	for f in $(DATA_SRCS); do \
 	    d=$(DESTDIR)$(PREFIX)/share/gpubroker/drivers/$$(dirname $${f#drivers/}); \
 	    install -d $$d && install -m 0644 $$f $$d/; done

@@ -171,4 +171,5 @@ To keep the daemon running and try your own spec:
   $G -c $CONF serve                  # listens on 127.0.0.1:7878
   $G --server http://127.0.0.1:7878 --token demo-ci-token apply -f your-pool.yaml --wait
 EOF
+echo "The web console of that daemon: http://127.0.0.1:7878/ (sign in with demo-ci-token; README, 'The web console')"
 exit 0

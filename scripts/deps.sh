@@ -45,6 +45,14 @@ fi
 if ! /usr/bin/python3 -c 'import yaml' >/dev/null 2>&1; then
 	missing="$missing python3-yaml"
 fi
+# The web console's browser tests (tests/integration/console_browser.sh):
+# headless Chromium driven through Debian's selenium.
+for tool in chromium:chromium chromedriver:chromium-driver; do
+	command -v "${tool%%:*}" >/dev/null 2>&1 || missing="$missing ${tool#*:}"
+done
+if ! /usr/bin/python3 -c 'import selenium' >/dev/null 2>&1; then
+	missing="$missing python3-selenium"
+fi
 [ -n "${GB_DEPS_EXTRA:-}" ] && missing="$missing $GB_DEPS_EXTRA"
 
 missing=$(echo $missing)

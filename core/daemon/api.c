@@ -308,6 +308,8 @@ static const struct route {
 	{"POST", "pools", 1, "scale", "scale", 1, NULL, gb_api_pool_scale},
 	{"POST", "pools", 1, "diff", "", 0, NULL, gb_api_pool_diff},
 	{"GET", "pools", 1, "instances", NULL, 0, NULL, gb_api_pool_instances},
+	{"GET", "pools", 1, "plan", NULL, 0, NULL, gb_api_pool_plan},
+	{"GET", "pools", 1, "spec", NULL, 0, NULL, gb_api_pool_spec},
 	{"POST", "instances", 1, "heartbeat", "", 1, NULL, gb_api_heartbeat},
 	{"POST", "plan", 0, NULL, "", 0, gb_api_plan, NULL},
 	{"GET", "offers", 0, NULL, NULL, 0, gb_api_offers, NULL},
@@ -322,6 +324,7 @@ static const struct route {
 	{"GET", "nodes", 0, NULL, NULL, 0, gb_api_nodes, NULL},
 	{"GET", "sites", 0, NULL, NULL, 0, gb_api_sites, NULL},
 	{"POST", "probe", 0, NULL, "probe", 1, gb_api_probe, NULL},
+	{"GET", "whoami", 0, NULL, NULL, 0, gb_api_whoami, NULL},
 };
 
 static void route(gb_api_req *r)
@@ -348,6 +351,8 @@ static void route(gb_api_req *r)
 			                    json_string(gb_store_errmsg(r->d->store)));
 		return;
 	}
+	if (gb_api_console(r))
+		return;
 	if (authenticate(r) != 0)
 		return;
 	/* Changes need the state store: refused at once, with why, while a

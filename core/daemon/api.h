@@ -76,7 +76,9 @@ struct gb_api_req {
 	unsigned status;
 	json_t *resp;        /* owned; sent as JSON */
 	char *text;          /* or a text body (owned) */
+	size_t text_len;     /* its length (0: up to its NUL) */
 	const char *content_type;
+	int console;         /* a console file: sent with gb_api_console_csp */
 	/* audit */
 	const char *action;
 	char target[160];
@@ -185,6 +187,8 @@ void gb_api_pool_delete(gb_api_req *r, const char *name);
 void gb_api_pool_scale(gb_api_req *r, const char *name);
 void gb_api_pool_diff(gb_api_req *r, const char *name);
 void gb_api_pool_instances(gb_api_req *r, const char *name);
+void gb_api_pool_plan(gb_api_req *r, const char *name);
+void gb_api_pool_spec(gb_api_req *r, const char *name);
 void gb_api_heartbeat(gb_api_req *r, const char *id);
 void gb_api_plan(gb_api_req *r);
 void gb_api_offers(gb_api_req *r);
@@ -198,5 +202,13 @@ void gb_api_offers_refresh(gb_api_req *r, const char *name);
 void gb_api_nodes(gb_api_req *r);
 void gb_api_sites(gb_api_req *r);
 void gb_api_probe(gb_api_req *r);
+void gb_api_whoami(gb_api_req *r);
+
+/* ---- api_console.c: the web console's files.  GET / and GET
+ * /console/NAME: 1 answered (a file, 404 or 405), 0 not a console path.
+ * Public (no token): the API decides what a token may see. ---- */
+int gb_api_console(gb_api_req *r);
+/* The Content-Security-Policy every console answer carries. */
+extern const char gb_api_console_csp[];
 
 #endif

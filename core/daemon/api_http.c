@@ -207,10 +207,17 @@ static enum MHD_Result send_response(gb_api_req *r)
 			body = gb_xstrdup("{}");
 		r->content_type = "application/json";
 	}
-	len = strlen(body);
+	len = r->text_len ? r->text_len : strlen(body);
 	resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
 	MHD_add_response_header(resp, "Content-Type", r->content_type);
 	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	if (r->console) {
+		MHD_add_response_header(resp, "Content-Security-Policy",
+		                        gb_api_console_csp);
+		MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
+		MHD_add_response_header(resp, "X-Frame-Options", "DENY");
+	}
 	if (r->retry_after_s > 0) {
 		char ra[24];
 		snprintf(ra, sizeof(ra), "%d", r->retry_after_s);

@@ -3,6 +3,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "api.h"
 #include "log.h"
@@ -430,38 +431,135 @@ void gb_api_pool_instances(gb_api_req *r, const char *name)
 	r->status = 200;
 }
 
+/* A spec sent as YAML sees no environment: the daemon's must not leak
+ * into it (${VAR} is "not set"; ${VAR:-default} takes the default). */
+static const char *no_env(void *ud, const char *name)
+{
+	(void)ud;
+	(void)name;
+	return NULL;
+}
+
+/* 1 when the request's body is YAML (Content-Type application/yaml,
+ * application/x-yaml or text/yaml): a spec file as it is, from the web
+ * console's plan preview. */
+static int body_is_yaml(gb_api_req *r)
+{
+	const char *ct = MHD_lookup_connection_value(
+		r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+	static const char *const yaml[] = {"application/yaml",
+	                                   "application/x-yaml", "text/yaml"};
+	for (size_t i = 0; ct && i < GB_ARRAY_LEN(yaml); i++) {
+		size_t n = strlen(yaml[i]);
+		if (strncasecmp(ct, yaml[i], n) == 0 &&
+		    (ct[n] == '\0' || ct[n] == ';' || ct[n] == ' '))
+			return 1;
+	}
+	return 0;
+}
+
+/* GET /v1/pools/{name}/plan: the placement decision recorded when the
+ * pool was last applied (the plan its placement walked). */
+void gb_api_pool_plan(gb_api_req *r, const char *name)
+{
+	json_t *rec;
+	int rc;
+	if (!gb_api_pool_visible(r, name))
+		return;
+	rc = gb_store_decision_last(r->d->store, name, &rec);
+	if (rc < 0) {
+		gb_api_error(r, 500, "StoreError", "%s",
+		             gb_store_errmsg(r->d->store));
+	} else if (rc == 1) {
+		gb_api_error(r, 404, "NotFound", "no placement decision is "
+		             "recorded for pool %s (one is written each time "
+		             "it is applied)", name);
+	} else {
+		r->resp = rec;
+		r->status = 200;
+	}
+}
+
+/* GET /v1/pools/{name}/spec: the spec the pool was last applied with,
+ * as stored (normalised: every default written out).  Its user_data is
+ * not shown, only its size: scripts carry secrets often enough. */
+void gb_api_pool_spec(gb_api_req *r, const char *name)
+{
+	gb_pool_row row;
+	json_t *doc, *pool, *ud;
+	if (!gb_api_pool_visible(r, name))
+		return;
+	if (gb_store_pool_get(r->d->store, name, &row) != 0) {
+		gb_api_error(r, 404, "NotFound", "no pool named %s", name);
+		return;
+	}
+	doc = row.spec_json ? json_loads(row.spec_json, 0, NULL) : NULL;
+	gb_pool_row_free(&row);
+	pool = json_object_get(doc, "pool");
+	if (!json_is_object(pool)) {
+		json_decref(doc);
+		gb_api_error(r, 500, "StoreError", "the stored spec of pool %s "
+		             "does not parse; apply it again", name);
+		return;
+	}
+	if ((ud = json_object_get(pool, "user_data")) && json_is_string(ud))
+		json_object_set_new(pool, "user_data", json_sprintf(
+			"(%zu bytes, not shown: user data may hold secrets)",
+			json_string_length(ud)));
+	r->resp = json_pack("{s:O}", "spec", pool);
+	json_decref(doc);
+	r->status = 200;
+}
+
 int gb_api_body_spec(gb_api_req *r, gb_spec_set *set)
 {
-	json_t *j = gb_api_body_json(r);
 	gb_diags d = GB_DIAGS_INIT;
 	gb_spec_opts so;
 	const char *clouds[GB_MAX_CLOUDS];
-	char *text;
-	json_t *wrapped;
-	if (!j)
-		return -1;
-	wrapped = json_object_get(j, "pool") ? json_incref(j)
-	                                     : json_pack("{s:O}", "pool", j);
-	json_decref(j);
-	text = json_dumps(wrapped, JSON_COMPACT);
-	json_decref(wrapped);
+	char *text = NULL;
+	int yaml = body_is_yaml(r), rc;
 	memset(&so, 0, sizeof(so));
-	/* No ${VAR} expansion on the server: the client already expanded
-	 * its own environment, and the daemon's must not leak in. */
-	so.getenv_fn = NULL;
 	/* the clouds are this daemon's drivers */
 	gb_drivers_names(&r->d->app.rt.drivers, clouds, GB_ARRAY_LEN(clouds));
 	so.clouds = clouds;
 	/* and a region glob must name a region of the pool's clouds (the
 	 * caller holds cfg_lock, so the catalog is not swapped meanwhile) */
 	so.catalog = r->d->app.rt.cat;
-	if (gb_spec_load_json("request", text, strlen(text), &so, set, &d) != 0) {
+	if (yaml) {
+		if (!r->body.len) {
+			gb_api_error(r, 400, "EmptyBody",
+			             "this request needs a pool spec (YAML) as its "
+			             "body");
+			return -1;
+		}
+		so.getenv_fn = no_env;
+		rc = gb_spec_load_buf("request", r->body.data, r->body.len, &so,
+		                      set, &d);
+	} else {
+		json_t *j = gb_api_body_json(r), *wrapped;
+		if (!j)
+			return -1;
+		wrapped = json_object_get(j, "pool") ? json_incref(j)
+		                                     : json_pack("{s:O}", "pool", j);
+		json_decref(j);
+		text = json_dumps(wrapped, JSON_COMPACT);
+		json_decref(wrapped);
+		/* No ${VAR} expansion on the server: the client already
+		 * expanded its own environment, and the daemon's must not
+		 * leak in. */
+		so.getenv_fn = NULL;
+		rc = gb_spec_load_json("request", text, strlen(text), &so, set,
+		                       &d);
+	}
+	if (rc != 0) {
 		json_t *details = json_array();
 		char *all = gb_diags_str(&d);
 		for (size_t i = 0; i < d.n; i++)
-			json_array_append_new(details,
-			                      json_sprintf("%s: %s", d.v[i].path,
-			                                   d.v[i].msg));
+			json_array_append_new(details, d.v[i].line > 0
+				? json_sprintf("line %d column %d: %s%s%s",
+				               d.v[i].line, d.v[i].col, d.v[i].path,
+				               *d.v[i].path ? ": " : "", d.v[i].msg)
+				: json_sprintf("%s: %s", d.v[i].path, d.v[i].msg));
 		gb_api_error(r, 400, "InvalidSpec",
 		             "the pool spec is invalid (%zu problems)", d.n);
 		json_object_set_new(json_object_get(r->resp, "error"), "details",

@@ -451,6 +451,10 @@ int gb_daemon_serve(const gb_daemon_opts *o, char *err, size_t cap)
 		gb_log(GB_LOG_INFO, "daemon", "serving on %.*s:%d (%s), state %s",
 		       hl ? hl : 9, hl ? l : "127.0.0.1", d.port,
 		       d.tls ? "TLS" : "plain HTTP", gb_store_path(d.store));
+		gb_log(GB_LOG_INFO, "daemon", "web console: %s://%.*s:%d/ "
+		       "(sign in with an API token of this config)",
+		       d.tls ? "https" : "http", hl ? hl : 9,
+		       hl ? l : "127.0.0.1", d.port);
 	}
 
 	for (;;) {

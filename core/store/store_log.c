@@ -185,3 +185,42 @@ int gb_store_decision(gb_store *s, const char *pool, json_t *record)
 	free(text);
 	return rc;
 }
+
+/* A decision row as {"time_ms": N, "plan": RECORD} (RECORD null when
+ * the stored text does not parse). */
+static void decision_read(gb_sql *st, void *row)
+{
+	const char *text = gb_sql_text(st, 1);
+	*(json_t **)row = json_pack("{s:I, s:o?}", "time_ms",
+	                            (json_int_t)gb_sql_int(st, 0), "plan",
+	                            text ? json_loads(text, 0, NULL) : NULL);
+}
+
+static void decisions_free(void *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		json_decref(((json_t **)v)[i]);
+	free(v);
+}
+
+static const gb_store__rows decision_rows = {
+	sizeof(json_t *), decision_read, decisions_free, "read decision"
+};
+
+int gb_store_decision_last(gb_store *s, const char *pool, json_t **out)
+{
+	static const char sql[] =
+		"SELECT time_ms, record FROM decisions WHERE pool = ?1"
+		" ORDER BY id DESC LIMIT 1";
+	const gb_store__arg args[] = { GB_STORE_TEXT(pool) };
+	void *v;
+	size_t n;
+	*out = NULL;
+	if (gb_store__list(s, sql, args, GB_ARRAY_LEN(args), &decision_rows,
+	                   &v, &n) != 0)
+		return -1;
+	if (n && json_is_object(json_object_get(((json_t **)v)[0], "plan")))
+		*out = json_incref(((json_t **)v)[0]);
+	decisions_free(v, n);
+	return *out ? 0 : 1;
+}

@@ -14,10 +14,11 @@ make -s -C "$GB_SRC" BUILD="$GB_BUILD" install PREFIX="$T/prefix" >"$T/install.l
 P=$T/prefix
 for f in bin/gpubroker include/gpubroker/driver.h lib/pkgconfig/gpubroker-driver.pc \
 	lib/gpubroker/drivers/aws.so lib/gpubroker/drivers/onprem.so \
-	share/gpubroker/drivers/gcp/data/offers.json share/gpubroker/policies/gdpr.lua; do
+	share/gpubroker/drivers/gcp/data/offers.json share/gpubroker/policies/gdpr.lua \
+	share/gpubroker/console/index.html share/gpubroker/console/console.js; do
 	[ -e "$P/$f" ] || fail "$f was not installed"
 done
-echo "ok: binary, drivers, catalogs, policies, header and pkg-config file installed"
+echo "ok: binary, drivers, catalogs, policies, web console, header and pkg-config file installed"
 for f in share/man/man1/gpubroker.1 share/bash-completion/completions/gpubroker \
 	share/zsh/site-functions/_gpubroker share/fish/vendor_completions.d/gpubroker.fish; do
 	[ -s "$P/$f" ] || fail "$f was not installed"

@@ -934,6 +934,31 @@ static void test_events_and_audit(void **state)
 	gb_store_close(s);
 }
 
+static void test_decision_last(void **state)
+{
+	gb_store *s = open_store();
+	json_t *rec = json_pack("{s:s, s:i}", "pool", "p1", "candidate_count", 3);
+	json_t *got;
+	(void)state;
+	assert_int_equal(gb_store_decision_last(s, "p1", &got), 1);
+	assert_null(got);
+	assert_int_equal(gb_store_decision(s, "p1", rec), 0);
+	json_object_set_new(rec, "candidate_count", json_integer(5));
+	assert_int_equal(gb_store_decision(s, "p1", rec), 0);
+	json_object_set_new(rec, "candidate_count", json_integer(7));
+	assert_int_equal(gb_store_decision(s, "p2", rec), 0);
+	/* the latest of p1's, not p2's */
+	assert_int_equal(gb_store_decision_last(s, "p1", &got), 0);
+	assert_int_equal(json_integer_value(json_object_get(
+		json_object_get(got, "plan"), "candidate_count")), 5);
+	assert_true(json_integer_value(json_object_get(got, "time_ms")) >
+	            1700000000000LL);
+	json_decref(got);
+	assert_int_equal(gb_store_decision_last(s, "p3", &got), 1);
+	json_decref(rec);
+	gb_store_close(s);
+}
+
 static void test_unavailable_cooldown(void **state)
 {
 	gb_store *s = open_store();
@@ -1269,6 +1294,7 @@ int main(void)
 		BOTH(test_rollback_discards),
 		BOTH(test_version),
 		BOTH(test_events_and_audit),
+		BOTH(test_decision_last),
 		BOTH(test_unavailable_cooldown),
 		BOTH(test_offers_replace),
 		BOTH(test_concurrent_connections),
