@@ -385,7 +385,7 @@ test-reliability: all $(BENCH_BINS)
 
 # ---------------------------------------------------------------- run/bench
 run: all
-	@BUILD=$(BUILD) scripts/demo.sh
+	@BUILD=$(BUILD) KEEP_RUNNING=$(KEEP_RUNNING) scripts/demo.sh
 
 $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(CORE_LIB) $(DRV_LIBS_A) $(DRVC_LIB)
 	@mkdir -p $(@D)

@@ -82,6 +82,7 @@ GPUBROKER_SERVER=$(head -n 1 "$work/daemon.out" | jq -r .listen)
 # a CI-style operator token of team research (demo only; see the config)
 export GPUBROKER_TOKEN=demo-ci-token
 echo "daemon at $GPUBROKER_SERVER; the CLI talks to it with an operator token"
+echo "web console: $GPUBROKER_SERVER/ (sign in with the token $GPUBROKER_TOKEN to follow the demo in a browser)"
 "$G" -c "$CONF" drivers
 
 say "What H100 capacity can be bought? (gpubroker offers --gpu H100)"
@@ -164,12 +165,23 @@ awk -v a="$bill" -v b="$ours" -v s="$allow" 'BEGIN { d = b - a; exit !(a > 0 && 
 	fail "gpubroker's cost is not the bill (plus the allowance above)"
 
 say "Done: nothing leaked; the cost matches cloudsim's bill"
-cat <<EOF
-To keep the daemon running and try your own spec:
-  $SIM --scenario $SCEN --port 0        # prints its URLs; then:
-  eval "\$(curl -s <control-url>/_sim/env)"
-  $G -c $CONF serve                  # listens on 127.0.0.1:7878
-  $G --server http://127.0.0.1:7878 --token demo-ci-token apply -f your-pool.yaml --wait
+if [ -n "${KEEP_RUNNING:-}" ]; then
+	# make run KEEP_RUNNING=1: the demo's daemon and cloudsim stay up, to
+	# look around in the console or try a spec, until Ctrl-C
+	cat <<EOF
+The demo's daemon and cloudsim stay up until Ctrl-C (KEEP_RUNNING=1):
+  web console:  $GPUBROKER_SERVER/   (token $GPUBROKER_TOKEN)
+  CLI:          $G --server $GPUBROKER_SERVER --token $GPUBROKER_TOKEN status
+  your spec:    $G --server $GPUBROKER_SERVER --token $GPUBROKER_TOKEN apply -f your-pool.yaml --wait
 EOF
-echo "The web console of that daemon: http://127.0.0.1:7878/ (sign in with demo-ci-token; README, 'The web console')"
+	stopped=""
+	trap 'stopped=1' INT TERM
+	while [ -z "$stopped" ] && kill -0 "$d_pid" 2>/dev/null; do
+		sleep 1 || true # a signal ends the sleep early (set -e)
+	done
+	[ -n "$stopped" ] || fail "the daemon stopped by itself (see $work/daemon.log)"
+	echo "stopping the daemon and cloudsim"
+	exit 0
+fi
+echo "To look around in the web console or try your own spec against this demo's daemon: make run KEEP_RUNNING=1"
 exit 0

@@ -3,12 +3,40 @@
 # the daemon as real processes on ephemeral ports, an apply/status/scale/
 # spot-reclaim/destroy cycle, nothing left in cloudsim, and gpubroker's
 # cost within the demo's bound of cloudsim's bill.  The demo exits 1 on
-# any of these failing.
+# any of these failing.  It runs as `make run KEEP_RUNNING=1` does: once
+# done, its daemon stays up (the console answers at the URL it printed,
+# with the demo's pools) until a signal, and then nothing is left running.
 set -u
 out=$(mktemp)
-trap 'rm -f "$out"' EXIT INT TERM
-BUILD=$GB_BUILD timeout 300 sh "$GB_SRC/scripts/demo.sh" >"$out" 2>&1
+demo_pid=""
+trap '[ -n "$demo_pid" ] && kill -TERM "$demo_pid" 2>/dev/null; rm -f "$out"' EXIT INT TERM
+BUILD=$GB_BUILD KEEP_RUNNING=1 timeout 300 sh "$GB_SRC/scripts/demo.sh" >"$out" 2>&1 &
+demo_pid=$!
+i=0
+while [ $i -lt 600 ] && kill -0 "$demo_pid" 2>/dev/null &&
+	! grep -q 'stay up until Ctrl-C' "$out"; do
+	sleep 0.5
+	i=$((i + 1))
+done
+if grep -q 'stay up until Ctrl-C' "$out"; then
+	url=$(sed -n 's|^  web console:  \(http://[^ ]*\)/ .*|\1|p' "$out")
+	dpid=$(pgrep -f "gpubroker -c $GB_SRC/examples/cloudsim-broker.yaml serve" | head -n 1)
+	[ -n "$url" ] || { tail -n 20 "$out"; echo "FAIL: no console URL in the kept demo's last lines"; exit 1; }
+	curl -sf "$url/" | grep -qi '<html' || { echo "FAIL: the kept daemon's console at $url/ does not answer"; exit 1; }
+	n=$(curl -sf -H "Authorization: Bearer demo-ci-token" "$url/v1/events?pool=demo-train" | jq '[.events[] | select(.kind == "failover" or .kind == "replace")] | length')
+	[ "${n:-0}" -ge 2 ] || { echo "FAIL: the kept daemon does not give the demo's failover and replacement events (got ${n:-none})"; exit 1; }
+	echo "ok: make run KEEP_RUNNING=1 keeps the daemon up: its console answers at $url/, with the demo's failover and replacement events"
+	kill -TERM "$demo_pid" # as Ctrl-C would (a background job ignores SIGINT)
+	i=0
+	while [ $i -lt 40 ] && kill -0 "$demo_pid" 2>/dev/null; do sleep 0.5; i=$((i + 1)); done
+	if [ -n "$dpid" ] && kill -0 "$dpid" 2>/dev/null; then
+		echo "FAIL: the daemon (pid $dpid) still runs after the kept demo was stopped"
+		exit 1
+	fi
+fi
+wait "$demo_pid"
 rc=$?
+demo_pid=""
 if [ "$rc" != 0 ]; then
 	tail -n 40 "$out"
 	echo "FAIL: the demo exited $rc"
