@@ -122,8 +122,14 @@
 		return (Date.now() + skewMs) / 1000;
 	}
 
-	function timeText(ms) {
-		const d = new Date(ms);
+	/* A time of the API (RFC 3339 with milliseconds, docs/json.md) as unix
+	 * seconds; NaN for null or anything else. */
+	function secs(t) {
+		return typeof t === 'string' ? Date.parse(t) / 1000 : NaN;
+	}
+
+	function timeText(t) {
+		const d = new Date(t);
 		return isNaN(d) ? '-' : d.toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
 	}
 
@@ -377,7 +383,7 @@
 			return null;
 		let t = 'waiting: ' + (w.reason || '');
 		if (w.next_attempt_at)
-			t += ' (next try in ' + duration(w.next_attempt_at - nowS()) + ')';
+			t += ' (next try in ' + duration(secs(w.next_attempt_at) - nowS()) + ')';
 		return h('span', {class: 'reason'}, t);
 	}
 
@@ -509,7 +515,7 @@
 				h('td', null, i.capacity), h('td', null, stateBadge(i.state)),
 				h('td', null, [i.public_ip, i.private_ip].filter(Boolean).join(' / ') || '-'),
 				h('td', {class: 'num'}, money(i.price_per_hour)),
-				h('td', {class: 'num'}, i.launched_at ? duration(now - i.launched_at) : '-')));
+				h('td', {class: 'num'}, i.launched_at ? duration(now - secs(i.launched_at)) : '-')));
 			insts.replaceChildren(table('instances', [
 				{title: 'Instance'}, {title: 'Cloud'}, {title: 'Region / zone'},
 				{title: 'Type'}, {title: 'Capacity'}, {title: 'State'},
@@ -578,7 +584,7 @@
 			}
 			try {
 				const d = await api('GET', '/v1/pools/' + encodeURIComponent(name) + '/plan', undefined, signal);
-				decision.replaceChildren(h('p', {class: 'muted'}, 'Planned ' + timeText(d.time_ms) + '.'),
+				decision.replaceChildren(h('p', {class: 'muted'}, 'Planned ' + timeText(d.time) + '.'),
 					...planReport(d.plan, 'decision'));
 			} catch (e) {
 				if (e.status === 404)
@@ -597,7 +603,7 @@
 				loadDecision(life.signal);
 			for (const e of evs)
 				events.prepend(h('li', {'data-kind': e.kind},
-					h('time', {datetime: e.time || ''}, timeText(e.time_ms)),
+					h('time', {datetime: e.time || ''}, timeText(e.time)),
 					h('span', {class: 'kind'}, e.kind),
 					h('span', {class: 'message'}, (e.instance ? e.instance + ': ' : '') + e.message)));
 			while (events.children.length > MAX_EVENTS_SHOWN)
@@ -757,7 +763,7 @@
 					h('td', null, o.instance_type), h('td', null, o.gpu_count + ' × ' + o.gpu),
 					h('td', null, o.capacity), h('td', {class: 'num'}, money(o.price_per_hour)),
 					h('td', {class: 'num'}, money(o.per_gpu)),
-					h('td', {class: 'num'}, o.fetched_at ? duration(now - o.fetched_at) : '-')));
+					h('td', {class: 'num'}, o.fetched_at ? duration(now - secs(o.fetched_at)) : '-')));
 				body.replaceChildren(
 					offers.length > MAX_OFFERS_SHOWN || d.truncated
 						? h('p', {class: 'muted'}, 'The ' + MAX_OFFERS_SHOWN + ' cheapest per GPU-hour of ' +
@@ -887,7 +893,7 @@
 				const hl = n.health, f = n.figures || {};
 				const health = hl ? (hl.state || '?') + (hl.stale ? ' (stale)' : '') : 'unprobed';
 				const probed = hl && typeof hl.age_s === 'number' ? duration(hl.age_s) + ' ago'
-					: hl && hl.probed_at ? duration(now - hl.probed_at) + ' ago' : 'never';
+					: hl && hl.probed_at ? duration(now - secs(hl.probed_at)) + ' ago' : 'never';
 				return h('tr', {'data-node': n.name},
 					h('td', null, n.name), h('td', null, n.site || '-'), h('td', null, n.shape || '-'),
 					h('td', null, n.gpus + ' × ' + (n.gpu_model || '?')),

@@ -300,7 +300,8 @@ void gb_audit_list_free(gb_audit_row *v, size_t n);
 /* ---- decisions (plan records) ---- */
 int gb_store_decision(gb_store *s, const char *pool, json_t *record);
 /* The pool's latest decision record (the plan its placement walked):
- * 0 with *out = {"time_ms": when it was recorded, "plan": the record}
+ * 0 with *out = {"time": when it was recorded (RFC 3339), "plan": the
+ * record}
  * (a new reference: caller json_decref's it); 1 when none is recorded
  * (or it does not parse); -1 on a store error. */
 int gb_store_decision_last(gb_store *s, const char *pool, json_t **out);

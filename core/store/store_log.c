@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "store_int.h"
+#include "timejson.h"
 
 int gb_store_event(gb_store *s, const char *pool, const char *instance,
                    const char *kind, const char *fmt, ...)
@@ -186,13 +187,13 @@ int gb_store_decision(gb_store *s, const char *pool, json_t *record)
 	return rc;
 }
 
-/* A decision row as {"time_ms": N, "plan": RECORD} (RECORD null when
+/* A decision row as {"time": RFC 3339, "plan": RECORD} (RECORD null when
  * the stored text does not parse). */
 static void decision_read(gb_sql *st, void *row)
 {
 	const char *text = gb_sql_text(st, 1);
-	*(json_t **)row = json_pack("{s:I, s:o?}", "time_ms",
-	                            (json_int_t)gb_sql_int(st, 0), "plan",
+	*(json_t **)row = json_pack("{s:o, s:o?}", "time",
+	                            gb_json_time(gb_sql_int(st, 0)), "plan",
 	                            text ? json_loads(text, 0, NULL) : NULL);
 }
 

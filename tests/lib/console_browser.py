@@ -12,6 +12,7 @@ exits 0 when all pass, 1 at the first failure (saying what), 77 when the
 browser cannot start here (saying why).
 """
 import json
+import re
 import os
 import subprocess
 import sys
@@ -273,6 +274,13 @@ try:
     wait_for("the pool's events", lambda d: d.find_elements(By.CSS_SELECTOR, "#events li[data-kind='running']"))
     kinds = [li.get_attribute("data-kind") for li in driver.find_elements(By.CSS_SELECTOR, "#events li")]
     check("applied" in kinds and "created" in kinds, "and its events (%s)" % ", ".join(sorted(set(kinds))))
+    # the API's times (RFC 3339, docs/json.md) read as times: each event's
+    # and each instance's age
+    times = [t.text for t in driver.find_elements(By.CSS_SELECTOR, "#events li time")]
+    check(times and all(re.match(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ$", t) for t in times),
+          "each event shows its time (%s)" % (times[0] if times else "none"))
+    ages = [tr.find_elements(By.TAG_NAME, "td")[-1].text for tr in driver.find_elements(By.CSS_SELECTOR, "#instances tbody tr")]
+    check(ages and all(a != "-" and a[0].isdigit() for a in ages), "and each instance its age (%s)" % ", ".join(ages))
     check(driver.current_url.endswith("#/pool/" + POOL), "the pool page has its own address")
     driver.find_element(By.CSS_SELECTOR, "#decision summary").click()
     wait_for("the placement decision", lambda d: d.find_elements(By.CSS_SELECTOR, "#plan-candidates-decision tbody tr"))
