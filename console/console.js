@@ -817,6 +817,9 @@
 				'Nothing here yet: no offer was refused.'));
 			return out;
 		}
+		if (p.refusals_per_rule)
+			out.push(h('p', {class: 'muted', id: 'plan-sample-' + i}, 'As recorded at the apply: the first ' +
+				p.refusals_per_rule + ' offers each rule refused, with why (the counts are of all of them).'));
 		const rule = h('select', {id: 'plan-rule-' + i}, h('option', {value: ''}, 'every rule'),
 			...rules.map(([r, n]) => h('option', {value: r}, r + ' (' + n + ')')));
 		const body = h('div', {id: 'plan-refusals-body-' + i});

@@ -522,6 +522,12 @@ static int submit_locked(gb_engine *e, const gb_pool_spec *spec,
 	/* the decision record: the plan placement walks */
 	if (ep->rc == 0) {
 		json_t *rec = gb_plan_to_json(&ep->plan, 20, 0);
+		/* and the first few offers each rule refused, with why
+		 * (every one would be thousands of rows per apply) */
+		json_object_set_new(rec, "refusals", gb_plan_refusals_json(
+		                            &ep->plan, GB_DECISION_REFUSALS_PER_KIND));
+		json_object_set_new(rec, "refusals_per_rule",
+		                    json_integer(GB_DECISION_REFUSALS_PER_KIND));
 		gb_store_decision(e->o.store, spec->name, rec);
 		json_decref(rec);
 	}

@@ -230,6 +230,9 @@ char *gb_engine__cooldown_note(const gb_engine_plan *ep);
 /* How long a submitted plan waits for its converge before it is thrown
  * away (the converge then plans afresh). */
 #define GB_KEPT_PLAN_MAX_MS 60000
+/* How many offers of each kind of refusal a stored decision record keeps
+ * (with the counts of all of them). */
+#define GB_DECISION_REFUSALS_PER_KIND 5
 /* gb_engine_submit keeps the plan it recorded as the pool's decision
  * (moved out of *ep, which is left empty), so the converge that follows
  * on another thread places from that very plan.  Replaces an older one of

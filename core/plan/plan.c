@@ -515,6 +515,30 @@ json_t *gb_plan_parts_json(const gb_plan *p, int need, int *unplaced,
 	return a;
 }
 
+json_t *gb_plan_refusals_json(const gb_plan *p, size_t per_kind)
+{
+	json_t *refs = json_array();
+	size_t seen[GB_REFUSE__COUNT] = {0};
+	for (size_t i = 0; i < p->nrefusals; i++) {
+		const gb_refusal *r = &p->refusals[i];
+		char *t;
+		json_t *j;
+		if (per_kind && seen[r->kind]++ >= per_kind)
+			continue;
+		t = gb_plan_refusal_text(p, r);
+		j = offer_json(r->offer);
+		json_object_set_new(j, "rule", json_string(
+		        r->kind == GB_REFUSE_POLICY && r->policy >= 0 &&
+		                        (size_t)r->policy < p->policy_names.n
+		                ? p->policy_names.v[r->policy]
+		                : kind_names[r->kind]));
+		json_object_set_new(j, "reason", json_string(t));
+		free(t);
+		json_array_append_new(refs, j);
+	}
+	return refs;
+}
+
 json_t *gb_plan_to_json(const gb_plan *p, size_t limit, int explain)
 {
 	json_t *root = json_object(), *cands = json_array(), *counts = json_object();
@@ -565,21 +589,8 @@ json_t *gb_plan_to_json(const gb_plan *p, size_t limit, int explain)
 		json_object_set_new(root, "spec_sha256",
 		                    json_string(p->spec->source_hash));
 	if (explain) {
-		json_t *refs = json_array(), *logs = json_array();
-		for (size_t i = 0; i < p->nrefusals; i++) {
-			const gb_refusal *r = &p->refusals[i];
-			char *t = gb_plan_refusal_text(p, r);
-			json_t *j = offer_json(r->offer);
-			json_object_set_new(j, "rule", json_string(
-			        r->kind == GB_REFUSE_POLICY && r->policy >= 0 &&
-			                        (size_t)r->policy < p->policy_names.n
-			                ? p->policy_names.v[r->policy]
-			                : kind_names[r->kind]));
-			json_object_set_new(j, "reason", json_string(t));
-			free(t);
-			json_array_append_new(refs, j);
-		}
-		json_object_set_new(root, "refusals", refs);
+		json_t *logs = json_array();
+		json_object_set_new(root, "refusals", gb_plan_refusals_json(p, 0));
 		for (size_t i = 0; i < p->logs.n; i++)
 			json_array_append_new(logs, json_string(p->logs.v[i]));
 		json_object_set_new(root, "policy_log", logs);

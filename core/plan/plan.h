@@ -149,6 +149,10 @@ char *gb_plan_no_candidate_msg(const gb_plan *p);
  * `unplaced` when some have no room), counts, hashes, and with explain
  * every refusal.  New reference. */
 json_t *gb_plan_to_json(const gb_plan *p, size_t limit, int explain);
+/* The refused offers, each with its rule and reason (what --explain
+ * lists); per_kind > 0 keeps only the first per_kind of each kind of
+ * refusal (a stored decision's sample).  New reference. */
+json_t *gb_plan_refusals_json(const gb_plan *p, size_t per_kind);
 
 /* The policy search path for a config: cfg->policy_path, else the
  * installed/build-tree policy dir.  extra (may be NULL) goes first.

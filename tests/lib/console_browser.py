@@ -286,10 +286,15 @@ try:
     wait_for("the placement decision", lambda d: d.find_elements(By.CSS_SELECTOR, "#plan-candidates-decision tbody tr"))
     status, dec = api("GET", "/v1/pools/%s/plan" % POOL, OPERATOR)
     rows = driver.find_elements(By.CSS_SELECTOR, "#plan-candidates-decision tbody tr")
-    refused = driver.find_elements(By.CSS_SELECTOR, "#plan-refused-decision tbody tr")
+    refused = driver.find_elements(By.CSS_SELECTOR, "#plan-refusals-decision tbody tr")
+    rules = [o.get_attribute("value") for o in driver.find_elements(By.CSS_SELECTOR, "#plan-rule-decision option")][1:]
+    sample = dec["plan"].get("refusals", [])
     check(status == 200 and len(rows) == len(dec["plan"]["candidates"]) and rows[0].text.startswith("1 aws us-east-1")
-          and len(refused) == len(dec["plan"]["refused"]) > 0,
-          "its placement decision: the candidates the apply walked (%d) and the refusals by rule (%d)" % (len(rows), len(refused)))
+          and sorted(rules) == sorted(dec["plan"]["refused"]) and len(sample) > 0
+          and len(refused) == min(len(sample), 200) and all(r.find_elements(By.TAG_NAME, "td")[-1].text for r in refused)
+          and all(sum(1 for o in sample if o["rule"] == k) <= dec["plan"]["refusals_per_rule"] for k in rules),
+          "its placement decision: the candidates the apply walked (%d), every rule with its count (%d), "
+          "and the first offers each refused, with why (%d)" % (len(rows), len(rules), len(refused)))
     driver.find_element(By.CSS_SELECTOR, "#spec summary").click()
     wait_for("the pool's spec", lambda d: visible("#pool-spec"))
     spec = json.loads(text("#pool-spec"))

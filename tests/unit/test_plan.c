@@ -451,6 +451,27 @@ static void test_decision_json(void **state)
 	assert_non_null(json_string_value(json_object_get(ref, "rule")));
 	assert_non_null(json_string_value(json_object_get(ref, "reason")));
 	json_decref(j);
+	/* a stored decision's sample: the first 2 of each kind (4 policy
+	 * refusals become 2; every kind with fewer keeps all of its own) */
+	{
+		json_t *all = gb_plan_refusals_json(&t.plan, 0);
+		json_t *few = gb_plan_refusals_json(&t.plan, 2), *r;
+		size_t i, npolicy = 0, want = 0;
+		size_t per[GB_REFUSE__COUNT] = {0};
+		assert_int_equal(json_array_size(all), t.plan.nrefusals);
+		for (i = 0; i < t.plan.nrefusals; i++)
+			per[t.plan.refusals[i].kind]++;
+		for (i = 0; i < GB_REFUSE__COUNT; i++)
+			want += per[i] < 2 ? per[i] : 2;
+		assert_int_equal(json_array_size(few), want);
+		assert_true(json_array_size(few) < json_array_size(all));
+		json_array_foreach(few, i, r)
+			npolicy += strcmp(json_string_value(json_object_get(r, "rule")),
+			                  "gdpr") == 0;
+		assert_int_equal(npolicy, 2);
+		json_decref(all);
+		json_decref(few);
+	}
 	planned_free(&t);
 }
 
