@@ -246,6 +246,41 @@ json_t *gb_engine_pools_json(gb_engine *e, const char *team);
 json_t *gb_engine_cost(gb_engine *e, const char *by, int64_t since_s,
                        const char *team);
 
+/* ---- usage (engine_usage.c) ---- */
+/* A heartbeat sample stands for the instance's utilisation until its
+ * next one, for this long at most; time no sample covers (an instance
+ * that sends none, before its first, a gap) is unmeasured. */
+#define GB_USAGE_HOLD_MS (10 * 60 * 1000)
+typedef struct gb_usage_inst {
+	int64_t id;               /* the store id its samples name */
+	int64_t start_ms, end_ms; /* billed: launch .. billed end */
+	int gpu_count;
+	size_t row;               /* the caller's own index */
+} gb_usage_inst;
+typedef struct gb_usage_bucket {
+	double bought_h;   /* GPU-hours bought */
+	double measured_h; /* of those, GPU-hours a sample covers */
+	double busy_h;     /* sum of measured x utilisation */
+} gb_usage_bucket;
+/* Sums the instances v[0..n) over [since_ms, until_ms) into out[24]
+ * (UTC hour of day) or out[7] (by_weekday: mon..sun), with the samples
+ * s[0..ns) (sorted by instance_id, then time_ms); per_inst (NULL or n
+ * elements) gets each instance's sums.  1 when any time was measured. */
+int gb_usage_compute(const gb_usage_inst *v, size_t n,
+                     const gb_hb_sample *s, size_t ns, int by_weekday,
+                     int64_t since_ms, int64_t until_ms,
+                     gb_usage_bucket *out, gb_usage_bucket *per_inst);
+/* The usage report of `pool` (NULL: all) or of `team`'s pools (NULL:
+ * all), by "hour" (default) or "weekday", over [since_ms, until_ms):
+ * {by, since, until, pool, team, gpu_hours, measured_gpu_hours,
+ *  unmeasured_gpu_hours, gpu_util (null: nothing measured),
+ *  idle_gpu_hours (measured x (1 - gpu_util)), unmeasured_instances,
+ *  buckets:[{bucket ("00".."23" | "mon".."sun"), gpu_hours, ...}],
+ *  pools:[{pool, team, instances, unmeasured_instances, gpu_hours, ...}]}
+ * New reference, NULL when the store failed (gb_store_errmsg). */
+json_t *gb_engine_usage(gb_engine *e, const char *by, const char *pool,
+                        const char *team, int64_t since_ms, int64_t until_ms);
+
 /* Replace the catalog the engine plans from (the caller makes sure no
  * engine call runs meanwhile, e.g. the daemon's config write lock). */
 void gb_engine_set_catalog(gb_engine *e, gb_catalog *cat);

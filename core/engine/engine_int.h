@@ -312,4 +312,17 @@ void gb_engine__resolve_by_describe(gb_engine *e, const gb_intent_row *in);
  * so a zone that keeps failing does not hold its pool forever. */
 #define GB_UNKNOWN_GIVE_UP_MS (10 * 60 * 1000)
 
+/* Billing (engine_report.c, shared by cost and usage). */
+/* The provider's minimum billed time per instance of `cloud`, in ms:
+ * the loaded driver's billing_minimum_s.  No driver loaded for that
+ * cloud (taken out of the config since, or none at all): we know of no
+ * minimum and bill the lifetime alone (0). */
+int64_t gb_engine__billing_min_ms(gb_engine *e, const char *cloud);
+/* Where the billing of r ends, in unix ms (0: never billed): its end
+ * (terminated_ms, or now while it lives) or, when it lived less than the
+ * provider's minimum min_ms, launched_ms + min_ms: clouds bill
+ * max(lifetime, minimum), a live one included. */
+int64_t gb_engine__billed_end_ms(const gb_inst_row *r, int64_t now_ms,
+                                 int64_t min_ms);
+
 #endif

@@ -7,11 +7,7 @@
 
 #include "timejson.h"
 
-/* The provider's minimum billed time per instance of `cloud`, in ms:
- * the loaded driver's billing_minimum_s.  No driver loaded for that
- * cloud (taken out of the config since, or none at all): we know of no
- * minimum and bill the lifetime alone (0). */
-static int64_t minimum_ms(gb_engine *e, const char *cloud)
+int64_t gb_engine__billing_min_ms(gb_engine *e, const char *cloud)
 {
 	if (!e->o.drivers)
 		return 0;
@@ -19,12 +15,8 @@ static int64_t minimum_ms(gb_engine *e, const char *cloud)
 	       1000;
 }
 
-/* Where the billing of r ends, in unix ms (0: never billed): its end
- * (terminated_ms, or now while it lives) or, when it lived less than the
- * provider's minimum min_ms, launched_ms + min_ms: clouds bill
- * max(lifetime, minimum), a live one included. */
-static int64_t billed_end_ms(const gb_inst_row *r, int64_t now_ms,
-                             int64_t min_ms)
+int64_t gb_engine__billed_end_ms(const gb_inst_row *r, int64_t now_ms,
+                                 int64_t min_ms)
 {
 	int64_t end = r->terminated_ms ? r->terminated_ms : now_ms;
 	if (!r->launched_ms)
@@ -36,7 +28,7 @@ static int64_t billed_end_ms(const gb_inst_row *r, int64_t now_ms,
 
 static json_t *inst_json(gb_engine *e, const gb_inst_row *r, int64_t now_ms)
 {
-	int64_t end = billed_end_ms(r, now_ms, minimum_ms(e, r->cloud));
+	int64_t end = gb_engine__billed_end_ms(r, now_ms, gb_engine__billing_min_ms(e, r->cloud));
 	double hours = end > r->launched_ms
 	                       ? (double)(end - r->launched_ms) / 3600000.0
 	                       : 0;
@@ -257,7 +249,7 @@ json_t *gb_engine_cost(gb_engine *e, const char *by, int64_t since_s,
 	for (size_t i = 0; i < n; i++) {
 		const gb_inst_row *r = &rows[i];
 		int64_t start = r->launched_ms,
-		        end = billed_end_ms(r, now * 1000, minimum_ms(e, r->cloud));
+		        end = gb_engine__billed_end_ms(r, now * 1000, gb_engine__billing_min_ms(e, r->cloud));
 		int rb;
 		double hours, cost;
 		const char *key;

@@ -34,6 +34,7 @@ static const char *const daemon_keys[] = {
 	"reconcile_period", "log_format", "failover_cooldown", "workers", "jobs",
 	"max_connections", "max_connections_per_client", "header_timeout",
 	"api_threads", "api_workers", "audit_retention", "events_retention",
+	"heartbeats_retention",
 	"state_size_warning", "reconcile_per_minute", "refusals_per_minute",
 	"lease", NULL};
 static const char *const role_names[] = {"viewer", "operator", "admin", NULL};
@@ -92,6 +93,7 @@ void gb_config_defaults(gb_config *c)
 	c->api_workers = 16;
 	c->audit_retention_s = 90 * 86400;
 	c->events_retention_s = 90 * 86400;
+	c->heartbeats_retention_s = 30 * 86400;
 	c->state_size_warning = (int64_t)1 << 30;
 	c->lease_s = 15;
 	c->reconcile_per_minute = 6;
@@ -733,6 +735,9 @@ static void dec_daemon(gb_ydec *c, const gb_ynode *n, gb_config *cfg)
 	if ((v = gb_ymap_get(n, "events_retention")) &&
 	    gb_ydec_duration(c, v, "daemon.events_retention", &x) == 0)
 		cfg->events_retention_s = x;
+	if ((v = gb_ymap_get(n, "heartbeats_retention")) &&
+	    gb_ydec_duration(c, v, "daemon.heartbeats_retention", &x) == 0)
+		cfg->heartbeats_retention_s = x;
 	if ((v = gb_ymap_get(n, "state_size_warning")))
 		dec_size(c, v, "daemon.state_size_warning",
 		         &cfg->state_size_warning);

@@ -25,6 +25,7 @@
  *            max_connections: 8192, max_connections_per_client: 512,
  *            header_timeout: 10s, api_threads: 2, api_workers: 16,
  *            audit_retention: 90d, events_retention: 90d,
+ *            heartbeats_retention: 30d,
  *            state_size_warning: 1GiB, reconcile_per_minute: 6,
  *            refusals_per_minute: 60, lease: 15s}
  *
@@ -114,6 +115,7 @@ typedef struct gb_config {
 	int api_workers;           /* threads that run request handlers */
 	int64_t audit_retention_s;  /* 0 = keep forever */
 	int64_t events_retention_s; /* 0 = keep forever */
+	int64_t heartbeats_retention_s; /* samples for `usage`; 0 = forever */
 	int64_t state_size_warning; /* bytes; 0 = no warning */
 	int reconcile_per_minute;  /* on-demand reconciles per token */
 	int refusals_per_minute;   /* audited refusals per client address */

@@ -90,6 +90,12 @@ static const char *const migrations[] = {
 	 * (gb_store_pool_set_note); an apply or a scale clears it */
 	"ALTER TABLE pools ADD COLUMN note TEXT;"
 	"ALTER TABLE pools ADD COLUMN retry_at_ms INTEGER NOT NULL DEFAULT 0;",
+	/* 4: every heartbeat's GPU utilisation, kept for `usage`
+	 * (store_usage.c) until daemon.heartbeats_retention */
+	"CREATE TABLE heartbeats (id INTEGER PRIMARY KEY, instance_id INTEGER"
+	" NOT NULL, pool TEXT NOT NULL, time_ms INTEGER NOT NULL, gpu_util REAL"
+	" NOT NULL);"
+	"CREATE INDEX heartbeats_time ON heartbeats(time_ms);",
 };
 
 /* The calling thread's last store error.  Per thread, not per

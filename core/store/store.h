@@ -39,7 +39,7 @@
 
 typedef struct gb_store gb_store;
 
-#define GB_STORE_SCHEMA_VERSION 3
+#define GB_STORE_SCHEMA_VERSION 4
 
 /* Opens (creating and migrating) the state at `target`: a SQLite path,
  * or a postgresql:// URL.  password: NULL = libpq's own mechanisms; it is
@@ -337,6 +337,24 @@ int gb_store_unavailable_check(gb_store *s, const char *cloud,
                                const char *instance_type, const char *capacity,
                                int64_t now_s, char *reason, size_t cap,
                                int64_t *until_s);
+
+/* ---- heartbeat samples (store_usage.c) ---- */
+typedef struct gb_hb_sample {
+	int64_t instance_id;
+	int64_t time_ms;  /* unix ms */
+	double gpu_util;  /* 0..1 */
+} gb_hb_sample;
+/* Keeps one heartbeat of instance `id` (its pool read from the
+ * instance's row; nothing when there is no such row) at `at_ms`. */
+int gb_store_hb_add(gb_store *s, int64_t id, int64_t at_ms, double gpu_util);
+/* The samples with from_ms <= time_ms < to_ms, of `pool` only when it is
+ * not NULL, ordered by instance then time.  0 with *out (caller frees
+ * with free(); NULL when *n is 0), or -1. */
+int gb_store_hb_list(gb_store *s, const char *pool, int64_t from_ms,
+                     int64_t to_ms, gb_hb_sample **out, size_t *n);
+/* Deletes the samples taken before before_ms, in batches as
+ * gb_store_prune.  0 with *n deleted, or -1. */
+int gb_store_hb_prune(gb_store *s, int64_t before_ms, int64_t *n);
 
 /* ---- retention and size (store_prune.c) ---- */
 /* Deletes audit rows written before audit_before_ms and events before

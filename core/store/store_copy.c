@@ -51,6 +51,8 @@ static const copy_table tables[] = {
 	  "id, time_ms, actor, role, team, action, target, result, detail",
 	  "iittttttt", "id", NULL, 1 },
 	{ "decisions", "id, time_ms, pool, record", "iitt", "id", NULL, 1 },
+	{ "heartbeats", "id, instance_id, pool, time_ms, gpu_util", "iitir",
+	  "id", NULL, 1 },
 	{ "offers",
 	  "cloud, region, zone, instance_type, capacity, gpu_model, gpu_count,"
 	  " gpu_memory_gb, vcpus, ram_gb, price, source, fetched_at",

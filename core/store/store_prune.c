@@ -1,5 +1,5 @@
-/* store_prune.c -- retention (old audit and event rows) and the state's
- * size on disk. */
+/* store_prune.c -- retention (old audit, event and heartbeat rows) and
+ * the state's size on disk. */
 #include "store_int.h"
 
 #include <stdlib.h>
@@ -81,4 +81,14 @@ int gb_store_prune(gb_store *s, int64_t audit_before_ms,
 	                events_n) != 0)
 		return -1;
 	return 0;
+}
+
+int gb_store_hb_prune(gb_store *s, int64_t before_ms, int64_t *n)
+{
+	static const char first[] =
+		"SELECT id FROM heartbeats WHERE time_ms >= ? ORDER BY id LIMIT 1";
+	static const char del[] =
+		"DELETE FROM heartbeats WHERE id IN (SELECT id FROM heartbeats"
+		" WHERE id < ? ORDER BY id LIMIT ?)";
+	return prune_table(s, first, del, before_ms, n);
 }

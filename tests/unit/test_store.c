@@ -574,6 +574,49 @@ static void test_inst_rolled_back(void **state)
 	gb_store_close(s);
 }
 
+/* Heartbeat samples: kept with the instance's pool, listed by instance
+ * then time within [from, to) and by pool, pruned by age. */
+static void test_heartbeat_samples(void **state)
+{
+	gb_store *s = open_store();
+	gb_hb_sample *v;
+	size_t n;
+	int64_t a, b, del;
+	(void)state;
+	put_pool(s, "p1", 2, 1000);
+	a = put_made_inst(s, "vm-a", 0);
+	b = put_made_inst(s, "vm-b", 0);
+	assert_int_equal(gb_store_hb_add(s, b, 5000, 0.5), 0);
+	assert_int_equal(gb_store_hb_add(s, a, 6000, 0.25), 0);
+	assert_int_equal(gb_store_hb_add(s, a, 4000, 1.0), 0);
+	assert_int_equal(gb_store_hb_add(s, a, 9000, 0.75), 0);
+	/* no such instance: nothing kept */
+	assert_int_equal(gb_store_hb_add(s, b + 100, 5000, 0.5), 0);
+	assert_int_equal(gb_store_hb_list(s, "p1", 4000, 9000, &v, &n), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(v[0].instance_id, a);
+	assert_int_equal(v[0].time_ms, 4000);
+	assert_true(v[0].gpu_util == 1.0);
+	assert_int_equal(v[1].time_ms, 6000);
+	assert_true(v[1].gpu_util == 0.25);
+	assert_int_equal(v[2].instance_id, b);
+	free(v);
+	assert_int_equal(gb_store_hb_list(s, "p2", 0, 99999, &v, &n), 0);
+	assert_int_equal(n, 0);
+	assert_null(v);
+	/* ids grow with time here: the rows before 5500 (the first kept
+	 * row is the one at 6000, written second) go */
+	assert_int_equal(gb_store_hb_prune(s, 5500, &del), 0);
+	assert_int_equal(del, 1);
+	assert_int_equal(gb_store_hb_list(s, NULL, 0, 99999, &v, &n), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(v[0].time_ms, 4000); /* written after 6000: kept */
+	free(v);
+	assert_int_equal(gb_store_hb_prune(s, 99999, &del), 0);
+	assert_int_equal(del, 3);
+	gb_store_close(s);
+}
+
 static void test_rollback_discards(void **state)
 {
 	gb_store *s = open_store();
@@ -1296,6 +1339,7 @@ int main(void)
 		BOTH(test_partials_and_pool_note),
 		BOTH(test_pools_steady),
 		BOTH(test_inst_rolled_back),
+		BOTH(test_heartbeat_samples),
 		BOTH(test_rollback_discards),
 		BOTH(test_version),
 		BOTH(test_events_and_audit),

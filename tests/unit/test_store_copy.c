@@ -106,6 +106,8 @@ static void fill(gb_store *s)
 		assert_int_equal(gb_store_inst_put(s, &r), 0);
 		assert_int_equal(gb_store_inst_heartbeat(s, r.id, 1700000000,
 		                                         0.75), 0);
+		assert_int_equal(gb_store_hb_add(s, r.id, 1700000000000 + i,
+		                                 0.25 * i), 0);
 	}
 	for (int i = 0; i < 5; i++)
 		assert_int_equal(gb_store_event(s, i % 2 ? "p1" : NULL, NULL,
@@ -142,7 +144,7 @@ static void fill(gb_store *s)
 static const char expected_report[] =
 	/* meta: "note" and "offers_version" (offers_replace moves it) */
 	"pools 2\nintents 3\ninstances 3\nevents 5\naudit 1\ndecisions 1\n"
-	"offers 1\nunavailable 1\nmeta 2\n";
+	"heartbeats 3\noffers 1\nunavailable 1\nmeta 2\n";
 
 /* The target holds what fill() wrote, with the source's ids. */
 static void check_copied(gb_store *src, gb_store *dst)
@@ -168,6 +170,19 @@ static void check_copied(gb_store *src, gb_store *dst)
 		                 sv[i].last_heartbeat_at);
 		assert_int_equal(dv[i].launched_ms, 1700000000123);
 		assert_null(dv[i].private_ip); /* NULL stays NULL */
+	}
+	{
+		gb_hb_sample *hb;
+		assert_int_equal(gb_store_hb_list(dst, "p1", 0, INT64_MAX, &hb,
+		                                  &n), 0);
+		assert_int_equal(n, 3);
+		for (size_t i = 0; i < n; i++) {
+			assert_int_equal(hb[i].instance_id, sv[i].id);
+			assert_int_equal(hb[i].time_ms,
+			                 1700000000000 + (int64_t)i);
+			assert_true(hb[i].gpu_util == 0.25 * (double)i);
+		}
+		free(hb);
 	}
 	gb_inst_list_free(sv, sn);
 	gb_inst_list_free(dv, dn);
