@@ -7,8 +7,8 @@
  *
  * Both backends return the same JSON shapes, the engine's (the daemon's
  * API answers with them): a pool is gb_engine_pool_json, a diff
- * gb_engine_diff, events gb_events_json, cost gb_engine_cost, gc's
- * orphans gb_engine_gc's report.  Every JSON out-parameter is a new
+ * gb_engine_diff, events gb_events_json, cost gb_engine_cost, usage
+ * gb_engine_usage, gc's orphans gb_engine_gc's report.  Every JSON out-parameter is a new
  * reference the caller decrefs.  Operations that fail print why (with
  * gb_cli_err) unless they say otherwise.
  */
@@ -61,6 +61,12 @@ typedef struct gb_backend_ops {
 	 * 0 = all.  0 or -1. */
 	int (*cost)(gb_backend *b, const char *by, int64_t since_s,
 	            json_t **cost);
+	/* gb_engine_usage: by hour | weekday (NULL = hour), pool and team
+	 * NULL = all, over [since_s, until_s) (unix s; until_s 0 = now, to
+	 * the millisecond).  0 or -1. */
+	int (*usage)(gb_backend *b, const char *by, const char *pool,
+	             const char *team, int64_t since_s, int64_t until_s,
+	             json_t **usage);
 	/* *orphans: gc's report; *incomplete: some region could not be
 	 * listed.  0 or -1. */
 	int (*gc)(gb_backend *b, int adopt, json_t **orphans, int *incomplete);

@@ -156,6 +156,21 @@ static int local_cost(gb_backend *b, const char *by, int64_t since_s,
 	return 0;
 }
 
+static int local_usage(gb_backend *b, const char *by, const char *pool,
+                       const char *team, int64_t since_s, int64_t until_s,
+                       json_t **usage)
+{
+	local_backend *l = lb(b);
+	*usage = gb_engine_usage(l->s.eng, by, pool, team, since_s * 1000,
+	                         until_s ? until_s * 1000 : gb_now_ms());
+	if (!*usage) {
+		gb_cli_err(b->cli, "usage failed: cannot read the state store: %s",
+		           gb_store_errmsg(l->s.store));
+		return -1;
+	}
+	return 0;
+}
+
 static int local_gc(gb_backend *b, int adopt, json_t **orphans,
                     int *incomplete)
 {
@@ -182,7 +197,8 @@ static void local_close(gb_backend *b)
 
 static const gb_backend_ops local_ops = {
 	local_plan_diff, local_apply, local_wait, local_destroy, local_scale,
-	local_status, local_events, local_cost, local_gc, local_close,
+	local_status, local_events, local_cost, local_usage, local_gc,
+	local_close,
 };
 
 int gb_local_backend_open(gb_cli *cli, unsigned needs, gb_backend **out)

@@ -467,6 +467,30 @@ static int remote_cost(gb_backend *b, const char *by, int64_t since_s,
 	return rc ? -1 : 0;
 }
 
+static int remote_usage(gb_backend *b, const char *by, const char *pool,
+                        const char *team, int64_t since_s, int64_t until_s,
+                        json_t **usage)
+{
+	gb_buf path = GB_BUF_INIT;
+	const char *keys[3] = {"by", "pool", "team"};
+	const char *vals[3] = {by ? by : "hour", pool, team};
+	int rc;
+	gb_buf_printf(&path, "/v1/usage?since=%lld", (long long)since_s);
+	if (until_s)
+		gb_buf_printf(&path, "&until=%lld", (long long)until_s);
+	for (int i = 0; i < 3; i++) {
+		char *enc;
+		if (!vals[i])
+			continue;
+		enc = curl_easy_escape(NULL, vals[i], 0);
+		gb_buf_printf(&path, "&%s=%s", keys[i], enc ? enc : "");
+		curl_free(enc);
+	}
+	rc = gb_remote_call(b->cli, "GET", path.data, NULL, NULL, usage);
+	gb_buf_free(&path);
+	return rc ? -1 : 0;
+}
+
 static int remote_gc(gb_backend *b, int adopt, json_t **orphans,
                      int *incomplete)
 {
@@ -490,8 +514,8 @@ static void remote_close(gb_backend *b)
 
 static const gb_backend_ops remote_ops = {
 	remote_plan_diff, remote_apply, remote_wait, remote_destroy,
-	remote_scale, remote_status, remote_events, remote_cost, remote_gc,
-	remote_close,
+	remote_scale, remote_status, remote_events, remote_cost, remote_usage,
+	remote_gc, remote_close,
 };
 
 int gb_remote_backend_open(gb_cli *cli, unsigned needs, gb_backend **out)

@@ -317,6 +317,7 @@ static const struct route {
 	 gb_api_offers_refresh},
 	{"GET", "events", 0, NULL, NULL, 0, gb_api_events, NULL},
 	{"GET", "cost", 0, NULL, NULL, 0, gb_api_cost, NULL},
+	{"GET", "usage", 0, NULL, NULL, 0, gb_api_usage, NULL},
 	{"GET", "drivers", 0, NULL, NULL, 0, gb_api_drivers, NULL},
 	{"GET", "audit", 0, NULL, NULL, 0, gb_api_audit, NULL},
 	{"POST", "gc", 0, NULL, "gc", 1, gb_api_gc, NULL},

@@ -194,6 +194,7 @@ void gb_api_plan(gb_api_req *r);
 void gb_api_offers(gb_api_req *r);
 void gb_api_events(gb_api_req *r);
 void gb_api_cost(gb_api_req *r);
+void gb_api_usage(gb_api_req *r);
 void gb_api_drivers(gb_api_req *r);
 void gb_api_audit(gb_api_req *r);
 void gb_api_gc(gb_api_req *r);

@@ -207,6 +207,49 @@ void gb_api_cost(gb_api_req *r)
 	r->status = 200;
 }
 
+/* GET /v1/usage?by=hour|weekday&pool=P&team=T&since=UNIX_S&until=UNIX_S:
+ * gb_engine_usage (since: a week ago by default; until: now, to the
+ * millisecond). */
+void gb_api_usage(gb_api_req *r)
+{
+	const char *by = gb_api_query(r, "by"), *pool = gb_api_query(r, "pool");
+	const char *team = gb_api_query(r, "team");
+	const char *since_q = gb_api_query(r, "since");
+	const char *until_q = gb_api_query(r, "until");
+	int64_t now_ms = gb_now_ms(), since = now_ms / 1000 - 7 * 86400;
+	int64_t until = 0;
+	json_t *u;
+	if ((since_q && gb_parse_int64(since_q, &since) != 0) ||
+	    (until_q && gb_parse_int64(until_q, &until) != 0)) {
+		gb_api_error(r, 400, "BadQuery", "since and until are unix seconds");
+		return;
+	}
+	if (by && strcmp(by, "hour") && strcmp(by, "weekday")) {
+		gb_api_error(r, 400, "BadQuery", "by must be hour or weekday, "
+		             "not \"%s\"", by);
+		return;
+	}
+	/* operators and viewers see their own team's pools only */
+	if (team && !gb_api_sees_team(r, team)) {
+		gb_api_error(r, 403, "Forbidden", "team %s is not yours; leave "
+		             "team out for your own", team);
+		return;
+	}
+	if (r->role != GB_ROLE_ADMIN && r->team)
+		team = r->team;
+	if (pool && !gb_api_pool_visible(r, pool))
+		return; /* 404 set */
+	u = gb_engine_usage(r->d->eng, by, pool, team, since * 1000,
+	                    until_q ? until * 1000 : now_ms);
+	if (!u) {
+		gb_api_error(r, 500, "StoreError", "usage: %s",
+		             gb_store_errmsg(r->d->store));
+		return;
+	}
+	r->resp = u;
+	r->status = 200;
+}
+
 void gb_api_drivers(gb_api_req *r)
 {
 	r->resp = json_pack("{s:o}", "drivers",

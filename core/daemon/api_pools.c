@@ -734,9 +734,40 @@ void gb_api_pool_scale(gb_api_req *r, const char *name)
 	json_decref(j);
 }
 
+/* Deletes the heartbeat samples past daemon.heartbeats_retention, every
+ * tenth of it (at most once a minute, at least a second apart): the
+ * samples grow with heartbeats, so they are pruned where they arrive. */
+static void prune_heartbeats(gb_daemon *d)
+{
+	int64_t keep = d->cfg->heartbeats_retention_s, now = gb_mono_ms(), n = 0;
+	int64_t every = keep * 100; /* a tenth, in ms */
+	int due;
+	if (keep <= 0)
+		return;
+	every = every > 60000 ? 60000 : every < 1000 ? 1000 : every;
+	pthread_mutex_lock(&d->mmu);
+	due = !d->hb_prune_at_ms || now - d->hb_prune_at_ms >= every;
+	if (due)
+		d->hb_prune_at_ms = now;
+	pthread_mutex_unlock(&d->mmu);
+	if (!due)
+		return;
+	if (gb_store_hb_prune(d->store, gb_now_ms() - keep * 1000, &n) != 0)
+		gb_log(GB_LOG_ERROR, "api", "heartbeat retention: %s",
+		       gb_store_errmsg(d->store));
+	if (n)
+		gb_log(GB_LOG_INFO, "api", "retention: deleted %lld heartbeat "
+		       "samples older than daemon.heartbeats_retention",
+		       (long long)n);
+	pthread_mutex_lock(&d->mmu);
+	d->pruned_heartbeats += (uint64_t)n;
+	pthread_mutex_unlock(&d->mmu);
+}
+
 /* POST /v1/instances/{id}/heartbeat {"gpu_util": 0.0..1.0}: the
  * workload says it is alive and how busy its GPUs are.  Utilisation
- * above 5% counts as GPU use for idle_timeout. */
+ * above 5% counts as GPU use for idle_timeout; every heartbeat is kept
+ * as a sample for `usage` (until daemon.heartbeats_retention). */
 void gb_api_heartbeat(gb_api_req *r, const char *id)
 {
 	json_t *j, *u;
@@ -766,6 +797,10 @@ void gb_api_heartbeat(gb_api_req *r, const char *id)
 		return;
 	}
 	gb_store_inst_heartbeat(r->d->store, inst.id, now, util);
+	if (gb_store_hb_add(r->d->store, inst.id, gb_now_ms(), util) != 0)
+		gb_log(GB_LOG_ERROR, "api", "keep heartbeat of %s: %s", id,
+		       gb_store_errmsg(r->d->store));
+	prune_heartbeats(r->d);
 	gb_store_pool_heartbeat(r->d->store, inst.pool, now, util > 0.05);
 	pools_changed();
 	r->resp = json_pack("{s:s, s:s, s:f}", "instance", id, "pool",

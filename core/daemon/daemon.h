@@ -104,6 +104,10 @@ typedef struct gb_daemon {
 	uint64_t pruned_audit, pruned_events;
 	int64_t prune_at_ms;      /* monotonic: the last retention pass */
 	int64_t size_warned_ms;   /* monotonic: the last size warning */
+	/* heartbeat samples past daemon.heartbeats_retention, deleted as
+	 * heartbeats arrive (api_pools.c; under mmu) */
+	uint64_t pruned_heartbeats;
+	int64_t hb_prune_at_ms;   /* monotonic: the last such pass */
 	/* replicas on a shared store (reconcile.c; under mmu) */
 	size_t pools_held;        /* pools this replica reconciled last pass */
 	size_t pools_skipped;     /* of those, steady and settled: converge

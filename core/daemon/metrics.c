@@ -62,8 +62,54 @@ static int pool_name_cmp(const void *key, const void *elem)
 	return strcmp(key, ((const gb_pool_row *)elem)->name);
 }
 
-/* What the store holds: pools, instances, what they cost per hour.
- * Malloc'd text, caller frees. */
+/* One gauge of the usage report's pools[] (key: its field). */
+static void usage_gauge(gb_buf *b, json_t *pools, const char *name,
+                        const char *help, const char *key)
+{
+	size_t i;
+	json_t *p;
+	gb_buf_printf(b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+	json_array_foreach(pools, i, p) {
+		json_t *v = json_object_get(p, key);
+		const char *team = json_string_value(json_object_get(p, "team"));
+		if (!json_is_number(v))
+			continue; /* gpu_util of a pool nothing measured */
+		gb_buf_printf(b, "%s{pool=\"", name);
+		lv(b, json_string_value(json_object_get(p, "pool")));
+		gb_buf_puts(b, "\",team=\"");
+		lv(b, team ? team : "unknown");
+		gb_buf_printf(b, "\"} %.4f\n", json_number_value(v));
+	}
+}
+
+/* The usage report of the last 7 days by pool (gb_engine_usage), as of
+ * this render (the store's part is rendered when the state changes, and
+ * every heartbeat changes it). */
+static void render_usage(gb_daemon *d, gb_buf *b)
+{
+	int64_t now = gb_now_ms();
+	json_t *u = gb_engine_usage(d->eng, "hour", NULL, NULL,
+	                            now - 7 * 86400000LL, now);
+	json_t *pools = json_object_get(u, "pools");
+	if (!u)
+		return;
+	usage_gauge(b, pools, "gpubroker_usage_gpu_hours", "GPU-hours bought "
+	            "in the last 7 days, by pool.", "gpu_hours");
+	usage_gauge(b, pools, "gpubroker_usage_gpu_util", "Mean GPU "
+	            "utilisation (0..1) of the measured GPU-hours of the last 7 "
+	            "days, by pool (none: nothing measured).", "gpu_util");
+	usage_gauge(b, pools, "gpubroker_usage_idle_gpu_hours", "Measured "
+	            "GPU-hours x (1 - utilisation) in the last 7 days, by pool.",
+	            "idle_gpu_hours");
+	usage_gauge(b, pools, "gpubroker_usage_unmeasured_gpu_hours",
+	            "GPU-hours bought in the last 7 days that no heartbeat "
+	            "covers (not counted as idle), by pool.",
+	            "unmeasured_gpu_hours");
+	json_decref(u);
+}
+
+/* What the store holds: pools, instances, what they cost per hour, the
+ * usage of the last 7 days.  Malloc'd text, caller frees. */
 static char *render_store(gb_daemon *d)
 {
 	gb_buf b = GB_BUF_INIT;
@@ -123,6 +169,7 @@ static char *render_store(gb_daemon *d)
 		lv(&b, k);
 		gb_buf_printf(&b, "\"} %.4f\n", json_real_value(v));
 	}
+	render_usage(d, &b);
 	json_decref(inst_counts);
 	json_decref(team_cost);
 	gb_pool_list_free(pools, np);
@@ -270,8 +317,9 @@ static void render_live(gb_daemon *d, gb_buf *b)
 	gb_api_metrics(d, b);
 	{
 		int64_t bytes, avail;
-		unsigned long long pa, pe;
+		unsigned long long pa, pe, ph;
 		pthread_mutex_lock(&d->mmu);
+		ph = (unsigned long long)d->pruned_heartbeats;
 		bytes = d->state_bytes;
 		avail = d->state_free_bytes;
 		pa = (unsigned long long)d->pruned_audit;
@@ -294,9 +342,11 @@ static void render_live(gb_daemon *d, gb_buf *b)
 			"past their retention.\n"
 			"# TYPE gpubroker_retention_deleted_total counter\n"
 			"gpubroker_retention_deleted_total{table=\"audit\"} %llu\n"
-			"gpubroker_retention_deleted_total{table=\"events\"} %llu\n",
+			"gpubroker_retention_deleted_total{table=\"events\"} %llu\n"
+			"gpubroker_retention_deleted_total{table=\"heartbeats\"} "
+			"%llu\n",
 			(long long)bytes, (long long)d->cfg->state_size_warning,
-			(long long)avail, pa, pe);
+			(long long)avail, pa, pe, ph);
 	}
 	{
 		/* which pools this replica holds (a shared store's leases) */
