@@ -82,30 +82,47 @@ static void usage_gauge(gb_buf *b, json_t *pools, const char *name,
 	}
 }
 
-/* The usage report of the last 7 days by pool (gb_engine_usage), as of
- * this render (the store's part is rendered when the state changes, and
- * every heartbeat changes it). */
+/* The usage report of the last 7 days by pool (gb_engine_usage).  It
+ * reads every heartbeat sample of the week, and every heartbeat changes
+ * the state (which renders the store's part again), so it is computed
+ * at most once a minute (USAGE_EVERY_MS) and reused meanwhile; caller
+ * holds render_mu, which guards the copy. */
+#define USAGE_EVERY_MS 60000
+static char *usage_text;
+static int64_t usage_at_ms; /* monotonic */
+
 static void render_usage(gb_daemon *d, gb_buf *b)
 {
-	int64_t now = gb_now_ms();
-	json_t *u = gb_engine_usage(d->eng, "hour", NULL, NULL,
-	                            now - 7 * 86400000LL, now);
-	json_t *pools = json_object_get(u, "pools");
-	if (!u)
+	int64_t now = gb_now_ms(), mono = gb_mono_ms();
+	gb_buf u_b = GB_BUF_INIT;
+	json_t *u, *pools;
+	if (usage_text && mono - usage_at_ms < USAGE_EVERY_MS) {
+		gb_buf_puts(b, usage_text);
 		return;
-	usage_gauge(b, pools, "gpubroker_usage_gpu_hours", "GPU-hours bought "
+	}
+	u = gb_engine_usage(d->eng, "hour", NULL, NULL, now - 7 * 86400000LL,
+	                    now);
+	if (!u)
+		return; /* the store failed: the last figures are gone too */
+	pools = json_object_get(u, "pools");
+	usage_gauge(&u_b, pools, "gpubroker_usage_gpu_hours", "GPU-hours bought "
 	            "in the last 7 days, by pool.", "gpu_hours");
-	usage_gauge(b, pools, "gpubroker_usage_gpu_util", "Mean GPU "
+	usage_gauge(&u_b, pools, "gpubroker_usage_gpu_util", "Mean GPU "
 	            "utilisation (0..1) of the measured GPU-hours of the last 7 "
 	            "days, by pool (none: nothing measured).", "gpu_util");
-	usage_gauge(b, pools, "gpubroker_usage_idle_gpu_hours", "Measured "
+	usage_gauge(&u_b, pools, "gpubroker_usage_idle_gpu_hours", "Measured "
 	            "GPU-hours x (1 - utilisation) in the last 7 days, by pool.",
 	            "idle_gpu_hours");
-	usage_gauge(b, pools, "gpubroker_usage_unmeasured_gpu_hours",
+	usage_gauge(&u_b, pools, "gpubroker_usage_unmeasured_gpu_hours",
 	            "GPU-hours bought in the last 7 days that no heartbeat "
 	            "covers (not counted as idle), by pool.",
 	            "unmeasured_gpu_hours");
 	json_decref(u);
+	free(usage_text);
+	usage_text = gb_buf_take(&u_b);
+	usage_at_ms = mono;
+	if (usage_text)
+		gb_buf_puts(b, usage_text);
 }
 
 /* What the store holds: pools, instances, what they cost per hour, the
@@ -571,4 +588,8 @@ void gb_metrics_release(void)
 	whole = NULL;
 	whole_len = 0;
 	pthread_mutex_unlock(&whole_mu);
+	pthread_mutex_lock(&render_mu);
+	free(usage_text);
+	usage_text = NULL;
+	pthread_mutex_unlock(&render_mu);
 }
