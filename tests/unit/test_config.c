@@ -68,6 +68,7 @@ static void test_defaults(void **state)
 	assert_int_equal(c.ntokens, 0);
 	assert_int_equal(c.nteams, 0);
 	assert_int_equal(c.reconcile_period_s, 15);
+	assert_int_equal(c.heartbeats_retention_s, 30 * 86400);
 	assert_int_equal(c.failover_cooldown_s, 180);
 	assert_int_equal(c.workers, 64);
 	assert_int_equal(c.jobs, 8);
@@ -116,7 +117,7 @@ static const char *FULL =
 	"count: 2, price_per_hour: 60.5}\n"
 	"onprem: {inventory: /etc/gpubroker/nodes.yaml}\n"
 	"daemon: {reconcile_period: 30s, log_format: json, "
-	"failover_cooldown: 5m, workers: 8, jobs: 3}\n";
+	"failover_cooldown: 5m, workers: 8, jobs: 3, heartbeats_retention: 2d}\n";
 
 /* The clouds are the listed drivers; with none listed, the installed
  * ones (every NAME.so in the driver directory, sorted). */
@@ -214,6 +215,7 @@ static void test_every_field(void **state)
 	assert_int_equal(c.failover_cooldown_s, 300);
 	assert_int_equal(c.workers, 8);
 	assert_int_equal(c.jobs, 3);
+	assert_int_equal(c.heartbeats_retention_s, 2 * 86400);
 	gb_config_free(&c);
 	assert_null(c.broker_id);
 }
