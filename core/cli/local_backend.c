@@ -161,6 +161,18 @@ static int local_usage(gb_backend *b, const char *by, const char *pool,
                        json_t **usage)
 {
 	local_backend *l = lb(b);
+	gb_pool_row row;
+	*usage = NULL;
+	if (pool) { /* as the daemon answers: no such pool is an error */
+		int rc = gb_store_pool_get(l->s.store, pool, &row);
+		if (rc == 0)
+			gb_pool_row_free(&row);
+		else if (rc == 1) {
+			gb_cli_err(b->cli, "no pool named %s (see gpubroker status)",
+			           pool);
+			return -1;
+		}
+	}
 	*usage = gb_engine_usage(l->s.eng, by, pool, team, since_s * 1000,
 	                         until_s ? until_s * 1000 : gb_now_ms());
 	if (!*usage) {

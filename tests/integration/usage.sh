@@ -110,6 +110,11 @@ gb usage --since soon >/dev/null 2>"$T/bad2.log"; rc=$?
 set -e
 check "[ $rc = 2 ] && grep -q 'expected a duration' $T/bad2.log" "--since soon is a usage error"
 
+if gb usage --pool nope >/dev/null 2>"$T/nope.log"; then fail "usage of no pool succeeded"; fi
+check "grep -q 'no pool named nope' $T/nope.log" "an unknown pool is an error through the daemon"
+if (unset GPUBROKER_SERVER; gb usage --pool nope) >/dev/null 2>"$T/nope2.log"; then fail "local usage of no pool succeeded"; fi
+check "grep -q 'no pool named nope' $T/nope2.log" "and locally"
+
 # ---- 3. retention -----------------------------------------------------------
 daemon_stop
 sed 's/^daemon:$/daemon:\n  heartbeats_retention: 2s/' "$CONF" >"$T/conf.yaml"
