@@ -48,7 +48,7 @@ m=$(jq .measured_gpu_hours "$T/ua.json")
 check "within \"\$(jq .idle_gpu_hours $T/ua.json)\" \$(awk -v m=$m 'BEGIN { print m * 0.2 }') 0.0000001" \
 	"idle GPU-hours = measured x (1 - 0.8)"
 # 3+ s of one instance's GPUs measured, far less than the 2 bought
-check "awk -v m=$m -v g=$gpus 'BEGIN { exit !(m >= 3 * g / 3600 && m <= 15 * g / 3600) }'" \
+check "awk -v m=$m -v g=$gpus 'BEGIN { exit !(m >= 3 * g / 3600 && m <= 60 * g / 3600) }'" \
 	"the measured GPU-hours are the heartbeats' span ($m)"
 check "jq -e '.unmeasured_instances == 1 and .pools[0].instances == 2 and .pools[0].pool == \"us-a\"' $T/ua.json >/dev/null" \
 	"us-a's silent instance is unmeasured"
