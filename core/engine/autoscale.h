@@ -34,6 +34,9 @@
 
 #include "spec.h"
 
+/* A heartbeat older than this (seconds) is unknown, not idle. */
+#define GB_AS_FRESH_S 120
+
 /* Half-width of the dead band around gpu_util_target. */
 #define GB_AS_BAND 0.05
 

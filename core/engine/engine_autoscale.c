@@ -156,8 +156,8 @@ void gb_autoscale_decide(const gb_as_input *in, gb_as_state *st,
 		if (demand && demand >= out->schedule_floor &&
 		    out->desired == clampi(demand, in->min, in->max))
 			snprintf(out->reason, sizeof(out->reason),
-			         "demand signal %d until %lld", demand,
-			         (long long)in->demand_until);
+			         "demand signal %d (for %llds more)", demand,
+			         (long long)(in->demand_until - in->now));
 		else if (out->schedule_floor && out->desired ==
 		         out->schedule_floor)
 			snprintf(out->reason, sizeof(out->reason),
