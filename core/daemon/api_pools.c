@@ -309,6 +309,15 @@ int gb_api_pools_list_now(gb_api_req *r)
  * answers each (with its instances, their cost as of now), built from
  * the store for this request: what `gpubroker status` prints, slower
  * than the snapshot's summaries. */
+/* Adds the pool's autoscale state (when it has one) to its JSON. */
+static void with_autoscale(gb_daemon *d, json_t *pool)
+{
+	const char *name = json_string_value(json_object_get(pool, "name"));
+	json_t *as = name ? gb_daemon_autoscale_json(d, name) : NULL;
+	if (as)
+		json_object_set_new(pool, "autoscale", as);
+}
+
 static void pools_list_full(gb_api_req *r, const char *team,
                             const char *after, int64_t limit)
 {
@@ -329,6 +338,7 @@ static void pools_list_full(gb_api_req *r, const char *team,
 				"name"));
 			break;
 		}
+		with_autoscale(r->d, p);
 		json_array_append(page, p);
 	}
 	r->resp = json_pack("{s:o}", "pools", page);
@@ -414,13 +424,12 @@ static void pools_list(gb_api_req *r, pools_snap *given)
 
 void gb_api_pool_get(gb_api_req *r, const char *name)
 {
-	json_t *as;
 	if (!gb_api_pool_visible(r, name))
 		return;
 	r->resp = gb_engine_pool_json(r->d->eng, name);
 	r->status = r->resp ? 200 : 404;
-	if (r->resp && (as = gb_daemon_autoscale_json(r->d, name)))
-		json_object_set_new(r->resp, "autoscale", as);
+	if (r->resp)
+		with_autoscale(r->d, r->resp);
 }
 
 void gb_api_pool_instances(gb_api_req *r, const char *name)

@@ -128,7 +128,10 @@ int gb_daemon_autoscale(gb_daemon *d, const gb_pool_row *p,
 			gb_log(GB_LOG_INFO, "autoscale", "pool %s: %s", p->name,
 			       dec.reason);
 			pthread_mutex_lock(&d->mmu);
-			d->autoscale_actions++;
+			if (dec.desired > p->desired)
+				d->autoscale_up++;
+			else
+				d->autoscale_down++;
 			e = entry(d, p->name);
 			e->refused[0] = 0;
 			pthread_mutex_unlock(&d->mmu);
@@ -138,6 +141,7 @@ int gb_daemon_autoscale(gb_daemon *d, const gb_pool_row *p,
 			pthread_mutex_lock(&d->mmu);
 			e = entry(d, p->name);
 			same = strcmp(e->refused, res.message) == 0;
+			d->autoscale_refused++;
 			snprintf(e->refused, sizeof(e->refused), "%s",
 			         res.message);
 			pthread_mutex_unlock(&d->mmu);

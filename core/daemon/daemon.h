@@ -111,7 +111,7 @@ typedef struct gb_daemon {
 	int leader;               /* holds the "leader" lease (gc) */
 	/* elastic pools (autoscale.c; under mmu) */
 	struct gb_as_table *autoscale; /* per-pool decision state, demand */
-	uint64_t autoscale_actions;    /* decisions that changed a size */
+	uint64_t autoscale_up, autoscale_down, autoscale_refused; /* decisions */
 } gb_daemon;
 
 /* The stop flag is written once, under mu, by the main thread; threads
