@@ -38,13 +38,15 @@ write_spec "$T/as.yaml" as-a aws A10G 1 on-demand "purpose: inference" \
 gb apply -f "$T/as.yaml" --auto-approve >/dev/null 2>"$T/apply.log" || { cat "$T/apply.log"; fail "apply as-a"; }
 wait_until 30 "[ \"\$(running as-a)\" = 1 ]" || fail "as-a never ran its instance"
 
-# every running instance of as-a reports the utilisation in $T/util,
-# twice a second, while $T/util exists
+# every running instance of as-a reports the utilisation in $T/util
+# (or in $T/util.NAME for instance NAME), twice a second, while $T/util
+# exists
 echo 0.95 >"$T/util"
 (
 	while [ -f "$T/util" ]; do
-		u=$(cat "$T/util" 2>/dev/null)
-		for id in $(api GET /v1/pools/as-a | jq -r '.instances[] | select(.state == "running") | .id'); do
+		api GET /v1/pools/as-a | jq -r '.instances[] | select(.state == "running") | "\(.id) \(.name)"' |
+		while read -r id name; do
+			u=$(cat "$T/util.$name" 2>/dev/null || cat "$T/util" 2>/dev/null)
 			api POST "/v1/instances/$id/heartbeat" "{\"gpu_util\": $u}" >/dev/null 2>&1
 		done
 		sleep 0.5
@@ -76,12 +78,18 @@ echo 0.5 >"$T/util"
 sleep 6
 check "[ \"\$(desired as-a)\" = 4 ]" "a load at the target holds the pool at 4"
 
-# --- down: 0.1 on 4 -> want ceil(0.4/0.5) = 1: 4 -> 2 -> 1 after 4s each
+# --- down: 0.1 on 3, 0.0 on the oldest -> want ceil(0.3/0.5) = 1:
+# 4 -> 2 -> 1 after 4s each; the least used goes first, then the newest
+echo 0.0 >"$T/util.as-a-0"
 echo 0.1 >"$T/util"
 took=$(size_reaches 20 "-le 2") || fail "as-a never scaled down ($(events as-a))"
 check "[ $took -ge 4 ]" "no scale-down before down_after (4s): ${took}s"
-check "events as-a | grep -q 'autoscale mean gpu_util 0.10 < 0.50 for 4s: 4 -> 2'" \
+check "events as-a | grep -q 'autoscale mean gpu_util 0.0[78] < 0.50 for 4s: 4 -> 2'" \
 	"the scale-down is an event with its reason"
+live() { api GET /v1/pools/as-a | jq -r '[.instances[] | select(.state == "running" or .state == "pending") | .name] | sort | join(",")'; }
+wait_until 10 "[ \"\$(running as-a)\" = 2 ]" || fail "as-a never ran 2 instances"
+check "[ \"\$(live)\" = as-a-1,as-a-2 ]" \
+	"the idle oldest (as-a-0) and the newest (as-a-3) went first: left $(live)"
 wait_until 20 "[ \"\$(desired as-a)\" = 1 ]" || fail "as-a never came down to min 1 ($(events as-a))"
 wait_until 30 "[ \"\$(running as-a)\" = 1 ]" || fail "as-a never came down to 1 running instance"
 
