@@ -56,6 +56,31 @@ void gb_print_diff(FILE *f, json_t *diff)
 	        json_real_value(json_object_get(diff, "price_per_hour_after")));
 }
 
+/* An autoscaled pool's state (from the daemon): target, mean, floor,
+ * what may come next and the latest decision's reason. */
+static void print_autoscale(json_t *p)
+{
+	json_t *a = json_object_get(p, "autoscale"), *m;
+	const char *next, *at;
+	if (!json_is_object(a))
+		return;
+	m = json_object_get(a, "mean");
+	next = json_string_value(json_object_get(a, "next"));
+	at = json_string_value(json_object_get(a, "next_at"));
+	printf("%s: autoscale: target %.2f, mean ",
+	       json_string_value(json_object_get(p, "name")),
+	       json_number_value(json_object_get(a, "target")));
+	if (json_is_number(m))
+		printf("%.2f", json_number_value(m));
+	else
+		printf("unknown");
+	printf(" (%lld reporting), floor %lld; next: %s%s%s; last: %s\n",
+	       (long long)json_integer_value(json_object_get(a, "reporting")),
+	       (long long)json_integer_value(json_object_get(a, "floor")),
+	       next ? next : "none", at ? " at " : "", at ? at : "",
+	       json_string_value(json_object_get(a, "reason")));
+}
+
 void gb_print_pools(const gb_cli *cli, json_t *pools, int instances)
 {
 	static const gb_column pcols[] = {
@@ -105,6 +130,8 @@ void gb_print_pools(const gb_cli *cli, json_t *pools, int instances)
 			       json_string_value(json_object_get(p, "name")),
 			       json_string_value(json_object_get(w, "reason")));
 	}
+	json_array_foreach(pools, i, p)
+		print_autoscale(p);
 	if (!instances)
 		return;
 	json_array_foreach(pools, i, p) {

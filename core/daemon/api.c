@@ -306,6 +306,7 @@ static const struct route {
 	{"PUT", "pools", 1, NULL, "apply", 1, NULL, gb_api_pool_put},
 	{"DELETE", "pools", 1, NULL, "destroy", 1, NULL, gb_api_pool_delete},
 	{"POST", "pools", 1, "scale", "scale", 1, NULL, gb_api_pool_scale},
+	{"POST", "pools", 1, "demand", "demand", 1, NULL, gb_api_pool_demand},
 	{"POST", "pools", 1, "diff", "", 0, NULL, gb_api_pool_diff},
 	{"GET", "pools", 1, "instances", NULL, 0, NULL, gb_api_pool_instances},
 	{"GET", "pools", 1, "plan", NULL, 0, NULL, gb_api_pool_plan},

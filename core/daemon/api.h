@@ -185,6 +185,7 @@ void gb_api_pool_get(gb_api_req *r, const char *name);
 void gb_api_pool_put(gb_api_req *r, const char *name);
 void gb_api_pool_delete(gb_api_req *r, const char *name);
 void gb_api_pool_scale(gb_api_req *r, const char *name);
+void gb_api_pool_demand(gb_api_req *r, const char *name);
 void gb_api_pool_diff(gb_api_req *r, const char *name);
 void gb_api_pool_instances(gb_api_req *r, const char *name);
 void gb_api_pool_plan(gb_api_req *r, const char *name);

@@ -309,6 +309,15 @@ int gb_api_pools_list_now(gb_api_req *r)
  * answers each (with its instances, their cost as of now), built from
  * the store for this request: what `gpubroker status` prints, slower
  * than the snapshot's summaries. */
+/* Adds the pool's autoscale state (when it has one) to its JSON. */
+static void with_autoscale(gb_daemon *d, json_t *pool)
+{
+	const char *name = json_string_value(json_object_get(pool, "name"));
+	json_t *as = name ? gb_daemon_autoscale_json(d, name) : NULL;
+	if (as)
+		json_object_set_new(pool, "autoscale", as);
+}
+
 static void pools_list_full(gb_api_req *r, const char *team,
                             const char *after, int64_t limit)
 {
@@ -329,6 +338,7 @@ static void pools_list_full(gb_api_req *r, const char *team,
 				"name"));
 			break;
 		}
+		with_autoscale(r->d, p);
 		json_array_append(page, p);
 	}
 	r->resp = json_pack("{s:o}", "pools", page);
@@ -418,6 +428,8 @@ void gb_api_pool_get(gb_api_req *r, const char *name)
 		return;
 	r->resp = gb_engine_pool_json(r->d->eng, name);
 	r->status = r->resp ? 200 : 404;
+	if (r->resp)
+		with_autoscale(r->d, r->resp);
 }
 
 void gb_api_pool_instances(gb_api_req *r, const char *name)
@@ -762,6 +774,102 @@ static void prune_heartbeats(gb_daemon *d)
 	pthread_mutex_lock(&d->mmu);
 	d->pruned_heartbeats += (uint64_t)n;
 	pthread_mutex_unlock(&d->mmu);
+}
+
+#define DEMAND_MAX_S (7 * 86400)
+
+/* The pool's spec when it is active and has an autoscale block; else an
+ * error answered.  0 with *spec filled (caller frees). */
+static int autoscaled_spec(gb_api_req *r, const char *name,
+                           gb_pool_spec *spec)
+{
+	gb_pool_row row;
+	gb_spec_set set = {NULL, 0};
+	gb_diags dg = GB_DIAGS_INIT;
+	gb_spec_opts so;
+	int ok = 0;
+	memset(&so, 0, sizeof(so));
+	if (gb_store_pool_get(r->d->store, name, &row) != 0) {
+		gb_api_error(r, 404, "NotFound", "no pool named %s", name);
+		return -1;
+	}
+	if (strcmp(row.state, "active") == 0 &&
+	    gb_spec_load_json(name, row.spec_json, strlen(row.spec_json), &so,
+	                      &set, &dg) == 0 && set.n &&
+	    set.pools[0].autoscale.enabled) {
+		gb_pool_spec_copy(spec, &set.pools[0]);
+		ok = 1;
+	}
+	if (!ok)
+		gb_api_error(r, 422, "Refused", "pool %s is not an active "
+		             "autoscaled pool: give its spec an autoscale: block "
+		             "(and min < max) to send it demand", name);
+	gb_spec_set_free(&set);
+	gb_diags_free(&dg);
+	gb_pool_row_free(&row);
+	return ok ? 0 : -1;
+}
+
+/* POST /v1/pools/{name}/demand {"desired": N, "for": "10m"}: a
+ * workload that knows its demand (an inference router's queue) asks for
+ * N instances for a while (default 10m, at most 7d); the autoscaler
+ * keeps at least N, clamped to min..max, until then.  A later signal
+ * replaces it; {"desired": 0} withdraws it. */
+void gb_api_pool_demand(gb_api_req *r, const char *name)
+{
+	json_t *j, *n, *f;
+	gb_pool_spec spec;
+	int64_t secs = 600, now = gb_now_ms() / 1000;
+	int want, eff;
+	if (!gb_api_pool_visible(r, name))
+		return;
+	if (!(j = gb_api_body_json(r)))
+		return;
+	n = json_object_get(j, "desired");
+	f = json_object_get(j, "for");
+	if (!json_is_integer(n) || json_integer_value(n) < 0 ||
+	    json_integer_value(n) > GB_POOL_MAX_INSTANCES ||
+	    (f && !json_is_string(f) && !json_is_integer(f))) {
+		json_decref(j);
+		gb_api_error(r, 400, "BadRequest", "body must be {\"desired\": "
+		             "N, \"for\": \"10m\"} with N from 0 to %d and a "
+		             "duration (default 10m)", GB_POOL_MAX_INSTANCES);
+		return;
+	}
+	if (json_is_integer(f))
+		secs = json_integer_value(f);
+	else if (f && gb_parse_duration(json_string_value(f), &secs) != 0)
+		secs = -1;
+	if (secs <= 0 || secs > DEMAND_MAX_S) {
+		json_decref(j);
+		gb_api_error(r, 400, "BadRequest", "\"for\" must be a duration "
+		             "such as 90s, 10m or 2h, more than 0 and at most 7d");
+		return;
+	}
+	want = (int)json_integer_value(n);
+	json_decref(j);
+	if (autoscaled_spec(r, name, &spec) != 0)
+		return;
+	eff = want < spec.min ? spec.min : want > spec.max ? spec.max : want;
+	gb_daemon_set_demand(r->d, name, want, want ? now + secs : 0);
+	if (want)
+		gb_store_event(r->d->store, name, NULL, "demand",
+		               "demand signal %d for %llds from %s (within "
+		               "min..max: %d)", want, (long long)secs,
+		               r->actor ? r->actor : "-", eff);
+	else
+		gb_store_event(r->d->store, name, NULL, "demand",
+		               "demand signal withdrawn by %s",
+		               r->actor ? r->actor : "-");
+	r->resp = json_pack("{s:s, s:i, s:i, s:o}", "pool", name, "desired",
+	                    want, "effective", eff, "until",
+	                    want ? gb_json_time((now + secs) * 1000)
+	                         : json_null());
+	r->status = 200;
+	snprintf(r->detail, sizeof(r->detail), "desired %d for %llds", want,
+	         (long long)secs);
+	gb_pool_spec_free(&spec);
+	gb_daemon_kick(r->d);
 }
 
 /* POST /v1/instances/{id}/heartbeat {"gpu_util": 0.0..1.0}: the

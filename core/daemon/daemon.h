@@ -113,6 +113,9 @@ typedef struct gb_daemon {
 	size_t pools_skipped;     /* of those, steady and settled: converge
 	                             skipped (reconcile.c) */
 	int leader;               /* holds the "leader" lease (gc) */
+	/* elastic pools (autoscale.c; under mmu) */
+	struct gb_as_table *autoscale; /* per-pool decision state, demand */
+	uint64_t autoscale_up, autoscale_down, autoscale_refused; /* decisions */
 } gb_daemon;
 
 /* The stop flag is written once, under mu, by the main thread; threads
@@ -122,6 +125,21 @@ static inline int gb_daemon_stopping(gb_daemon *d)
 {
 	return __atomic_load_n(&d->stop, __ATOMIC_ACQUIRE);
 }
+
+/* autoscale.c: one autoscale decision for an active pool whose spec has
+ * an autoscale block, applied through gb_engine_set_desired (refusals
+ * become "autoscale-refused" events, once each); 1 when the desired
+ * count changed (the caller converges the pool). */
+int gb_daemon_autoscale(gb_daemon *d, const gb_pool_row *p,
+                        const gb_pool_spec *s);
+/* Holds a demand signal of n instances until `until` (unix s). */
+void gb_daemon_set_demand(gb_daemon *d, const char *pool, int n,
+                          int64_t until);
+/* The pool's autoscale state for status (target, mean, reporting,
+ * floor, demand, the latest reason, next action and its time); NULL
+ * before its first decision.  Caller owns it. */
+json_t *gb_daemon_autoscale_json(gb_daemon *d, const char *pool);
+void gb_daemon_autoscale_free(gb_daemon *d);
 
 /* daemon.c */
 void gb_daemon_enqueue(gb_daemon *d, int kind, const char *pool,

@@ -201,6 +201,7 @@ static void render_live(gb_daemon *d, gb_buf *b)
 	gb_engine_stats st;
 	double rsum, rlast;
 	unsigned long long rcount, rheld, rskip, ttl, idle;
+	unsigned long long as_up, as_down, as_refused;
 	{
 		unsigned long long count = ld(&d->api_count);
 		gb_buf_puts(b, "# HELP gpubroker_api_request_duration_seconds "
@@ -233,6 +234,9 @@ static void render_live(gb_daemon *d, gb_buf *b)
 	rskip = (unsigned long long)d->pools_skipped;
 	ttl = (unsigned long long)d->ttl_destroys;
 	idle = (unsigned long long)d->idle_destroys;
+	as_up = (unsigned long long)d->autoscale_up;
+	as_down = (unsigned long long)d->autoscale_down;
+	as_refused = (unsigned long long)d->autoscale_refused;
 	pthread_mutex_unlock(&d->mmu);
 	gb_buf_printf(b, "# HELP gpubroker_reconcile_duration_seconds "
 	                  "Reconcile passes.\n"
@@ -258,6 +262,17 @@ static void render_live(gb_daemon *d, gb_buf *b)
 	                  "gpubroker_teardowns_total{reason=\"ttl\"} %llu\n"
 	                  "gpubroker_teardowns_total{reason=\"idle\"} %llu\n",
 	              ttl, idle);
+	gb_buf_printf(b, "# HELP gpubroker_autoscale_decisions_total Autoscale "
+	                  "decisions that changed a pool's size, and scale-ups "
+	                  "refused (quota, budget).\n"
+	                  "# TYPE gpubroker_autoscale_decisions_total counter\n"
+	                  "gpubroker_autoscale_decisions_total{action=\"up\"} "
+	                  "%llu\n"
+	                  "gpubroker_autoscale_decisions_total{action=\"down\"} "
+	                  "%llu\n"
+	                  "gpubroker_autoscale_decisions_total{action="
+	                  "\"refused\"} %llu\n",
+	              as_up, as_down, as_refused);
 	gb_engine_stats_get(d->eng, &st);
 	gb_buf_printf(b, "# HELP gpubroker_failovers_total Capacity/quota "
 	                  "failovers to the next candidate.\n"

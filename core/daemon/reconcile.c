@@ -8,27 +8,48 @@
 
 #define GB_GC_EVERY 4 /* passes */
 
-/* min and max of a stored pool's spec (parsed by the spec loader). */
+/* A stored pool's spec (parsed by the spec loader): 0 with the set
+ * filled (caller frees with gb_spec_set_free), -1 when it does not load. */
+static int stored_spec(const gb_pool_row *p, gb_spec_set *set)
+{
+	gb_diags dg = GB_DIAGS_INIT;
+	gb_spec_opts so;
+	int rc;
+	memset(&so, 0, sizeof(so));
+	rc = gb_spec_load_json(p->name, p->spec_json, strlen(p->spec_json), &so,
+	                       set, &dg);
+	gb_diags_free(&dg);
+	return rc == 0 ? 0 : -1;
+}
+
+/* min and max of a stored pool's spec. */
 static int spec_min(gb_daemon *d, const gb_pool_row *p, int *min, int *max)
 {
 	gb_spec_set set;
-	gb_diags dg = GB_DIAGS_INIT;
-	gb_spec_opts so;
 	(void)d;
-	memset(&so, 0, sizeof(so));
 	*min = *max = 0;
-	if (gb_spec_load_json(p->name, p->spec_json, strlen(p->spec_json), &so,
-	                      &set, &dg) != 0) {
-		gb_diags_free(&dg);
+	if (stored_spec(p, &set) != 0)
 		return -1;
-	}
-	gb_diags_free(&dg);
 	if (set.n) {
 		*min = set.pools[0].min;
 		*max = set.pools[0].max;
 	}
 	gb_spec_set_free(&set);
 	return 0;
+}
+
+/* The autoscale decision of an active pool (when its spec has the
+ * block); 1 when it changed the pool's size. */
+static int autoscale_pool(gb_daemon *d, const gb_pool_row *p)
+{
+	gb_spec_set set;
+	int scaled = 0;
+	if (strcmp(p->state, "active") != 0 || stored_spec(p, &set) != 0)
+		return 0;
+	if (set.n)
+		scaled = gb_daemon_autoscale(d, p, &set.pools[0]);
+	gb_spec_set_free(&set);
+	return scaled;
 }
 
 /* Converge a pool the pass has just refreshed.  With job workers (serve)
@@ -255,6 +276,8 @@ void gb_daemon_reconcile(gb_daemon *d)
 				converge_unless_steady(d, p, steady, nsteady,
 				                       &skipped, &res);
 			}
+		} else if (autoscale_pool(d, p)) {
+			converge_pool(d, p->name, &res);
 		} else {
 			converge_unless_steady(d, p, steady, nsteady, &skipped,
 			                       &res);

@@ -1,5 +1,6 @@
 /* engine_converge.c -- diff, apply, converge and scale. */
 #include "engine_int.h"
+#include "autoscale.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,38 @@ static int keep_cmp(const void *a, const void *b)
 	return x->name_index - y->name_index;
 }
 
+/* Autoscaled pools keep their busiest running instances: ok[] (sorted
+ * by keep_cmp, running first) is reordered so that its running part runs
+ * from the last to the first that gb_autoscale_victims would remove
+ * (least used first, then newest; no recent heartbeat = kept). */
+static void keep_busiest(gb_inst_row **ok, size_t nok)
+{
+	size_t nrun = 0;
+	gb_as_sample *sm;
+	int64_t *order, now = gb_now_ms() / 1000;
+	gb_inst_row **run;
+	while (nrun < nok && strcmp(ok[nrun]->state, "running") == 0)
+		nrun++;
+	if (nrun < 2)
+		return;
+	sm = gb_xcalloc(nrun, sizeof(*sm));
+	order = gb_xcalloc(nrun, sizeof(*order));
+	run = gb_xcalloc(nrun, sizeof(*run));
+	for (size_t i = 0; i < nrun; i++) {
+		sm[i].id = (int64_t)i; /* index into ok */
+		sm[i].util = ok[i]->last_gpu_util;
+		sm[i].at = ok[i]->last_heartbeat_at;
+		sm[i].created_at = ok[i]->name_index; /* newer = higher */
+		run[i] = ok[i];
+	}
+	gb_autoscale_victims(sm, nrun, now, GB_AS_FRESH_S, nrun, order);
+	for (size_t i = 0; i < nrun; i++)
+		ok[i] = run[order[nrun - 1 - i]];
+	free(sm);
+	free(order);
+	free(run);
+}
+
 typedef struct classified {
 	gb_inst_row *rows;
 	size_t n;
@@ -128,6 +161,8 @@ static void classify(const gb_pool_spec *s, int desired, gb_inst_row *rows,
 		nok = w;
 		qsort(ok, nok, sizeof(*ok), keep_cmp);
 	}
+	if (s->autoscale.enabled)
+		keep_busiest(ok, nok);
 	for (size_t i = 0; i < nok; i++) {
 		if ((int)c->nkeep < desired)
 			c->keep[c->nkeep++] = ok[i];

@@ -29,7 +29,7 @@ static const char *const pool_keys[] = {
 	"name",     "team",      "labels",    "purpose", "count",
 	"min",      "max",       "gpu",       "capacity", "placement",
 	"limits",   "lifecycle", "policy",    "image",   "ssh_keys",
-	"user_data", NULL};
+	"user_data", "autoscale", NULL};
 static const char *const gpu_keys[] = {"model", "count", "memory_gb", NULL};
 static const char *const placement_keys[] = {"clouds", "regions", "colocate",
                                              "data", "compliance", NULL};
@@ -829,6 +829,231 @@ static void dec_lifecycle(sdec *c, const gb_ynode *n, gb_pool_spec *p)
 		                      &p->idle_timeout_s);
 }
 
+/* ------------------------------------------------------------ autoscale */
+
+static const char *const day_names[] = {"mon", "tue", "wed", "thu",
+                                        "fri", "sat", "sun", NULL};
+
+static int day_index(const char *s, size_t len)
+{
+	for (int i = 0; day_names[i]; i++)
+		if (len == 3 && strncasecmp(s, day_names[i], 3) == 0)
+			return i;
+	return -1;
+}
+
+/* "mon-fri", "sat,sun", "fri-mon" (wraps), "daily" -> bit mask; 0 when
+ * malformed. */
+static unsigned parse_days(const char *s)
+{
+	unsigned mask = 0;
+	if (strcasecmp(s, "daily") == 0)
+		return 0x7f;
+	while (*s) {
+		size_t l = strcspn(s, ",-");
+		int a = day_index(s, l), b;
+		if (a < 0)
+			return 0;
+		s += l;
+		b = a;
+		if (*s == '-') {
+			s++;
+			l = strcspn(s, ",-");
+			if ((b = day_index(s, l)) < 0)
+				return 0;
+			s += l;
+		}
+		for (int i = a;; i = (i + 1) % 7) {
+			mask |= 1u << i;
+			if (i == b)
+				break;
+		}
+		if (*s == ',')
+			s++;
+		else if (*s)
+			return 0;
+		while (*s == ' ')
+			s++;
+	}
+	return mask;
+}
+
+/* "HH:MM" (00:00..24:00) -> minutes; -1 when malformed. */
+static int parse_hhmm(const char *s)
+{
+	int h, m, used = 0;
+	if (strlen(s) != 5 || sscanf(s, "%2d:%2d%n", &h, &m, &used) != 2 ||
+	    used != 5 || !isdigit((unsigned char)s[0]) ||
+	    !isdigit((unsigned char)s[3]) || h < 0 || m < 0 || m > 59 ||
+	    h > 24 || (h == 24 && m != 0))
+		return -1;
+	return h * 60 + m;
+}
+
+/* "UTC", "Z", "+01:00", "UTC-05:30" -> offset minutes in *out. */
+static int parse_tz(const char *s, int *out)
+{
+	int sign, h, m, used = 0;
+	if (strncasecmp(s, "UTC", 3) == 0)
+		s += 3;
+	if (!*s || strcasecmp(s, "Z") == 0) {
+		*out = 0;
+		return 0;
+	}
+	if (*s != '+' && *s != '-')
+		return -1;
+	sign = *s == '-' ? -1 : 1;
+	s++;
+	if (strlen(s) != 5 || !isdigit((unsigned char)s[0]) ||
+	    sscanf(s, "%2d:%2d%n", &h, &m, &used) != 2 || used != 5 ||
+	    h > 14 || m > 59)
+		return -1;
+	*out = sign * (h * 60 + m);
+	return 0;
+}
+
+static int dec_window_str(sdec *c, const gb_ynode *w, const char *parent,
+                          const char *key, char **out)
+{
+	char path[160];
+	const gb_ynode *v = gb_ymap_get(w, key);
+	kpath(path, sizeof(path), parent, key);
+	if (!v) {
+		ERR(c, w, path, "required key \"%s\" is missing (e.g. {days: "
+		    "mon-fri, from: \"08:00\", to: \"20:00\", min: 4})", key);
+		return -1;
+	}
+	return gb_ydec_str(&c->y, v, path, out);
+}
+
+/* A window's from or to as minutes after midnight; -1 after an error. */
+static int dec_window_time(sdec *c, const gb_ynode *w, const char *wp,
+                           const char *key)
+{
+	char path[160], *s = NULL;
+	int m = -1;
+	if (dec_window_str(c, w, wp, key, &s) == 0 &&
+	    (m = parse_hhmm(s)) < 0)
+		ERR(c, gb_ymap_get(w, key), kpath(path, sizeof(path), wp, key),
+		    "expected a time \"HH:MM\" such as \"08:00\" (quote it; "
+		    "24:00 is the end of the day), found \"%s\"", s);
+	free(s);
+	return m;
+}
+
+static const char *const window_keys[] = {"days", "from", "to", "tz", "min",
+                                          NULL};
+
+static void dec_window(sdec *c, const gb_ynode *w, const char *wp,
+                       gb_pool_spec *p, gb_autoscale_window *out)
+{
+	char path[160], *s = NULL;
+	const gb_ynode *v;
+	int64_t x;
+	memset(out, 0, sizeof(*out));
+	out->from_min = out->to_min = -1;
+	if (gb_ydec_map(&c->y, w, wp, window_keys) != 0 &&
+	    (!w || w->kind != GB_Y_MAP))
+		return;
+	if (dec_window_str(c, w, wp, "days", &s) == 0 &&
+	    !(out->days = parse_days(s)))
+		ERR(c, gb_ymap_get(w, "days"), kpath(path, sizeof(path), wp,
+		    "days"), "expected days such as mon-fri, sat,sun, fri-mon "
+		    "or daily (mon tue wed thu fri sat sun), found \"%s\"", s);
+	free(s);
+	s = NULL;
+	out->from_min = dec_window_time(c, w, wp, "from");
+	out->to_min = dec_window_time(c, w, wp, "to");
+	if (out->from_min >= 0 && out->to_min >= 0 &&
+	    out->to_min <= out->from_min)
+		ERR(c, gb_ymap_get(w, "to"), kpath(path, sizeof(path), wp,
+		    "to"), "must be after from; for a window across midnight "
+		    "write two windows (..-24:00 and 00:00-..)");
+	if ((v = gb_ymap_get(w, "tz")) &&
+	    gb_ydec_str(&c->y, v, kpath(path, sizeof(path), wp, "tz"),
+	                &s) == 0 &&
+	    parse_tz(s, &out->tz_min) != 0)
+		ERR(c, v, path, "expected UTC or a fixed offset such as "
+		    "\"+01:00\" or \"UTC-05:30\", found \"%s\" (IANA zone names "
+		    "such as Europe/Berlin are not supported yet: write the "
+		    "offset, and a window per daylight-saving season)", s);
+	free(s);
+	kpath(path, sizeof(path), wp, "min");
+	if (!(v = gb_ymap_get(w, "min")))
+		ERR(c, w, path, "required key \"min\" is missing (the floor "
+		    "during the window, within the pool's min..max %d..%d)",
+		    p->min, p->max);
+	else if (gb_ydec_int(&c->y, v, path, p->min, p->max, &x) == 0)
+		out->min = (int)x;
+}
+
+static void dec_schedule(sdec *c, const gb_ynode *n, gb_pool_spec *p)
+{
+	char path[48];
+	gb_autoscale *a = &p->autoscale;
+	if (!n || n->kind != GB_Y_SEQ) {
+		char what[128];
+		ERR(c, n, "pool.autoscale.schedule", "expected a list of windows "
+		    "such as - {days: mon-fri, from: \"08:00\", to: \"20:00\", "
+		    "min: 4}, found %s", gb_ydescribe(n, what, sizeof(what)));
+		return;
+	}
+	if (n->n > GB_AUTOSCALE_MAX_WINDOWS) {
+		ERR(c, n, "pool.autoscale.schedule", "at most %d windows, found "
+		    "%zu", GB_AUTOSCALE_MAX_WINDOWS, n->n);
+		return;
+	}
+	for (size_t i = 0; i < n->n; i++)
+		dec_window(c, n->items[i],
+		           ipath(path, sizeof(path), "pool.autoscale.schedule", i),
+		           p, &a->windows[a->nwindows++]);
+}
+
+static const char *const autoscale_keys[] = {
+	"gpu_util_target", "up_after", "down_after", "max_step", "schedule",
+	NULL};
+
+static void dec_autoscale(sdec *c, const gb_ynode *n, gb_pool_spec *p)
+{
+	const gb_ynode *v;
+	gb_autoscale *a = &p->autoscale;
+	int64_t x;
+	if (gb_ydec_map(&c->y, n, "pool.autoscale", autoscale_keys) != 0 &&
+	    (!n || n->kind != GB_Y_MAP))
+		return;
+	if (p->min >= p->max) {
+		ERR(c, n, "pool.autoscale", "autoscale needs room to move: give "
+		    "the pool a range with min < max (e.g. min: 1, max: 8; "
+		    "purpose inference or dev)");
+		return;
+	}
+	a->enabled = 1;
+	a->up_after_s = 60;
+	a->down_after_s = 600;
+	a->max_step = 1;
+	if (!(v = gb_ymap_get(n, "gpu_util_target")))
+		ERR(c, n, "pool.autoscale.gpu_util_target", "required key "
+		    "\"gpu_util_target\" is missing (the mean GPU utilisation "
+		    "to keep, e.g. gpu_util_target: 0.7)");
+	else if (gb_ydec_num(&c->y, v, "pool.autoscale.gpu_util_target", 0, 1,
+	                     &a->gpu_util_target) == 0 &&
+	         a->gpu_util_target <= 0)
+		ERR(c, v, "pool.autoscale.gpu_util_target", "must be more than 0 "
+		    "(a fraction of 1, e.g. 0.7)");
+	if ((v = gb_ymap_get(n, "up_after")))
+		dec_positive_duration(c, v, "pool.autoscale.up_after",
+		                      &a->up_after_s);
+	if ((v = gb_ymap_get(n, "down_after")))
+		dec_positive_duration(c, v, "pool.autoscale.down_after",
+		                      &a->down_after_s);
+	if ((v = gb_ymap_get(n, "max_step")) &&
+	    gb_ydec_int(&c->y, v, "pool.autoscale.max_step", 1,
+	                GB_POOL_MAX_INSTANCES, &x) == 0)
+		a->max_step = (int)x;
+	if ((v = gb_ymap_get(n, "schedule")))
+		dec_schedule(c, v, p);
+}
+
 static int valid_policy_ref(const char *s)
 {
 	size_t n = strlen(s);
@@ -1057,6 +1282,8 @@ static void dec_pool(sdec *c, const gb_ynode *n, gb_pool_spec *p)
 		dec_ssh_keys(c, v, p);
 	if ((v = gb_ymap_get(n, "user_data")))
 		dec_user_data(c, v, p);
+	if ((v = gb_ymap_get(n, "autoscale")))
+		dec_autoscale(c, v, p);
 }
 
 /* ------------------------------------------------------------ files */
@@ -1369,6 +1596,45 @@ static json_t *strv_json(const gb_strv *v)
 	return a;
 }
 
+/* Canonical: durations in seconds, days as a list of names joined by
+ * commas, times HH:MM, tz UTC or +HH:MM. */
+static json_t *autoscale_json(const gb_autoscale *a)
+{
+	json_t *o = json_object(), *sch = json_array();
+	json_object_set_new(o, "gpu_util_target", json_real(a->gpu_util_target));
+	json_object_set_new(o, "up_after", json_integer(a->up_after_s));
+	json_object_set_new(o, "down_after", json_integer(a->down_after_s));
+	json_object_set_new(o, "max_step", json_integer(a->max_step));
+	for (int i = 0; i < a->nwindows; i++) {
+		const gb_autoscale_window *w = &a->windows[i];
+		char days[32] = "", from[32], to[32], tz[32];
+		int off = w->tz_min < 0 ? -w->tz_min : w->tz_min;
+		for (int d = 0; d < 7; d++)
+			if (w->days & (1u << d)) {
+				if (days[0])
+					strcat(days, ",");
+				strcat(days, day_names[d]);
+			}
+		snprintf(from, sizeof(from), "%02d:%02d", w->from_min / 60,
+		         w->from_min % 60);
+		snprintf(to, sizeof(to), "%02d:%02d", w->to_min / 60,
+		         w->to_min % 60);
+		if (w->tz_min == 0)
+			snprintf(tz, sizeof(tz), "UTC");
+		else
+			snprintf(tz, sizeof(tz), "%c%02d:%02d",
+			         w->tz_min < 0 ? '-' : '+', off / 60, off % 60);
+		json_array_append_new(sch, json_pack("{s:s,s:s,s:s,s:s,s:i}",
+		                      "days", days, "from", from, "to", to,
+		                      "tz", tz, "min", w->min));
+	}
+	if (a->nwindows)
+		json_object_set_new(o, "schedule", sch);
+	else
+		json_decref(sch);
+	return o;
+}
+
 static json_t *kvs_json(const gb_kvs *kv)
 {
 	json_t *o = json_object();
@@ -1433,6 +1699,8 @@ char *gb_pool_spec_to_json(const gb_pool_spec *p)
 		json_object_set_new(o, "ssh_keys", strv_json(&p->ssh_keys));
 	if (p->user_data)
 		json_object_set_new(o, "user_data", json_string(p->user_data));
+	if (p->autoscale.enabled)
+		json_object_set_new(o, "autoscale", autoscale_json(&p->autoscale));
 	top = json_object();
 	json_object_set_new(top, "pool", o);
 	s = json_dumps(top, JSON_COMPACT | JSON_SORT_KEYS);

@@ -58,6 +58,17 @@
  *     ssh_keys    list of OpenSSH public keys (ssh-ed25519, ssh-rsa,
  *                 ecdsa-sha2-*, sk-*); private keys are refused
  *     user_data   cloud-init text, at most 16 KiB
+ *     autoscale   only for pools with min < max:
+ *                 {gpu_util_target: 0 < x <= 1 (required),
+ *                  up_after: duration > 0 (default 1m),
+ *                  down_after: duration > 0 (default 10m),
+ *                  max_step: 1..10000 (default 1),
+ *                  schedule: list (at most 8) of {days: "mon-fri",
+ *                    "sat,sun", ... (ranges may wrap: fri-mon), from:
+ *                    "HH:MM", to: "HH:MM" (after from; 24:00 allowed),
+ *                    tz: UTC or a fixed offset "+01:00" / "UTC-05:30"
+ *                    (default UTC; IANA zone names are not supported
+ *                    yet), min: within the pool's min..max}}
  * A single string is accepted wherever a list is expected.
  */
 #ifndef GB_SPEC_H
@@ -83,6 +94,27 @@ typedef enum gb_colocate {
 #define GB_MAX_CAPACITY_KINDS 3
 #define GB_POOL_MAX_INSTANCES 10000
 
+#define GB_AUTOSCALE_MAX_WINDOWS 8
+
+/* A schedule window: from..to local time (offset tz_min from UTC) on the
+ * days in the mask (bit 0 = Monday .. bit 6 = Sunday) raises the floor
+ * to min. */
+typedef struct gb_autoscale_window {
+	unsigned days;
+	int from_min, to_min; /* minutes after local midnight, from < to */
+	int tz_min;           /* local = UTC + tz_min minutes */
+	int min;
+} gb_autoscale_window;
+
+typedef struct gb_autoscale {
+	int enabled;             /* 0 = no autoscale block */
+	double gpu_util_target;  /* 0 < x <= 1 */
+	int64_t up_after_s, down_after_s;
+	int max_step;
+	gb_autoscale_window windows[GB_AUTOSCALE_MAX_WINDOWS];
+	int nwindows;
+} gb_autoscale;
+
 typedef struct gb_pool_spec {
 	char *name;
 	char *team;
@@ -107,6 +139,7 @@ typedef struct gb_pool_spec {
 	gb_kvs images;        /* cloud -> image */
 	gb_strv ssh_keys;
 	char *user_data;      /* NULL = none */
+	gb_autoscale autoscale; /* plain data: copied with the struct */
 	/* provenance */
 	char *file;
 	int line;

@@ -82,6 +82,10 @@ static void check_err(const char *name, const char *yaml, size_t len,
 }
 
 #define BASE "pool:\n  name: p\n  gpu: {model: T4}\n"
+/* an elastic pool: the autoscale block goes on line 7 */
+#define ELASTIC                                                            \
+	"pool:\n  name: p\n  purpose: inference\n  min: 1\n  max: 6\n"    \
+	"  gpu: {model: T4}\n"
 
 /* ------------------------------------------------------------ bad input */
 
@@ -215,6 +219,48 @@ static const bad_case bad_cases[] = {
 	 "pool.lifecycle.ttl", "must be longer than 0s"},
 	{"ttl_too_long", BASE "  lifecycle: {ttl: 99999d}\n", 4, 20,
 	 "pool.lifecycle.ttl", "at most 100 years"},
+	/* autoscale */
+	{"autoscale_fixed_pool", BASE "  autoscale: {gpu_util_target: 0.7}\n",
+	 4, 14, "pool.autoscale", "give the pool a range with min < max"},
+	{"autoscale_typo", ELASTIC "  autoscale: {gpu_util_target: 0.7, "
+	 "up_afer: 1m}\n", 7, 37, "pool.autoscale.up_afer",
+	 "did you mean \"up_after\"?"},
+	{"autoscale_no_target", ELASTIC "  autoscale: {up_after: 1m}\n", 7, 14,
+	 "pool.autoscale.gpu_util_target", "required key \"gpu_util_target\""},
+	{"autoscale_target_zero", ELASTIC "  autoscale: {gpu_util_target: 0}\n",
+	 7, 32, "pool.autoscale.gpu_util_target", "must be more than 0"},
+	{"autoscale_target_pct", ELASTIC "  autoscale: {gpu_util_target: 70}\n",
+	 7, 32, "pool.autoscale.gpu_util_target", "from 0 to 1"},
+	{"autoscale_down_words", ELASTIC "  autoscale: {gpu_util_target: 0.7, "
+	 "down_after: ten minutes}\n", 7, 49, "pool.autoscale.down_after",
+	 "expected a duration"},
+	{"autoscale_step_zero", ELASTIC "  autoscale: {gpu_util_target: 0.7, "
+	 "max_step: 0}\n", 7, 47, "pool.autoscale.max_step",
+	 "expected an integer from 1 to 10000"},
+	{"autoscale_days", ELASTIC "  autoscale:\n    gpu_util_target: 0.7\n"
+	 "    schedule:\n      - {days: mon-fry, from: \"08:00\", to: \"20:00\","
+	 " min: 2}\n", 10, 16, "pool.autoscale.schedule[0].days",
+	 "expected days such as mon-fri"},
+	{"autoscale_from", ELASTIC "  autoscale:\n    gpu_util_target: 0.7\n"
+	 "    schedule:\n      - {days: daily, from: \"8am\", to: \"20:00\","
+	 " min: 2}\n", 10, 29, "pool.autoscale.schedule[0].from",
+	 "expected a time \"HH:MM\""},
+	{"autoscale_to_before", ELASTIC "  autoscale:\n    gpu_util_target: 0.7\n"
+	 "    schedule:\n      - {days: daily, from: \"20:00\", to: \"08:00\","
+	 " min: 2}\n", 10, 42, "pool.autoscale.schedule[0].to",
+	 "must be after from"},
+	{"autoscale_tz_iana", ELASTIC "  autoscale:\n    gpu_util_target: 0.7\n"
+	 "    schedule:\n      - {days: daily, from: \"08:00\", to: \"20:00\","
+	 " tz: Europe/Berlin, min: 2}\n", 10, 55,
+	 "pool.autoscale.schedule[0].tz", "IANA zone names"},
+	{"autoscale_window_min", ELASTIC "  autoscale:\n    gpu_util_target: 0.7\n"
+	 "    schedule:\n      - {days: daily, from: \"08:00\", to: \"20:00\","
+	 " min: 9}\n", 10, 56, "pool.autoscale.schedule[0].min",
+	 "expected an integer from 1 to 6"},
+	{"autoscale_window_no_min", ELASTIC "  autoscale:\n"
+	 "    gpu_util_target: 0.7\n    schedule:\n"
+	 "      - {days: daily, from: \"08:00\", to: \"20:00\"}\n", 10, 9,
+	 "pool.autoscale.schedule[0].min", "required key \"min\""},
 	/* names, labels, keys, policies */
 	{"name_upper", "pool:\n  name: Train_1\n  gpu: {model: T4}\n", 2, 9,
 	 "pool.name", "invalid name \"Train_1\"" },
@@ -886,6 +932,53 @@ static void test_json_roundtrip(void **state)
 	gb_spec_set_free(&b);
 }
 
+static void test_autoscale(void **state)
+{
+	gb_spec_set a = parse_ok(ELASTIC "  autoscale:\n"
+	    "    gpu_util_target: 0.7\n    up_after: 30s\n"
+	    "    max_step: 2\n    schedule:\n"
+	    "      - {days: mon-fri, from: \"08:00\", to: \"20:00\","
+	    " tz: \"+01:00\", min: 4}\n"
+	    "      - {days: \"fri-mon\", from: \"00:00\", to: \"24:00\","
+	    " tz: UTC-05:30, min: 2}\n"), b, n;
+	gb_spec_opts o = test_opts();
+	gb_diags d = GB_DIAGS_INIT;
+	const gb_autoscale *as = &a.pools[0].autoscale;
+	char *ja = gb_pool_spec_to_json(&a.pools[0]), *jb;
+	(void)state;
+	assert_true(as->enabled);
+	assert_true(as->gpu_util_target > 0.69 && as->gpu_util_target < 0.71);
+	assert_int_equal(as->up_after_s, 30);
+	assert_int_equal(as->down_after_s, 600); /* default */
+	assert_int_equal(as->max_step, 2);
+	assert_int_equal(as->nwindows, 2);
+	assert_int_equal(as->windows[0].days, 0x1f);
+	assert_int_equal(as->windows[0].from_min, 8 * 60);
+	assert_int_equal(as->windows[0].to_min, 20 * 60);
+	assert_int_equal(as->windows[0].tz_min, 60);
+	assert_int_equal(as->windows[0].min, 4);
+	assert_int_equal(as->windows[1].days, 0x71); /* fri sat sun mon */
+	assert_int_equal(as->windows[1].to_min, 24 * 60);
+	assert_int_equal(as->windows[1].tz_min, -330);
+	assert_non_null(strstr(ja, "\"days\":\"mon,tue,wed,thu,fri\""));
+	assert_non_null(strstr(ja, "\"tz\":\"-05:30\""));
+	assert_int_equal(gb_spec_load_json("api", ja, strlen(ja), &o, &b, &d), 0);
+	jb = gb_pool_spec_to_json(&b.pools[0]);
+	assert_string_equal(ja, jb);
+	assert_int_equal(b.pools[0].autoscale.windows[1].tz_min, -330);
+	/* no block: not enabled, and nothing in the JSON */
+	n = parse_ok(ELASTIC);
+	assert_false(n.pools[0].autoscale.enabled);
+	free(jb);
+	jb = gb_pool_spec_to_json(&n.pools[0]);
+	assert_null(strstr(jb, "autoscale"));
+	free(ja);
+	free(jb);
+	gb_spec_set_free(&a);
+	gb_spec_set_free(&b);
+	gb_spec_set_free(&n);
+}
+
 static void test_json_canonical_and_hash(void **state)
 {
 	/* key order and spelling do not change the canonical form */
@@ -1221,6 +1314,7 @@ int main(void)
 		cmocka_unit_test(test_clouds_any_or_none),
 		cmocka_unit_test(test_image_for_other_brokers),
 		cmocka_unit_test(test_json_roundtrip),
+		cmocka_unit_test(test_autoscale),
 		cmocka_unit_test(test_json_canonical_and_hash),
 		cmocka_unit_test(test_json_errors_have_paths),
 		cmocka_unit_test(test_json_no_env_and_bad_input),
