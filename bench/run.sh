@@ -1,7 +1,7 @@
 #!/bin/sh
 # bench/run.sh -- gpubroker's benchmarks with their targets (issue 9).
 #
-#   BUILD=build bench/run.sh [plan] [provision] [api] [reconcile] [ha] [probe]
+#   BUILD=build bench/run.sh [plan] [autoscale] [provision] [api] [reconcile] [ha] [probe]
 #
 # `make bench` runs all of them (after building `all` and the bench
 # binaries) and prints one summary block; name some to run only those.
@@ -9,6 +9,9 @@
 # records results, the machine and how to reproduce them.
 #
 #   plan       bench/plan: 100k offers, Lua policies vs a native baseline
+#   autoscale  bench/autoscale: a 7-day diurnal demand trace replayed
+#              through the autoscaler's decision against a pool fixed at
+#              peak and an oracle (issue 21)
 #   provision  1,000 instances over three clouds on cloudsim (100 ms per
 #              call, the clouds' real rate limits), default parallelism
 #              against the floor and against parallelism capped at 10
@@ -225,6 +228,22 @@ bench_plan() {
 	fi
 	grep -v '^RESULT' "$T/plan.out"
 	grep '^RESULT' "$T/plan.out" | tee -a "$RESULTS"
+}
+
+# ------------------------------------------------------------- autoscale
+bench_autoscale() {
+	say "autoscale: a 7-day diurnal demand trace against a fixed, an autoscaled and an oracle pool"
+	if [ ! -x "$B/autoscale" ]; then
+		could_not autoscale "$B/autoscale is not built"
+		return
+	fi
+	if ! "$B/autoscale" >"$T/autoscale.out" 2>&1; then
+		cat "$T/autoscale.out"
+		could_not autoscale "bench/autoscale failed (exit $?)"
+		return
+	fi
+	grep -v '^RESULT' "$T/autoscale.out"
+	grep '^RESULT' "$T/autoscale.out" | tee -a "$RESULTS"
 }
 
 # ------------------------------------------------------------- reconcile
@@ -933,12 +952,12 @@ bench_churn() {
 }
 
 # ------------------------------------------------------------------ main
-which=${*:-plan provision api reconcile churn ha probe}
+which=${*:-plan autoscale provision api reconcile churn ha probe}
 for t in $which; do
 	case $t in
-	plan | provision | api | reconcile | churn | ha | probe) ;;
+	plan | autoscale | provision | api | reconcile | churn | ha | probe) ;;
 	*)
-		echo "usage: $0 [plan] [provision] [api] [reconcile] [churn] [ha] [probe]" >&2
+		echo "usage: $0 [plan] [autoscale] [provision] [api] [reconcile] [churn] [ha] [probe]" >&2
 		exit 2
 		;;
 	esac
