@@ -215,35 +215,31 @@ daemon_start() {
 AUTH="Authorization: Bearer bench-admin-token"
 
 # ------------------------------------------------------------------ plan
+# bench_program NAME: runs the self-contained $B/NAME and collects its
+# RESULT lines
+bench_program() {
+	if [ ! -x "$B/$1" ]; then
+		could_not "$1" "$B/$1 is not built"
+		return
+	fi
+	if ! "$B/$1" >"$T/$1.out" 2>&1; then
+		cat "$T/$1.out"
+		could_not "$1" "bench/$1 failed (exit $?)"
+		return
+	fi
+	grep -v '^RESULT' "$T/$1.out"
+	grep '^RESULT' "$T/$1.out" | tee -a "$RESULTS"
+}
+
 bench_plan() {
 	say "plan: 100,000 offers, gdpr + cost policies vs native C"
-	if [ ! -x "$B/plan" ]; then
-		could_not plan "$B/plan is not built"
-		return
-	fi
-	if ! "$B/plan" >"$T/plan.out" 2>&1; then
-		cat "$T/plan.out"
-		could_not plan "bench/plan failed (exit $?)"
-		return
-	fi
-	grep -v '^RESULT' "$T/plan.out"
-	grep '^RESULT' "$T/plan.out" | tee -a "$RESULTS"
+	bench_program plan
 }
 
 # ------------------------------------------------------------- autoscale
 bench_autoscale() {
 	say "autoscale: a 7-day diurnal demand trace against a fixed, an autoscaled and an oracle pool"
-	if [ ! -x "$B/autoscale" ]; then
-		could_not autoscale "$B/autoscale is not built"
-		return
-	fi
-	if ! "$B/autoscale" >"$T/autoscale.out" 2>&1; then
-		cat "$T/autoscale.out"
-		could_not autoscale "bench/autoscale failed (exit $?)"
-		return
-	fi
-	grep -v '^RESULT' "$T/autoscale.out"
-	grep '^RESULT' "$T/autoscale.out" | tee -a "$RESULTS"
+	bench_program autoscale
 }
 
 # ------------------------------------------------------------- reconcile
