@@ -53,6 +53,9 @@ done
 if ! /usr/bin/python3 -c 'import selenium' >/dev/null 2>&1; then
 	missing="$missing python3-selenium"
 fi
+# IANA time zones for autoscale schedule windows (core/base/tzfile.c reads
+# the compiled zone files; tests/unit/test_tzfile.c needs them).
+[ -r /usr/share/zoneinfo/Europe/Berlin ] || missing="$missing tzdata"
 [ -n "${GB_DEPS_EXTRA:-}" ] && missing="$missing $GB_DEPS_EXTRA"
 
 missing=$(echo $missing)
