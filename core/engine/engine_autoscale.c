@@ -11,7 +11,8 @@ int gb_autoscale_schedule_floor(const gb_autoscale *as, int64_t now)
 	int floor = 0;
 	for (int i = 0; i < as->nwindows; i++) {
 		const gb_autoscale_window *w = &as->windows[i];
-		int64_t local = now + (int64_t)w->tz_min * 60;
+		int64_t local = now + (w->zone ? gb_tz_offset(w->zone, now)
+		                               : (int64_t)w->tz_min * 60);
 		int64_t days = local >= 0 ? local / 86400
 		                          : -((-local + 86399) / 86400);
 		int64_t sec = local - days * 86400;

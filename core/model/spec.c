@@ -912,6 +912,33 @@ static int parse_tz(const char *s, int *out)
 	return 0;
 }
 
+/* A few zones for "did you mean" (the full list is the zoneinfo tree). */
+static const char *const common_zones[] = {
+	"UTC", "Europe/Berlin", "Europe/London", "Europe/Paris",
+	"Europe/Amsterdam", "Europe/Madrid", "Europe/Rome", "Europe/Zurich",
+	"Europe/Stockholm", "Europe/Warsaw", "Europe/Helsinki",
+	"America/New_York", "America/Chicago", "America/Denver",
+	"America/Los_Angeles", "America/Toronto", "America/Sao_Paulo",
+	"Asia/Tokyo", "Asia/Shanghai", "Asia/Singapore", "Asia/Kolkata",
+	"Asia/Seoul", "Australia/Sydney", NULL};
+
+/* tz: a fixed offset, else an IANA zone loaded (and cached) now. */
+static void dec_window_tz(sdec *c, const gb_ynode *v, const char *path,
+                          const char *s, gb_autoscale_window *out)
+{
+	char err[256], hint[96] = "";
+	const char *near;
+	if (parse_tz(s, &out->tz_min) == 0 ||
+	    (out->zone = gb_tz_get(s, err, sizeof(err))))
+		return;
+	if ((near = gb_nearest(s, common_zones)))
+		snprintf(hint, sizeof(hint), "did you mean %s? ", near);
+	ERR(c, v, path, "%s; %sexpected an IANA zone name such as "
+	    "Europe/Berlin (see %s; install tzdata if it is missing), UTC or "
+	    "a fixed offset such as \"+01:00\" or \"UTC-05:30\"", err, hint,
+	    GB_ZONEINFO_DIR);
+}
+
 static int dec_window_str(sdec *c, const gb_ynode *w, const char *parent,
                           const char *key, char **out)
 {
@@ -971,12 +998,8 @@ static void dec_window(sdec *c, const gb_ynode *w, const char *wp,
 		    "write two windows (..-24:00 and 00:00-..)");
 	if ((v = gb_ymap_get(w, "tz")) &&
 	    gb_ydec_str(&c->y, v, kpath(path, sizeof(path), wp, "tz"),
-	                &s) == 0 &&
-	    parse_tz(s, &out->tz_min) != 0)
-		ERR(c, v, path, "expected UTC or a fixed offset such as "
-		    "\"+01:00\" or \"UTC-05:30\", found \"%s\" (IANA zone names "
-		    "such as Europe/Berlin are not supported yet: write the "
-		    "offset, and a window per daylight-saving season)", s);
+	                &s) == 0)
+		dec_window_tz(c, v, path, s, out);
 	free(s);
 	kpath(path, sizeof(path), wp, "min");
 	if (!(v = gb_ymap_get(w, "min")))
@@ -1597,7 +1620,7 @@ static json_t *strv_json(const gb_strv *v)
 }
 
 /* Canonical: durations in seconds, days as a list of names joined by
- * commas, times HH:MM, tz UTC or +HH:MM. */
+ * commas, times HH:MM, tz an IANA name, UTC or +HH:MM. */
 static json_t *autoscale_json(const gb_autoscale *a)
 {
 	json_t *o = json_object(), *sch = json_array();
@@ -1607,7 +1630,7 @@ static json_t *autoscale_json(const gb_autoscale *a)
 	json_object_set_new(o, "max_step", json_integer(a->max_step));
 	for (int i = 0; i < a->nwindows; i++) {
 		const gb_autoscale_window *w = &a->windows[i];
-		char days[32] = "", from[32], to[32], tz[32];
+		char days[32] = "", from[32], to[32], tz[GB_TZ_NAME_MAX];
 		int off = w->tz_min < 0 ? -w->tz_min : w->tz_min;
 		for (int d = 0; d < 7; d++)
 			if (w->days & (1u << d)) {
@@ -1619,7 +1642,9 @@ static json_t *autoscale_json(const gb_autoscale *a)
 		         w->from_min % 60);
 		snprintf(to, sizeof(to), "%02d:%02d", w->to_min / 60,
 		         w->to_min % 60);
-		if (w->tz_min == 0)
+		if (w->zone)
+			snprintf(tz, sizeof(tz), "%s", gb_tz_name(w->zone));
+		else if (w->tz_min == 0)
 			snprintf(tz, sizeof(tz), "UTC");
 		else
 			snprintf(tz, sizeof(tz), "%c%02d:%02d",

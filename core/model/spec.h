@@ -66,9 +66,10 @@
  *                  schedule: list (at most 8) of {days: "mon-fri",
  *                    "sat,sun", ... (ranges may wrap: fri-mon), from:
  *                    "HH:MM", to: "HH:MM" (after from; 24:00 allowed),
- *                    tz: UTC or a fixed offset "+01:00" / "UTC-05:30"
- *                    (default UTC; IANA zone names are not supported
- *                    yet), min: within the pool's min..max}}
+ *                    tz: an IANA zone name such as Europe/Berlin (from
+ *                    /usr/share/zoneinfo, daylight saving followed), UTC
+ *                    or a fixed offset "+01:00" / "UTC-05:30" (default
+ *                    UTC), min: within the pool's min..max}}
  * A single string is accepted wherever a list is expected.
  */
 #ifndef GB_SPEC_H
@@ -77,6 +78,7 @@
 #include <stdint.h>
 
 #include "diag.h"
+#include "tzfile.h"
 #include "util.h"
 
 typedef enum gb_purpose {
@@ -96,14 +98,16 @@ typedef enum gb_colocate {
 
 #define GB_AUTOSCALE_MAX_WINDOWS 8
 
-/* A schedule window: from..to local time (offset tz_min from UTC) on the
- * days in the mask (bit 0 = Monday .. bit 6 = Sunday) raises the floor
- * to min. */
+/* A schedule window: from..to local time (zone, or offset tz_min from UTC
+ * when zone is NULL) on the days in the mask (bit 0 = Monday .. bit 6 =
+ * Sunday) raises the floor to min.  zone is owned by tzfile's process-wide
+ * cache (immutable, never freed), so copying a window by value is safe. */
 typedef struct gb_autoscale_window {
 	unsigned days;
 	int from_min, to_min; /* minutes after local midnight, from < to */
-	int tz_min;           /* local = UTC + tz_min minutes */
+	int tz_min;           /* local = UTC + tz_min minutes (no zone) */
 	int min;
+	const gb_tz *zone;    /* IANA zone, or NULL; borrowed from the cache */
 } gb_autoscale_window;
 
 typedef struct gb_autoscale {

@@ -3,7 +3,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -198,7 +200,7 @@ static void test_schedule_floor(void **state)
 	int64_t mon = 1794787200;
 	(void)state;
 	as.nwindows = 1;
-	as.windows[0] = (gb_autoscale_window){0x1f, 8 * 60, 20 * 60, 60, 4};
+	as.windows[0] = (gb_autoscale_window){0x1f, 8 * 60, 20 * 60, 60, 4, NULL};
 	/* Monday 06:59 UTC = 07:59 +01:00: closed; 07:00 UTC: open */
 	assert_int_equal(gb_autoscale_schedule_floor(&as, mon + 6 * 3600 +
 	                                             59 * 60), 0);
@@ -211,7 +213,7 @@ static void test_schedule_floor(void **state)
 	                                             10 * 3600), 0);
 	/* Friday 23:30 UTC is Saturday 00:30 at +01:00: closed; Monday
 	 * 00:30 local is Sunday 23:30 UTC */
-	as.windows[0] = (gb_autoscale_window){0x01, 0, 60, 60, 3};
+	as.windows[0] = (gb_autoscale_window){0x01, 0, 60, 60, 3, NULL};
 	assert_int_equal(gb_autoscale_schedule_floor(&as, mon - 1800), 3);
 	assert_int_equal(gb_autoscale_schedule_floor(&as, mon + 1800), 0);
 
@@ -219,13 +221,57 @@ static void test_schedule_floor(void **state)
 	 * at its end (nobody reports) */
 	sim_init(&s, 1, 10, 1);
 	s.as.nwindows = 1;
-	s.as.windows[0] = (gb_autoscale_window){0x7f, 8 * 60, 9 * 60, 0, 4};
+	s.as.windows[0] = (gb_autoscale_window){0x7f, 8 * 60, 9 * 60, 0, 4, NULL};
 	assert_int_equal(silent_pass_at(&s, mon + 8 * 3600 - 20), 1);
 	assert_int_equal(silent_pass_at(&s, mon + 8 * 3600), 4);
 	assert_non_null(strstr(s.last.reason, "schedule window floor 4: 1 -> 4"));
 	assert_int_equal(silent_pass_at(&s, mon + 9 * 3600 - 10), 4);
 	assert_int_equal(silent_pass_at(&s, mon + 9 * 3600), 1);
 	assert_non_null(strstr(s.last.reason, "schedule window ended"));
+}
+
+/* A Europe/Berlin window follows daylight saving: mon-fri 08:00-20:00
+ * opens at 07:00 UTC in winter (CET, +01:00) and 06:00 UTC in summer
+ * (CEST, +02:00).  Skips without /usr/share/zoneinfo (install tzdata). */
+static void test_schedule_floor_zone(void **state)
+{
+	gb_autoscale as = {0};
+	char err[256];
+	const gb_tz *z;
+	int64_t jan12 = 1768176000, jul13 = 1783900800; /* Mondays 00:00 UTC */
+	(void)state;
+	if (access(GB_ZONEINFO_DIR "/Europe/Berlin", R_OK) != 0) {
+		fprintf(stderr, "skip: %s/Europe/Berlin missing (install "
+		        "tzdata)\n", GB_ZONEINFO_DIR);
+		skip();
+	}
+	assert_non_null(z = gb_tz_get("Europe/Berlin", err, sizeof(err)));
+	as.nwindows = 1;
+	/* tz_min is ignored when a zone is set */
+	as.windows[0] = (gb_autoscale_window){0x1f, 8 * 60, 20 * 60, -300, 4,
+	                                      z};
+	/* winter */
+	assert_int_equal(gb_autoscale_schedule_floor(&as, jan12 + 6 * 3600 +
+	                                             59 * 60), 0);
+	assert_int_equal(gb_autoscale_schedule_floor(&as, jan12 + 7 * 3600), 4);
+	assert_int_equal(gb_autoscale_schedule_floor(&as, jan12 + 18 * 3600 +
+	                                             59 * 60), 4);
+	assert_int_equal(gb_autoscale_schedule_floor(&as, jan12 + 19 * 3600), 0);
+	/* summer: an hour earlier in UTC */
+	assert_int_equal(gb_autoscale_schedule_floor(&as, jul13 + 5 * 3600 +
+	                                             59 * 60), 0);
+	assert_int_equal(gb_autoscale_schedule_floor(&as, jul13 + 6 * 3600), 4);
+	assert_int_equal(gb_autoscale_schedule_floor(&as, jul13 + 17 * 3600 +
+	                                             59 * 60), 4);
+	assert_int_equal(gb_autoscale_schedule_floor(&as, jul13 + 18 * 3600), 0);
+	/* Friday 22:30 UTC in summer is Saturday 00:30 local: closed */
+	as.windows[0].days = 0x10; /* fri */
+	as.windows[0].from_min = 0;
+	as.windows[0].to_min = 24 * 60;
+	assert_int_equal(gb_autoscale_schedule_floor(&as, jul13 + 4 * 86400 +
+	                                             21 * 3600 + 1800), 4);
+	assert_int_equal(gb_autoscale_schedule_floor(&as, jul13 + 4 * 86400 +
+	                                             22 * 3600 + 1800), 0);
 }
 
 static void test_demand(void **state)
@@ -276,6 +322,7 @@ int main(void)
 		cmocka_unit_test(test_noisy_no_flap),
 		cmocka_unit_test(test_unknown_not_idle),
 		cmocka_unit_test(test_schedule_floor),
+		cmocka_unit_test(test_schedule_floor_zone),
 		cmocka_unit_test(test_demand),
 		cmocka_unit_test(test_victims),
 	};

@@ -249,10 +249,20 @@ static const bad_case bad_cases[] = {
 	 "    schedule:\n      - {days: daily, from: \"20:00\", to: \"08:00\","
 	 " min: 2}\n", 10, 42, "pool.autoscale.schedule[0].to",
 	 "must be after from"},
-	{"autoscale_tz_iana", ELASTIC "  autoscale:\n    gpu_util_target: 0.7\n"
+	{"autoscale_tz_typo", ELASTIC "  autoscale:\n    gpu_util_target: 0.7\n"
 	 "    schedule:\n      - {days: daily, from: \"08:00\", to: \"20:00\","
-	 " tz: Europe/Berlin, min: 2}\n", 10, 55,
-	 "pool.autoscale.schedule[0].tz", "IANA zone names"},
+	 " tz: Europe/Berlim, min: 2}\n", 10, 55,
+	 "pool.autoscale.schedule[0].tz", "\"Europe/Berlim\" is not a zone in "
+	 "/usr/share/zoneinfo (no such zone file); did you mean Europe/Berlin?"},
+	{"autoscale_tz_unknown", ELASTIC "  autoscale:\n    gpu_util_target: 0.7\n"
+	 "    schedule:\n      - {days: daily, from: \"08:00\", to: \"20:00\","
+	 " tz: Mars/Olympus_Mons, min: 2}\n", 10, 55,
+	 "pool.autoscale.schedule[0].tz", "expected an IANA zone name such as "
+	 "Europe/Berlin"},
+	{"autoscale_tz_path", ELASTIC "  autoscale:\n    gpu_util_target: 0.7\n"
+	 "    schedule:\n      - {days: daily, from: \"08:00\", to: \"20:00\","
+	 " tz: ../../etc/passwd, min: 2}\n", 10, 55,
+	 "pool.autoscale.schedule[0].tz", "is not a zone name"},
 	{"autoscale_window_min", ELASTIC "  autoscale:\n    gpu_util_target: 0.7\n"
 	 "    schedule:\n      - {days: daily, from: \"08:00\", to: \"20:00\","
 	 " min: 9}\n", 10, 56, "pool.autoscale.schedule[0].min",
@@ -932,6 +942,45 @@ static void test_json_roundtrip(void **state)
 	gb_spec_set_free(&b);
 }
 
+/* tz: an IANA name is kept by name (JSON round trip) and resolves to the
+ * cached zone.  Skips without /usr/share/zoneinfo (install tzdata). */
+static void test_autoscale_zone(void **state)
+{
+	gb_spec_set a, b;
+	gb_spec_opts o = test_opts();
+	gb_diags d = GB_DIAGS_INIT;
+	gb_pool_spec copy;
+	char *ja, *jb;
+	(void)state;
+	if (access(GB_ZONEINFO_DIR "/Europe/Berlin", R_OK) != 0) {
+		fprintf(stderr, "skip: %s/Europe/Berlin missing (install "
+		        "tzdata)\n", GB_ZONEINFO_DIR);
+		skip();
+	}
+	a = parse_ok(ELASTIC "  autoscale:\n    gpu_util_target: 0.7\n"
+	    "    schedule:\n      - {days: mon-fri, from: \"08:00\","
+	    " to: \"20:00\", tz: Europe/Berlin, min: 4}\n");
+	const gb_autoscale_window *w = &a.pools[0].autoscale.windows[0];
+	assert_non_null(w->zone);
+	assert_string_equal(gb_tz_name(w->zone), "Europe/Berlin");
+	assert_int_equal(gb_tz_offset(w->zone, 1784116800), 7200);
+	ja = gb_pool_spec_to_json(&a.pools[0]);
+	assert_non_null(strstr(ja, "\"tz\":\"Europe/Berlin\""));
+	assert_int_equal(gb_spec_load_json("api", ja, strlen(ja), &o, &b, &d), 0);
+	jb = gb_pool_spec_to_json(&b.pools[0]);
+	assert_string_equal(ja, jb);
+	assert_ptr_equal(b.pools[0].autoscale.windows[0].zone, w->zone);
+	/* a copy shares the cached zone; freeing both is clean */
+	gb_pool_spec_copy(&copy, &a.pools[0]);
+	assert_ptr_equal(copy.autoscale.windows[0].zone, w->zone);
+	gb_pool_spec_free(&copy);
+	free(ja);
+	free(jb);
+	gb_diags_free(&d);
+	gb_spec_set_free(&a);
+	gb_spec_set_free(&b);
+}
+
 static void test_autoscale(void **state)
 {
 	gb_spec_set a = parse_ok(ELASTIC "  autoscale:\n"
@@ -1315,6 +1364,7 @@ int main(void)
 		cmocka_unit_test(test_image_for_other_brokers),
 		cmocka_unit_test(test_json_roundtrip),
 		cmocka_unit_test(test_autoscale),
+		cmocka_unit_test(test_autoscale_zone),
 		cmocka_unit_test(test_json_canonical_and_hash),
 		cmocka_unit_test(test_json_errors_have_paths),
 		cmocka_unit_test(test_json_no_env_and_bad_input),
