@@ -136,20 +136,24 @@ check "[ \"\$(desired as-q)\" = 1 ]" "the refused pool keeps its size"
 check "curl -sf -H \"\$H\" $GPUBROKER_SERVER/metrics | grep -q '^gpubroker_autoscale_decisions_total{action=\"refused\"} [1-9]'" \
 	"/metrics counts the refusals"
 
-# --- schedule: a window open now (this UTC minute) raises the floor to 2;
-# it is released when the window ends at the minute's end (the window's
-# start and time zones are checked by test_autoscale with a fake clock)
+# --- schedule: a window open now (this minute in Europe/Berlin, local
+# times from glibc's date, the daemon reads the zone file itself) raises
+# the floor to 2; it is released when the window ends at the minute's end
+# (the window's start, DST and fixed offsets are checked by test_autoscale
+# with a fake clock).  Without tzdata the window is in UTC.
+zone=Europe/Berlin
+[ -r /usr/share/zoneinfo/$zone ] || { echo "note: no tzdata, window in UTC"; zone=UTC; }
 [ "$(date -u +%S | sed 's/^0//')" -lt 40 ] || sleep $((61 - $(date -u +%S | sed 's/^0//')))
-from=$(date -u +%H:%M)
-to=$(date -u -d "@$(( $(date +%s) + 60 ))" +%H:%M)
+from=$(TZ=$zone date +%H:%M)
+to=$(TZ=$zone date -d "@$(( $(date +%s) + 60 ))" +%H:%M)
 [ "$to" = 00:00 ] && to=24:00
 write_spec "$T/s.yaml" as-s aws A10G 1 on-demand "purpose: inference" \
 	"min: 1" "max: 3" \
-	"autoscale: {gpu_util_target: 0.5, schedule: [{days: daily, from: \"$from\", to: \"$to\", tz: UTC, min: 2}]}"
+	"autoscale: {gpu_util_target: 0.5, schedule: [{days: daily, from: \"$from\", to: \"$to\", tz: $zone, min: 2}]}"
 gb apply -f "$T/s.yaml" --auto-approve >/dev/null 2>"$T/apply.log" || { cat "$T/apply.log"; fail "apply as-s"; }
 wait_until 10 "[ \"\$(desired as-s)\" = 2 ]" || fail "the open window did not raise as-s to 2 ($(events as-s))"
 check "events as-s | grep -q 'autoscale schedule window floor 2: 1 -> 2'" "the window's floor is an event"
 wait_until 75 "[ \"\$(desired as-s)\" = 1 ]" || fail "the window's end did not release as-s ($(events as-s))"
-check "[ \"\$(date -u +%H:%M)\" = $to ] || [ $to = 24:00 ]" "the floor was released at the window's end ($to)"
+check "[ \"\$(TZ=$zone date +%H:%M)\" = $to ] || [ $to = 24:00 ]" "the floor was released at the window's end ($to)"
 check "events as-s | grep -q 'autoscale schedule window ended (floor 2 -> 1): 2 -> 1'" "the release is an event"
 echo "PASS"
