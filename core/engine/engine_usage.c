@@ -185,7 +185,7 @@ json_t *gb_engine_usage(gb_engine *e, const char *by, const char *pool,
 	memset(&total, 0, sizeof(total));
 	arr = json_array();
 	for (int i = 0; i < nb; i++) {
-		char hour[3];
+		char hour[12]; /* "%02d" of 0..23; room for any int (format-truncation) */
 		json_t *b = json_object();
 		snprintf(hour, sizeof(hour), "%02d", i);
 		json_object_set_new(b, "bucket", json_string(by_weekday
