@@ -43,11 +43,6 @@ static const char *const purpose_names[] = {"training", "inference", "dev",
 static const char *const colocate_names[] = {"none", "region", "zone", NULL};
 static const char *const capacity_names[] = {"on-demand", "spot", "reserved",
                                              NULL};
-/* Only programmes the region table (core/regions_data.c) records per
- * region: a requirement no region can meet would refuse every plan.
- * (PCI DSS is not among them: the table does not say where it holds.) */
-static const char *const compliance_names[] = {"gdpr", "hipaa", "fedramp",
-                                               NULL};
 
 static const char *const ssh_key_prefixes[] = {
 	"ssh-ed25519 ", "ssh-rsa ", "ssh-dss ", "ecdsa-sha2-", "sk-", NULL};
@@ -209,6 +204,16 @@ static int choice(sdec *c, const gb_ynode *n, const char *path,
 		}
 	}
 	lower_copy(n->str, low, sizeof(low));
+	near = gb_region_tag_canonical(low);
+	if (near != low) { /* an older name of a region tag */
+		for (int i = 0; values[i]; i++)
+			if (strcmp(values[i], near) == 0) {
+				ERR(c, n, path, "\"%s\" is now called \"%s\" "
+				    "(region tags and compliance tags are one "
+				    "vocabulary); write %s", n->str, near, near);
+				return -1;
+			}
+	}
 	near = gb_nearest(low, values);
 	list = join_or(values);
 	if (near)
@@ -775,11 +780,26 @@ static void dec_placement(sdec *c, const gb_ynode *n, gb_pool_spec *p,
 	}
 	if ((v = gb_ymap_get(n, "data")))
 		dec_data(c, v, p);
-	if ((v = gb_ymap_get(n, "compliance")) &&
-	    choice_list(c, v, "pool.placement.compliance", "compliance tag",
-	                "compliance tags", compliance_names, "", idx, &k) == 0)
-		for (size_t i = 0; i < k; i++)
-			gb_strv_push(&p->compliance, compliance_names[idx[i]]);
+	/* Only the tags the region table (regions_data.c) records per
+	 * region: a requirement no region can meet would refuse every plan
+	 * (PCI DSS is not among them: the table does not say where it
+	 * holds).  Region tags and compliance tags are one vocabulary. */
+	if ((v = gb_ymap_get(n, "compliance"))) {
+		size_t nt;
+		const gb_region_tag *tags = gb_region_tags(&nt);
+		const char *names[MAX_CHOICES + 1];
+		if (nt > MAX_CHOICES)
+			nt = MAX_CHOICES;
+		for (size_t i = 0; i < nt; i++)
+			names[i] = tags[i].name;
+		names[nt] = NULL;
+		if (choice_list(c, v, "pool.placement.compliance",
+		                "compliance tag", "compliance tags", names,
+		                " (the region tags: gpubroker help policy)",
+		                idx, &k) == 0)
+			for (size_t i = 0; i < k; i++)
+				gb_strv_push(&p->compliance, names[idx[i]]);
+	}
 }
 
 static void dec_limits(sdec *c, const gb_ynode *n, gb_pool_spec *p)

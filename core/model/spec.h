@@ -46,7 +46,9 @@
  *                  colocate: zone | region | none (default zone for
  *                  training with count > 1, else none),
  *                  data: {region: a known region id}  (data locality),
- *                  compliance: list of gdpr | hipaa | fedramp | pci}
+ *                  compliance: list of region tags (gb_region_tags:
+ *                  gdpr | uk-gdpr | hipaa | fedramp; hipaa-eligible is
+ *                  refused naming hipaa)}
  *     limits      {max_price_per_hour: USD for the whole pool, > 0 and
  *                  <= 1e6; leave out for no limit}
  *     lifecycle   {ttl, idle_timeout: durations (90s, 30m, 6h, 2d, 1w,

@@ -50,14 +50,6 @@ const char *gb_refusal_kind_name(gb_refusal_kind k)
 	return k < GB_REFUSE__COUNT ? kind_names[k] : "unknown";
 }
 
-/* The region tag a compliance requirement needs. */
-static const char *compliance_tag(const char *req)
-{
-	if (strcmp(req, "hipaa") == 0)
-		return "hipaa-eligible";
-	return req; /* gdpr, fedramp */
-}
-
 static int region_ok(const gb_pool_spec *s, const char *region)
 {
 	if (!s->regions.n)
@@ -71,7 +63,7 @@ static int region_ok(const gb_pool_spec *s, const char *region)
 static int compliance_ok(const gb_pool_spec *s, const gb_region_info *ri)
 {
 	for (size_t i = 0; i < s->compliance.n; i++)
-		if (!ri || !gb_region_has_tag(ri, compliance_tag(s->compliance.v[i])))
+		if (!ri || !gb_region_has_tag(ri, s->compliance.v[i]))
 			return 0;
 	return 1;
 }

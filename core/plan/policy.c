@@ -163,6 +163,31 @@ char *gb_policy_resolve(const char *name, const gb_strv *dirs, char *err,
 /* ------------------------------------------------------------------ */
 /* loading */
 
+/* The keys of a policy's table that gpubroker reads. */
+static const char *const policy_keys[] = {"filter", "score", "params",
+                                          NULL};
+
+/* A key of the policy table at t that is a near miss of policy_keys
+ * (fitler): an error naming both.  Other keys (helpers a test reaches)
+ * are the policy's own. */
+static void check_keys(lua_State *L, int t)
+{
+	lua_pushnil(L);
+	while (lua_next(L, t)) {
+		const char *k = lua_type(L, -2) == LUA_TSTRING
+		                        ? lua_tostring(L, -2) : NULL;
+		const char *near = k ? gb_nearest(k, policy_keys) : NULL;
+		int known = 0;
+		for (size_t i = 0; k && policy_keys[i]; i++)
+			known |= strcmp(k, policy_keys[i]) == 0;
+		if (near && !known)
+			luaL_error(L, "the returned table has '%s'; did you mean "
+			           "'%s'? (a policy returns filter, score and "
+			           "params)", k, near);
+		lua_pop(L, 1);
+	}
+}
+
 void gb_policy_check_shape(lua_State *L, int *has)
 {
 	int t = lua_absindex(L, -1), ft, st;
@@ -170,6 +195,7 @@ void gb_policy_check_shape(lua_State *L, int *has)
 	if (lua_type(L, t) != LUA_TTABLE)
 		luaL_error(L, "must return a table with filter and/or score "
 		              "functions, got %s", luaL_typename(L, t));
+	check_keys(L, t);
 	lua_pushliteral(L, "filter");
 	ft = lua_rawget(L, t);
 	lua_pushliteral(L, "score");

@@ -173,6 +173,8 @@ extern const char *const gb_req_field_names[GB_REQ_FIELDS];
 extern const char *const gb_req_gpu_field_names[GB_REQ_GPU_FIELDS];
 #define GB_REQ_TEAM_FIELDS (0 GB_POLICY_REQ_TEAM_FIELDS(GB_POLICY_FIELD_ONE))
 extern const char *const gb_req_team_field_names[GB_REQ_TEAM_FIELDS];
+#define GB_REGION_FIELDS (0 GB_POLICY_REGION_FIELDS(GB_POLICY_FIELD_ONE))
+extern const char *const gb_region_field_names[GB_REGION_FIELDS];
 
 /* ---- policy.c */
 

@@ -195,7 +195,11 @@ static const bad_case bad_cases[] = {
 	 "pool.placement.compliance[0]", "did you mean \"gdpr\"?"},
 	/* no region records PCI DSS: refused rather than never placeable */
 	{"compliance_pci", BASE "  placement: {compliance: [pci]}\n", 4, 28,
-	 "pool.placement.compliance[0]", "expected gdpr, hipaa or fedramp"},
+	 "pool.placement.compliance[0]", "expected gdpr, uk-gdpr, hipaa or fedramp"},
+	/* one vocabulary with the region tags: the old tag name says so */
+	{"compliance_old_tag", BASE "  placement: {compliance: [hipaa-eligible]}\n",
+	 4, 28, "pool.placement.compliance[0]",
+	 "\"hipaa-eligible\" is now called \"hipaa\""},
 	{"data_region_unknown", BASE "  placement: {data: {region: eu-west-9}}\n",
 	 4, 30, "pool.placement.data.region",
 	 "unknown region \"eu-west-9\"; did you mean \"eu-west-1\"?"},
