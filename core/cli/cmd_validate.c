@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "output.h"
+#include "plan.h"
 #include "runtime.h"
 #include "spec.h"
 #include "yamldoc.h"
@@ -374,6 +375,8 @@ static int run_validate(gb_cli *cli)
 		return gb_cli_usage(cli, "no input: give -f FILE (repeatable)");
 
 	memset(&so, 0, sizeof(so));
+	/* policy args are checked against what the policies declare */
+	so.policy_arg = gb_plan_policy_arg;
 	if (cli->config_path) {
 		/* The broker config decides which clouds exist. */
 		if (gb_cli_config(cli) != 0) {
@@ -387,6 +390,7 @@ static int run_validate(gb_cli *cli)
 	memset(&rt, 0, sizeof(rt));
 	if (gb_cli_config(cli) == 0) {
 		gb_config_clouds(&cli->cfg, clouds, GB_ARRAY_LEN(clouds));
+		so.policy_ud = &cli->cfg;
 		so.clouds = clouds;
 		gb_runtime_open(&cli->cfg, NULL, &rt, 1);
 		so.catalog = rt.cat;

@@ -603,6 +603,17 @@ void gb_plan_policy_path(const gb_config *cfg, const char *extra,
 	}
 }
 
+int gb_plan_policy_arg(void *ud, const char *policy, const char *key,
+                       const char *value, char *msg, size_t cap)
+{
+	gb_strv path = {0};
+	int rc;
+	gb_plan_policy_path(ud, NULL, &path);
+	rc = gb_policy_check_arg(policy, &path, NULL, key, value, msg, cap);
+	gb_strv_free(&path);
+	return rc;
+}
+
 gb_policy_set *gb_plan_load_policies(const gb_config *cfg,
                                      const gb_pool_spec *spec,
                                      const char *extra_dir, int *failed,

@@ -684,6 +684,149 @@ static void test_strict_region_and_names(void **state)
 	}
 }
 
+/* Issue 31.2: parameters.  A policy declares params; a pool's args
+ * reach filter and score as a third, read-only table of every declared
+ * parameter (the pool's value or the default); unknown or mistyped args
+ * and malformed declarations are errors naming them. */
+static const char CAPPER[] =
+"return {\n"
+"  params = {\n"
+"    cap = {type = 'number', default = 50, doc = 'USD per hour'},\n"
+"    note = {type = 'string'},\n"
+"    strict = {type = 'boolean', default = false},\n"
+"    n = {type = 'integer', default = 2},\n"
+"  },\n"
+"  filter = function(req, o, args)\n"
+"    if args.note ~= nil and args.note ~= 'hello' then\n"
+"      return false, 'note' end\n"
+"    if math.type(args.n) ~= 'integer' then return false, 'n type' end\n"
+"    if o.price > args.cap then return false, 'over ' .. args.cap end\n"
+"    return true\n"
+"  end,\n"
+"  score = function(req, o, args)\n"
+"    if args.strict then return args.n end\n"
+"    return 0\n"
+"  end }\n";
+
+/* Binds the test spec with policy entry "capper" and args (key, value
+ * pairs, NULL-terminated); the rc of gb_policy_set_request. */
+static int bind_args(gb_policy_set *ps, const char *const *kv, char *err,
+                     size_t cap)
+{
+	gb_pool_spec s;
+	int rc;
+	make_spec(&s);
+	gb_strv_push(&s.policies, "capper");
+	s.policy_args = gb_xcalloc(1, sizeof(*s.policy_args));
+	for (size_t i = 0; kv && kv[i]; i += 2)
+		gb_kvs_set(&s.policy_args[0], kv[i], kv[i + 1]);
+	rc = gb_policy_set_request(ps, &s, NULL, err, cap);
+	gb_pool_spec_free(&s);
+	return rc;
+}
+
+static void test_params(void **state)
+{
+	static const char *const set[] = {"cap", "35", "note", "hello",
+	                                  "strict", "true", "n", "3", NULL};
+	static const char *const typo[] = {"capp", "1", NULL};
+	static const char *const mistyped[] = {"n", "2.5", NULL};
+	static const struct {
+		const char *src, *want;
+	} bad[] = {
+		{"cap = {type = 'float'}", "params.cap.type must be number, "
+		 "integer, string or boolean"},
+		{"cap = {typ = 'number'}", "params.cap has 'typ'; did you mean "
+		 "'type'?"},
+		{"cap = {type = 'number', default = 'x'}", "params.cap.default "
+		 "must be a number, got string"},
+		{"Cap = {type = 'number'}", "each key must be a parameter name"},
+		{"cap = 3", "params.cap must be a table"},
+	};
+	gb_policy_set *ps;
+	gb_policy_result r[8];
+	gb_strv path = strv_of(tmpdir, NULL, NULL);
+	const gb_policy_param *pp;
+	char err[1024] = "";
+	size_t n;
+	(void)state;
+	write_file(tmpdir, "capper.lua", CAPPER);
+	ps = load_set(tmpdir, NULL, "capper", NULL, NULL);
+	pp = gb_policy_params(ps, 0, &n);
+	assert_int_equal(n, 4);
+	assert_string_equal(pp[0].name, "cap"); /* by name */
+	assert_string_equal(pp[0].type, "number");
+	assert_string_equal(pp[0].def, "50");
+	assert_string_equal(pp[0].doc, "USD per hour");
+	assert_null(pp[2].def); /* note: no default */
+
+	/* the defaults: cap 50 refuses the two dearest, score 0 */
+	bind(ps, NULL);
+	eval_ok(ps, r, &n);
+	assert_int_equal(r[0].refused_by, -1);
+	assert_int_equal(r[1].refused_by, 0);
+	assert_string_equal(r[1].reason, "over 50");
+	assert_int_equal(r[4].refused_by, 0);
+	assert_true(r[0].score == 0);
+
+	/* the pool's args, read by the declared types */
+	assert_int_equal(bind_args(ps, set, err, sizeof(err)), 0);
+	eval_ok(ps, r, &n);
+	assert_int_equal(r[0].refused_by, 0); /* 40 > 35 */
+	assert_string_equal(r[0].reason, "over 35.0");
+	assert_int_equal(r[2].refused_by, -1);
+	assert_true(r[2].score == 3);
+
+	assert_int_equal(bind_args(ps, typo, err, sizeof(err)), -1);
+	if (!strstr(err, "policy 'capper' has no parameter 'capp'; did you "
+	                 "mean 'cap'? (parameters: cap (number), n (integer), "
+	                 "note (string), strict (boolean))"))
+		fail_msg("typo: %s", err);
+	assert_int_equal(bind_args(ps, mistyped, err, sizeof(err)), -1);
+	if (!strstr(err, "policy 'capper' parameter 'n' is an integer, got "
+	                 "\"2.5\""))
+		fail_msg("mistyped: %s", err);
+	gb_policy_set_free(ps);
+
+	/* the same checks for validate, through the cache */
+	assert_int_equal(gb_policy_check_arg("capper", &path, NULL, "cap", "3",
+	                                     err, sizeof(err)), 0);
+	assert_int_equal(gb_policy_check_arg("capper", &path, NULL, "cap",
+	                                     "cheap", err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "parameter 'cap' is a number, got "
+	                            "\"cheap\""));
+	assert_int_equal(gb_policy_check_arg("cost", &path, NULL, NULL, NULL,
+	                                     err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "policy 'cost': not found in"));
+
+	/* args are read-only and strict */
+	write_file(tmpdir, "argsread.lua",
+	           "return { params = {cap = {type = 'number'}},\n"
+	           "  filter = function(req, o, args)\n"
+	           "    return args.capp ~= nil end }\n");
+	ps = load_set(tmpdir, NULL, "argsread", NULL, NULL);
+	bind(ps, NULL);
+	eval_err(ps, "args of argsread has no field 'capp'; did you mean "
+	             "'cap'?");
+	gb_policy_set_free(ps);
+
+	for (size_t i = 0; i < GB_ARRAY_LEN(bad); i++) {
+		gb_strv pool = strv_of("baddecl", NULL, NULL);
+		char *src = gb_xasprintf("return { params = {%s},\n"
+		                         "  filter = function() return true "
+		                         "end }\n", bad[i].src);
+		write_file(tmpdir, "baddecl.lua", src);
+		free(src);
+		ps = NULL;
+		assert_int_equal(gb_policy_set_new(&ps, NULL, &pool, &path, NULL,
+		                                   err, sizeof(err)), -1);
+		if (!strstr(err, bad[i].want))
+			fail_msg("%s: %s", bad[i].src, err);
+		gb_strv_free(&pool);
+	}
+	gb_strv_free(&path);
+}
+
 /* ------------------------------------------------------------ semantics */
 
 static void test_filters_and_scores(void **state)
@@ -1385,6 +1528,7 @@ int main(void)
 		cmocka_unit_test(test_req_fields),
 		cmocka_unit_test(test_gb_helpers),
 		cmocka_unit_test(test_strict_region_and_names),
+		cmocka_unit_test(test_params),
 		cmocka_unit_test(test_filters_and_scores),
 		cmocka_unit_test(test_filter_nil_is_an_error),
 		cmocka_unit_test(test_org_first_and_duplicates),
