@@ -12,6 +12,7 @@
 # (tests/integration/policy_documented.sh).
 set -eu
 gb=$1 file=$2 mode=${3:-write}
+. "$(dirname "$0")/md_tables.sh"
 # section BEGIN END HEADING COLS HEADER: one table of FILE, made from the
 # help's section HEADING ("  NAME  [TYPE]  MEANING", the meaning wrapped
 # onto lines that start with spaces only), written between the lines
@@ -23,10 +24,6 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 cp "$file" "$tmp/new"
 section() {
 	begin=$1 end=$2 heading=$3 cols=$4 header=$5
-	grep -q "^$begin" "$tmp/new" && grep -q "^$end" "$tmp/new" || {
-		echo "$file has no \"$begin ...\" and \"$end\" lines" >&2
-		exit 1
-	}
 	awk -v heading="$heading" -v cols="$cols" '
 		$0 == heading { on = 1; next }
 		on && /^$/ { on = 0 }
@@ -52,12 +49,7 @@ section() {
 		if [ "$cols" = 3 ]; then echo '|---|---|---|'; else echo '|---|---|'; fi
 		cat "$tmp/rows"
 	} >"$tmp/table"
-	awk -v begin="$begin" -v end="$end" -v table="$tmp/table" '
-		index($0, begin) == 1 { print; while ((getline l < table) > 0) print l; skip = 1; next }
-		$0 == end { skip = 0 }
-		!skip { print }
-	' "$tmp/new" >"$tmp/next"
-	mv "$tmp/next" "$tmp/new"
+	md_put "$begin" "$end" "$tmp/table" "$tmp/new"
 }
 section '<!-- policy fields: begin' '<!-- policy fields: end -->' 'fields:' 3 \
 	'| field | type | meaning |'
@@ -65,12 +57,4 @@ section '<!-- region tags: begin' '<!-- region tags: end -->' \
 	'region tags (region.tags, gb.has_tag, placement.compliance):' 2 \
 	'| tag | meaning |'
 
-if [ "$mode" = --check ]; then
-	if ! diff -u "$file" "$tmp/new" >"$tmp/diff"; then
-		echo "$file: the tables of policy fields and region tags differ from '$gb help policy' (core/plan/policy_fields.h, core/model/regions_data.c); run make readme-policy:" >&2
-		cat "$tmp/diff" >&2
-		exit 1
-	fi
-	exit 0
-fi
-cat "$tmp/new" >"$file"
+md_finish "$file" "$tmp/new" "$mode" "the tables of policy fields and region tags differ from '$gb help policy' (core/plan/policy_fields.h, core/model/regions_data.c); run make readme-policy"

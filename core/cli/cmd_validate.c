@@ -32,16 +32,14 @@ static const gb_flag *validate_flags(void)
 
 enum kind { KIND_AUTO, KIND_SPEC, KIND_CONFIG, KIND_INVENTORY };
 
-/* Broker-config keys, to tell a config from a spec with a typo'd root. */
-static const char *const config_keys[] = {
-	"broker_id", "state",  "policy_path", "org_policies", "drivers",
-	"listen",    "tls",    "tokens",      "teams",        "reservations",
-	"onprem",    "daemon", NULL};
-
+/* A top-level broker-config key (gb_config_keys), to tell a config from a
+ * spec with a typo'd root. */
 static int is_config_key(const char *k)
 {
-	for (size_t c = 0; config_keys[c]; c++)
-		if (strcmp(k, config_keys[c]) == 0)
+	size_t n;
+	const gb_config_key *c = gb_config_keys(&n);
+	for (size_t i = 0; i < n; i++)
+		if (!c[i].section[0] && strcmp(k, c[i].key) == 0)
 			return 1;
 	return 0;
 }
