@@ -183,7 +183,8 @@ STAGE_PC := $(STAGE)/lib/pkgconfig/gpubroker-driver-sdk.pc
 EXT_SOS := $(EXT_DRIVERS:%=$(BUILD)/lib/gpubroker/drivers/%.so)
 
 .PHONY: all deps stage FORCE test test-unit test-drivers test-integration test-reliability \
-        run bench fuzz fuzz-build install uninstall clean help probe readme-policy
+        run bench fuzz fuzz-build install uninstall clean help probe readme-policy \
+        docs-config
 
 all: $(BIN) $(DRV_SOS) $(STAGE_PC) $(EXT_SOS) $(CLOUDSIM) $(DATA_OUT) $(POLICY_OUT) \
      $(CONSOLE_OUT) $(MAN_OUT) $(COMPLETION_OUT) probe
@@ -401,6 +402,9 @@ bench: all $(BENCH_BINS)
 readme-policy: $(BIN)
 	scripts/policy_fields_md.sh $(BIN) README.md
 
+docs-config: $(BIN)
+	scripts/config_md.sh $(BIN) docs/config.md
+
 # ---------------------------------------------------------------- fuzz
 # `make fuzz` builds every libFuzzer target with clang and runs each for
 # FUZZ_SECONDS (default 60) over its corpus in tests/fuzz/corpus/<name>/.
@@ -469,6 +473,7 @@ help:
 	@echo "          (installs driver.h, the driver SDK and their pkg-config files too)"
 	@echo "  make stage      driver.h + SDK + .pc files into BUILD/stage (make all does it)"
 	@echo "  make readme-policy   README.md's policy fields from core/plan/policy_fields.h"
+	@echo "  make docs-config     docs/config.md from core/model/config.c's key table"
 	@echo "  make EXT_DRIVERS='name ...'   also build drivers/<name> with its own Makefile"
 	@echo "                  against the staged SDK (drivers/README.md)"
 

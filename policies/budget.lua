@@ -12,7 +12,14 @@
 --   3. offer.gpu_count x req.max > req.team.max_gpus (the team's GPU cap)
 --   4. the pool has a ttl and running it for that long (at most one
 --      month, 730 h) costs more than req.team.monthly_budget.
+--   5. the offer's price per GPU-hour > the max_per_gpu_hour parameter,
+--      set per pool:
+--        policy: [{name: budget, args: {max_per_gpu_hour: 3}}]
 -- Limits that are not set (nil) do not apply.
+--
+-- Parameters (`params` below) reach filter and score as their third
+-- argument: `args.max_per_gpu_hour` is the pool's value, or the default
+-- (nil here) when the pool lists the policy by name only.
 --
 -- What this policy cannot see: the team's *other* pools.  The caps above
 -- are checked for this pool alone; the engine accounts for what is
@@ -25,8 +32,19 @@ local function money(x)
 	return string.format("$%.2f", x)
 end
 
-local function filter(req, offer)
+local params = {
+	max_per_gpu_hour = {type = "number", default = nil,
+		doc = "refuse offers dearer than this, USD per GPU-hour (default: no cap)"},
+}
+
+local function filter(req, offer, args)
 	local n = req.max or req.count
+	local cap = args and args.max_per_gpu_hour
+
+	if cap and offer.price_per_gpu_hour > cap then
+		return false, string.format("%s per GPU-hour exceeds the pool's cap of %s (budget max_per_gpu_hour)",
+			money(offer.price_per_gpu_hour), money(cap))
+	end
 	local per_hour = offer.price * n
 	local team = req.team
 
@@ -53,4 +71,4 @@ local function filter(req, offer)
 	return true
 end
 
-return { filter = filter }
+return { filter = filter, params = params }

@@ -55,3 +55,16 @@ function test_no_ttl_no_budget_check()
 	local req = request{ team = { name = "ml", monthly_budget = 1 } }
 	assert_true(p.filter(req, offer{ price = 98.32 }))
 end
+
+function test_max_per_gpu_hour_param()
+	assert_eq(p.params.max_per_gpu_hour.type, "number")
+	local req = request{}
+	-- 8 GPUs at $32/h is $4 per GPU-hour: over a cap of 3, under 5
+	local o = offer{ price = 32, gpu_count = 8 }
+	local ok, why = p.filter(req, o, { max_per_gpu_hour = 3 })
+	assert_false(ok)
+	assert_eq(why, "$4.00 per GPU-hour exceeds the pool's cap of $3.00 (budget max_per_gpu_hour)")
+	assert_true(p.filter(req, o, { max_per_gpu_hour = 5 }))
+	-- no cap (the default): no refusal
+	assert_true(p.filter(req, o, {}))
+end

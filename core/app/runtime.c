@@ -129,15 +129,17 @@ static void register_sites(gb_runtime *rt)
 			ri.carbon_g_per_kwh =
 				json_number_value(json_object_get(s, "carbon_g_per_kwh"));
 			json_array_foreach(json_object_get(s, "tags"), t, tag) {
-				if (!json_is_string(tag))
+				/* the region tags' names (an older name such as
+				 * hipaa-eligible counts as its tag: hipaa) */
+				const char *name = gb_region_tag_canonical(
+					json_string_value(tag));
+				if (!name || (tags.len && gb_region_has_tag(
+					&(gb_region_info){.tags = gb_buf_str(&tags)},
+					name)))
 					continue;
 				if (tags.len)
 					gb_buf_putc(&tags, ',');
-				gb_buf_puts(&tags, json_string_value(tag));
-				/* a site in the EU/EEA is GDPR territory like a
-				 * cloud region there; hipaa means eligible */
-				if (strcmp(json_string_value(tag), "hipaa") == 0)
-					gb_buf_puts(&tags, ",hipaa-eligible");
+				gb_buf_puts(&tags, name);
 			}
 			ri.tags = gb_buf_str(&tags);
 			ri.carbon_source = json_string_value(

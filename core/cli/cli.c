@@ -332,6 +332,10 @@ int gb_cli_help_cmd(FILE *f, const char *name)
 {
 	const gb_cmd *cmd = gb_cli_find(name);
 	const gb_flag *flags;
+	if (!cmd && strcmp(name, "config") == 0) {
+		gb_cli_config_help(f);
+		return GB_EXIT_OK;
+	}
 	if (!cmd) {
 		fprintf(stderr, "gpubroker help: no command \"%s\"\n", name);
 		return GB_EXIT_USAGE;
@@ -447,14 +451,16 @@ void gb_cli_man(FILE *f)
 	fputs(".SH COMMON FLAGS\nEvery command takes these, before or after "
 	      "its name.\n", f);
 	man_flags(f, common_flags);
+	gb_cli_config_man(f, roff_text);
 	fputs(".SH EXIT STATUS\n", f);
 	for (size_t k = 0; exit_codes[k].help; k++) {
 		fprintf(f, ".TP\n%d\n", exit_codes[k].code);
 		roff_text(f, exit_codes[k].help);
 		fputc('\n', f);
 	}
-	fputs(".SH SEE ALSO\nThe README of gpubroker, and docs/json.md for the "
-	      "JSON that \\fB\\-o json\\fR prints.\n", f);
+	fputs(".SH SEE ALSO\nThe README of gpubroker, docs/json.md for the "
+	      "JSON that \\fB\\-o json\\fR prints, and docs/config.md for "
+	      "the broker config.\n", f);
 }
 
 int gb_cli_main(int argc, char **argv)

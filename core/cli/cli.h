@@ -107,6 +107,10 @@ int gb_cli_main(int argc, char **argv);
 /* The table of the fields policies see, after `help policy`'s details
  * (cmd_policy.c). */
 void gb_cmd_policy_fields_help(FILE *f);
+/* config_help.c: the broker config's reference (`gpubroker help config`)
+ * and the man page's CONFIGURATION section (text writes roff text). */
+void gb_cli_config_help(FILE *f);
+void gb_cli_config_man(FILE *f, void (*text)(FILE *, const char *));
 GB_DECLARE_CMD(version);
 GB_DECLARE_CMD(help);
 GB_DECLARE_CMD(drivers);

@@ -56,6 +56,9 @@ static int run_help(gb_cli *cli)
 }
 
 const gb_cmd gb_cmd_help = {
-	"help", "show help for gpubroker or one command", "[COMMAND] | --man",
-	NULL, help_flags, run_help,
+	"help", "show help for gpubroker or one command", "[COMMAND] | config | --man",
+	"  help COMMAND   one command's help\n"
+	"  help config    the broker config's reference: every key, its type,\n"
+	"                 default and what it does (also docs/config.md)\n"
+	"  help --man     the manual page", help_flags, run_help,
 };

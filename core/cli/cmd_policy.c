@@ -8,6 +8,7 @@
 #include "output.h"
 #include "paths.h"
 #include "policy.h"
+#include "regions.h"
 
 static const char *run_glob;
 static int sample;
@@ -260,6 +261,31 @@ static void print_wrapped(FILE *f, const char *text, int indent, int width)
 	fputc('\n', f);
 }
 
+/* "region tags:": every tag region.tags (and placement.compliance) can
+ * hold, from the region table, with how many built-in regions carry it. */
+static void region_tags_help(FILE *f)
+{
+	size_t n, w = 0;
+	const gb_region_tag *t = gb_region_tags(&n);
+	for (size_t i = 0; i < n; i++)
+		if (strlen(t[i].name) > w)
+			w = strlen(t[i].name);
+	fprintf(f, "\nregion tags (region.tags, gb.has_tag, "
+	        "placement.compliance):\n");
+	for (size_t i = 0; i < n; i++) {
+		size_t count = 0;
+		char *m;
+		for (size_t r = 0; r < gb_builtin_region_count; r++)
+			count += (size_t)gb_region_has_tag(&gb_builtin_regions[r],
+			                                   t[i].name);
+		m = gb_xasprintf("%s; %zu built-in region%s", t[i].meaning,
+		                 count, count == 1 ? "" : "s");
+		fprintf(f, "  %-*s  ", (int)w, t[i].name);
+		print_wrapped(f, m, (int)w + 4, 79 - ((int)w + 4));
+		free(m);
+	}
+}
+
 void gb_cmd_policy_fields_help(FILE *f)
 {
 	size_t n, wn = 0, wt = 0;
@@ -280,6 +306,7 @@ void gb_cmd_policy_fields_help(FILE *f)
 		print_wrapped(f, fl[i].meaning, (int)(wn + wt + 6),
 		              79 - (int)(wn + wt + 6));
 	}
+	region_tags_help(f);
 }
 
 const gb_cmd gb_cmd_policy = {
@@ -301,23 +328,33 @@ const gb_cmd gb_cmd_policy = {
 	"                      gb.log output.  Exits 1 when the policy fails\n"
 	"                      on one (as it would fail a plan).\n"
 	"\n"
-	"A policy file returns {filter = function(req, offer) ... end, score =\n"
-	"function(req, offer) ... end} (either or both).  filter returns true\n"
-	"to keep the offer or false[, reason] (or nil, reason) to refuse it;\n"
-	"a bare nil (a missing `return true`) is an error naming the policy.\n"
-	"score returns a finite number, lower is better; all filters must\n"
-	"pass and scores add up.\n"
-	"The fields of offer and req are listed below (a list is a table of\n"
-	"strings; optional values not set are nil).  Reading a field offer,\n"
-	"req, req.gpu or req.team does not have (offer.gpu_modle) is an\n"
-	"error naming it, with the nearest field.\n"
-	"  gb.region(name[, cloud]) or gb.region(offer) -> {cloud name display\n"
-	"         country jurisdiction lat lon tags{} carbon carbon_source}|nil\n"
+	"A policy file returns {filter = function(req, offer, args) ... end,\n"
+	"score = function(req, offer, args) ... end} (either or both).  filter\n"
+	"returns true to keep the offer or false[, reason] (or nil, reason) to\n"
+	"refuse it; a bare nil (a missing `return true`) is an error naming\n"
+	"the policy.  score returns a finite number, lower is better; all\n"
+	"filters must pass and scores add up.\n"
+	"Parameters: the table may declare params = {NAME = {type = \"number\"\n"
+	"(or integer, string, boolean), default = VALUE, doc = \"...\"}}; a\n"
+	"pool sets them with policy: [{name: budget, args: {max_per_gpu_hour:\n"
+	"3}}] (a plain name keeps the defaults), validate refuses undeclared or\n"
+	"mistyped args where they are written, and args (read-only; every\n"
+	"declared name, nil without a default) is their values.\n"
+	"The fields of offer, req and region are listed below (a list is a\n"
+	"table of strings; optional values not set are nil).  Reading a\n"
+	"field offer, req, req.gpu, req.team or a region does not have\n"
+	"(offer.gpu_modle, r.carbonn) is an error naming it, with the\n"
+	"nearest field; so is a near miss of filter, score or params in the\n"
+	"returned table (fitler).\n"
+	"  gb.region(name[, cloud]) or gb.region(offer) -> region | nil\n"
 	"  gb.distance_km(a, b) (region names or {lat=, lon=}), gb.has_tag(x,\n"
-	"  tag), gb.glob(pattern, s), gb.log(...) (print is gb.log).\n"
+	"  tag) (x: region, offer, region name or list; the region tags are\n"
+	"  below), gb.glob(pattern, s), gb.log(...) (print is gb.log).\n"
 	"Sandbox: base (no load/dofile/require/rawset/collectgarbage), table,\n"
-	"string (no dump), math, utf8; req and offer are read-only; per call:\n"
-	"1,000,000 instructions, 1 s; 64 MiB for all policies of a plan.\n"
+	"string (no dump), math, utf8; reading os, io, debug, require, ... is\n"
+	"an error listing what is available; req and offer are read-only; per\n"
+	"call: 1,000,000 instructions, 1 s; 64 MiB for all policies of a\n"
+	"plan.\n"
 	"Tests use load_policy(name), offer{...}, request{...},\n"
 	"sample_offers() and assert_true/false/eq/near/match/error; see\n"
 	"policies/*_test.lua.",

@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "output.h"
+#include "plan.h"
 #include "runtime.h"
 #include "spec.h"
 #include "yamldoc.h"
@@ -31,16 +32,14 @@ static const gb_flag *validate_flags(void)
 
 enum kind { KIND_AUTO, KIND_SPEC, KIND_CONFIG, KIND_INVENTORY };
 
-/* Broker-config keys, to tell a config from a spec with a typo'd root. */
-static const char *const config_keys[] = {
-	"broker_id", "state",  "policy_path", "org_policies", "drivers",
-	"listen",    "tls",    "tokens",      "teams",        "reservations",
-	"onprem",    "daemon", NULL};
-
+/* A top-level broker-config key (gb_config_keys), to tell a config from a
+ * spec with a typo'd root. */
 static int is_config_key(const char *k)
 {
-	for (size_t c = 0; config_keys[c]; c++)
-		if (strcmp(k, config_keys[c]) == 0)
+	size_t n;
+	const gb_config_key *c = gb_config_keys(&n);
+	for (size_t i = 0; i < n; i++)
+		if (!c[i].section[0] && strcmp(k, c[i].key) == 0)
 			return 1;
 	return 0;
 }
@@ -374,6 +373,8 @@ static int run_validate(gb_cli *cli)
 		return gb_cli_usage(cli, "no input: give -f FILE (repeatable)");
 
 	memset(&so, 0, sizeof(so));
+	/* policy args are checked against what the policies declare */
+	so.policy_arg = gb_plan_policy_arg;
 	if (cli->config_path) {
 		/* The broker config decides which clouds exist. */
 		if (gb_cli_config(cli) != 0) {
@@ -387,6 +388,7 @@ static int run_validate(gb_cli *cli)
 	memset(&rt, 0, sizeof(rt));
 	if (gb_cli_config(cli) == 0) {
 		gb_config_clouds(&cli->cfg, clouds, GB_ARRAY_LEN(clouds));
+		so.policy_ud = &cli->cfg;
 		so.clouds = clouds;
 		gb_runtime_open(&cli->cfg, NULL, &rt, 1);
 		so.catalog = rt.cat;

@@ -9,11 +9,6 @@
 int gb_engine__check_team(gb_engine *e, const gb_pool_spec *spec, int desired,
                           double pool_price, char *msg, size_t cap);
 
-static const char *compliance_tag(const char *req)
-{
-	return strcmp(req, "hipaa") == 0 ? "hipaa-eligible" : req;
-}
-
 /* Does a running instance still satisfy the spec? */
 static int compatible(const gb_pool_spec *s, const gb_inst_row *r)
 {
@@ -41,7 +36,7 @@ static int compatible(const gb_pool_spec *s, const gb_inst_row *r)
 	}
 	ri = gb_region_find(r->cloud, r->region);
 	for (size_t i = 0; i < s->compliance.n; i++)
-		if (!ri || !gb_region_has_tag(ri, compliance_tag(s->compliance.v[i])))
+		if (!ri || !gb_region_has_tag(ri, s->compliance.v[i]))
 			return 0;
 	return 1;
 }

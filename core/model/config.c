@@ -15,28 +15,136 @@
 #define CFG_MAX_DEPTH 32
 #define NAME_MAX_LEN 63
 
-static const char *const top_keys[] = {
-	"broker_id", "state",  "state_password", "policy_path", "org_policies", "drivers",
-	"listen",    "tls",    "tokens",      "teams",        "reservations",
-	"onprem",    "daemon", NULL};
-static const char *const driver_keys[] = {"name", "path", "options",
-                                          "credentials", NULL};
-static const char *const tls_keys[] = {"cert", "key", NULL};
-static const char *const token_keys[] = {"name", "sha256", "role", "team",
-                                         NULL};
-static const char *const team_keys[] = {"name", "max_gpus",
-                                        "max_price_per_hour",
-                                        "monthly_budget", NULL};
-static const char *const reservation_keys[] = {
-	"cloud", "region", "instance_type", "count", "price_per_hour", NULL};
-static const char *const onprem_keys[] = {"inventory", NULL};
-static const char *const daemon_keys[] = {
-	"reconcile_period", "log_format", "failover_cooldown", "workers", "jobs",
-	"max_connections", "max_connections_per_client", "header_timeout",
-	"api_threads", "api_workers", "audit_retention", "events_retention",
-	"heartbeats_retention",
-	"state_size_warning", "reconcile_per_minute", "refusals_per_minute",
-	"lease", NULL};
+/* Every key of the file: the one table the decoder's key checks, the
+ * validate command's config detection and the reference (`gpubroker help
+ * config`, the man page, docs/config.md) come from.  Defaults are those
+ * of gb_config_defaults (test_config checks the durations and numbers). */
+static const gb_config_key keys[] = {
+	{"", "broker_id", "string", "gpubroker", "tags every instance it "
+	 "creates (1-32 of a-z, 0-9 and '-', starting with a letter); "
+	 "replicas sharing a store use one id"},
+	{"", "state", "path or URL", "$XDG_STATE_HOME/gpubroker/state.db "
+	 "(else ~/.local/state/gpubroker/state.db)", "the state store: a "
+	 "SQLite file, or postgresql://USER@HOST:PORT/DB?sslmode=require for "
+	 "several replicas"},
+	{"", "state_password", "source", "PGPASSWORD or ~/.pgpass", "the "
+	 "PostgreSQL password as env:VARIABLE or file:/path (never inline)"},
+	{"", "policy_path", "list of dirs", "the installed policies "
+	 "(share/gpubroker/policies)", "where policy names are looked up, in "
+	 "order"},
+	{"", "org_policies", "list of names", "none", "policies every pool "
+	 "runs first; pools cannot opt out"},
+	{"", "drivers", "list", "every installed driver", "the drivers to "
+	 "load, each with the drivers[] keys"},
+	{"", "listen", "host:port", "127.0.0.1:7878", "the daemon's API "
+	 "address (gpubroker serve)"},
+	{"", "tls", "map", "none (plain HTTP)", "serve HTTPS: tls.cert and "
+	 "tls.key"},
+	{"", "tokens", "list", "none (the daemon then listens on loopback "
+	 "only)", "API bearer tokens, each with the tokens[] keys"},
+	{"", "teams", "list", "none (no quotas)", "team quotas and budgets, "
+	 "each with the teams[] keys; tokens must then name a listed team"},
+	{"", "reservations", "list", "none", "capacity already paid for, "
+	 "each with the reservations[] keys"},
+	{"", "onprem", "map", "none", "the on-prem driver's nodes: "
+	 "onprem.inventory"},
+	{"", "daemon", "map", "", "the daemon's settings: the daemon.* keys"},
+	{"drivers[]", "name", "string", "required", "the driver: aws, azure, "
+	 "gcp, lambda, onprem, or a third-party driver's name"},
+	{"drivers[]", "path", "path", "the shipped driver", "a driver .so to "
+	 "load instead"},
+	{"drivers[]", "options", "map", "none", "the driver's options, "
+	 "string to string (drivers/NAME/README.md)"},
+	{"drivers[]", "credentials", "map", "none", "credential name to "
+	 "source: env:VARIABLE or file:/path (never inline)"},
+	{"tls", "cert", "path", "required", "the certificate, PEM"},
+	{"tls", "key", "path", "required", "the private key, PEM"},
+	{"tokens[]", "name", "string", "required", "the token's name (audit, "
+	 "logs)"},
+	{"tokens[]", "sha256", "hex", "required", "SHA-256 of the bearer "
+	 "token (printf %s \"$TOKEN\" | sha256sum)"},
+	{"tokens[]", "role", "viewer|operator|admin", "required", "viewer "
+	 "reads, operator changes its team's pools, admin everything"},
+	{"tokens[]", "team", "string", "none (an admin sees every team)",
+	 "the team whose pools the token sees and changes"},
+	{"teams[]", "name", "string", "required", "the team, as pools' team: "
+	 "names it"},
+	{"teams[]", "max_gpus", "integer", "no limit", "GPUs the team's pools "
+	 "may hold in all"},
+	{"teams[]", "max_price_per_hour", "number", "no limit", "USD per hour "
+	 "for all the team's pools"},
+	{"teams[]", "monthly_budget", "number", "no limit", "USD per month "
+	 "for the team"},
+	{"reservations[]", "cloud", "string", "required", "the cloud it is "
+	 "bought from"},
+	{"reservations[]", "region", "string", "required", "its region"},
+	{"reservations[]", "instance_type", "string", "required", "the type "
+	 "reserved (validate checks the driver sells it there)"},
+	{"reservations[]", "count", "integer", "required", "instances "
+	 "reserved, 1-10000"},
+	{"reservations[]", "price_per_hour", "number", "0", "what one "
+	 "reserved instance costs per hour, USD"},
+	{"onprem", "inventory", "path", "required", "the nodes file "
+	 "(examples/onprem-inventory.yaml)"},
+	{"daemon", "reconcile_period", "duration", "15s", "how often the "
+	 "reconciler converges every pool (at least 1s)"},
+	{"daemon", "log_format", "text|json", "text", "the daemon's log "
+	 "lines"},
+	{"daemon", "failover_cooldown", "duration", "3m", "how long a "
+	 "candidate refused for capacity is skipped"},
+	{"daemon", "workers", "integer", "64", "cloud calls one engine "
+	 "operation makes in parallel, 1-256"},
+	{"daemon", "jobs", "integer", "8", "pools the daemon converges at "
+	 "once, 1-64"},
+	{"daemon", "max_connections", "integer", "8192", "open API "
+	 "connections in all, 16-1000000"},
+	{"daemon", "max_connections_per_client", "integer", "512", "open "
+	 "connections from one client address (0: no cap)"},
+	{"daemon", "header_timeout", "duration", "10s", "a connection silent "
+	 "this long before its headers are complete, or idle between "
+	 "requests, is closed (1s-1h)"},
+	{"daemon", "api_threads", "integer", "2", "connection (epoll) "
+	 "threads, 1-64"},
+	{"daemon", "api_workers", "integer", "16", "threads that run request "
+	 "handlers, 1-256"},
+	{"daemon", "audit_retention", "duration", "90d", "audit rows older "
+	 "than this are deleted (0s: kept forever)"},
+	{"daemon", "events_retention", "duration", "90d", "events older "
+	 "than this are deleted (0s: kept forever)"},
+	{"daemon", "heartbeats_retention", "duration", "30d", "GPU "
+	 "utilisation samples for gpubroker usage are kept this long (0s: "
+	 "forever)"},
+	{"daemon", "state_size_warning", "size", "1GiB", "a warning is "
+	 "logged when the state grows past this (0: none)"},
+	{"daemon", "reconcile_per_minute", "integer", "6", "on-demand "
+	 "reconciles (POST /v1/reconcile) per token a minute"},
+	{"daemon", "refusals_per_minute", "integer", "60", "refused requests "
+	 "audited per client address a minute"},
+	{"daemon", "lease", "duration", "15s", "how long a replica's hold on "
+	 "a pool outlives it, shared state only (2s-10m)"},
+};
+
+const gb_config_key *gb_config_keys(size_t *n)
+{
+	*n = sizeof(keys) / sizeof(keys[0]);
+	return keys;
+}
+
+/* The keys of section (NULL-terminated) into out[cap]: what the decoder
+ * accepts there. */
+static const char *const *keys_in(const char *section, const char **out,
+                                  size_t cap)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]) && k + 1 < cap;
+	     i++)
+		if (strcmp(keys[i].section, section) == 0)
+			out[k++] = keys[i].key;
+	out[k] = NULL;
+	return out;
+}
+#define KEYS(section) keys_in(section, (const char *[32]){NULL}, 32)
+
 static const char *const role_names[] = {"viewer", "operator", "admin", NULL};
 static const char *const log_formats[] = {"text", "json", NULL};
 
@@ -300,7 +408,7 @@ static void dec_driver(gb_ydec *c, const gb_ynode *n, const char *path,
 	const gb_ynode *v;
 	char kp[192], t[80];
 	memset(&dc, 0, sizeof(dc));
-	if (gb_ydec_map(c, n, path, driver_keys) != 0 &&
+	if (gb_ydec_map(c, n, path, KEYS("drivers[]")) != 0 &&
 	    (!n || n->kind != GB_Y_MAP))
 		return;
 	snprintf(kp, sizeof(kp), "%s.name", path);
@@ -394,7 +502,7 @@ static void dec_token(gb_ydec *c, const gb_ynode *n, const char *path,
 	char kp[192], t[80];
 	int role = -1;
 	memset(&tc, 0, sizeof(tc));
-	if (gb_ydec_map(c, n, path, token_keys) != 0 &&
+	if (gb_ydec_map(c, n, path, KEYS("tokens[]")) != 0 &&
 	    (!n || n->kind != GB_Y_MAP))
 		return;
 	snprintf(kp, sizeof(kp), "%s.name", path);
@@ -471,7 +579,7 @@ static void dec_team(gb_ydec *c, const gb_ynode *n, const char *path,
 	char kp[192], t[80];
 	int64_t x;
 	memset(&tm, 0, sizeof(tm));
-	if (gb_ydec_map(c, n, path, team_keys) != 0 &&
+	if (gb_ydec_map(c, n, path, KEYS("teams[]")) != 0 &&
 	    (!n || n->kind != GB_Y_MAP))
 		return;
 	snprintf(kp, sizeof(kp), "%s.name", path);
@@ -543,7 +651,7 @@ static void dec_reservation(gb_ydec *c, const gb_ynode *n, const char *path,
 	int64_t x;
 	int ci;
 	memset(&r, 0, sizeof(r));
-	if (gb_ydec_map(c, n, path, reservation_keys) != 0 &&
+	if (gb_ydec_map(c, n, path, KEYS("reservations[]")) != 0 &&
 	    (!n || n->kind != GB_Y_MAP))
 		return;
 	r.line = n->line;
@@ -685,7 +793,7 @@ static void dec_daemon(gb_ydec *c, const gb_ynode *n, gb_config *cfg)
 	const gb_ynode *v;
 	int64_t x;
 	int i;
-	if (gb_ydec_map(c, n, "daemon", daemon_keys) != 0 &&
+	if (gb_ydec_map(c, n, "daemon", KEYS("daemon")) != 0 &&
 	    (!n || n->kind != GB_Y_MAP))
 		return;
 	if ((v = gb_ymap_get(n, "reconcile_period")) &&
@@ -761,7 +869,7 @@ static void dec_config(gb_ydec *c, const gb_ynode *root, gb_config *cfg)
 {
 	const gb_ynode *v;
 	char *s, t[80], ip[64];
-	if (gb_ydec_map(c, root, "", top_keys) != 0 &&
+	if (gb_ydec_map(c, root, "", KEYS("")) != 0 &&
 	    root->kind != GB_Y_MAP)
 		return;
 	if ((v = gb_ymap_get(root, "broker_id")) &&
@@ -841,7 +949,7 @@ static void dec_config(gb_ydec *c, const gb_ynode *root, gb_config *cfg)
 		}
 	}
 	if ((v = gb_ymap_get(root, "tls")) &&
-	    (gb_ydec_map(c, v, "tls", tls_keys) == 0 || v->kind == GB_Y_MAP)) {
+	    (gb_ydec_map(c, v, "tls", KEYS("tls")) == 0 || v->kind == GB_Y_MAP)) {
 		const gb_ynode *cert = gb_ymap_get(v, "cert");
 		const gb_ynode *key = gb_ymap_get(v, "key");
 		if (!cert || !key)
@@ -876,7 +984,7 @@ static void dec_config(gb_ydec *c, const gb_ynode *root, gb_config *cfg)
 			dec_reservation(c, v->items[i], ip, cfg);
 		}
 	if ((v = gb_ymap_get(root, "onprem")) &&
-	    (gb_ydec_map(c, v, "onprem", onprem_keys) == 0 ||
+	    (gb_ydec_map(c, v, "onprem", KEYS("onprem")) == 0 ||
 	     v->kind == GB_Y_MAP)) {
 		const gb_ynode *inv = gb_ymap_get(v, "inventory");
 		if (!inv)

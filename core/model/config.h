@@ -123,6 +123,17 @@ typedef struct gb_config {
 	                              (shared state only); default 15 */
 } gb_config;
 
+/* One key of the file: its section ("" top level, "daemon", "tls",
+ * "onprem", or a list's entries: "drivers[]", "tokens[]", "teams[]",
+ * "reservations[]"), name, type, default and meaning (one line each).
+ * The decoder accepts exactly these keys; `gpubroker help config`, the
+ * man page and docs/config.md list them. */
+typedef struct gb_config_key {
+	const char *section, *key, *type, *def, *meaning;
+} gb_config_key;
+/* Every key, top level first; *n set to the count.  Static storage. */
+const gb_config_key *gb_config_keys(size_t *n);
+
 /* Load and validate; 0 ok, -1 with all errors in d (then *out is freed
  * and zeroed).  path NULL = defaults only.  Relative paths in the file
  * (state, tls, onprem.inventory, policy_path, driver paths) are taken

@@ -56,10 +56,17 @@ const gb_region_info *gb_region_find(const char *cloud, const char *name)
 	return r;
 }
 
+const char *gb_region_tag_canonical(const char *tag)
+{
+	return tag && strcmp(tag, "hipaa-eligible") == 0 ? "hipaa" : tag;
+}
+
 int gb_region_has_tag(const gb_region_info *r, const char *tag)
 {
 	const char *p;
-	size_t n = strlen(tag);
+	size_t n;
+	tag = gb_region_tag_canonical(tag);
+	n = strlen(tag);
 	if (!r || !r->tags || !n)
 		return 0;
 	for (p = r->tags; (p = strstr(p, tag)); p += n) {

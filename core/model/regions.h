@@ -19,8 +19,8 @@ typedef struct gb_region_info {
 	const char *jurisdiction; /* "EU" (EU/EEA), "UK", "CH", "US", "CA",
 	                             "JP", "SG", "AU", "IN", "KR", "BR", ... */
 	double lat, lon;          /* degrees */
-	const char *tags;         /* comma-separated compliance tags: "gdpr",
-	                             "hipaa-eligible", "fedramp" (only where true) */
+	const char *tags;         /* comma-separated compliance tags, from
+	                             gb_region_tags (only where true) */
 	double carbon_g_per_kwh;  /* grid intensity, gCO2eq/kWh */
 	const char *carbon_source;/* where the figure comes from */
 } gb_region_info;
@@ -31,7 +31,18 @@ const gb_region_info *gb_region_find(const char *cloud, const char *name);
 /* Iterate: i in [0, gb_region_count()). */
 size_t gb_region_count(void);
 const gb_region_info *gb_region_at(size_t i);
-/* 1 if the comma-separated tag list contains tag (exact match). */
+/* One region tag: its name and what it means (one line). */
+typedef struct gb_region_tag {
+	const char *name, *meaning;
+} gb_region_tag;
+/* Every tag a region can carry, which is also what placement.compliance
+ * accepts (regions_data.c); *n set to the count.  Static storage. */
+const gb_region_tag *gb_region_tags(size_t *n);
+/* The tag an older name stands for ("hipaa-eligible" -> "hipaa"), else
+ * tag itself.  Static storage or tag. */
+const char *gb_region_tag_canonical(const char *tag);
+/* 1 if the comma-separated tag list contains tag (exact match, after
+ * gb_region_tag_canonical). */
 int gb_region_has_tag(const gb_region_info *r, const char *tag);
 /* Great-circle distance in km (haversine, R = 6371 km). */
 double gb_distance_km(double lat1, double lon1, double lat2, double lon2);

@@ -43,11 +43,6 @@ static const char *const purpose_names[] = {"training", "inference", "dev",
 static const char *const colocate_names[] = {"none", "region", "zone", NULL};
 static const char *const capacity_names[] = {"on-demand", "spot", "reserved",
                                              NULL};
-/* Only programmes the region table (core/regions_data.c) records per
- * region: a requirement no region can meet would refuse every plan.
- * (PCI DSS is not among them: the table does not say where it holds.) */
-static const char *const compliance_names[] = {"gdpr", "hipaa", "fedramp",
-                                               NULL};
 
 static const char *const ssh_key_prefixes[] = {
 	"ssh-ed25519 ", "ssh-rsa ", "ssh-dss ", "ecdsa-sha2-", "sk-", NULL};
@@ -72,6 +67,7 @@ typedef struct sdec {
 	gb_ydec y;
 	const char *const *clouds; /* NULL: any driver-like name */
 	const gb_catalog *cat;     /* NULL: region globs not checked */
+	const gb_spec_opts *opts;  /* NULL: policy args not checked */
 } sdec;
 
 /* Appended to an unknown cloud's error. */
@@ -209,6 +205,16 @@ static int choice(sdec *c, const gb_ynode *n, const char *path,
 		}
 	}
 	lower_copy(n->str, low, sizeof(low));
+	near = gb_region_tag_canonical(low);
+	if (near != low) { /* an older name of a region tag */
+		for (int i = 0; values[i]; i++)
+			if (strcmp(values[i], near) == 0) {
+				ERR(c, n, path, "\"%s\" is now called \"%s\" "
+				    "(region tags and compliance tags are one "
+				    "vocabulary); write %s", n->str, near, near);
+				return -1;
+			}
+	}
 	near = gb_nearest(low, values);
 	list = join_or(values);
 	if (near)
@@ -775,11 +781,26 @@ static void dec_placement(sdec *c, const gb_ynode *n, gb_pool_spec *p,
 	}
 	if ((v = gb_ymap_get(n, "data")))
 		dec_data(c, v, p);
-	if ((v = gb_ymap_get(n, "compliance")) &&
-	    choice_list(c, v, "pool.placement.compliance", "compliance tag",
-	                "compliance tags", compliance_names, "", idx, &k) == 0)
-		for (size_t i = 0; i < k; i++)
-			gb_strv_push(&p->compliance, compliance_names[idx[i]]);
+	/* Only the tags the region table (regions_data.c) records per
+	 * region: a requirement no region can meet would refuse every plan
+	 * (PCI DSS is not among them: the table does not say where it
+	 * holds).  Region tags and compliance tags are one vocabulary. */
+	if ((v = gb_ymap_get(n, "compliance"))) {
+		size_t nt;
+		const gb_region_tag *tags = gb_region_tags(&nt);
+		const char *names[MAX_CHOICES + 1];
+		if (nt > MAX_CHOICES)
+			nt = MAX_CHOICES;
+		for (size_t i = 0; i < nt; i++)
+			names[i] = tags[i].name;
+		names[nt] = NULL;
+		if (choice_list(c, v, "pool.placement.compliance",
+		                "compliance tag", "compliance tags", names,
+		                " (the region tags: gpubroker help policy)",
+		                idx, &k) == 0)
+			for (size_t i = 0; i < k; i++)
+				gb_strv_push(&p->compliance, names[idx[i]]);
+	}
 }
 
 static void dec_limits(sdec *c, const gb_ynode *n, gb_pool_spec *p)
@@ -1090,29 +1111,105 @@ static int valid_policy_ref(const char *s)
 	return 1;
 }
 
+static const char *const policy_entry_keys[] = {"name", "args", NULL};
+
+/* One entry of policy: a name (or path) node and, for the {name:, args:}
+ * form, its args mapping (NULL when none): each value a scalar, checked
+ * against the policy's declaration when c->opts has policy_arg. */
+static void dec_policy_entry(sdec *c, const gb_ynode *name,
+                             const gb_ynode *args, const char *path,
+                             gb_pool_spec *p)
+{
+	const char *s = name->str;
+	char t[80], kp[200], msg[512];
+	gb_kvs kv = {0};
+	int bad = 0;
+	if (!valid_policy_ref(s)) {
+		ERR(c, name, path, "\"%s\" is neither a policy name (lowercase "
+		    "letters, digits, '_' and '-', as in policies/NAME.lua) nor "
+		    "a path to a .lua file", shown(s, t, sizeof(t)));
+		return;
+	}
+	if (gb_strv_contains(&p->policies, s)) {
+		ERR(c, name, path, "policy \"%s\" is listed twice; remove one",
+		    shown(s, t, sizeof(t)));
+		return;
+	}
+	if (args) {
+		snprintf(kp, sizeof(kp), "%s.args", path);
+		if (gb_ydec_strmap(&c->y, args, kp, &kv) != 0)
+			bad = 1;
+		if (!bad && c->opts && c->opts->policy_arg &&
+		    c->opts->policy_arg(c->opts->policy_ud, s, NULL, NULL, msg,
+		                        sizeof(msg)) != 0) {
+			ERR(c, name, path, "%s", msg);
+			bad = 1;
+		}
+		for (size_t i = 0; !bad && c->opts && c->opts->policy_arg &&
+		                   i < args->n; i++) {
+			const char *k = args->keys[i]->str;
+			char akp[260];
+			snprintf(akp, sizeof(akp), "%s.%s", kp,
+			         shown(k, t, sizeof(t)));
+			if (c->opts->policy_arg(c->opts->policy_ud, s, k,
+			                        args->items[i]->str, msg,
+			                        sizeof(msg)) != 0) {
+				ERR(c, args->keys[i], akp, "%s", msg);
+				bad = 2;
+			}
+		}
+	}
+	if (bad == 1) {
+		gb_kvs_free(&kv);
+		return;
+	}
+	p->policy_args = gb_xrealloc(p->policy_args, (p->policies.n + 1) *
+	                                             sizeof(*p->policy_args));
+	p->policy_args[p->policies.n] = kv;
+	gb_strv_push(&p->policies, s);
+}
+
 static void dec_policy(sdec *c, const gb_ynode *n, gb_pool_spec *p)
 {
 	item *items;
 	size_t ni;
+	if (n && n->kind == GB_Y_SEQ && n->n > 0) {
+		for (size_t i = 0; i < n->n; i++) {
+			const gb_ynode *it = n->items[i], *name;
+			char ip[160], d[128];
+			ipath(ip, sizeof(ip), "pool.policy", i);
+			if (it->invalid)
+				continue;
+			if (it->kind == GB_Y_SCALAR && !it->is_null) {
+				dec_policy_entry(c, it, NULL, ip, p);
+				continue;
+			}
+			if (it->kind != GB_Y_MAP) {
+				ERR(c, it, ip, "expected a policy name or {name: "
+				    "NAME, args: {...}}, found %s",
+				    gb_ydescribe(it, d, sizeof(d)));
+				continue;
+			}
+			if (gb_ydec_map(&c->y, it, ip, policy_entry_keys) != 0)
+				continue;
+			name = gb_ymap_get(it, "name");
+			if (!name || name->kind != GB_Y_SCALAR || name->is_null) {
+				char np[180];
+				snprintf(np, sizeof(np), "%s.name", ip);
+				ERR(c, name ? name : it, np, "expected the policy's "
+				    "name, found %s", gb_ydescribe(name, d,
+				                                   sizeof(d)));
+				continue;
+			}
+			dec_policy_entry(c, name, gb_ymap_get(it, "args"), ip,
+			                 p);
+		}
+		return;
+	}
 	if (list_items(c, n, "pool.policy", "policy names", 0, &items, &ni))
 		return;
-	for (size_t i = 0; i < ni; i++) {
-		const char *s = items[i].n->str;
-		char t[80];
-		if (!valid_policy_ref(s)) {
-			ERR(c, items[i].n, items[i].path, "\"%s\" is neither a "
-			    "policy name (lowercase letters, digits, '_' and "
-			    "'-', as in policies/NAME.lua) nor a path to a .lua "
-			    "file", shown(s, t, sizeof(t)));
-			continue;
-		}
-		if (gb_strv_contains(&p->policies, s)) {
-			ERR(c, items[i].n, items[i].path, "policy \"%s\" is "
-			    "listed twice; remove one", shown(s, t, sizeof(t)));
-			continue;
-		}
-		gb_strv_push(&p->policies, s);
-	}
+	for (size_t i = 0; i < ni; i++)
+		dec_policy_entry(c, items[i].n, NULL, items[i].path, p);
 	free(items);
 }
 
@@ -1346,6 +1443,7 @@ static int decode_docs(const char *name, const gb_ydocs *docs,
 	c.y.d = d;
 	c.clouds = opts ? opts->clouds : NULL;
 	c.cat = opts ? opts->catalog : NULL;
+	c.opts = opts;
 	for (size_t i = 0; i < docs->n; i++) {
 		const gb_ynode *root = docs->docs[i], *pn;
 		gb_pool_spec p;
@@ -1668,6 +1766,23 @@ static json_t *kvs_json(const gb_kvs *kv)
 	return o;
 }
 
+/* policy: names, and {"name", "args"} for an entry with args. */
+static json_t *policy_json(const gb_pool_spec *p)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < p->policies.n; i++) {
+		const gb_kvs *kv = p->policy_args ? &p->policy_args[i] : NULL;
+		if (!kv || !kv->n) {
+			json_array_append_new(a, json_string(p->policies.v[i]));
+			continue;
+		}
+		json_array_append_new(a, json_pack("{s:s, s:o}", "name",
+		                                   p->policies.v[i], "args",
+		                                   kvs_json(kv)));
+	}
+	return a;
+}
+
 char *gb_pool_spec_to_json(const gb_pool_spec *p)
 {
 	json_t *o = json_object(), *gpu, *cap, *pl, *top;
@@ -1717,7 +1832,7 @@ char *gb_pool_spec_to_json(const gb_pool_spec *p)
 		json_object_set_new(o, "lifecycle", lc);
 	}
 	if (p->policies.n)
-		json_object_set_new(o, "policy", strv_json(&p->policies));
+		json_object_set_new(o, "policy", policy_json(p));
 	if (p->images.n)
 		json_object_set_new(o, "image", kvs_json(&p->images));
 	if (p->ssh_keys.n)
@@ -1767,6 +1882,14 @@ void gb_pool_spec_copy(gb_pool_spec *dst, const gb_pool_spec *src)
 	dst->data_region = gb_xstrdup(src->data_region);
 	strv_copy(&dst->compliance, &src->compliance);
 	strv_copy(&dst->policies, &src->policies);
+	dst->policy_args = NULL;
+	if (src->policy_args) {
+		dst->policy_args = gb_xcalloc(src->policies.n ? src->policies.n
+		                                              : 1,
+		                              sizeof(*dst->policy_args));
+		for (size_t i = 0; i < src->policies.n; i++)
+			kvs_copy(&dst->policy_args[i], &src->policy_args[i]);
+	}
 	kvs_copy(&dst->images, &src->images);
 	strv_copy(&dst->ssh_keys, &src->ssh_keys);
 	dst->user_data = gb_xstrdup(src->user_data);
@@ -1786,6 +1909,9 @@ void gb_pool_spec_free(gb_pool_spec *p)
 	gb_strv_free(&p->regions);
 	free(p->data_region);
 	gb_strv_free(&p->compliance);
+	for (size_t i = 0; p->policy_args && i < p->policies.n; i++)
+		gb_kvs_free(&p->policy_args[i]);
+	free(p->policy_args);
 	gb_strv_free(&p->policies);
 	gb_kvs_free(&p->images);
 	gb_strv_free(&p->ssh_keys);

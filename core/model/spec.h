@@ -46,14 +46,19 @@
  *                  colocate: zone | region | none (default zone for
  *                  training with count > 1, else none),
  *                  data: {region: a known region id}  (data locality),
- *                  compliance: list of gdpr | hipaa | fedramp | pci}
+ *                  compliance: list of region tags (gb_region_tags:
+ *                  gdpr | uk-gdpr | hipaa | fedramp; hipaa-eligible is
+ *                  refused naming hipaa)}
  *     limits      {max_price_per_hour: USD for the whole pool, > 0 and
  *                  <= 1e6; leave out for no limit}
  *     lifecycle   {ttl, idle_timeout: durations (90s, 30m, 6h, 2d, 1w,
  *                  1h30m), > 0 when given; leave out for none}
  *     policy      list of policy names ([a-z0-9_-], policies/NAME.lua) or
  *                 paths ending in .lua, applied in order; kept as written
- *                 (resolved at plan time)
+ *                 (resolved at plan time); an entry may be {name: NAME,
+ *                 args: {KEY: VALUE}} to set the parameters the policy
+ *                 declares (scalars; checked by gb_spec_opts.policy_arg
+ *                 when given, else when the pool is planned)
  *     image       {CLOUD: image id}; keys are known clouds
  *     ssh_keys    list of OpenSSH public keys (ssh-ed25519, ssh-rsa,
  *                 ecdsa-sha2-*, sk-*); private keys are refused
@@ -140,6 +145,8 @@ typedef struct gb_pool_spec {
 	int64_t ttl_s;        /* 0 = none */
 	int64_t idle_timeout_s; /* 0 = none */
 	gb_strv policies;     /* names or paths, in order */
+	gb_kvs *policy_args;  /* NULL, or one per policies entry: its args
+	                         (name -> value as written; empty = none) */
 	gb_kvs images;        /* cloud -> image */
 	gb_strv ssh_keys;
 	char *user_data;      /* NULL = none */
@@ -170,6 +177,13 @@ typedef struct gb_spec_opts {
 	 * gb_region_glob_problem judges.  NULL = not checked (stored specs,
 	 * a client whose daemon checks). */
 	const struct gb_catalog *catalog;
+	/* Checks a policy entry's args ({name:, args:}): with key NULL, that
+	 * the policy loads; else that it declares key and value reads as
+	 * its type.  0, or -1 with a message in msg (reported at the name or
+	 * the key).  NULL = args are checked when the pool is planned. */
+	int (*policy_arg)(void *ud, const char *policy, const char *key,
+	                  const char *value, char *msg, size_t cap);
+	void *policy_ud;
 } gb_spec_opts;
 
 /* Parse every pool in a file ('---' separated).  Returns 0 when valid.

@@ -50,14 +50,6 @@ const char *gb_refusal_kind_name(gb_refusal_kind k)
 	return k < GB_REFUSE__COUNT ? kind_names[k] : "unknown";
 }
 
-/* The region tag a compliance requirement needs. */
-static const char *compliance_tag(const char *req)
-{
-	if (strcmp(req, "hipaa") == 0)
-		return "hipaa-eligible";
-	return req; /* gdpr, fedramp */
-}
-
 static int region_ok(const gb_pool_spec *s, const char *region)
 {
 	if (!s->regions.n)
@@ -71,7 +63,7 @@ static int region_ok(const gb_pool_spec *s, const char *region)
 static int compliance_ok(const gb_pool_spec *s, const gb_region_info *ri)
 {
 	for (size_t i = 0; i < s->compliance.n; i++)
-		if (!ri || !gb_region_has_tag(ri, compliance_tag(s->compliance.v[i])))
+		if (!ri || !gb_region_has_tag(ri, s->compliance.v[i]))
 			return 0;
 	return 1;
 }
@@ -609,6 +601,17 @@ void gb_plan_policy_path(const gb_config *cfg, const char *extra,
 	} else {
 		gb_strv_push(out, gb_policy_dir());
 	}
+}
+
+int gb_plan_policy_arg(void *ud, const char *policy, const char *key,
+                       const char *value, char *msg, size_t cap)
+{
+	gb_strv path = {0};
+	int rc;
+	gb_plan_policy_path(ud, NULL, &path);
+	rc = gb_policy_check_arg(policy, &path, NULL, key, value, msg, cap);
+	gb_strv_free(&path);
+	return rc;
 }
 
 gb_policy_set *gb_plan_load_policies(const gb_config *cfg,

@@ -159,6 +159,11 @@ json_t *gb_plan_refusals_json(const gb_plan *p, size_t per_kind);
  * Fills *out (caller frees with gb_strv_free). */
 void gb_plan_policy_path(const gb_config *cfg, const char *extra,
                          gb_strv *out);
+/* A gb_spec_opts.policy_arg for specs planned with config ud (a const
+ * gb_config *, may be NULL): checks a policy entry's args against the
+ * policy found in gb_plan_policy_path(ud, NULL) (gb_policy_check_arg). */
+int gb_plan_policy_arg(void *ud, const char *policy, const char *key,
+                       const char *value, char *msg, size_t cap);
 /* Load org policies (cfg) + the pool's policies, through the process-wide
  * policy cache (gb_policy_set_get: compiled once per set and file
  * contents).  Returns NULL when there are none (ok) or on error (err

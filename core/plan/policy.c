@@ -31,6 +31,9 @@ typedef struct policy {
 	char hash[65];
 	int has; /* 1 filter, 2 score */
 	const char *default_reason; /* "refused by NAME", interned */
+	gb_policy_param *params; /* declared, by name */
+	size_t nparams;
+	const char **param_names; /* params[].name, for the strict args */
 } policy;
 
 
@@ -62,7 +65,9 @@ struct gb_policy_set {
 /* Sets compiled in this process (gb_policy_loads). */
 static atomic_ullong policy_loads;
 
-static char k_fns;
+/* registry: {filter1|false, score1|false, ...}; {defaults1, ...} (name ->
+ * default per policy); {args1, ...} (the bound request's args) */
+static char k_fns, k_defaults, k_args;
 
 /* ------------------------------------------------------------------ */
 /* resolving names */
@@ -163,6 +168,31 @@ char *gb_policy_resolve(const char *name, const gb_strv *dirs, char *err,
 /* ------------------------------------------------------------------ */
 /* loading */
 
+/* The keys of a policy's table that gpubroker reads. */
+static const char *const policy_keys[] = {"filter", "score", "params",
+                                          NULL};
+
+/* A key of the policy table at t that is a near miss of policy_keys
+ * (fitler): an error naming both.  Other keys (helpers a test reaches)
+ * are the policy's own. */
+static void check_keys(lua_State *L, int t)
+{
+	lua_pushnil(L);
+	while (lua_next(L, t)) {
+		const char *k = lua_type(L, -2) == LUA_TSTRING
+		                        ? lua_tostring(L, -2) : NULL;
+		const char *near = k ? gb_nearest(k, policy_keys) : NULL;
+		int known = 0;
+		for (size_t i = 0; k && policy_keys[i]; i++)
+			known |= strcmp(k, policy_keys[i]) == 0;
+		if (near && !known)
+			luaL_error(L, "the returned table has '%s'; did you mean "
+			           "'%s'? (a policy returns filter, score and "
+			           "params)", k, near);
+		lua_pop(L, 1);
+	}
+}
+
 void gb_policy_check_shape(lua_State *L, int *has)
 {
 	int t = lua_absindex(L, -1), ft, st;
@@ -170,6 +200,7 @@ void gb_policy_check_shape(lua_State *L, int *has)
 	if (lua_type(L, t) != LUA_TTABLE)
 		luaL_error(L, "must return a table with filter and/or score "
 		              "functions, got %s", luaL_typename(L, t));
+	check_keys(L, t);
 	lua_pushliteral(L, "filter");
 	ft = lua_rawget(L, t);
 	lua_pushliteral(L, "score");
@@ -208,6 +239,15 @@ static int load_one(lua_State *L)
 		luaL_error(L, "the returned table must not have a metatable");
 	}
 	gb_policy_check_shape(L, &c->pol->has);
+	gb_params_read(L, -1, &c->pol->params, &c->pol->nparams);
+	lua_rawgetp(L, LUA_REGISTRYINDEX, &k_defaults);
+	lua_insert(L, -2);
+	lua_rawseti(L, -2, (lua_Integer)i + 1);
+	lua_pop(L, 1);
+	c->pol->param_names = gb_xcalloc(c->pol->nparams + 1,
+	                                 sizeof(*c->pol->param_names));
+	for (size_t k = 0; k < c->pol->nparams; k++)
+		c->pol->param_names[k] = c->pol->params[k].name;
 	lua_rawgetp(L, LUA_REGISTRYINDEX, &k_fns);
 	lua_pushliteral(L, "filter");
 	lua_rawget(L, -3);
@@ -230,6 +270,10 @@ static int init_fns(lua_State *L)
 {
 	lua_newtable(L);
 	lua_rawsetp(L, LUA_REGISTRYINDEX, &k_fns);
+	lua_newtable(L);
+	lua_rawsetp(L, LUA_REGISTRYINDEX, &k_defaults);
+	lua_newtable(L);
+	lua_rawsetp(L, LUA_REGISTRYINDEX, &k_args);
 	return 0;
 }
 
@@ -359,6 +403,8 @@ void gb_policy_set_free(gb_policy_set *ps)
 	for (size_t i = 0; i < ps->n; i++) {
 		free(ps->p[i].name);
 		free(ps->p[i].path);
+		gb_params_free(ps->p[i].params, ps->p[i].nparams);
+		free(ps->p[i].param_names);
 	}
 	free(ps->p);
 	gb_strset_free(&ps->reasons);
@@ -390,6 +436,73 @@ int gb_policy_has(const gb_policy_set *ps, size_t i)
 	return ps && i < ps->n ? ps->p[i].has : 0;
 }
 
+const gb_policy_param *gb_policy_params(const gb_policy_set *ps, size_t i,
+                                        size_t *n)
+{
+	*n = ps && i < ps->n ? ps->p[i].nparams : 0;
+	return ps && i < ps->n ? ps->p[i].params : NULL;
+}
+
+/* The policy of ps a pool's entry (name or path) stands for: -1 when
+ * none (not loaded: an org policy list without it cannot happen). */
+static int policy_of_entry(const gb_policy_set *ps, const char *entry)
+{
+	char *name = gb_policy_name_of(entry);
+	int found = -1;
+	for (size_t i = 0; i < ps->n && found < 0; i++)
+		if (strcmp(ps->p[i].name, name) == 0)
+			found = (int)i;
+	free(name);
+	return found;
+}
+
+/* Every arg of the spec's policy entries, checked against the
+ * declarations: 0, or -1 with msg. */
+static int check_args(const gb_policy_set *ps, const gb_pool_spec *spec,
+                      char *msg, size_t cap)
+{
+	for (size_t j = 0; spec->policy_args && j < spec->policies.n; j++) {
+		const gb_kvs *kv = &spec->policy_args[j];
+		int i = kv->n ? policy_of_entry(ps, spec->policies.v[j]) : -1;
+		const policy *pol = i >= 0 ? &ps->p[i] : NULL;
+		for (size_t k = 0; pol && k < kv->n; k++) {
+			gb_param_value v;
+			const gb_policy_param *pp = gb_param_find(
+				pol->params, pol->nparams, pol->name, kv->keys[k],
+				msg, cap);
+			if (!pp || gb_param_parse(pp, pol->name, kv->vals[k], &v,
+			                          msg, cap) != 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+int gb_policy_check_arg(const char *entry, const gb_strv *search_path,
+                        const gb_policy_limits *lim, const char *key,
+                        const char *value, char *msg, size_t cap)
+{
+	gb_strv pool = {0};
+	gb_policy_set *ps = NULL;
+	const gb_policy_param *pp;
+	gb_param_value v;
+	int rc = -1;
+	gb_strv_push(&pool, entry);
+	if (gb_policy_set_get(&ps, NULL, &pool, search_path, lim, msg, cap) != 0)
+		goto out;
+	rc = 0;
+	if (!key)
+		goto out;
+	pp = gb_param_find(ps->p[0].params, ps->p[0].nparams, ps->p[0].name,
+	                   key, msg, cap);
+	if (!pp || gb_param_parse(pp, ps->p[0].name, value, &v, msg, cap) != 0)
+		rc = -1;
+out:
+	gb_policy_set_free(ps);
+	gb_strv_free(&pool);
+	return rc;
+}
+
 /* ------------------------------------------------------------------ */
 /* request */
 
@@ -398,6 +511,47 @@ typedef struct req_ctx {
 	const gb_pool_spec *spec;
 	const gb_team_cfg *team;
 } req_ctx;
+
+/* The args table of policy i for spec (checked by check_args): the
+ * defaults, then the pool's values; read-only and strict. */
+static void push_args(lua_State *L, gb_policy_set *ps, size_t i,
+                      const gb_pool_spec *spec)
+{
+	policy *pol = &ps->p[i];
+	char what[160];
+	luaL_checkstack(L, 6, "args");
+	lua_createtable(L, 0, (int)pol->nparams);
+	lua_rawgetp(L, LUA_REGISTRYINDEX, &k_defaults);
+	lua_rawgeti(L, -1, (lua_Integer)i + 1);
+	lua_remove(L, -2);
+	lua_pushnil(L);
+	while (lua_next(L, -2)) {
+		lua_pushvalue(L, -2);
+		lua_insert(L, -2);
+		lua_rawset(L, -5);
+	}
+	lua_pop(L, 1);
+	for (size_t j = 0; spec->policy_args && j < spec->policies.n; j++) {
+		const gb_kvs *kv = &spec->policy_args[j];
+		if (!kv->n || policy_of_entry(ps, spec->policies.v[j]) != (int)i)
+			continue;
+		for (size_t k = 0; k < kv->n; k++) {
+			char msg[8];
+			gb_param_value v;
+			const gb_policy_param *pp = gb_param_find(
+				pol->params, pol->nparams, pol->name, kv->keys[k],
+				msg, sizeof(msg));
+			if (!pp || gb_param_parse(pp, pol->name, kv->vals[k], &v,
+			                          msg, sizeof(msg)) != 0)
+				continue; /* check_args refused it already */
+			gb_param_push(L, pp, &v);
+			lua_setfield(L, -2, pp->name);
+		}
+	}
+	snprintf(what, sizeof(what), "args of %s", pol->name);
+	gb_sb_readonly(L, what);
+	gb_obj_strict(L, what, pol->param_names, pol->nparams);
+}
 
 static int bind_req(lua_State *L)
 {
@@ -408,6 +562,12 @@ static int bind_req(lua_State *L)
 	}
 	gb_obj_push_req(L, c->spec, c->team);
 	c->ps->req_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+	lua_newtable(L);
+	for (size_t i = 0; i < c->ps->n; i++) {
+		push_args(L, c->ps, i, c->spec);
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+	}
+	lua_rawsetp(L, LUA_REGISTRYINDEX, &k_args);
 	return 0;
 }
 
@@ -416,6 +576,11 @@ int gb_policy_set_request(gb_policy_set *ps, const gb_pool_spec *spec,
 {
 	req_ctx c = {ps, spec, team};
 	char msg[512];
+	if (check_args(ps, spec, msg, sizeof(msg)) != 0) {
+		if (err && errcap)
+			snprintf(err, errcap, "%s", msg);
+		return -1;
+	}
 	if (gb_sb_pcall(&ps->sb, bind_req, &c, msg, sizeof(msg)) != LUA_OK) {
 		if (err && errcap)
 			snprintf(err, errcap, "policy request: %s", msg);
@@ -481,10 +646,10 @@ static int eval_batch(lua_State *L)
 	gb_policy_set *ps = c->ps;
 	gb_sandbox *sb = &ps->sb;
 	size_t np = ps->n;
-	int req, fns, base, offer;
+	int req, fns, args, base, offer;
 
 	lua_settop(L, 0);
-	luaL_checkstack(L, (int)(2 * np + 8), "policies");
+	luaL_checkstack(L, (int)(3 * np + 8), "policies");
 	lua_rawgeti(L, LUA_REGISTRYINDEX, ps->req_ref);
 	req = 1;
 	/* filter i at fns + 2i, score i at fns + 2i + 1 */
@@ -493,6 +658,12 @@ static int eval_batch(lua_State *L)
 		lua_rawgeti(L, 2, (lua_Integer)i + 1);
 	lua_remove(L, 2);
 	fns = 2;
+	/* args i at args + i */
+	lua_rawgetp(L, LUA_REGISTRYINDEX, &k_args);
+	for (size_t i = 0; i < np; i++)
+		lua_rawgeti(L, fns + 2 * (int)np, (lua_Integer)i + 1);
+	lua_remove(L, fns + 2 * (int)np);
+	args = fns + 2 * (int)np;
 	base = lua_gettop(L);
 	offer = base + 1;
 
@@ -515,7 +686,8 @@ static int eval_batch(lua_State *L)
 			lua_pushvalue(L, fns + 2 * (int)i);
 			lua_pushvalue(L, req);
 			lua_pushvalue(L, offer);
-			gb_sb_call(sb, 2, 2);
+			lua_pushvalue(L, args + (int)i);
+			gb_sb_call(sb, 3, 2);
 			t = lua_type(L, -2);
 			if (t == LUA_TBOOLEAN)
 				ok = lua_toboolean(L, -2);
@@ -554,7 +726,8 @@ static int eval_batch(lua_State *L)
 			lua_pushvalue(L, fns + 2 * (int)i + 1);
 			lua_pushvalue(L, req);
 			lua_pushvalue(L, offer);
-			gb_sb_call(sb, 2, 1);
+			lua_pushvalue(L, args + (int)i);
+			gb_sb_call(sb, 3, 1);
 			if (lua_type(L, -1) != LUA_TNUMBER)
 				return fail_shape(L, c, "must return a number, "
 				                  "got %s",

@@ -2,8 +2,9 @@
  * policy.h -- Lua 5.4 placement policies in a sandbox.
  *
  * A policy file returns a table with any of
- *     filter(req, offer) -> ok[, reason]
- *     score(req, offer)  -> number (lower is better)
+ *     filter(req, offer, args) -> ok[, reason]
+ *     score(req, offer, args)  -> number (lower is better)
+ *     params                   what args holds (see parameters below)
  * All filters of a set must pass; scores add up.  Org-wide policies are
  * loaded first and always run.
  *
@@ -131,6 +132,39 @@ const char *const *gb_policy_logs(const gb_policy_set *ps, size_t *n);
 
 /* Which functions policy i defines: bit 1 filter, bit 2 score. */
 int gb_policy_has(const gb_policy_set *ps, size_t i);
+
+/* ---- parameters ----
+ *
+ * A policy may declare parameters in its returned table:
+ *     params = { max_per_gpu_hour = {type = "number", default = nil,
+ *                                    doc = "..."} }
+ * type is number, integer, string or boolean; default (of that type) is
+ * optional (nil when not given); doc a one-line description.  A pool
+ * sets them with `policy: [{name: budget, args: {max_per_gpu_hour: 3}}]`
+ * and filter and score receive them as a third argument, a read-only
+ * table with every declared parameter (the pool's value or the default;
+ * reading an undeclared name is an error).  Org-wide policies get their
+ * defaults unless the pool lists them with args. */
+typedef struct gb_policy_param {
+	char *name;
+	const char *type;  /* "number", "integer", "string", "boolean"
+	                      (static storage) */
+	char *def;         /* the default as text; NULL = nil */
+	char *doc;         /* NULL when not given */
+} gb_policy_param;
+/* The parameters policy i declares, *n set to their count (in name
+ * order).  Borrowed while the set is held. */
+const gb_policy_param *gb_policy_params(const gb_policy_set *ps, size_t i,
+                                        size_t *n);
+/* Checks an argument of a pool's policy entry (a name or path, resolved
+ * in search_path) against the policy's declaration: with key NULL only
+ * that the policy loads.  0, or -1 with a message naming the policy and
+ * the problem (not found, unknown parameter with the nearest and the
+ * list, a value that does not read as the declared type).  Loads through
+ * the cache (gb_policy_set_get). */
+int gb_policy_check_arg(const char *entry, const gb_strv *search_path,
+                        const gb_policy_limits *lim, const char *key,
+                        const char *value, char *msg, size_t cap);
 
 /* One field policies see: object ("offer", "offer.bench", "req",
  * "req.gpu", "req.team"), name, type ("string", "integer", "number",

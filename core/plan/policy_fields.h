@@ -74,6 +74,25 @@
 	X(offer.bench, slices_free, "integer", "how many more slices of this "   \
 	  "profile fit on the free nodes")
 
+/* region: what gb.region() returns (a read-only table, one per region;
+ * core/model/regions.h).  Reading any other name is an error. */
+#define GB_POLICY_REGION_FIELDS(X)                                           \
+	X(region, cloud, "string", "the cloud (driver) whose region it is; "     \
+	  "on-prem: the driver's name")                                         \
+	X(region, name, "string", "the provider's region id (eu-west-1); "       \
+	  "on-prem: the site")                                                  \
+	X(region, display, "string", "a readable name: Europe (Ireland)")        \
+	X(region, country, "string", "ISO 3166-1 alpha-2 country code: IE, US")  \
+	X(region, jurisdiction, "string", "EU (EU/EEA members), UK, or the "     \
+	  "country code otherwise")                                             \
+	X(region, lat, "number", "latitude in degrees (about +-50 km)")          \
+	X(region, lon, "number", "longitude in degrees")                         \
+	X(region, tags, "list", "compliance tags that hold there: the region "   \
+	  "tags below")                                                          \
+	X(region, carbon, "number", "grid carbon intensity, gCO2eq/kWh (0 when " \
+	  "unknown)")                                                            \
+	X(region, carbon_source, "string", "where that figure comes from")
+
 /* req: the pool spec being placed, and its team.  Optional values that
  * are not set are nil. */
 #define GB_POLICY_REQ_FIELDS(X)                                              \

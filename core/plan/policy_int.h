@@ -173,6 +173,35 @@ extern const char *const gb_req_field_names[GB_REQ_FIELDS];
 extern const char *const gb_req_gpu_field_names[GB_REQ_GPU_FIELDS];
 #define GB_REQ_TEAM_FIELDS (0 GB_POLICY_REQ_TEAM_FIELDS(GB_POLICY_FIELD_ONE))
 extern const char *const gb_req_team_field_names[GB_REQ_TEAM_FIELDS];
+#define GB_REGION_FIELDS (0 GB_POLICY_REGION_FIELDS(GB_POLICY_FIELD_ONE))
+extern const char *const gb_region_field_names[GB_REGION_FIELDS];
+
+/* ---- policy_params.c */
+
+/* Reads the `params` of the policy table at t (raw access): appends the
+ * declarations to *out (sorted by name; caller frees with
+ * gb_params_free, also after an error) and leaves a table name ->
+ * default on the stack.  Raises on a malformed declaration. */
+void gb_params_read(lua_State *L, int t, gb_policy_param **out, size_t *n);
+void gb_params_free(gb_policy_param *p, size_t n);
+/* The declaration of key, or NULL with msg: no such parameter (the
+ * nearest, the list). */
+const gb_policy_param *gb_param_find(const gb_policy_param *p, size_t n,
+                                     const char *policy, const char *key,
+                                     char *msg, size_t cap);
+/* An argument's value, read from its text by the declared type. */
+typedef struct gb_param_value {
+	double d;
+	long long i;
+	int b;
+	const char *s; /* borrowed: the text */
+} gb_param_value;
+/* 0, or -1 with msg when text does not read as p's type. */
+int gb_param_parse(const gb_policy_param *p, const char *policy,
+                   const char *text, gb_param_value *v, char *msg,
+                   size_t cap);
+void gb_param_push(lua_State *L, const gb_policy_param *p,
+                   const gb_param_value *v);
 
 /* ---- policy.c */
 

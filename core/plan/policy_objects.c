@@ -28,6 +28,8 @@ const char *const gb_req_gpu_field_names[GB_REQ_GPU_FIELDS] = {
 	GB_POLICY_REQ_GPU_FIELDS(GB_POLICY_FIELD_NAME)};
 const char *const gb_req_team_field_names[GB_REQ_TEAM_FIELDS] = {
 	GB_POLICY_REQ_TEAM_FIELDS(GB_POLICY_FIELD_NAME)};
+const char *const gb_region_field_names[GB_REGION_FIELDS] = {
+	GB_POLICY_REGION_FIELDS(GB_POLICY_FIELD_NAME)};
 
 const gb_policy_field *gb_policy_fields(size_t *n)
 {
@@ -37,6 +39,7 @@ const gb_policy_field *gb_policy_fields(size_t *n)
 		GB_POLICY_REQ_FIELDS(GB_POLICY_FIELD_ROW)
 		GB_POLICY_REQ_GPU_FIELDS(GB_POLICY_FIELD_ROW)
 		GB_POLICY_REQ_TEAM_FIELDS(GB_POLICY_FIELD_ROW)
+		GB_POLICY_REGION_FIELDS(GB_POLICY_FIELD_ROW)
 	};
 	*n = GB_ARRAY_LEN(all);
 	return all;
@@ -422,6 +425,8 @@ static void push_region(lua_State *L, const gb_region_info *r)
 	set_num(L, "carbon", r->carbon_g_per_kwh);
 	set_str(L, "carbon_source", r->carbon_source);
 	gb_sb_readonly(L, "region");
+	/* r.carbonn is a mistake, not nil (policy_fields.h) */
+	gb_obj_strict(L, "region", gb_region_field_names, GB_REGION_FIELDS);
 }
 
 /* The one table of region r (upvalue 2: region info pointer -> table). */
@@ -549,6 +554,9 @@ static int l_has_tag(lua_State *L)
 {
 	int list, t = lua_type(L, 1);
 	luaL_checkstring(L, 2);
+	/* an older tag name counts as its tag (hipaa-eligible: hipaa) */
+	lua_pushstring(L, gb_region_tag_canonical(lua_tostring(L, 2)));
+	lua_replace(L, 2);
 	if (t == LUA_TSTRING) {
 		const gb_region_info *r = gb_region_find(NULL,
 		                                         lua_tostring(L, 1));

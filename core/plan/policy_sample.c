@@ -14,11 +14,13 @@
 #include "policy_int.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "catalog.h"
 #include "diag.h"
+#include "regions.h"
 #include "spec.h"
 
 #define SAMPLE_AT 1733011200 /* 2024-12-01T00:00:00Z */
@@ -69,6 +71,14 @@ static const sample samples[] = {
 };
 #define NSAMPLES (sizeof(samples) / sizeof(samples[0]))
 
+/* The on-prem samples' site, as an inventory's `sites:` entry registers
+ * one (examples/onprem-inventory.yaml's iad-lab), so gb.region(offer)
+ * answers for them as it does in a plan.  Kept out of the process's
+ * region registry: only the sample offers point at it. */
+static const gb_region_info lab_site = {
+	"onprem", "lab", "Sample lab (Ashburn)", "US", "US", 39.04, -77.49,
+	"hipaa", 310, "sample site (PJM grid average)"};
+
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static gb_catalog *cat; /* kept for the process */
 static const gb_coffer *offers[NSAMPLES];
@@ -76,8 +86,12 @@ static const gb_coffer *offers[NSAMPLES];
 static void build(void)
 {
 	cat = gb_catalog_new();
-	for (size_t i = 0; i < NSAMPLES; i++)
+	for (size_t i = 0; i < NSAMPLES; i++) {
 		offers[i] = gb_catalog_add(cat, samples[i].cloud, &samples[i].o);
+		/* the catalog's own offer (this private catalog's) */
+		if (!offers[i]->rinfo && strcmp(samples[i].cloud, "onprem") == 0)
+			((gb_coffer *)(uintptr_t)offers[i])->rinfo = &lab_site;
+	}
 }
 
 const gb_coffer *const *gb_policy_sample_offers(size_t *n)

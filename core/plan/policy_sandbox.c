@@ -597,6 +597,57 @@ static const char *const base_removed[] = {
 	"rawset", "require", "warn", "setmetatable", "xpcall", NULL,
 };
 
+/* Standard Lua names a policy may reach for that the sandbox leaves out:
+ * reading one is an error saying so (not a nil to index later). */
+static const char *const unavailable[] = {
+	"os", "io", "debug", "package", "require", "load", "loadfile",
+	"dofile", "collectgarbage", "coroutine", "rawset", "warn", NULL,
+};
+
+/* __index of the base environment's metatable, for names it lacks:
+ * upvalue 1 the list of what is available. */
+static int sb_missing(lua_State *L)
+{
+	const char *k = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2)
+	                                              : NULL;
+	for (size_t i = 0; k && unavailable[i]; i++)
+		if (strcmp(k, unavailable[i]) == 0)
+			return luaL_error(L, "%s is not available in policies "
+			                  "(available: %s)", k,
+			                  lua_tostring(L, lua_upvalueindex(1)));
+	return 0; /* an unset global: nil, as in plain Lua */
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Gives the base table at idx the metatable of sb_missing, listing its
+ * names (sorted). */
+static void base_missing(lua_State *L, int idx)
+{
+	gb_strv names = {0};
+	char *list;
+	idx = lua_absindex(L, idx);
+	lua_pushnil(L);
+	while (lua_next(L, idx)) {
+		if (lua_type(L, -2) == LUA_TSTRING &&
+		    lua_tostring(L, -2)[0] != '_')
+			gb_strv_push(&names, lua_tostring(L, -2));
+		lua_pop(L, 1);
+	}
+	qsort(names.v, names.n, sizeof(*names.v), cmp_str);
+	list = gb_strv_join(&names, ", ");
+	gb_strv_free(&names);
+	lua_createtable(L, 0, 1);
+	lua_pushstring(L, list);
+	free(list);
+	lua_pushcclosure(L, sb_missing, 1);
+	lua_setfield(L, -2, "__index");
+	lua_setmetatable(L, idx);
+}
+
 static int sb_setup(lua_State *L)
 {
 	gb_sandbox *sb = lua_touserdata(L, 1);
@@ -667,6 +718,7 @@ static int sb_setup(lua_State *L)
 	lua_setfield(L, base, "print");
 	lua_pop(L, 1);
 
+	base_missing(L, base);
 	lua_pushvalue(L, base);
 	lua_rawsetp(L, LUA_REGISTRYINDEX, &k_base);
 	lua_createtable(L, 0, 2);

@@ -17,7 +17,11 @@
 #     with the CI token, the job runs on the address apply printed,
 #     heartbeats reach the daemon, the always-run step destroys the pool
 #     after success AND after a failed job, a never-created pool is
-#     "nothing to release", and a pool whose job died is destroyed by the
+#     "nothing to destroy" (destroy --ignore-not-found), an instance with
+#     no address of the kind the runner needs (GPUBROKER_ADDRESS public,
+#     the default, and the stand-in's private-only node) fails the acquire
+#     step naming the fix while the release step still destroys the pool,
+#     and a pool whose job died is destroyed by the
 #     daemon at its TTL (and counted in gpubroker_teardowns_total).
 #     /metrics refuses a scrape without a token when tokens are configured.
 #  3. packaging/grafana-dashboard.json is a valid dashboard model and every
@@ -439,7 +443,9 @@ export PATH="$tmp/bin:$GB_BUILD/bin:$PATH"
 export GPUBROKER_TOKEN="$CI_TOKEN"
 export FAKE_VIEW_TOKEN="$PROM_TOKEN" FAKE_METRICS="$tmp/b-live.metrics"
 export FAKE_MARK="$tmp/mark" SSH_LOG="$tmp/ssh.log"
-export CI_FORCE="HEARTBEAT_EVERY" HEARTBEAT_EVERY=1
+# the on-prem stand-in's node has a private address only (127.0.0.1), as
+# nodes beside a self-hosted runner do: the pipelines use that address
+export CI_FORCE="HEARTBEAT_EVERY GPUBROKER_ADDRESS" HEARTBEAT_EVERY=1 GPUBROKER_ADDRESS=private
 ghexpr() { # RUN_ID ATTEMPT
 	printf '{"secrets.GPUBROKER_SERVER": "%s", "secrets.GPUBROKER_TOKEN": "%s",
  "secrets.GPUBROKER_SSH_KEY": "-----BEGIN OPENSSH PRIVATE KEY-----\\nfake\\n-----END OPENSSH PRIVATE KEY-----",
@@ -485,7 +491,7 @@ if start_b gh1; then
 	# release again for a run that never got a pool
 	if GH_EXPR=$(ghexpr 5555 1) "$PY" "$tmp/ci_run.py" github \
 		examples/ci/github-actions.yml "$ws" "release GPUs" >"$tmp/gh3.out" &&
-		grep -q 'nothing to release' "$ws/step-4.log"; then
+		grep -q 'no pool named ci-5555-1; nothing to destroy' "$ws/step-4.log"; then
 		ok "github: releasing a pool that was never created passes"
 	else
 		fail "github: release of a never-created pool:"
@@ -507,6 +513,30 @@ if start_b gh2; then
 		{ fail "github (failing job): unexpected step results:"; cat "$tmp/gh2.out" "$ws"/step-*.log; }
 	expect_destroyed ci-4242-2 "github: the failed job's pool destroyed"
 	stop_daemon gh2 "$pid_b"
+fi
+
+# --- GitHub Actions on a hosted runner (GPUBROKER_ADDRESS public, the
+# workflow's default) given an instance with a private address only (an
+# Azure VM without the driver's public_ip option): the acquire step fails
+# saying so and how to fix it, the job does not run, the pool is released
+if start_b gh3; then
+	ws="$tmp/gh3/ws"
+	workspace "$ws"
+	: >"$SSH_LOG"
+	if GPUBROKER_ADDRESS=public GH_EXPR=$(ghexpr 4243 1) "$PY" "$tmp/ci_run.py" github \
+		examples/ci/github-actions.yml "$ws" >"$tmp/gh3.out"; then
+		fail "github: a private-only instance passed the acquire step on a public runner"
+	fi
+	if grep -q '^acquire GPUs: 1$' "$tmp/gh3.out" && grep -q '^release GPUs: 0$' "$tmp/gh3.out" &&
+		grep -q "instance ci-4243-1-0 (onprem) has no public address (private: 127.0.0.1), so this runner cannot reach it.*public_ip: \"true\".*GPUBROKER_ADDRESS: private" "$ws/step-2.log"; then
+		ok "github: a private-only address fails the acquire step, naming public_ip and GPUBROKER_ADDRESS"
+	else
+		fail "github (public runner, private address):"
+		cat "$tmp/gh3.out" "$ws"/step-*.log
+	fi
+	grep -q 'cmd=nvidia-smi -L' "$SSH_LOG" && fail "github: the job ran although no address was reachable"
+	expect_destroyed ci-4243-1 "github: the pool of the failed acquire released"
+	stop_daemon gh3 "$pid_b"
 fi
 
 # --- GitLab CI

@@ -51,6 +51,63 @@ static void check_err(const char *name, const char *yaml, size_t len,
 	gb_diags_free(&d);
 }
 
+/* The reference's defaults (gb_config_keys: help config, the man page,
+ * docs/config.md) are the parser's: writing a documented default changes
+ * nothing (issue 31.3). */
+static void same_as_defaults(const gb_config *c, const char *what)
+{
+	gb_config d;
+	gb_config_defaults(&d);
+	if (c->reconcile_period_s != d.reconcile_period_s ||
+	    c->failover_cooldown_s != d.failover_cooldown_s ||
+	    c->workers != d.workers || c->jobs != d.jobs ||
+	    c->log_json != d.log_json ||
+	    c->max_connections != d.max_connections ||
+	    c->max_conn_per_client != d.max_conn_per_client ||
+	    c->header_timeout_s != d.header_timeout_s ||
+	    c->api_threads != d.api_threads ||
+	    c->api_workers != d.api_workers ||
+	    c->audit_retention_s != d.audit_retention_s ||
+	    c->events_retention_s != d.events_retention_s ||
+	    c->heartbeats_retention_s != d.heartbeats_retention_s ||
+	    c->state_size_warning != d.state_size_warning ||
+	    c->reconcile_per_minute != d.reconcile_per_minute ||
+	    c->refusals_per_minute != d.refusals_per_minute ||
+	    c->lease_s != d.lease_s || strcmp(c->broker_id, d.broker_id) ||
+	    strcmp(c->listen, d.listen))
+		fail_msg("%s: the documented default is not the default", what);
+	gb_config_free(&d);
+}
+
+static void test_documented_defaults(void **state)
+{
+	size_t n, checked = 0;
+	const gb_config_key *k = gb_config_keys(&n);
+	(void)state;
+	for (size_t i = 0; i < n; i++) {
+		char *y;
+		gb_config c;
+		if (strcmp(k[i].section, "daemon") == 0)
+			y = gb_xasprintf("daemon:\n  %s: %s\n", k[i].key,
+			                 k[i].def);
+		else if (!k[i].section[0] && (!strcmp(k[i].key, "broker_id") ||
+		                              !strcmp(k[i].key, "listen")))
+			y = gb_xasprintf("%s: %s\n", k[i].key, k[i].def);
+		else
+			continue;
+		c = parse_ok(y);
+		same_as_defaults(&c, y);
+		gb_config_free(&c);
+		free(y);
+		checked++;
+	}
+	assert_true(checked >= 18);
+	/* and every key has a type, a default (or "required") and a meaning */
+	for (size_t i = 0; i < n; i++)
+		if (!k[i].type[0] || !k[i].meaning[0])
+			fail_msg("%s.%s: no type or meaning", k[i].section, k[i].key);
+}
+
 /* ------------------------------------------------------------ good */
 
 static void test_defaults(void **state)
@@ -583,6 +640,7 @@ int main(void)
 {
 	static const struct CMUnitTest fixed[] = {
 		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_documented_defaults),
 		cmocka_unit_test(test_every_field),
 		cmocka_unit_test(test_config_clouds),
 		cmocka_unit_test(test_listen_forms),

@@ -195,7 +195,11 @@ static const bad_case bad_cases[] = {
 	 "pool.placement.compliance[0]", "did you mean \"gdpr\"?"},
 	/* no region records PCI DSS: refused rather than never placeable */
 	{"compliance_pci", BASE "  placement: {compliance: [pci]}\n", 4, 28,
-	 "pool.placement.compliance[0]", "expected gdpr, hipaa or fedramp"},
+	 "pool.placement.compliance[0]", "expected gdpr, uk-gdpr, hipaa or fedramp"},
+	/* one vocabulary with the region tags: the old tag name says so */
+	{"compliance_old_tag", BASE "  placement: {compliance: [hipaa-eligible]}\n",
+	 4, 28, "pool.placement.compliance[0]",
+	 "\"hipaa-eligible\" is now called \"hipaa\""},
 	{"data_region_unknown", BASE "  placement: {data: {region: eu-west-9}}\n",
 	 4, 30, "pool.placement.data.region",
 	 "unknown region \"eu-west-9\"; did you mean \"eu-west-1\"?"},
@@ -301,6 +305,15 @@ static const bad_case bad_cases[] = {
 	 "pool.policy[1]", "\"Cost Policy\" is neither a policy name"},
 	{"policy_twice", BASE "  policy: [cost, cost]\n", 4, 18,
 	 "pool.policy[1]", "policy \"cost\" is listed twice"},
+	/* issue 31.2: {name:, args:} entries */
+	{"policy_entry_key", BASE "  policy: [{nmae: budget}]\n", 4, 13,
+	 "pool.policy[0].nmae", "unknown key \"nmae\"; did you mean \"name\"?"},
+	{"policy_entry_noname", BASE "  policy: [{args: {a: 1}}]\n", 4, 12,
+	 "pool.policy[0].name", "expected the policy's name"},
+	{"policy_args_list", BASE "  policy: [{name: budget, args: {a: [1]}}]\n",
+	 4, 37, "pool.policy[0].args.a", "expected a string value"},
+	{"policy_entry_list", BASE "  policy: [[budget]]\n", 4, 12,
+	 "pool.policy[0]", "expected a policy name or {name: NAME, args"},
 	{"ssh_not_key", BASE "  ssh_keys: [hello]\n", 4, 14, "pool.ssh_keys[0]",
 	 "not an OpenSSH public key"},
 	{"ssh_private_key",
@@ -942,6 +955,41 @@ static void test_json_roundtrip(void **state)
 	gb_spec_set_free(&b);
 }
 
+/* issue 31.2: policy entries with args keep them (YAML, JSON, copy) and
+ * the old form stays a plain name. */
+static void test_policy_args(void **state)
+{
+	gb_spec_set a = parse_ok(BASE "  policy:\n"
+	                         "    - cost\n"
+	                         "    - {name: budget, args: {max_per_gpu_hour: 3,"
+	                         " note: \"x y\"}}\n"), b;
+	gb_spec_opts o = test_opts();
+	gb_diags d = GB_DIAGS_INIT;
+	gb_pool_spec c;
+	char *ja = gb_pool_spec_to_json(&a.pools[0]), *jb;
+	(void)state;
+	assert_int_equal(a.pools[0].policies.n, 2);
+	assert_string_equal(a.pools[0].policies.v[1], "budget");
+	assert_int_equal(a.pools[0].policy_args[0].n, 0);
+	assert_string_equal(gb_kvs_get(&a.pools[0].policy_args[1],
+	                               "max_per_gpu_hour"), "3");
+	assert_non_null(strstr(ja, "\"policy\":[\"cost\",{\"args\":"
+	                           "{\"max_per_gpu_hour\":\"3\",\"note\":"
+	                           "\"x y\"},\"name\":\"budget\"}]"));
+	assert_int_equal(gb_spec_load_json("api", ja, strlen(ja), &o, &b, &d), 0);
+	jb = gb_pool_spec_to_json(&b.pools[0]);
+	assert_string_equal(ja, jb);
+	free(jb);
+	gb_pool_spec_copy(&c, &b.pools[0]);
+	jb = gb_pool_spec_to_json(&c);
+	assert_string_equal(ja, jb);
+	gb_pool_spec_free(&c);
+	free(ja);
+	free(jb);
+	gb_spec_set_free(&a);
+	gb_spec_set_free(&b);
+}
+
 /* tz: an IANA name is kept by name (JSON round trip) and resolves to the
  * cached zone.  Skips without /usr/share/zoneinfo (install tzdata). */
 static void test_autoscale_zone(void **state)
@@ -1363,6 +1411,7 @@ int main(void)
 		cmocka_unit_test(test_clouds_any_or_none),
 		cmocka_unit_test(test_image_for_other_brokers),
 		cmocka_unit_test(test_json_roundtrip),
+		cmocka_unit_test(test_policy_args),
 		cmocka_unit_test(test_autoscale),
 		cmocka_unit_test(test_autoscale_zone),
 		cmocka_unit_test(test_json_canonical_and_hash),
