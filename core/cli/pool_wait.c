@@ -9,6 +9,8 @@ int gb_pool_waits(json_t *pool, int64_t timeout_s)
 {
 	json_t *w = json_object_get(pool, "waiting");
 	int64_t at_ms;
+	if (json_is_true(json_object_get(w, "refused")))
+		return 0; /* refused for good: nothing to wait for */
 	if (gb_json_time_get(json_object_get(w, "next_attempt_at"), &at_ms) != 0)
 		return 0;
 	return timeout_s <= 0 || at_ms <= gb_now_ms() + timeout_s * 1000;
