@@ -84,7 +84,7 @@ static int apply_one(gb_backend *b, const gb_pool_spec *spec,
 		rc = GB_EXIT_FAIL;
 		/* stored, but short (capacity): it stays */
 		if (json_is_object(json_object_get(pool, "waiting")))
-			gb_pool_still_exists(b, spec->name);
+			gb_pool_left_short(b, spec->name, pool);
 	} else if (a_wait)
 		rc = gb_pool_wait(b, spec->name, timeout, &pool);
 	if (pool)

@@ -31,6 +31,19 @@ void gb_pool_still_exists(gb_backend *b, const char *name)
 	           "removes it.", keeps_trying(b), name);
 }
 
+void gb_pool_left_short(gb_backend *b, const char *name, json_t *pool)
+{
+	json_t *w = json_object_get(pool, "waiting");
+	if (!json_is_true(json_object_get(w, "refused"))) {
+		gb_pool_still_exists(b, name);
+		return;
+	}
+	gb_cli_err(b->cli, "The pool still exists, and nothing more is "
+	           "placed before its next attempt: fix what was refused and "
+	           "apply again (that asks at once), or 'gpubroker destroy %s' "
+	           "removes it.", name);
+}
+
 /* The wait ran out of time: how far it got, why the pool is short when
  * it says, and that the pool stays (and is still worked on) until
  * destroyed. */

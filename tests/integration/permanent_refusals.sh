@@ -10,11 +10,26 @@
 #      waiting reason, and one RunInstances call over several reconcile
 #      passes (not one per pass), and one daemon log line;
 #   3. a policy that raises at run time on a stored pool: `scale --wait`
-#      ends at once with exit 1 and the policy's words.
+#      ends at once with exit 1 and the policy's words;
+#   4. an on-prem node whose setup fails: one refused event naming the
+#      node and the exit status, and the pool goes to the cloud.
 . "$GB_SRC/tests/lib/integration.sh"
 
 export GPUBROKER_RECONCILE_PERIOD=1s
-export GPUBROKER_INVENTORY="$GB_SRC/examples/demo-inventory.yaml"
+# one cheap on-prem node whose setup fails
+cat >"$T/nodes.yaml" <<EOF
+sites:
+  - {name: lab, lat: 50.11, lon: 8.68, jurisdiction: EU, country: DE, tags: [gdpr], carbon_g_per_kwh: 380}
+nodes:
+  - name: bad-node
+    address: 127.0.0.1
+    site: lab
+    transport: local
+    gpus: {model: A10G, count: 1, memory_gb: 24}
+    price_per_gpu_hour: 0.01
+    setup: echo "disk full on bad-node" >&2; exit 7
+EOF
+export GPUBROKER_INVENTORY="$T/nodes.yaml"
 mkdir -p "$T/policies"
 # azure first (cloudsim's T4 prices tie with AWS's), and a gate the test
 # breaks later
@@ -141,7 +156,19 @@ check "grep -q 'pool gated: refused: planning failed: .*the gate is broken: ask 
 	"... with the policy's words"
 check "[ \"\$(events_of gated refused)\" = 1 ]" "one refused event"
 
-for p in nokey-both nokey-az bad-ami gated; do
+# ---- 4. an on-prem node whose setup fails: the pool goes to the cloud
+PLACE='{clouds: [onprem, aws], colocate: none}' write_spec "$T/onprem.yaml" lab-first onprem A10G 1
+gb plan -f "$T/onprem.yaml" -o json >"$T/onprem.plan" 2>/dev/null || fail "plan lab-first"
+check "jq -e '.[0].candidates[0].cloud == \"onprem\"' '$T/onprem.plan' >/dev/null" "the on-prem node ranks first"
+rc=0
+gb apply -f "$T/onprem.yaml" --auto-approve --wait --timeout 60s >/dev/null 2>"$T/onprem.err" || rc=$?
+check "[ $rc = 0 ]" "setup fails: apply --wait ends with exit 0 (got $rc: $(tail -n 2 "$T/onprem.err"))"
+check "[ \"\$(gb status lab-first -o json | jq -r '.clouds | join(\",\")')\" = aws ]" "... the pool went to AWS"
+check "[ \"\$(events_of lab-first refused)\" = 1 ]" "one refused event"
+check "gb events --pool lab-first | grep -q 'onprem refused the request (invalid, SetupFailed): setup on node bad-node failed (exit 7): disk full on bad-node'" \
+	"... naming the node, the exit status and its output"
+
+for p in nokey-both nokey-az bad-ami gated lab-first; do
 	gb destroy "$p" --auto-approve >/dev/null 2>&1 || fail "destroy $p"
 done
 check "[ \"\$(sim_live)\" = 0 ]" "nothing runs in cloudsim"
