@@ -625,7 +625,8 @@ static void plan_refused(gb_engine *e, const gb_pool_spec *spec,
 /* A permanent refusal (AUTH, INVALID: engine_refused.c) skips the
  * refusing cloud's other candidates, and those of a cloud that refused
  * this spec before, and the walk goes on to the other clouds; CONFLICT
- * stops the walk.  colocate none keeps partial placements.  Every candidate's cooldown is checked as the walk
+ * stops the walk.  colocate none keeps partial placements.  Every
+ * candidate's cooldown is checked as the walk
  * comes to it: the plan may have been made before this walk (an apply
  * plans before it replays and refreshes, a move walks the plan a second
  * time), and marks made during the walk count too.  A colocated pool

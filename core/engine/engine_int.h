@@ -292,7 +292,10 @@ void gb_engine__drop_plans(gb_engine *e);
  * paced, or cooldowns left the plan no candidate), the unix ms before
  * which walking again cannot place anything, and msg then says so ("no
  * zone could hold ...", "no candidate: 5 offers refused by capacity
- * cooldown ..."); else 0. */
+ * cooldown ..."); also when every candidate left was refused for good
+ * (engine_refused.c) or the plan failed: then msg's first line is
+ * "pool P: refused: ...; next attempt T, ..." (GB_NOTE_REFUSED after
+ * "pool P: ") and *retry_ms the end of the backoff; else 0. */
 int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
                      const gb_engine_plan *ep, int64_t generation, int need,
                      const char *cloud, const char *region, const char *zone,
