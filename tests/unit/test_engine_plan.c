@@ -44,31 +44,31 @@ static const struct {
 };
 #define NROWS (sizeof(ROWS) / sizeof(ROWS[0]))
 
+/* dir/NAME.lua: a policy whose filter's body is body.  0 or -1. */
+static int write_filter(const char *name, const char *body)
+{
+	char path[128];
+	FILE *pol;
+	snprintf(path, sizeof(path), "%s/%s.lua", dir, name);
+	if (!(pol = fopen(path, "w")))
+		return -1;
+	fprintf(pol, "return { filter = function(req, offer)\n\t%s\nend }\n",
+	        body);
+	return fclose(pol) == 0 ? 0 : -1;
+}
+
 static int setup(void **state)
 {
 	fixture *f = gb_xcalloc(1, sizeof(*f));
 	gb_engine_opts o;
 	char path[128], err[512];
-	FILE *pol;
 	strcpy(dir, "/tmp/gb-engplan-XXXXXX");
 	if (!mkdtemp(dir))
 		return -1;
-	/* a policy that refuses everything */
-	snprintf(path, sizeof(path), "%s/refuse-all.lua", dir);
-	pol = fopen(path, "w");
-	if (!pol)
+	/* a policy that refuses everything, and one that raises */
+	if (write_filter("refuse-all", "return false, \"nothing suits\"") ||
+	    write_filter("raise", "error(\"the gate is broken\")"))
 		return -1;
-	fputs("return { filter = function(req, offer)\n"
-	      "\treturn false, \"nothing suits\"\nend }\n", pol);
-	fclose(pol);
-	/* a policy that raises */
-	snprintf(path, sizeof(path), "%s/raise.lua", dir);
-	pol = fopen(path, "w");
-	if (!pol)
-		return -1;
-	fputs("return { filter = function(req, offer)\n"
-	      "\terror(\"the gate is broken\")\nend }\n", pol);
-	fclose(pol);
 	snprintf(path, sizeof(path), "%s/state.db", dir);
 	if (gb_store_open(path, &f->store, err, sizeof(err)) != 0) {
 		fprintf(stderr, "open: %s\n", err);
