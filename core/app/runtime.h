@@ -10,6 +10,7 @@
 #include "catalog.h"
 #include "config.h"
 #include "drivers.h"
+#include "plan.h"
 #include "store.h"
 
 typedef struct gb_runtime {
@@ -28,6 +29,14 @@ typedef struct gb_runtime {
 void gb_runtime_open(const gb_config *cfg, gb_store *st, gb_runtime *rt,
                      int want_offers);
 void gb_runtime_free(gb_runtime *rt);
+
+/* Warnings about what a candidate cloud needs that spec s lacks (an SSH
+ * key: the drivers' "requirements" verb), as a JSON array of strings
+ * (empty when none; caller owns it).  p: the spec's plan (its
+ * candidates count), or NULL: the offers of cat for the spec's GPU
+ * models and clouds. */
+json_t *gb_spec_warnings(const gb_drivers *ds, const gb_catalog *cat,
+                         const gb_pool_spec *s, const gb_plan *p);
 
 /* A region glob (`offers --region`, GET /v1/offers?region=) against the
  * regions of cloud (NULL = every driver of rt): gb_region_glob_problem's

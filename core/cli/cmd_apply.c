@@ -84,7 +84,7 @@ static int apply_one(gb_backend *b, const gb_pool_spec *spec,
 		rc = GB_EXIT_FAIL;
 		/* stored, but short (capacity): it stays */
 		if (json_is_object(json_object_get(pool, "waiting")))
-			gb_pool_still_exists(b, spec->name);
+			gb_pool_left_short(b, spec->name, pool);
 	} else if (a_wait)
 		rc = gb_pool_wait(b, spec->name, timeout, &pool);
 	if (pool)
@@ -166,7 +166,10 @@ const gb_cmd gb_cmd_apply = {
 	"and 'gpubroker destroy NAME' removes it); a pool no place can hold\n"
 	"yet is tried again at the next attempt its status names, when that\n"
 	"comes before the timeout.  A spec that no offer can match at all is\n"
-	"refused (exit 1, nothing stored) with the plan's reasons.  Through a\n"
+	"refused (exit 1, nothing stored) with the plan's reasons.  A pool\n"
+	"every candidate cloud refused for good (auth, invalid: no SSH key\n"
+	"for Azure, an unknown image) or whose policy fails ends the wait at\n"
+	"once (exit 1, the refusal's words; 'waiting: refused: ...').  Through a\n"
 	"daemon (--server) the wait prints the events as it does locally, and\n"
 	"rides out a daemon restart or failover until the timeout (10m\n"
 	"without one); exit 4 when the daemon does not come back in time.",

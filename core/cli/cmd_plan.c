@@ -47,6 +47,10 @@ static int emit(gb_cli *cli, const gb_pool_spec *s, json_t *j, json_t *all)
 	                 ? GB_EXIT_FAIL
 	                 : GB_EXIT_OK;
 	char *msg = rc ? gb_xstrdup(none ? none : "no offer qualifies") : NULL;
+	size_t i;
+	json_t *w;
+	json_array_foreach(json_object_get(j, "warnings"), i, w)
+		gb_cli_info(cli, "warning: %s", json_string_value(w));
 	if (cli->out != GB_OUT_TABLE) {
 		json_array_append_new(all, j);
 	} else {
@@ -116,7 +120,12 @@ static int plan_one(gb_cli *cli, gb_runtime *rt, gb_store *st,
 		gb_policy_set_free(ps);
 		return GB_EXIT_FAIL;
 	}
-	rc = emit(cli, s, gb_plan_report(&p, limit, f_explain), all);
+	{
+		json_t *j = gb_plan_report(&p, limit, f_explain);
+		json_object_set_new(j, "warnings",
+		                    gb_spec_warnings(&rt->drivers, rt->cat, s, &p));
+		rc = emit(cli, s, j, all);
+	}
 	gb_plan_free(&p);
 	gb_policy_set_free(ps);
 	return rc;

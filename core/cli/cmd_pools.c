@@ -160,8 +160,9 @@ const gb_cmd gb_cmd_scale = {
 	"newest (highest index), so the longest-running ones stay.  Pools\n"
 	"with min/max in their spec stay within them.  With --wait, waits\n"
 	"as 'apply --wait' does until every instance runs and prints their\n"
-	"addresses (exit 3 when --timeout passes first), locally or through\n"
-	"--server.",
+	"addresses (exit 3 when --timeout passes first; exit 1 at once when\n"
+	"the pool's clouds or policies refused it for good), locally or\n"
+	"through --server.",
 	scale_flags, run_scale,
 };
 
@@ -203,6 +204,8 @@ const gb_cmd gb_cmd_status = {
 	"Asks the clouds first (one describe per driver and region), so the\n"
 	"states are current.  A pool short of its size says why, and when it\n"
 	"tries again, on a line 'NAME: waiting: REASON' (JSON: its \"waiting\"\n"
-	"object, {reason, next_attempt_at}).",
+	"object, {reason, next_attempt_at, refused}); 'waiting: refused: ...'\n"
+	"is a refusal only a change can fix (a cloud's auth or invalid\n"
+	"answer, a failing policy).",
 	NULL, run_status,
 };

@@ -17,6 +17,8 @@
 
 static gb_strv files;
 static const char *kind_flag;
+/* the loaded drivers, for what their creates need (gb_spec_warnings) */
+static const gb_runtime *loaded;
 
 static const gb_flag *validate_flags(void)
 {
@@ -293,8 +295,16 @@ static int validate_one(gb_cli *cli, const char *path, enum kind want,
 			json_object_set_new(res, "skipped", json_true());
 		} else if (k == KIND_SPEC) {
 			gb_spec_set set = {NULL, 0};
-			json_t *pools = json_array();
+			json_t *pools = json_array(), *warnings = json_array();
 			rc = gb_spec_load_buf(name, buf, len, so, &set, &d);
+			for (size_t i = 0; rc == 0 && i < set.n; i++) {
+				json_t *w = gb_spec_warnings(
+					loaded ? &loaded->drivers : NULL,
+					loaded ? loaded->cat : NULL,
+					&set.pools[i], NULL);
+				json_array_extend(warnings, w);
+				json_decref(w);
+			}
 			for (size_t i = 0; rc == 0 && i < set.n; i++) {
 				char *js = gb_pool_spec_to_json(&set.pools[i]);
 				json_t *pj = json_loads(js, 0, NULL);
@@ -309,6 +319,14 @@ static int validate_one(gb_cli *cli, const char *path, enum kind want,
 					pool_summary(&set.pools[i], name);
 			}
 			json_object_set_new(res, "pools", pools);
+			if (cli->out == GB_OUT_TABLE) {
+				size_t i;
+				json_t *w;
+				json_array_foreach(warnings, i, w)
+					gb_cli_info(cli, "warning: %s: %s", name,
+					            json_string_value(w));
+			}
+			json_object_set_new(res, "warnings", warnings);
 			gb_spec_set_free(&set);
 		} else {
 			gb_config cfg;
@@ -392,11 +410,13 @@ static int run_validate(gb_cli *cli)
 		so.clouds = clouds;
 		gb_runtime_open(&cli->cfg, NULL, &rt, 1);
 		so.catalog = rt.cat;
+		loaded = &rt;
 	}
 	results = json_array();
 	for (size_t i = 0; i < files.n; i++)
 		if (validate_one(cli, files.v[i], want, &so, results) != 0)
 			bad = 1;
+	loaded = NULL;
 	gb_runtime_free(&rt);
 	if (cli->out != GB_OUT_TABLE)
 		gb_out_render(cli, stdout, results, NULL, NULL);

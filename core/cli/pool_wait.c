@@ -9,6 +9,8 @@ int gb_pool_waits(json_t *pool, int64_t timeout_s)
 {
 	json_t *w = json_object_get(pool, "waiting");
 	int64_t at_ms;
+	if (json_is_true(json_object_get(w, "refused")))
+		return 0; /* refused for good: nothing to wait for */
 	if (gb_json_time_get(json_object_get(w, "next_attempt_at"), &at_ms) != 0)
 		return 0;
 	return timeout_s <= 0 || at_ms <= gb_now_ms() + timeout_s * 1000;
@@ -27,6 +29,19 @@ void gb_pool_still_exists(gb_backend *b, const char *name)
 {
 	gb_cli_err(b->cli, "The pool still exists%s; 'gpubroker destroy %s' "
 	           "removes it.", keeps_trying(b), name);
+}
+
+void gb_pool_left_short(gb_backend *b, const char *name, json_t *pool)
+{
+	json_t *w = json_object_get(pool, "waiting");
+	if (!json_is_true(json_object_get(w, "refused"))) {
+		gb_pool_still_exists(b, name);
+		return;
+	}
+	gb_cli_err(b->cli, "The pool still exists, and nothing more is "
+	           "placed before its next attempt: fix what was refused and "
+	           "apply again (that asks at once), or 'gpubroker destroy %s' "
+	           "removes it.", name);
 }
 
 /* The wait ran out of time: how far it got, why the pool is short when

@@ -19,5 +19,9 @@ int gb_pool_wait(gb_backend *b, const char *name, int64_t timeout_s,
 /* Says on stderr that pool `name`, left short of its target, still
  * exists, who keeps trying to place it and how to destroy it. */
 void gb_pool_still_exists(gb_backend *b, const char *name);
+/* The same for a pool as the backend handed it out: a pool its clouds
+ * refused for good (waiting.refused) is not tried again before its next
+ * attempt, and the message says so. */
+void gb_pool_left_short(gb_backend *b, const char *name, json_t *pool);
 
 #endif

@@ -284,6 +284,17 @@ static int remote_wait(gb_backend *b, const char *pool, int64_t timeout_s,
 			rc = follow(r, pool, 0, -1) + 1; /* what brought it there */
 			break;
 		}
+		if (json_is_true(json_object_get(json_object_get(p, "waiting"),
+		                                 "refused"))) {
+			/* refused for good: waiting cannot change it */
+			follow(r, pool, 0, -1);
+			progress_done(r);
+			gb_cli_err(b->cli, "pool %s: %s", pool,
+			           json_string_value(json_object_get(
+			                   json_object_get(p, "waiting"),
+			                   "reason")));
+			goto out;
+		}
 		if (deadline && gb_mono_ms() > deadline) {
 			rc = 0;
 			break;

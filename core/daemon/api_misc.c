@@ -56,6 +56,10 @@ void gb_api_plan(gb_api_req *r)
 		}
 		json_array_append_new(out, gb_plan_report(&p, (size_t)limit,
 		                                           gb_api_query(r, "explain") != NULL));
+		json_object_set_new(json_array_get(out, json_array_size(out) - 1),
+		                    "warnings", gb_spec_warnings(
+		                            &r->d->app.rt.drivers, r->d->app.rt.cat,
+		                            &set.pools[i], &p));
 		gb_plan_free(&p);
 		gb_policy_set_free(ps);
 	}

@@ -43,6 +43,7 @@ gb_engine *gb_engine_new(const gb_engine_opts *o)
 	pthread_mutex_init(&e->settle_mu, NULL);
 	pthread_mutex_init(&e->plans_mu, NULL);
 	pthread_mutex_init(&e->settled_mu, NULL);
+	pthread_mutex_init(&e->refused_mu, NULL);
 	pthread_mutex_init(&e->keeper_mu, NULL);
 	pthread_cond_init(&e->keeper_cv, NULL);
 	e->lease_ms = o->lease_ms > 0 ? o->lease_ms
@@ -83,6 +84,8 @@ void gb_engine_free(gb_engine *e)
 	pthread_mutex_destroy(&e->plans_mu);
 	gb_engine__drop_settled(e);
 	pthread_mutex_destroy(&e->settled_mu);
+	gb_engine__forget_refusals(e, NULL);
+	pthread_mutex_destroy(&e->refused_mu);
 	while (e->locks) {
 		pool_lock *l = e->locks;
 		e->locks = l->next;

@@ -260,7 +260,9 @@ static int note_pool(gb_engine *e, const gb_pool_row *row, const char *note,
 	if (old && strncmp(old, note, keep) == 0 &&
 	    (old[keep] == '\0' || old[keep] == ';'))
 		return 1;
-	gb_engine__event(e, row->name, NULL, "waiting", "%s", note);
+	/* a refusal was told by its own event (engine_create.c) */
+	if (!gb_engine__note_refused(note))
+		gb_engine__event(e, row->name, NULL, "waiting", "%s", note);
 	return 0;
 }
 
@@ -605,6 +607,7 @@ int gb_engine_submit(gb_engine *e, const gb_pool_spec *spec,
 	memset(res, 0, sizeof(*res));
 	if (gb_engine__begin(e, spec->name, res) != 0)
 		return -1;
+	gb_engine__forget_refusals(e, spec->name); /* an apply asks again */
 	gb_engine__plan(e, spec, &ep);
 	rc = refuse_no_match(e, spec, &ep, res)
 	             ? -1
@@ -631,6 +634,7 @@ int gb_engine_apply(gb_engine *e, const gb_pool_spec *spec,
 	memset(res, 0, sizeof(*res));
 	if (gb_engine__begin(e, spec->name, res) != 0)
 		return -1;
+	gb_engine__forget_refusals(e, spec->name); /* an apply asks again */
 	/* one plan: the budget price, the decision record, the placement */
 	gb_engine__plan(e, spec, &ep);
 	rc = refuse_no_match(e, spec, &ep, res)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "log.h"
 #include "workers.h"
 
 /* Result of trying one candidate. */
@@ -559,8 +560,73 @@ static void note_unused(gb_buf *b, const gb_pool_spec *spec, const attempt *a)
 		gb_buf_printf(b, "..%d", a->first_index + a->count - 1);
 }
 
-/* Fatal errors (AUTH, INVALID) stop the walk; colocate none keeps
- * partial placements.  Every candidate's cooldown is checked as the walk
+/* What the walk knows of the clouds that refused this spec for good
+ * (engine_refused.c): their words, one line each, and the earliest
+ * moment one may be asked again. */
+typedef struct refusals {
+	gb_strset clouds;
+	gb_buf words;        /* "; "-separated */
+	int n;               /* candidates refused or skipped for it */
+	int asked;           /* of them, asked in this walk */
+	int64_t until_ms;
+} refusals;
+
+static void note_refusal(refusals *rf, const char *cloud, const char *words,
+                         int64_t until_ms)
+{
+	rf->n++;
+	if (until_ms > 0 && (!rf->until_ms || until_ms < rf->until_ms))
+		rf->until_ms = until_ms;
+	if (gb_strset_find(&rf->clouds, cloud))
+		return;
+	gb_strset_intern(&rf->clouds, cloud);
+	gb_buf_printf(&rf->words, "%s%s", rf->words.len ? "; " : "", words);
+}
+
+/* "pool P: refused: WORDS; next attempt T, or at once on an apply":
+ * its first line is the pool's note (GB_NOTE_REFUSED). */
+static void refused_msg(const gb_pool_spec *spec, int need, int left,
+                        const char *words, int64_t until_ms, char *msg,
+                        size_t cap)
+{
+	char when[32];
+	snprintf(msg, cap, "pool %s: " GB_NOTE_REFUSED "%s; next attempt %s, "
+	         "or at once on an apply\nPlaced %d of %d instance%s: every "
+	         "candidate left was refused by its cloud for a reason the "
+	         "spec (or the cloud account) must fix; a refusing cloud is "
+	         "not asked again for this spec until the next attempt.",
+	         spec->name, words,
+	         gb_format_time(until_ms / 1000, when, sizeof(when)),
+	         need - left, need, gb_plural(need));
+}
+
+/* A plan that failed (a policy that raised, one that does not load):
+ * the spec or the policies must change, so it is a refusal too: one
+ * event, and the pool's note, retried after GB_REFUSED_RETRY_MS or at
+ * once on an apply or a scale. */
+static void plan_refused(gb_engine *e, const gb_pool_spec *spec,
+                         const gb_engine_plan *ep, char *msg, size_t cap,
+                         int64_t *retry_ms)
+{
+	char when[32];
+	char *words = gb_redact(ep->err);
+	size_t line = strcspn(words, "\n");
+	*retry_ms = gb_now_ms() + GB_REFUSED_RETRY_MS;
+	gb_engine__event(e, spec->name, NULL, "refused",
+	                 "planning failed: %s", words);
+	snprintf(msg, cap, "pool %s: " GB_NOTE_REFUSED "planning failed: "
+	         "%.*s; next attempt %s, or at once on an apply or a scale%s%s",
+	         spec->name, (int)line, words,
+	         gb_format_time(*retry_ms / 1000, when, sizeof(when)),
+	         words[line] ? "\n" : "", words + line + (words[line] != 0));
+	free(words);
+}
+
+/* A permanent refusal (AUTH, INVALID: engine_refused.c) skips the
+ * refusing cloud's other candidates, and those of a cloud that refused
+ * this spec before, and the walk goes on to the other clouds; CONFLICT
+ * stops the walk.  colocate none keeps partial placements.  Every
+ * candidate's cooldown is checked as the walk
  * comes to it: the plan may have been made before this walk (an apply
  * plans before it replays and refreshes, a move walks the plan a second
  * time), and marks made during the walk count too.  A colocated pool
@@ -582,6 +648,8 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 	gb_buf unused = GB_BUF_INIT; /* names the candidate's attempts spent */
 	walk_note w;
 	gb_pace pace;
+	refusals rf;
+	char key[65];
 
 	*placed = 0;
 	*retry_ms = 0;
@@ -589,9 +657,11 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 	memset(&w, 0, sizeof(w));
 	memset(&pace, 0, sizeof(pace));
 	if (ep->rc != 0) {
-		snprintf(msg, cap, "%s", ep->err);
+		plan_refused(e, spec, ep, msg, cap, retry_ms);
 		return -1;
 	}
+	memset(&rf, 0, sizeof(rf));
+	gb_engine__spec_key(spec, key);
 	note_retry(&w, ep->cool_until_s * 1000);
 	all_or_nothing = spec->colocate != GB_COLOCATE_NONE;
 	for (size_t i = 0; i < pl->ncands && left > 0; i++) {
@@ -612,6 +682,15 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 		    (zone && strcmp(o->zone, zone) != 0))
 			continue;
 		note_type(&w, o->instance_type);
+		{
+			char *words;
+			if (gb_engine__refused(e, spec->name, key, o->cloud,
+			                       &until, &words)) {
+				note_refusal(&rf, o->cloud, words, until);
+				free(words);
+				continue;
+			}
+		}
 		if (gb_engine__cooling(e, o, err, sizeof(err), &until)) {
 			cooling++;
 			note_retry(&w, until * 1000);
@@ -781,9 +860,34 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 		}
 		if (a.err.cls == GB_ERR_CAPACITY || a.err.cls == GB_ERR_QUOTA)
 			continue;
+		if (a.err.cls == GB_ERR_AUTH || a.err.cls == GB_ERR_INVALID) {
+			/* the cloud's answer to this spec: said once, and
+			 * its other candidates are skipped */
+			char *words, when[32];
+			int others = 0;
+			for (size_t k = i + 1; k < pl->ncands && !others; k++)
+				others = strcmp(pl->cands[k].offer->cloud,
+				                o->cloud) != 0;
+			if (!gb_engine__refuse(e, spec->name, key, o->cloud,
+			                       &a.err, &until, &words))
+				gb_engine__event(
+					e, spec->name, NULL, "refused",
+					"%s; %s is not asked again for this spec "
+					"before %s (an apply asks at once)%s",
+					words, o->cloud,
+					gb_format_time(until / 1000, when,
+					               sizeof(when)),
+					left > 0 && others
+						? "; the other clouds' "
+						  "candidates are tried"
+						: "");
+			note_refusal(&rf, o->cloud, words, until);
+			rf.asked++;
+			free(words);
+			continue;
+		}
 		capacity_only = 0;
-		if (a.err.cls == GB_ERR_AUTH || a.err.cls == GB_ERR_INVALID ||
-		    a.err.cls == GB_ERR_CONFLICT) {
+		if (a.err.cls == GB_ERR_CONFLICT) {
 			snprintf(msg, cap,
 			         "pool %s: %s refused the request (%s%s%s): %s",
 			         spec->name, o->cloud, gb_err_class_name(a.err.cls),
@@ -792,7 +896,20 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 		}
 		/* throttled/transient after retries, internal: next candidate */
 	}
-	if (left > 0 && capacity_only && (tried || cooling || paced || full)) {
+	if (left > 0 && capacity_only && rf.n &&
+	    !(tried - rf.asked || cooling || paced || full)) {
+		/* every candidate left was refused for good: nothing but a
+		 * change (or the backoff) can place the rest */
+		*retry_ms = rf.until_ms;
+		refused_msg(spec, need, left, gb_buf_str(&rf.words),
+		            rf.until_ms, msg, cap);
+		if (tried) {
+			size_t l = strlen(msg);
+			snprintf(msg + l, cap - l, "\nTried:%s",
+			         gb_buf_str(&why));
+		}
+	} else if (left > 0 && capacity_only &&
+	           (tried || cooling || paced || full)) {
 		/* Only capacity stands in the way: say where it was closest
 		 * and when walking again can change anything. */
 		if (pace.loaded)
@@ -845,6 +962,8 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 		}
 	}
 out:
+	gb_buf_free(&rf.words);
+	gb_strset_free(&rf.clouds);
 	gb_buf_free(&why);
 	gb_buf_free(&unused);
 	gb_strset_free(&w.types);

@@ -503,6 +503,7 @@ int gb_engine_destroy(gb_engine *e, const char *pool, const char *reason,
 		if (n == 0) {
 			free(rows);
 			gb_store_pool_set_state(e->o.store, pool, "destroyed", reason);
+			gb_engine__forget_refusals(e, pool);
 			gb_engine__event(e, pool, NULL, "destroyed",
 			                 "pool destroyed; every instance confirmed "
 			                 "terminated by its cloud");
@@ -625,6 +626,7 @@ int gb_engine_destroy_step(gb_engine *e, const char *pool, const char *reason,
 	if (n == 0) {
 		free(rows);
 		gb_store_pool_set_state(e->o.store, pool, "destroyed", reason);
+		gb_engine__forget_refusals(e, pool);
 		gb_engine__event(e, pool, NULL, "destroyed",
 		                 "pool destroyed; every instance confirmed "
 		                 "terminated by its cloud");

@@ -66,6 +66,10 @@ struct gb_engine {
 	 * leaf lock. */
 	pthread_mutex_t settled_mu;
 	json_t *settled;
+	/* Clouds that refused a pool's spec for good (engine_refused.c).
+	 * refused_mu is a leaf lock. */
+	pthread_mutex_t refused_mu;
+	struct gb_cloud_refusal *refused;
 	/* Shared store (PostgreSQL): pools are leased, not flock'ed
 	 * (engine.c).  The keeper thread renews the leases every third of
 	 * lease_ms and gives up those another process asks for while this
@@ -90,6 +94,35 @@ void gb_engine__note_converge(gb_engine *e, const char *pool,
                               int64_t generation, int rc,
                               const gb_engine_result *res);
 void gb_engine__drop_settled(gb_engine *e);
+
+/* Permanent refusals (engine_refused.c, whose header states the rules):
+ * an AUTH or INVALID error of a create is the cloud's answer to the
+ * spec, not to the moment, so the cloud is not asked again for this
+ * spec until GB_REFUSED_RETRY_MS passed (or an apply: it forgets the
+ * pool's refusals).  A pool that no candidate can place then has a
+ * note starting with GB_NOTE_REFUSED ("waiting" in the API, with
+ * "refused": true), and the waits (apply --wait, scale --wait) end at
+ * once with exit 1 and its words. */
+#define GB_REFUSED_RETRY_MS (30 * 60 * 1000)
+#define GB_NOTE_REFUSED "refused: "
+/* The key of a spec (sha256 hex of its canonical JSON). */
+void gb_engine__spec_key(const gb_pool_spec *spec, char out[65]);
+/* Records that cloud refused pool's spec (key) with err; *until_ms: when
+ * it may be asked again; *words: "CLOUD refused the request (CLASS,
+ * CODE): MESSAGE", redacted (caller frees).  Returns 1 when the same
+ * refusal (spec, class and code) was recorded before (said already: no
+ * new event), else 0. */
+int gb_engine__refuse(gb_engine *e, const char *pool, const char *key,
+                      const char *cloud, const gb_error *err,
+                      int64_t *until_ms, char **words);
+/* 1 with *until_ms and *words (caller frees) when cloud refused this
+ * spec of pool and the backoff has not passed; else 0. */
+int gb_engine__refused(gb_engine *e, const char *pool, const char *key,
+                       const char *cloud, int64_t *until_ms, char **words);
+/* Forgets pool's refusals (NULL: every pool's). */
+void gb_engine__forget_refusals(gb_engine *e, const char *pool);
+/* 1 when a pool's note is a permanent refusal. */
+int gb_engine__note_refused(const char *note);
 
 /* Frees the kept listings (engine_observe.c). */
 void gb_engine__drop_kept(gb_engine *e);
@@ -259,7 +292,10 @@ void gb_engine__drop_plans(gb_engine *e);
  * paced, or cooldowns left the plan no candidate), the unix ms before
  * which walking again cannot place anything, and msg then says so ("no
  * zone could hold ...", "no candidate: 5 offers refused by capacity
- * cooldown ..."); else 0. */
+ * cooldown ..."); also when every candidate left was refused for good
+ * (engine_refused.c) or the plan failed: then msg's first line is
+ * "pool P: refused: ...; next attempt T, ..." (GB_NOTE_REFUSED after
+ * "pool P: ") and *retry_ms the end of the backoff; else 0. */
 int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
                      const gb_engine_plan *ep, int64_t generation, int need,
                      const char *cloud, const char *region, const char *zone,

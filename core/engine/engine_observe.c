@@ -445,6 +445,12 @@ int gb_engine_wait(gb_engine *e, const char *pool, int64_t timeout_s,
 			gb_pool_row_free(&row);
 			return 1;
 		}
+		if (gb_engine__note_refused(row.note)) {
+			/* refused for good: waiting cannot change it */
+			snprintf(err, cap, "%s", row.note);
+			gb_pool_row_free(&row);
+			return -1;
+		}
 		if (row.note && row.retry_at_ms && row.retry_at_ms <= gb_now_ms()) {
 			/* The pool is short, waiting for its next attempt, and
 			 * that moment has come: try, as the daemon's reconciler

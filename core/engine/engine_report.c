@@ -115,6 +115,9 @@ static json_t *pool_json(gb_engine *e, const gb_pool_row *p,
 		json_object_set_new(w, "reason", json_string(p->note));
 		json_object_set_new(w, "next_attempt_at",
 		                    gb_json_time(p->retry_at_ms));
+		/* a permanent refusal: the waits end at once */
+		json_object_set_new(w, "refused", json_boolean(
+		                            gb_engine__note_refused(p->note)));
 		json_object_set_new(j, "waiting", w);
 	} else {
 		json_object_set_new(j, "waiting", json_null());

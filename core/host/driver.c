@@ -519,6 +519,27 @@ static void ask_credentials(gb_drv *drv)
 	json_decref(doc);
 }
 
+/* The "requirements" verb (driver.h): what every create needs from a
+ * spec.  A driver that refuses it needs nothing. */
+static void ask_requirements(gb_drv *drv)
+{
+	json_t *doc = NULL;
+	const char *why;
+	gb_error e;
+	drv->ssh_key_why[0] = '\0';
+	if (!GB_DRV_HAS(drv, command))
+		return;
+	memset(&e, 0, sizeof(e));
+	if (drv->d->command(drv->ctx, "requirements", 0, NULL, answer_out,
+	                    &doc, &e) == 0 &&
+	    (why = json_string_value(json_object_get(doc, "ssh_key")))) {
+		char *safe = gb_redact(*why ? why : "the driver says so");
+		snprintf(drv->ssh_key_why, sizeof(drv->ssh_key_why), "%s", safe);
+		free(safe);
+	}
+	json_decref(doc);
+}
+
 static int run_init(gb_drv *drv, int64_t timeout_ms, char *err, size_t cap)
 {
 	struct gb_drv_init_job *j = gb_xcalloc(1, sizeof(*j));
@@ -688,6 +709,7 @@ int gb_drv_init(gb_drv *drv, const gb_kvs *options, char *err, size_t cap)
 	drv->ready = 1;
 	snprintf(drv->status, sizeof(drv->status), "ready");
 	ask_credentials(drv);
+	ask_requirements(drv);
 	rc = 0;
 	goto out;
 bad_option:

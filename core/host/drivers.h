@@ -46,6 +46,9 @@ typedef struct gb_drv {
 	int credentials;     /* what the driver said to the "credentials"
 	                        verb (driver.h): 1 found, 0 none found, -1
 	                        it did not say (needs none, or older) */
+	char ssh_key_why[256]; /* the "requirements" verb (driver.h): why
+	                        every create needs an SSH key; "" = it
+	                        does not (or did not say) */
 	gb_kvs options;
 	gb_host host;
 	gb_http_client *http;

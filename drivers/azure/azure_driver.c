@@ -81,13 +81,23 @@ static int azure_command(void *ctx, const char *verb, int argc,
                          gb_error *err)
 {
 	const azure_ctx *c = ctx;
-	char *src = c->auth_problem
+	char *src;
+	int rc;
+	if (verb && strcmp(verb, "requirements") == 0 && argc == 0)
+		/* the host's verb (driver.h): azure_vm.c refuses a create
+		 * without a key (SshKeyRequired) */
+		return drvc_command_answer(
+			json_pack("{s:s}", "ssh_key",
+			          "Azure Linux VMs are created with password "
+			          "login disabled"),
+			out, ud, err);
+	src = c->auth_problem
 	                    ? NULL
 	                    : drvc_xasprintf("service principal %s of tenant "
 	                                     "%s, secret from %s",
 	                                     c->client_id, c->tenant,
 	                                     c->secret_source);
-	int rc = drvc_credentials_command("azure", verb, argc, src,
+	rc = drvc_credentials_command("azure", verb, argc, src,
 	                                  c->auth_looked, out, ud, err);
 	(void)argv;
 	free(src);

@@ -63,6 +63,17 @@ int lambda_command(void *ctx, const char *verb, int argc,
 	const lambda_ctx *c = ctx;
 	if (verb && strcmp(verb, "sites") == 0 && argc == 0)
 		return sites(ctx, out, ud, err);
+	if (verb && strcmp(verb, "requirements") == 0 && argc == 0)
+		/* the host's verb (driver.h): a launch names a registered key
+		 * (lambda_create.c), the option's or the spec's first */
+		return drvc_command_answer(
+			c->ssh_key_name
+				? json_object()
+				: json_pack("{s:s}", "ssh_key",
+				            "a Lambda launch names a registered "
+				            "SSH key, and the driver option "
+				            "ssh_key_name is not set"),
+			out, ud, err);
 	if (verb && strcmp(verb, "credentials") == 0 && argc == 0) {
 		/* the host's verb (driver.h): where the key is, or was not */
 		char *looked = c->key ? NULL
@@ -76,6 +87,7 @@ int lambda_command(void *ctx, const char *verb, int argc,
 	}
 	drvc_err(err, GB_ERR_INVALID, 0, "UnknownCommand",
 	         "the lambda driver has no command \"%s\" (it answers: "
-	         "sites, credentials)", verb ? verb : "");
+	         "sites, credentials, requirements)",
+	         verb ? verb : "");
 	return -1;
 }

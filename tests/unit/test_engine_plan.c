@@ -5,7 +5,11 @@
  * when the offers in cooldown would be refused by a price limit or a
  * policy anyway; the one-line notes a pool short of instances carries
  * (status, events) for both; and a plan kept from a submit borrows the
- * converge's spec once taken, not the submit's, which is gone by then. */
+ * converge's spec once taken, not the submit's, which is gone by then.
+ * Permanent refusals (engine_refused.c): remembered per pool, spec and
+ * cloud; a walk skips a cloud that refused the spec, without a driver
+ * call, and says so as a refused note; a failed plan (a policy that
+ * raises) is a refused note and one event. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -40,23 +44,31 @@ static const struct {
 };
 #define NROWS (sizeof(ROWS) / sizeof(ROWS[0]))
 
+/* dir/NAME.lua: a policy whose filter's body is body.  0 or -1. */
+static int write_filter(const char *name, const char *body)
+{
+	char path[128];
+	FILE *pol;
+	snprintf(path, sizeof(path), "%s/%s.lua", dir, name);
+	if (!(pol = fopen(path, "w")))
+		return -1;
+	fprintf(pol, "return { filter = function(req, offer)\n\t%s\nend }\n",
+	        body);
+	return fclose(pol) == 0 ? 0 : -1;
+}
+
 static int setup(void **state)
 {
 	fixture *f = gb_xcalloc(1, sizeof(*f));
 	gb_engine_opts o;
 	char path[128], err[512];
-	FILE *pol;
 	strcpy(dir, "/tmp/gb-engplan-XXXXXX");
 	if (!mkdtemp(dir))
 		return -1;
-	/* a policy that refuses everything */
-	snprintf(path, sizeof(path), "%s/refuse-all.lua", dir);
-	pol = fopen(path, "w");
-	if (!pol)
+	/* a policy that refuses everything, and one that raises */
+	if (write_filter("refuse-all", "return false, \"nothing suits\"") ||
+	    write_filter("raise", "error(\"the gate is broken\")"))
 		return -1;
-	fputs("return { filter = function(req, offer)\n"
-	      "\treturn false, \"nothing suits\"\nend }\n", pol);
-	fclose(pol);
 	snprintf(path, sizeof(path), "%s/state.db", dir);
 	if (gb_store_open(path, &f->store, err, sizeof(err)) != 0) {
 		fprintf(stderr, "open: %s\n", err);
@@ -265,6 +277,111 @@ static void test_kept_plan_spec(void **state)
 	gb_engine__plan_free(&got);
 }
 
+static int events_of(fixture *f, const char *kind)
+{
+	gb_event_row *v;
+	size_t n;
+	int k = 0;
+	assert_int_equal(gb_store_event_list(f->store, "p", 0, 0, 0, &v, &n), 0);
+	for (size_t i = 0; i < n; i++)
+		k += strcmp(v[i].kind, kind) == 0;
+	gb_event_list_free(v, n);
+	return k;
+}
+
+static void test_refusal_memory(void **state)
+{
+	fixture *f = *state;
+	char key[65], other[65], *words = NULL;
+	int64_t until = 0, until2 = 0;
+	gb_error err;
+	memset(&err, 0, sizeof(err));
+	gb_error_set(&err, GB_ERR_INVALID, 400, "InvalidAMIID.Malformed",
+	             "Invalid id: \"not-an-ami\"");
+	gb_engine__spec_key(spec(f, "  image: {aws: not-an-ami}\n"), key);
+	gb_engine__spec_key(spec(f, "  image: {aws: ami-12345678}\n"), other);
+	assert_string_not_equal(key, other);
+	assert_false(gb_engine__refused(f->eng, "p", key, "aws", &until, &words));
+	/* new: to be said; the same again: said already */
+	assert_int_equal(gb_engine__refuse(f->eng, "p", key, "aws", &err,
+	                                   &until, &words), 0);
+	assert_string_equal(words, "aws refused the request (invalid, "
+	                    "InvalidAMIID.Malformed): Invalid id: \"not-an-ami\"");
+	free(words);
+	assert_true(until >= gb_now_ms() + GB_REFUSED_RETRY_MS - 5000);
+	assert_int_equal(gb_engine__refuse(f->eng, "p", key, "aws", &err,
+	                                   &until, &words), 1);
+	free(words);
+	assert_true(gb_engine__refused(f->eng, "p", key, "aws", &until2,
+	                               &words));
+	assert_true(until2 == until);
+	free(words);
+	/* another spec, pool or cloud is asked */
+	assert_false(gb_engine__refused(f->eng, "p", other, "aws", &until, &words));
+	assert_false(gb_engine__refused(f->eng, "q", key, "aws", &until, &words));
+	assert_false(gb_engine__refused(f->eng, "p", key, "gcp", &until, &words));
+	/* an apply forgets */
+	gb_engine__forget_refusals(f->eng, "p");
+	assert_false(gb_engine__refused(f->eng, "p", key, "aws", &until, &words));
+	assert_false(gb_engine__note_refused("no zone could hold 2 x g5"));
+	assert_true(gb_engine__note_refused(GB_NOTE_REFUSED "aws refused"));
+	assert_false(gb_engine__note_refused(NULL));
+}
+
+/* A cloud that refused this spec is skipped without a call (no driver is
+ * loaded here: a call would fail DriverNotReady), and the walk's message
+ * is a refused note with the refusal's words and its next attempt. */
+static void test_walk_skips_refused(void **state)
+{
+	fixture *f = *state;
+	const gb_pool_spec *s = spec(f, "  image: {aws: not-an-ami}\n");
+	gb_engine_plan ep;
+	gb_error err;
+	char key[65], msg[2048], *words;
+	int64_t until, retry = 0;
+	int placed = -1;
+	memset(&err, 0, sizeof(err));
+	gb_error_set(&err, GB_ERR_INVALID, 400, "InvalidAMIID.Malformed",
+	             "Invalid id");
+	gb_engine__spec_key(s, key);
+	gb_engine__refuse(f->eng, "p", key, "aws", &err, &until, &words);
+	free(words);
+	assert_int_equal(gb_engine__plan(f->eng, s, &ep), 0);
+	assert_int_equal(ep.plan.ncands, NROWS);
+	assert_int_equal(gb_engine__place(f->eng, s, &ep, 1, 2, NULL, NULL,
+	                                  NULL, &placed, msg, sizeof(msg),
+	                                  &retry), -1);
+	assert_int_equal(placed, 0);
+	assert_non_null(strstr(msg, "pool p: " GB_NOTE_REFUSED "aws refused the "
+	                       "request (invalid, InvalidAMIID.Malformed): "
+	                       "Invalid id; next attempt "));
+	assert_null(strstr(msg, "DriverNotReady"));
+	assert_true(retry == until);
+	assert_int_equal(events_of(f, "refused"), 0); /* said when refused */
+	gb_engine__plan_free(&ep);
+}
+
+/* A plan that fails (a policy raised): a refused note with the policy's
+ * words, retried after the backoff, and one event. */
+static void test_plan_failure_is_refused(void **state)
+{
+	fixture *f = *state;
+	const gb_pool_spec *s = spec(f, "  policy: [raise]\n");
+	gb_engine_plan ep;
+	char msg[2048];
+	int64_t retry = 0;
+	int placed = -1;
+	assert_int_equal(gb_engine__plan(f->eng, s, &ep), -1);
+	assert_int_equal(gb_engine__place(f->eng, s, &ep, 1, 1, NULL, NULL,
+	                                  NULL, &placed, msg, sizeof(msg),
+	                                  &retry), -1);
+	assert_non_null(strstr(msg, "pool p: " GB_NOTE_REFUSED "planning failed: "));
+	assert_non_null(strstr(msg, "the gate is broken"));
+	assert_true(retry >= gb_now_ms() + GB_REFUSED_RETRY_MS - 5000);
+	assert_int_equal(events_of(f, "refused"), 1);
+	gb_engine__plan_free(&ep);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -276,6 +393,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_policy_never, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kept_plan_spec, setup,
 		                                teardown),
+		cmocka_unit_test_setup_teardown(test_refusal_memory, setup,
+		                                teardown),
+		cmocka_unit_test_setup_teardown(test_walk_skips_refused, setup,
+		                                teardown),
+		cmocka_unit_test_setup_teardown(test_plan_failure_is_refused,
+		                                setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -687,6 +687,39 @@ static void test_ssh_key_option_and_existing(void **state)
 	fakehost_free(fh);
 }
 
+static void answer(void *ud, const char *json)
+{
+	snprintf(ud, 512, "%s", json);
+}
+
+/* The host's "requirements" verb (driver.h): an SSH key, unless the
+ * option ssh_key_name names a registered one */
+static void test_requirements_verb(void **state)
+{
+	char out[512] = "";
+	gb_error err;
+	fakehost *fh = mk(1);
+	void *ctx = init(fh);
+	(void)state;
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(lambda_driver_desc.command(ctx, "requirements", 0,
+	                                            NULL, answer, out, &err),
+	                 0);
+	assert_non_null(strstr(out, "\"ssh_key\""));
+	assert_non_null(strstr(out, "ssh_key_name"));
+	lambda_driver_desc.fini(ctx);
+	fakehost_free(fh);
+	fh = mk(1);
+	fakehost_option(fh, "ssh_key_name", "team-key");
+	ctx = init(fh);
+	assert_int_equal(lambda_driver_desc.command(ctx, "requirements", 0,
+	                                            NULL, answer, out, &err),
+	                 0);
+	assert_string_equal(out, "{}");
+	lambda_driver_desc.fini(ctx);
+	fakehost_free(fh);
+}
+
 static void add_inst(const char *id, const char *name, const char *status,
                      const char *region, json_t *tags)
 {
@@ -964,6 +997,7 @@ int main(void)
 		cmocka_unit_test(test_create_partial_and_refusals),
 		cmocka_unit_test(test_create_lost_answer),
 		cmocka_unit_test(test_ssh_key_option_and_existing),
+		cmocka_unit_test(test_requirements_verb),
 		cmocka_unit_test(test_describe),
 		cmocka_unit_test(test_terminate),
 		cmocka_unit_test(test_auth_and_secrets),

@@ -520,6 +520,12 @@ typedef struct gb_driver {
 	 *            `gpubroker drivers` then shows "no credentials found
 	 *            (looked in ...)" instead of "ready".  A driver that needs
 	 *            none (or an older one) refuses the verb: "ready".
+	 *   "requirements" (every driver, at load, after "credentials"):
+	 *            what every create needs from a pool spec, as
+	 *            {"ssh_key": "why"} when a create without an SSH public
+	 *            key is refused (Azure: password login is disabled);
+	 *            {} or a refusal of the verb: nothing.  `validate` and
+	 *            `plan` warn about a spec that lacks it.
 	 *   "nodes", "probe [NODE...]", "mig NODE enable|disable": for
 	 *            drivers with GB_DRV_CAP_PROBE (`gpubroker nodes`). */
 	int (*command)(void *ctx, const char *verb, int argc,
