@@ -118,6 +118,10 @@ void gb_api_park(gb_api_req *r, gb_api_fn again, const char *pool,
 void gb_api_wake(gb_daemon *d, const char *pool);
 /* Every long poll looks again now (the daemon is stopping). */
 void gb_api_wake_all(gb_daemon *d);
+/* After freeing `bytes` of a request's work: from 1 MiB on, the freed
+ * memory goes back to the system (glibc's malloc_trim), so a large
+ * answer does not leave the daemon's RSS at its peak.  Any thread. */
+void gb_api_give_back(size_t bytes);
 /* The server's per-client and per-token budgets (api_limits.c). */
 gb_api_limits *gb_api_srv_limits(gb_daemon *d);
 /* The server's own counters for /metrics (connections, refusals, long
@@ -159,6 +163,11 @@ int gb_api_refusal_admit(gb_api_limits *l, const struct sockaddr *sa,
  * *retry_after_s set. */
 int gb_api_token_admit(gb_api_limits *l, const char *who, int per_minute,
                        int *retry_after_s);
+/* The same for n units at once (a plan of n pools): 1 allowed (n taken),
+ * 0 refused with *retry_after_s = when n are back (n over per_minute
+ * never fits: the caller caps n below it). */
+int gb_api_token_take(gb_api_limits *l, const char *who, int per_minute,
+                      int n, int *retry_after_s);
 typedef struct gb_api_limit_stats {
 	uint64_t open;              /* connections open now */
 	uint64_t opened;            /* since start */

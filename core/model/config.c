@@ -36,7 +36,8 @@ static const char *const daemon_keys[] = {
 	"api_threads", "api_workers", "audit_retention", "events_retention",
 	"heartbeats_retention",
 	"state_size_warning", "reconcile_per_minute", "refusals_per_minute",
-	"lease", NULL};
+	"lease", "plan_per_minute", "plan_max_pools", "plan_max_answer",
+	"allowed_hosts", NULL};
 static const char *const role_names[] = {"viewer", "operator", "admin", NULL};
 static const char *const log_formats[] = {"text", "json", NULL};
 
@@ -98,6 +99,9 @@ void gb_config_defaults(gb_config *c)
 	c->lease_s = 15;
 	c->reconcile_per_minute = 6;
 	c->refusals_per_minute = 60;
+	c->plan_per_minute = 600;
+	c->plan_max_pools = 100;
+	c->plan_max_answer = (int64_t)16 << 20;
 }
 
 void gb_config_free(gb_config *c)
@@ -108,6 +112,7 @@ void gb_config_free(gb_config *c)
 	free(c->state_password);
 	gb_strv_free(&c->policy_path);
 	gb_strv_free(&c->org_policies);
+	gb_strv_free(&c->allowed_hosts);
 	for (size_t i = 0; i < c->ndrivers; i++) {
 		free(c->drivers[i].name);
 		free(c->drivers[i].path);
@@ -680,6 +685,33 @@ static void dec_size(gb_ydec *c, const gb_ynode *n, const char *path,
 	    "limit), found %s", gb_ydescribe(n, what, sizeof(what)));
 }
 
+/* daemon.allowed_hosts: DNS names (no port, no scheme) the API answers
+ * in a Host header, besides loopback names and IP literals. */
+static void dec_allowed_hosts(gb_ydec *c, const gb_ynode *v, gb_config *cfg)
+{
+	gb_strv tmp = {NULL, 0};
+	if (gb_ydec_strlist(c, v, "daemon.allowed_hosts", &tmp) != 0)
+		return;
+	for (size_t i = 0; i < tmp.n; i++) {
+		const char *h = tmp.v[i];
+		size_t len = strlen(h);
+		int ok = len > 0 && len <= 253;
+		for (const char *q = h; ok && *q; q++)
+			ok = isalnum((unsigned char)*q) || *q == '.' || *q == '-' ||
+			     *q == '_';
+		if (!ok) {
+			gb_ydec_err(c, v, "daemon.allowed_hosts",
+			            "\"%.64s\" is not a host name: give DNS names "
+			            "only (letters, digits, '.', '-'), without a "
+			            "port or scheme", h);
+			gb_strv_free(&tmp);
+			return;
+		}
+	}
+	gb_strv_free(&cfg->allowed_hosts);
+	cfg->allowed_hosts = tmp;
+}
+
 static void dec_daemon(gb_ydec *c, const gb_ynode *n, gb_config *cfg)
 {
 	const gb_ynode *v;
@@ -747,6 +779,23 @@ static void dec_daemon(gb_ydec *c, const gb_ynode *n, gb_config *cfg)
 	if ((v = gb_ymap_get(n, "refusals_per_minute")) &&
 	    gb_ydec_int(c, v, "daemon.refusals_per_minute", 0, 1000000, &x) == 0)
 		cfg->refusals_per_minute = (int)x;
+	if ((v = gb_ymap_get(n, "plan_per_minute")) &&
+	    gb_ydec_int(c, v, "daemon.plan_per_minute", 0, 1000000, &x) == 0)
+		cfg->plan_per_minute = (int)x;
+	if ((v = gb_ymap_get(n, "plan_max_pools")) &&
+	    gb_ydec_int(c, v, "daemon.plan_max_pools", 1, 1000, &x) == 0)
+		cfg->plan_max_pools = (int)x;
+	if ((v = gb_ymap_get(n, "plan_max_answer"))) {
+		int64_t b = cfg->plan_max_answer;
+		dec_size(c, v, "daemon.plan_max_answer", &b);
+		if (b < (1 << 16) || b > ((int64_t)1 << 30))
+			ERR(c, v, "daemon.plan_max_answer", "must be from 64KiB "
+			    "to 1GiB");
+		else
+			cfg->plan_max_answer = b;
+	}
+	if ((v = gb_ymap_get(n, "allowed_hosts")))
+		dec_allowed_hosts(c, v, cfg);
 	if ((v = gb_ymap_get(n, "lease")) &&
 	    gb_ydec_duration(c, v, "daemon.lease", &x) == 0) {
 		if (x < 2 || x > 600)
