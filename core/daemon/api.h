@@ -215,6 +215,17 @@ void gb_api_sites(gb_api_req *r);
 void gb_api_probe(gb_api_req *r);
 void gb_api_whoami(gb_api_req *r);
 
+/* ---- api_guard.c: what a browser could be made to send (its header
+ * comment has the rules).  0 allowed; else the 403/415 is set on r and
+ * -1.  guard_host: the Host header's name (DNS rebinding), for every
+ * request but the probes; guard_write: a change's Origin and its body's
+ * Content-Type, after authentication. ---- */
+int gb_api_guard_host(gb_api_req *r);
+int gb_api_guard_write(gb_api_req *r);
+/* Whether Content-Type ct (may be NULL) is one of types (parameters
+ * after ';' allowed, case ignored). */
+int gb_api_type_in(const char *ct, const char *const *types, size_t n);
+
 /* ---- api_console.c: the web console's files.  GET / and GET
  * /console/NAME: 1 answered (a file, 404 or 405), 0 not a console path.
  * Public (no token): the API decides what a token may see. ---- */

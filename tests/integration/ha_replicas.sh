@@ -282,8 +282,10 @@ gb_pg_stop_only
 code=$(curl -s -o "$T/503.json" -w '%{http_code}' -X POST -H "Authorization: Bearer $GPUBROKER_TOKEN" "$(url 3)/v1/pools/ha-1/scale" -H 'Content-Type: application/json' -d '{"count": 5}')
 check "[ $code = 503 ] && jq -e '.error.message // .message | test(\"unreachable\")' '$T/503.json' >/dev/null" \
 	"a change while the database is down: 503, saying the state store is unreachable"
-ready=$(curl -s -o /dev/null -w '%{http_code}' "$(url 3)/readyz")
+ready=$(curl -s -o "$T/readyz.json" -w '%{http_code}' "$(url 3)/readyz")
 check "[ $ready = 503 ]" "/readyz fails while the database is down"
+check "jq -e '. == {\"status\": \"state store unreachable\"}' '$T/readyz.json' >/dev/null" \
+	"and says only that (it needs no token: the database's URL and libpq's error go to the log): $(cat "$T/readyz.json")"
 gb_pg_start_again
 wait "$pa" || through 2 apply -f "$T/db.yaml" --auto-approve >/dev/null 2>>"$T/apply.log" ||
 	fail "apply after the database came back failed"
