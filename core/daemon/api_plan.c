@@ -112,9 +112,14 @@ void gb_api_plan(gb_api_req *r)
 	}
 	/* each token's pools a minute: a budget apart from its reconciles */
 	who = gb_xasprintf("plan\x1f%s", r->actor);
+	/* (a request never costs more than a whole minute's budget, so one
+	 * of plan_max_pools pools fits however the two are set) */
 	if (r->d->srv &&
 	    !gb_api_token_take(gb_api_srv_limits(r->d), who, cfg->plan_per_minute,
-	                       (int)set.n, &retry)) {
+	                       set.n < (size_t)cfg->plan_per_minute
+	                               ? (int)set.n
+	                               : cfg->plan_per_minute,
+	                       &retry)) {
 		r->retry_after_s = retry;
 		gb_api_error(r, 429, "RateLimited",
 		             "token '%s' may plan %d pools a minute "

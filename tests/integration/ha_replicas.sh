@@ -137,7 +137,7 @@ converged 1 60 || fail "20 pools through 3 replicas did not converge"
 echo "ok: 20 pools applied concurrently through 3 replicas: $(sim_live) instances, each pool exactly its count"
 held=0
 for i in 1 2 3; do
-	h=$(curl -sf -H "Authorization: Bearer $GPUBROKER_TOKEN" "$(url $i)/metrics" | grep -c '^gpubroker_replica_pool_held{pool="ha-')
+	h=$(curl -sf -H "Authorization: Bearer demo-admin-token" "$(url $i)/metrics" | grep -c '^gpubroker_replica_pool_held{pool="ha-')
 	held=$((held + h))
 	echo "replica $i holds $h pools"
 done
@@ -246,7 +246,7 @@ done
 # answers a long poll parked on another within a second
 src=
 for i in 1 2 3; do
-	p=$(curl -sf -H "Authorization: Bearer $GPUBROKER_TOKEN" "$(url $i)/metrics" |
+	p=$(curl -sf -H "Authorization: Bearer demo-admin-token" "$(url $i)/metrics" |
 		sed -n 's/^gpubroker_replica_pool_held{pool="\(ha-[0-9]*\)"} 1$/\1/p' | head -n 1)
 	if [ -n "$p" ]; then src=$i; pool=$p; break; fi
 done
