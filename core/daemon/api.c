@@ -181,6 +181,13 @@ static int authenticate(gb_api_req *r)
 	return 0;
 }
 
+/* Whose series of /metrics the caller reads: NULL = every team's
+ * (admins, tokens without a team), else its team's only. */
+static const char *metrics_team(const gb_api_req *r)
+{
+	return r->role == GB_ROLE_ADMIN ? NULL : r->team;
+}
+
 static int is_mutation(const char *m)
 {
 	return strcmp(m, "GET") != 0 && strcmp(m, "HEAD") != 0;
@@ -329,6 +336,22 @@ static const struct route {
 	{"GET", "whoami", 0, NULL, NULL, 0, gb_api_whoami, NULL},
 };
 
+/* /readyz is public: it says "state store unreachable" and no more (the
+ * store's error names its host, port, user and database); the detail
+ * goes to the log, at most once a minute however often it is probed. */
+static void readyz_log(gb_daemon *d)
+{
+	static int64_t last_ms;
+	int64_t now = gb_mono_ms(), was = __atomic_load_n(&last_ms,
+	                                                 __ATOMIC_RELAXED);
+	if ((was && now - was < 60000) ||
+	    !__atomic_compare_exchange_n(&last_ms, &was, now, 0,
+	                                 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return;
+	gb_log(GB_LOG_WARN, "api", "/readyz: not ready, the state store is "
+	       "unreachable: %s", gb_store_errmsg(d->store));
+}
+
 static void route(gb_api_req *r)
 {
 	char parts[5][160];
@@ -349,13 +372,13 @@ static void route(gb_api_req *r)
 		                    !r->d->ready ? "starting"
 		                    : db ? "ready" : "state store unreachable");
 		if (!db)
-			json_object_set_new(r->resp, "message",
-			                    json_string(gb_store_errmsg(r->d->store)));
+			readyz_log(r->d);
 		return;
 	}
-	if (gb_api_console(r))
+	/* DNS rebinding, cross-origin writes, untyped bodies: api_guard.c */
+	if (gb_api_guard_host(r) != 0 || gb_api_console(r))
 		return;
-	if (authenticate(r) != 0)
+	if (authenticate(r) != 0 || gb_api_guard_write(r) != 0)
 		return;
 	/* Changes need the state store: refused at once, with why, while a
 	 * shared one is unreachable (reads answer what they can). */
@@ -368,7 +391,8 @@ static void route(gb_api_req *r)
 		return;
 	}
 	if (n == 1 && strcmp(parts[0], "metrics") == 0 && strcmp(m, "GET") == 0) {
-		r->text = gb_metrics_render(r->d);
+		r->text = gb_metrics_for_team(gb_metrics_render(r->d),
+		                              metrics_team(r));
 		r->content_type = "text/plain; version=0.0.4";
 		r->status = 200;
 		return;
@@ -427,10 +451,11 @@ int gb_api_run_now(gb_api_req *r)
 	/* a reload holds the write lock: not now */
 	if (pthread_rwlock_tryrdlock(&r->d->cfg_lock) != 0)
 		return 0;
-	if (authenticate(r) != 0) {
-		done = 1; /* the 401 (GETs are not audited) */
+	if (gb_api_guard_host(r) != 0 || authenticate(r) != 0) {
+		done = 1; /* the 403 or 401 (GETs are not audited) */
 	} else if (metrics) {
 		if ((r->text = gb_metrics_render_now(r->d)) != NULL) {
+			r->text = gb_metrics_for_team(r->text, metrics_team(r));
 			r->content_type = "text/plain; version=0.0.4";
 			r->status = 200;
 			done = 1;

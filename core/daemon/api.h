@@ -118,6 +118,10 @@ void gb_api_park(gb_api_req *r, gb_api_fn again, const char *pool,
 void gb_api_wake(gb_daemon *d, const char *pool);
 /* Every long poll looks again now (the daemon is stopping). */
 void gb_api_wake_all(gb_daemon *d);
+/* After freeing `bytes` of a request's work: from 1 MiB on, the freed
+ * memory goes back to the system (glibc's malloc_trim), so a large
+ * answer does not leave the daemon's RSS at its peak.  Any thread. */
+void gb_api_give_back(size_t bytes);
 /* The server's per-client and per-token budgets (api_limits.c). */
 gb_api_limits *gb_api_srv_limits(gb_daemon *d);
 /* The server's own counters for /metrics (connections, refusals, long
@@ -159,6 +163,11 @@ int gb_api_refusal_admit(gb_api_limits *l, const struct sockaddr *sa,
  * *retry_after_s set. */
 int gb_api_token_admit(gb_api_limits *l, const char *who, int per_minute,
                        int *retry_after_s);
+/* The same for n units at once (a plan of n pools): 1 allowed (n taken),
+ * 0 refused with *retry_after_s = when n are back (n over per_minute
+ * never fits: the caller caps n below it). */
+int gb_api_token_take(gb_api_limits *l, const char *who, int per_minute,
+                      int n, int *retry_after_s);
 typedef struct gb_api_limit_stats {
 	uint64_t open;              /* connections open now */
 	uint64_t opened;            /* since start */
@@ -205,6 +214,17 @@ void gb_api_nodes(gb_api_req *r);
 void gb_api_sites(gb_api_req *r);
 void gb_api_probe(gb_api_req *r);
 void gb_api_whoami(gb_api_req *r);
+
+/* ---- api_guard.c: what a browser could be made to send (its header
+ * comment has the rules).  0 allowed; else the 403/415 is set on r and
+ * -1.  guard_host: the Host header's name (DNS rebinding), for every
+ * request but the probes; guard_write: a change's Origin and its body's
+ * Content-Type, after authentication. ---- */
+int gb_api_guard_host(gb_api_req *r);
+int gb_api_guard_write(gb_api_req *r);
+/* Whether Content-Type ct (may be NULL) is one of types (parameters
+ * after ';' allowed, case ignored). */
+int gb_api_type_in(const char *ct, const char *const *types, size_t n);
 
 /* ---- api_console.c: the web console's files.  GET / and GET
  * /console/NAME: 1 answered (a file, 404 or 405), 0 not a console path.

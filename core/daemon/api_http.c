@@ -49,6 +49,9 @@
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "log.h"
 
@@ -191,6 +194,28 @@ void gb_api_wake_all(gb_daemon *d)
 
 /* ----------------------------------------------------------- answers */
 
+/* An answer this big (a plan with every refusal) is freed with its
+ * memory given back to the system: glibc keeps freed heap memory for
+ * reuse, so a few big answers would otherwise leave the daemon's RSS at
+ * their peak for good. */
+#define GB_API_TRIM_AT ((size_t)1 << 20)
+
+void gb_api_give_back(size_t bytes)
+{
+#ifdef __GLIBC__
+	if (bytes >= GB_API_TRIM_AT)
+		malloc_trim(0);
+#else
+	(void)bytes;
+#endif
+}
+
+static void free_big(void *p)
+{
+	free(p);
+	gb_api_give_back(GB_API_TRIM_AT);
+}
+
 static enum MHD_Result send_response(gb_api_req *r)
 {
 	struct MHD_Response *resp;
@@ -208,7 +233,11 @@ static enum MHD_Result send_response(gb_api_req *r)
 		r->content_type = "application/json";
 	}
 	len = r->text_len ? r->text_len : strlen(body);
-	resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	resp = len >= GB_API_TRIM_AT
+	               ? MHD_create_response_from_buffer_with_free_callback(
+	                         len, body, free_big)
+	               : MHD_create_response_from_buffer(len, body,
+	                                                 MHD_RESPMEM_MUST_FREE);
 	MHD_add_response_header(resp, "Content-Type", r->content_type);
 	MHD_add_response_header(resp, "Cache-Control", "no-store");
 	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");

@@ -250,11 +250,19 @@ int gb_api_refusal_admit(gb_api_limits *l, const struct sockaddr *sa,
 int gb_api_token_admit(gb_api_limits *l, const char *who, int per_minute,
                        int *retry_after_s)
 {
+	return gb_api_token_take(l, who, per_minute, 1, retry_after_s);
+}
+
+int gb_api_token_take(gb_api_limits *l, const char *who, int per_minute,
+                      int n, int *retry_after_s)
+{
 	token_budget *t;
 	int ok;
 	*retry_after_s = 0;
 	if (per_minute <= 0)
 		return 1;
+	if (n < 1)
+		n = 1;
 	pthread_mutex_lock(&l->mu);
 	for (t = l->tokens; t; t = t->next)
 		if (strcmp(t->who, who) == 0)
@@ -267,12 +275,12 @@ int gb_api_token_admit(gb_api_limits *l, const char *who, int per_minute,
 		l->tokens = t;
 	}
 	refill(&t->tokens, &t->refill_ms, per_minute, gb_mono_ms());
-	ok = t->tokens >= 1;
+	ok = t->tokens >= n;
 	if (ok) {
-		t->tokens -= 1;
+		t->tokens -= n;
 	} else {
-		/* seconds until one whole request is back, rounded up */
-		double wait = (1 - t->tokens) * 60.0 / per_minute;
+		/* seconds until n whole requests are back, rounded up */
+		double wait = (n - t->tokens) * 60.0 / per_minute;
 		*retry_after_s = (int)wait + 1;
 		l->st.token_limited++;
 	}

@@ -1,4 +1,4 @@
-/* api_misc.c -- plan, offers, events, cost, drivers, audit, gc. */
+/* api_misc.c -- offers, events, cost, drivers, audit, gc. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,65 +8,6 @@
 #include "engine.h"
 #include "events_json.h"
 #include "offers_view.h"
-#include "plan.h"
-#include "plan_json.h"
-
-void gb_api_plan(gb_api_req *r)
-{
-	json_t *out;
-	gb_spec_set set;
-	const char *lim = gb_api_query(r, "limit");
-	int64_t limit = 20;
-	if (lim && (gb_parse_int64(lim, &limit) != 0 || limit < 1 ||
-	            limit > 100000)) {
-		gb_api_error(r, 400, "BadQuery", "limit is an integer from 1 to "
-		                                 "100000");
-		return;
-	}
-	if (gb_api_body_spec(r, &set) != 0)
-		return;
-	out = json_array();
-	for (size_t i = 0; i < set.n; i++) {
-		gb_plan p;
-		gb_plan_opts po;
-		char err[1024];
-		int failed = 0;
-		gb_policy_set *ps = gb_plan_load_policies(r->d->cfg, &set.pools[i],
-		                                          NULL, &failed, err,
-		                                          sizeof(err));
-		if (failed) {
-			gb_api_error(r, 422, "PolicyError", "%s", err);
-			json_decref(out);
-			gb_spec_set_free(&set);
-			return;
-		}
-		memset(&po, 0, sizeof(po));
-		po.policies = ps;
-		po.team = gb_config_team(r->d->cfg, set.pools[i].team);
-		po.unavailable = gb_engine_unavailable;
-		po.unavailable_ud = r->d->store;
-		if (gb_plan_pool(&set.pools[i], r->d->app.rt.cat, &po, &p, err,
-		                 sizeof(err)) != 0) {
-			gb_api_error(r, 422, "PolicyError", "%s", err);
-			gb_plan_free(&p);
-			gb_policy_set_free(ps);
-			json_decref(out);
-			gb_spec_set_free(&set);
-			return;
-		}
-		json_array_append_new(out, gb_plan_report(&p, (size_t)limit,
-		                                           gb_api_query(r, "explain") != NULL));
-		json_object_set_new(json_array_get(out, json_array_size(out) - 1),
-		                    "warnings", gb_spec_warnings(
-		                            &r->d->app.rt.drivers, r->d->app.rt.cat,
-		                            &set.pools[i], &p));
-		gb_plan_free(&p);
-		gb_policy_set_free(ps);
-	}
-	r->resp = json_pack("{s:o}", "plans", out);
-	r->status = 200;
-	gb_spec_set_free(&set);
-}
 
 /* region= must name a region of the clouds asked for (cloud=, or every
  * driver of this daemon), as a spec's placement.regions: 1 after the

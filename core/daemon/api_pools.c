@@ -461,13 +461,7 @@ static int body_is_yaml(gb_api_req *r)
 		r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
 	static const char *const yaml[] = {"application/yaml",
 	                                   "application/x-yaml", "text/yaml"};
-	for (size_t i = 0; ct && i < GB_ARRAY_LEN(yaml); i++) {
-		size_t n = strlen(yaml[i]);
-		if (strncasecmp(ct, yaml[i], n) == 0 &&
-		    (ct[n] == '\0' || ct[n] == ';' || ct[n] == ' '))
-			return 1;
-	}
-	return 0;
+	return gb_api_type_in(ct, yaml, GB_ARRAY_LEN(yaml));
 }
 
 /* GET /v1/pools/{name}/plan: the placement decision recorded when the

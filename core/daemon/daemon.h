@@ -172,6 +172,10 @@ char *gb_metrics_render(gb_daemon *d);
 /* The same when it is ready without waiting for the store (the store's
  * part current, no version check due); else NULL. */
 char *gb_metrics_render_now(gb_daemon *d);
+/* metrics_team.c: the text for a token of `team` (NULL: everything,
+ * text returned as is): other teams' series left out.  Takes text
+ * (malloc'd), returns the caller's malloc'd text. */
+char *gb_metrics_for_team(char *text, const char *team);
 /* Frees the last whole text kept for reuse (at the daemon's end). */
 void gb_metrics_release(void);
 void gb_metrics_api(gb_daemon *d, double secs, unsigned status);

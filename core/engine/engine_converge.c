@@ -5,9 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* engine_quota.c */
-int gb_engine__check_team(gb_engine *e, const gb_pool_spec *spec, int desired,
-                          double pool_price, char *msg, size_t cap);
 
 /* Does a running instance still satisfy the spec? */
 static int compatible(const gb_pool_spec *s, const gb_inst_row *r)
@@ -363,8 +360,12 @@ static int converge_locked(gb_engine *e, const gb_pool_row *row,
 			cl = c.keep[0]->cloud;
 			rg = c.keep[0]->region;
 		}
+		gb_engine_have have = {(int)c.nkeep, 0};
+		for (size_t i = 0; i < c.nkeep; i++)
+			have.price += c.keep[i]->price_per_hour;
 		rc = gb_engine__place(e, spec, ep, row->generation, need, cl, rg,
-		                      zn, &placed, msg, sizeof(msg), &retry_ms);
+		                      zn, &have, &placed, msg, sizeof(msg),
+		                      &retry_ms);
 		res->created += placed;
 		if (rc != 0 && cl && spec->colocate != GB_COLOCATE_NONE) {
 			/* No room next to the others: move the whole pool. */
@@ -377,8 +378,8 @@ static int converge_locked(gb_engine *e, const gb_pool_row *row,
 			                 row->desired, gb_plural(row->desired));
 			rc = gb_engine__place(e, spec, ep,
 			                      row->generation + 1000000,
-			                      row->desired, NULL, NULL, NULL, &moved,
-			                      msg2, sizeof(msg2), &retry_ms);
+			                      row->desired, NULL, NULL, NULL, NULL,
+			                      &moved, msg2, sizeof(msg2), &retry_ms);
 			res->created += moved;
 			if (rc == 0) {
 				/* the old ones become extra */
@@ -682,8 +683,8 @@ static int set_desired_locked(gb_engine *e, const char *pool, int n,
 		goto fail;
 	}
 	if (n > row->desired &&
-	    gb_engine__check_team(e, spec, n, 0, res->message,
-	                          sizeof(res->message)) != 0)
+	    gb_engine__check_scale(e, spec, n, res->message,
+	                           sizeof(res->message)) != 0)
 		goto fail;
 	if (gb_store_pool_set_desired(e->o.store, pool, n) != 0) {
 		snprintf(res->message, sizeof(res->message), "%s",

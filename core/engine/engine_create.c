@@ -635,11 +635,13 @@ static void plan_refused(gb_engine *e, const gb_pool_spec *spec,
 int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
                      const gb_engine_plan *ep, int64_t generation,
                      int need, const char *cloud, const char *region,
-                     const char *zone, int *placed, char *msg, size_t cap,
-                     int64_t *retry_ms)
+                     const char *zone, const gb_engine_have *have,
+                     int *placed, char *msg, size_t cap, int64_t *retry_ms)
 {
 	const gb_plan *pl = &ep->plan;
-	char err[1024];
+	char err[1024], over[1024] = "";
+	int over_n = 0;             /* candidates the team's limits refused */
+	double placed_price = 0;    /* USD/h of what this walk placed */
 	int left = need, tried = 0, cooling = 0, paced = 0, all_or_nothing;
 	int capacity_only = 1, full = 0, ask, before, said_partial = 0;
 	attempt last;
@@ -719,6 +721,17 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 			              left);
 			continue;
 		}
+		/* the team's limits at this candidate's price (a failover
+		 * may go to a dearer one): refused, no cloud call */
+		ask = !all_or_nothing && o->available > 0 && o->available < left
+		              ? o->available
+		              : left;
+		if (gb_engine__check_place(e, spec, have, *placed, placed_price,
+		                           o, ask, err, sizeof(err)) != 0) {
+			if (!over_n++)
+				snprintf(over, sizeof(over), "%s", err);
+			continue;
+		}
 		if (prev && last.failed && !said_partial)
 			gb_engine__event(e, spec->name, NULL, "failover",
 			                 "%s in %s (%s %s); failing over to %s/%s "
@@ -739,11 +752,8 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 		said_partial = 0;
 		tried++;
 		/* colocate none: an offer that says how many it has (on-prem
-		 * free nodes) is asked for that many at once, so the names run
-		 * on without gaps; the rest go down the plan */
-		ask = !all_or_nothing && o->available > 0 && o->available < left
-		              ? o->available
-		              : left;
+		 * free nodes) is asked for that many at once (ask, above), so
+		 * the names run on without gaps; the rest go down the plan */
 		before = left;
 		try_candidate(e, spec, generation, o, ask, all_or_nothing, &a);
 		left -= a.created;
@@ -817,6 +827,7 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 			                 gb_buf_str(&unused));
 			gb_buf_reset(&unused);
 		}
+		placed_price += o->price * (before - left);
 		prev = o;
 		last = a;
 		if (!a.failed)
@@ -896,7 +907,17 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 		}
 		/* throttled/transient after retries, internal: next candidate */
 	}
-	if (left > 0 && capacity_only && rf.n &&
+	if (left > 0 && over_n) {
+		/* The team's limits left candidates out: that is what to
+		 * change (or wait for the team's other pools to shrink); the
+		 * walk is tried again after a minute, or at once on an apply
+		 * or a scale. */
+		*retry_ms = gb_now_ms() + 60000;
+		snprintf(msg, cap, "pool %s: placed %d of %d instance%s; %d "
+		         "candidate%s left out by the team's limits: %s",
+		         spec->name, need - left, need, gb_plural(need), over_n,
+		         gb_plural(over_n), over);
+	} else if (left > 0 && capacity_only && rf.n &&
 	    !(tried - rf.asked || cooling || paced || full)) {
 		/* every candidate left was refused for good: nothing but a
 		 * change (or the backoff) can place the rest */

@@ -231,6 +231,13 @@ void gb_engine__live(gb_engine *e, const char *pool, int64_t intent_id,
  * with the pool lock held: it prices the budget check, is stored as the
  * decision record and is the candidate list placement walks (failover
  * re-checks each candidate's cooldown as it comes to it). */
+/* What a pool keeps while a placement walk adds to it: the walk's team
+ * checks count it (gb_engine__check_place). */
+typedef struct gb_engine_have {
+	int count;
+	double price;          /* USD/h, all of them */
+} gb_engine_have;
+
 typedef struct gb_engine_plan {
 	gb_plan plan;          /* valid (possibly no candidate) when rc == 0 */
 	int64_t cool_until_s;  /* the earliest end of a failover cooldown that
@@ -299,7 +306,26 @@ void gb_engine__drop_plans(gb_engine *e);
 int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
                      const gb_engine_plan *ep, int64_t generation, int need,
                      const char *cloud, const char *region, const char *zone,
-                     int *placed, char *msg, size_t cap, int64_t *retry_ms);
+                     const gb_engine_have *have, int *placed, char *msg,
+                     size_t cap, int64_t *retry_ms);
+
+/* The team's limits (engine_budget.c; the check itself is
+ * gb_engine__check_team, engine_report.c): 0 allowed, -1 with msg.
+ * check_team: `desired` instances of spec costing pool_price $/h in all
+ * (the team's other pools counted from the store).  check_scale: the
+ * pool at n instances (its live ones at their prices, the rest at its
+ * best candidate's; plans, so the pool lock is held).  check_place:
+ * before asking offer o for `ask` more, with `placed` already placed by
+ * this walk for placed_price $/h, and what the pool keeps (have, may be
+ * NULL). */
+int gb_engine__check_team(gb_engine *e, const gb_pool_spec *spec, int desired,
+                          double pool_price, char *msg, size_t cap);
+int gb_engine__check_scale(gb_engine *e, const gb_pool_spec *spec, int n,
+                           char *msg, size_t cap);
+int gb_engine__check_place(gb_engine *e, const gb_pool_spec *spec,
+                           const gb_engine_have *have, int placed,
+                           double placed_price, const gb_coffer *o, int ask,
+                           char *msg, size_t cap);
 
 /* 1 with why and *until_s (unix s) when the offer is cooling down after
  * a capacity or quota error (the store's failover marks); else 0. */

@@ -312,9 +312,6 @@ static int64_t month_start(int64_t now)
 	return (int64_t)timegm(&tm);
 }
 
-int gb_engine__check_team(gb_engine *e, const gb_pool_spec *spec, int desired,
-                          double pool_price, char *msg, size_t cap);
-
 /* Refuses, before any cloud call, what the team's quota or budget does
  * not allow: GPUs, $/h across the team's pools, and the monthly budget
  * (spent this month + this pool's price for its TTL or the rest of the
@@ -328,8 +325,9 @@ int gb_engine__check_team(gb_engine *e, const gb_pool_spec *spec, int desired,
 	int gpus = desired * spec->gpu_count;
 	double per_hour = pool_price;
 	int64_t now = gb_now_ms() / 1000;
-	if (!t)
-		return 0;
+	if (!t || (t->max_gpus <= 0 && t->max_price_per_hour <= 0 &&
+	           t->monthly_budget <= 0))
+		return 0; /* nothing to check: no store reads */
 	if (gb_store_pool_list(e->o.store, spec->team, 0, &pools, &np) != 0)
 		return 0;
 	for (size_t i = 0; i < np; i++) {

@@ -122,6 +122,15 @@ static const gb_config_key keys[] = {
 	 "audited per client address a minute"},
 	{"daemon", "lease", "duration", "15s", "how long a replica's hold on "
 	 "a pool outlives it, shared state only (2s-10m)"},
+	{"daemon", "plan_per_minute", "integer", "600", "pools planned "
+	 "through POST /v1/plan per token a minute (0: no limit); past it 429"},
+	{"daemon", "plan_max_pools", "integer", "100", "pools one POST "
+	 "/v1/plan may carry (1-1000); more: 413"},
+	{"daemon", "plan_max_answer", "size", "16MiB", "the largest answer of "
+	 "POST /v1/plan (64KiB-1GiB); past it 413 saying how to ask for less"},
+	{"daemon", "allowed_hosts", "list of names", "[]", "DNS names the API "
+	 "answers in a Host header besides loopback names, IP literals and the "
+	 "listen host (checked without tokens or when set)"},
 };
 
 const gb_config_key *gb_config_keys(size_t *n)
@@ -206,6 +215,9 @@ void gb_config_defaults(gb_config *c)
 	c->lease_s = 15;
 	c->reconcile_per_minute = 6;
 	c->refusals_per_minute = 60;
+	c->plan_per_minute = 600;
+	c->plan_max_pools = 100;
+	c->plan_max_answer = (int64_t)16 << 20;
 }
 
 void gb_config_free(gb_config *c)
@@ -216,6 +228,7 @@ void gb_config_free(gb_config *c)
 	free(c->state_password);
 	gb_strv_free(&c->policy_path);
 	gb_strv_free(&c->org_policies);
+	gb_strv_free(&c->allowed_hosts);
 	for (size_t i = 0; i < c->ndrivers; i++) {
 		free(c->drivers[i].name);
 		free(c->drivers[i].path);
@@ -788,6 +801,33 @@ static void dec_size(gb_ydec *c, const gb_ynode *n, const char *path,
 	    "limit), found %s", gb_ydescribe(n, what, sizeof(what)));
 }
 
+/* daemon.allowed_hosts: DNS names (no port, no scheme) the API answers
+ * in a Host header, besides loopback names and IP literals. */
+static void dec_allowed_hosts(gb_ydec *c, const gb_ynode *v, gb_config *cfg)
+{
+	gb_strv tmp = {NULL, 0};
+	if (gb_ydec_strlist(c, v, "daemon.allowed_hosts", &tmp) != 0)
+		return;
+	for (size_t i = 0; i < tmp.n; i++) {
+		const char *h = tmp.v[i];
+		size_t len = strlen(h);
+		int ok = len > 0 && len <= 253;
+		for (const char *q = h; ok && *q; q++)
+			ok = isalnum((unsigned char)*q) || *q == '.' || *q == '-' ||
+			     *q == '_';
+		if (!ok) {
+			gb_ydec_err(c, v, "daemon.allowed_hosts",
+			            "\"%.64s\" is not a host name: give DNS names "
+			            "only (letters, digits, '.', '-'), without a "
+			            "port or scheme", h);
+			gb_strv_free(&tmp);
+			return;
+		}
+	}
+	gb_strv_free(&cfg->allowed_hosts);
+	cfg->allowed_hosts = tmp;
+}
+
 static void dec_daemon(gb_ydec *c, const gb_ynode *n, gb_config *cfg)
 {
 	const gb_ynode *v;
@@ -855,6 +895,23 @@ static void dec_daemon(gb_ydec *c, const gb_ynode *n, gb_config *cfg)
 	if ((v = gb_ymap_get(n, "refusals_per_minute")) &&
 	    gb_ydec_int(c, v, "daemon.refusals_per_minute", 0, 1000000, &x) == 0)
 		cfg->refusals_per_minute = (int)x;
+	if ((v = gb_ymap_get(n, "plan_per_minute")) &&
+	    gb_ydec_int(c, v, "daemon.plan_per_minute", 0, 1000000, &x) == 0)
+		cfg->plan_per_minute = (int)x;
+	if ((v = gb_ymap_get(n, "plan_max_pools")) &&
+	    gb_ydec_int(c, v, "daemon.plan_max_pools", 1, 1000, &x) == 0)
+		cfg->plan_max_pools = (int)x;
+	if ((v = gb_ymap_get(n, "plan_max_answer"))) {
+		int64_t b = cfg->plan_max_answer;
+		dec_size(c, v, "daemon.plan_max_answer", &b);
+		if (b < (1 << 16) || b > ((int64_t)1 << 30))
+			ERR(c, v, "daemon.plan_max_answer", "must be from 64KiB "
+			    "to 1GiB");
+		else
+			cfg->plan_max_answer = b;
+	}
+	if ((v = gb_ymap_get(n, "allowed_hosts")))
+		dec_allowed_hosts(c, v, cfg);
 	if ((v = gb_ymap_get(n, "lease")) &&
 	    gb_ydec_duration(c, v, "daemon.lease", &x) == 0) {
 		if (x < 2 || x > 600)

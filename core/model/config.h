@@ -27,7 +27,9 @@
  *            audit_retention: 90d, events_retention: 90d,
  *            heartbeats_retention: 30d,
  *            state_size_warning: 1GiB, reconcile_per_minute: 6,
- *            refusals_per_minute: 60, lease: 15s}
+ *            refusals_per_minute: 60, lease: 15s,
+ *            plan_per_minute: 600, plan_max_pools: 100,
+ *            plan_max_answer: 16MiB, allowed_hosts: [broker.example.com]}
  *
  * Secrets are never written inline: credentials map a name to a *source*
  * ("env:NAME" or "file:/path").  A value that is neither is refused.
@@ -119,6 +121,12 @@ typedef struct gb_config {
 	int64_t state_size_warning; /* bytes; 0 = no warning */
 	int reconcile_per_minute;  /* on-demand reconciles per token */
 	int refusals_per_minute;   /* audited refusals per client address */
+	int plan_per_minute;       /* pools POST /v1/plan plans per token */
+	int plan_max_pools;        /* pools in one POST /v1/plan */
+	int64_t plan_max_answer;   /* bytes of one POST /v1/plan answer */
+	gb_strv allowed_hosts;     /* Host names the API answers besides
+	                              loopback and IP literals (empty: any
+	                              when tokens are set; README) */
 	int64_t lease_s;           /* daemon.lease: a replica's hold on a pool
 	                              (shared state only); default 15 */
 } gb_config;

@@ -13,5 +13,10 @@
  * offer qualifies a "no_candidate" message (commonest refusals first).
  * New reference. */
 json_t *gb_plan_report(const gb_plan *p, size_t limit, int explain);
+/* The same, with explain listing only the first per_rule offers each
+ * rule refused (0: every one), and then "refusals_per_rule": per_rule
+ * (POST /v1/plan's refusals=N).  New reference. */
+json_t *gb_plan_report_n(const gb_plan *p, size_t limit, int explain,
+                         size_t per_rule);
 
 #endif

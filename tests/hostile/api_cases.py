@@ -103,6 +103,16 @@ CASES = [
      {"Content-Type": "multipart/form-data; boundary=zz"}, ADMIN, [400, 415], None, None),
     ("put-xml", "PUT", "/v1/pools/x", '<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaa">]><pool>&a;</pool>',
      {"Content-Type": "application/xml"}, ADMIN, [400, 415], None, None),
+    # a web page of another origin (issue 30): a "simple" request needs no
+    # preflight, so the daemon refuses the body's type and the foreign Origin
+    ("scale-text-plain", "POST", "/v1/pools/hostile-target/scale", '{"count": 7}', {"Content-Type": "text/plain"}, ADMIN,
+     [415], "UnsupportedMediaType", "application/json"),
+    ("scale-foreign-origin", "POST", "/v1/pools/hostile-target/scale", '{"count": 7}', {"Origin": "http://evil.example"}, ADMIN,
+     [403], "CrossOrigin", "another origin"),
+    ("reconcile-null-origin", "POST", "/v1/reconcile", None, {"Origin": "null"}, ADMIN, [403], "CrossOrigin", None),
+    ("plan-too-many-pools", "POST", "/v1/plan?explain=1",
+     "".join("---\npool: {name: p%d, team: research, count: 1, gpu: {model: A10G}}\n" % i for i in range(1000)),
+     {"Content-Type": "application/yaml"}, "demo-viewer-token", [413], "TooManyPools", "daemon.plan_max_pools"),
     # --- the URL
     ("url-traversal", "PUT", "/v1/pools/../../etc/passwd", spec(), {}, ADMIN, [400, 404], None, None),
     ("url-traversal-encoded", "PUT", "/v1/pools/..%2F..%2Fetc%2Fpasswd", spec(), {}, ADMIN, [400, 404], None, None),

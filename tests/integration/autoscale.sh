@@ -94,13 +94,13 @@ wait_until 20 "[ \"\$(desired as-a)\" = 1 ]" || fail "as-a never came down to mi
 wait_until 30 "[ \"\$(running as-a)\" = 1 ]" || fail "as-a never came down to 1 running instance"
 
 # --- demand: raises at once, lapses after its time
-check "[ \"\$(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'Authorization: Bearer demo-viewer-token' -d '{\"desired\": 3}' $GPUBROKER_SERVER/v1/pools/as-a/demand)\" = 403 ]" \
+check "[ \"\$(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'Authorization: Bearer demo-viewer-token' -H 'Content-Type: application/json' -d '{\"desired\": 3}' $GPUBROKER_SERVER/v1/pools/as-a/demand)\" = 403 ]" \
 	"a viewer cannot send demand"
-check "[ \"\$(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'Authorization: Bearer demo-other-team-token' -d '{\"desired\": 3}' $GPUBROKER_SERVER/v1/pools/as-a/demand)\" = 404 ]" \
+check "[ \"\$(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'Authorization: Bearer demo-other-team-token' -H 'Content-Type: application/json' -d '{\"desired\": 3}' $GPUBROKER_SERVER/v1/pools/as-a/demand)\" = 404 ]" \
 	"another team's operator does not see the pool"
-check "[ \"\$(curl -s -o /dev/null -w '%{http_code}' -X POST -H \"\$H\" -d '{\"desired\": 3, \"for\": \"ten minutes\"}' $GPUBROKER_SERVER/v1/pools/as-a/demand)\" = 400 ]" \
+check "[ \"\$(curl -s -o /dev/null -w '%{http_code}' -X POST -H \"\$H\" -H 'Content-Type: application/json' -d '{\"desired\": 3, \"for\": \"ten minutes\"}' $GPUBROKER_SERVER/v1/pools/as-a/demand)\" = 400 ]" \
 	"a bad duration is refused"
-r=$(curl -sf -X POST -H 'Authorization: Bearer demo-ci-token' -d '{"desired": 9, "for": "5s"}' "$GPUBROKER_SERVER/v1/pools/as-a/demand") ||
+r=$(curl -sf -X POST -H 'Authorization: Bearer demo-ci-token' -H 'Content-Type: application/json' -d '{"desired": 9, "for": "5s"}' "$GPUBROKER_SERVER/v1/pools/as-a/demand") ||
 	fail "the team's operator could not send demand"
 check "[ \"\$(echo '$r' | jq .effective)\" = 4 ]" "a demand over max is clamped to max (4)"
 wait_until 5 "[ \"\$(desired as-a)\" = 4 ]" || fail "the demand did not raise the pool ($(events as-a))"

@@ -55,7 +55,7 @@ for _ in range(n):
     s = socket.socket()
     s.bind((src, 0))
     s.connect((u.hostname, u.port))
-    req = "%s %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 2\r\n" % (method, path)
+    req = "%s %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: 2\r\n" % (method, path)
     if token:
         req += "Authorization: Bearer %s\r\n" % token
     s.sendall(req.encode() + b"\r\n{}")

@@ -49,7 +49,7 @@ curl -sf -X POST -H "Authorization: Bearer $GPUBROKER_TOKEN" -H 'Content-Type: a
 	-d '{"gpu_util": 0.01}' "$GPUBROKER_SERVER/v1/instances/$busy_id/heartbeat" >/dev/null
 wait_until 15 "[ \"\$(state lc-busy)\" = destroyed ]" || fail "the busy pool was not torn down after its GPUs went idle"
 echo "ok: an idle heartbeat (1% GPU) does not keep a pool alive"
-check "[ \"\$(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'Authorization: Bearer $GPUBROKER_TOKEN' -d '{\"gpu_util\": 7}' $GPUBROKER_SERVER/v1/instances/$busy_id/heartbeat)\" = 400 ]" \
+check "[ \"\$(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'Authorization: Bearer $GPUBROKER_TOKEN' -H 'Content-Type: application/json' -d '{\"gpu_util\": 7}' $GPUBROKER_SERVER/v1/instances/$busy_id/heartbeat)\" = 400 ]" \
 	"a heartbeat outside 0..1 is refused"
 
 # --- inference pool idles down to its min ---

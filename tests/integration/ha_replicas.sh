@@ -137,7 +137,7 @@ converged 1 60 || fail "20 pools through 3 replicas did not converge"
 echo "ok: 20 pools applied concurrently through 3 replicas: $(sim_live) instances, each pool exactly its count"
 held=0
 for i in 1 2 3; do
-	h=$(curl -sf -H "Authorization: Bearer $GPUBROKER_TOKEN" "$(url $i)/metrics" | grep -c '^gpubroker_replica_pool_held{pool="ha-')
+	h=$(curl -sf -H "Authorization: Bearer demo-admin-token" "$(url $i)/metrics" | grep -c '^gpubroker_replica_pool_held{pool="ha-')
 	held=$((held + h))
 	echo "replica $i holds $h pools"
 done
@@ -246,7 +246,7 @@ done
 # answers a long poll parked on another within a second
 src=
 for i in 1 2 3; do
-	p=$(curl -sf -H "Authorization: Bearer $GPUBROKER_TOKEN" "$(url $i)/metrics" |
+	p=$(curl -sf -H "Authorization: Bearer demo-admin-token" "$(url $i)/metrics" |
 		sed -n 's/^gpubroker_replica_pool_held{pool="\(ha-[0-9]*\)"} 1$/\1/p' | head -n 1)
 	if [ -n "$p" ]; then src=$i; pool=$p; break; fi
 done
@@ -282,8 +282,10 @@ gb_pg_stop_only
 code=$(curl -s -o "$T/503.json" -w '%{http_code}' -X POST -H "Authorization: Bearer $GPUBROKER_TOKEN" "$(url 3)/v1/pools/ha-1/scale" -H 'Content-Type: application/json' -d '{"count": 5}')
 check "[ $code = 503 ] && jq -e '.error.message // .message | test(\"unreachable\")' '$T/503.json' >/dev/null" \
 	"a change while the database is down: 503, saying the state store is unreachable"
-ready=$(curl -s -o /dev/null -w '%{http_code}' "$(url 3)/readyz")
+ready=$(curl -s -o "$T/readyz.json" -w '%{http_code}' "$(url 3)/readyz")
 check "[ $ready = 503 ]" "/readyz fails while the database is down"
+check "jq -e '. == {\"status\": \"state store unreachable\"}' '$T/readyz.json' >/dev/null" \
+	"and says only that (it needs no token: the database's URL and libpq's error go to the log): $(cat "$T/readyz.json")"
 gb_pg_start_again
 wait "$pa" || through 2 apply -f "$T/db.yaml" --auto-approve >/dev/null 2>>"$T/apply.log" ||
 	fail "apply after the database came back failed"

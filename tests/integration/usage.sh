@@ -91,6 +91,13 @@ check "grep -q 'unmeasured, not counted as idle' $T/table.out" "the table says t
 
 # ---- 2. metrics, access, bad input -----------------------------------------
 curl -sf -H "$auth" "$GPUBROKER_SERVER/metrics" >"$T/metrics.txt" || fail "metrics"
+# another team's token reads its own team's series only (issue 30)
+curl -sf -H 'Authorization: Bearer demo-other-team-token' "$GPUBROKER_SERVER/metrics" >"$T/metrics-product.txt" || fail "metrics (product)"
+check "! grep -q 'team=\"research\"' $T/metrics-product.txt && ! grep -q 'pool=\"us-a\"' $T/metrics-product.txt" \
+	"team product's token sees none of research's pools, usage or \$/h in /metrics"
+check "grep -q '^gpubroker_api_requests_total\|^gpubroker_up 1' $T/metrics-product.txt" "but the daemon's own series"
+curl -sf -H 'Authorization: Bearer demo-viewer-token' "$GPUBROKER_SERVER/metrics" >"$T/metrics-viewer.txt" || fail "metrics (viewer)"
+check "grep -q '^gpubroker_usage_gpu_util{pool=\"us-a\",team=\"research\"}' $T/metrics-viewer.txt" "research's viewer sees research's series"
 grep '^gpubroker_usage' "$T/metrics.txt"
 check "grep -q '^gpubroker_usage_gpu_util{pool=\"us-a\",team=\"research\"} 0.8000\$' $T/metrics.txt" \
 	"gpubroker_usage_gpu_util of us-a is 0.8"

@@ -82,8 +82,8 @@ sim_post /_sim/reclaim "{\"ids\": [\"$victim\"]}"
 wait_until 120 "gb status vgd-gcp -o json | jq -e --arg v $victim '[.instances[] | select(.state==\"running\" and .id != \$v)] | length == 2' >/dev/null" ||
 	fail "the reclaimed instance was not replaced under valgrind"
 # refused input on the way
-curl -s -o /dev/null -X PUT -H "Authorization: Bearer $GPUBROKER_TOKEN" --data-binary '{"pool": [[[' "$GPUBROKER_SERVER/v1/pools/x"
-curl -s -o /dev/null -X PUT -H "Authorization: Bearer $GPUBROKER_TOKEN" --data-binary '{"pool": {"name": "x", "count": "many"}}' "$GPUBROKER_SERVER/v1/pools/x"
+curl -s -o /dev/null -X PUT -H "Authorization: Bearer $GPUBROKER_TOKEN" -H "Content-Type: application/json" --data-binary '{"pool": [[[' "$GPUBROKER_SERVER/v1/pools/x"
+curl -s -o /dev/null -X PUT -H "Authorization: Bearer $GPUBROKER_TOKEN" -H "Content-Type: application/json" --data-binary '{"pool": {"name": "x", "count": "many"}}' "$GPUBROKER_SERVER/v1/pools/x"
 for c in aws azure gcp; do
 	gb destroy "vgd-$c" --auto-approve >/dev/null 2>>"$T/cli.log" || fail "destroy vgd-$c under valgrind"
 done

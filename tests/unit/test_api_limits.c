@@ -135,6 +135,24 @@ static void test_token_budget(void **state)
 	gb_api_limits_free(l);
 }
 
+/* A plan of n pools takes n from its token's budget at once, or
+ * nothing (POST /v1/plan, daemon.plan_per_minute). */
+static void test_token_take_n(void **state)
+{
+	gb_api_limits *l = gb_api_limits_new();
+	int retry = -1;
+	(void)state;
+	assert_int_equal(gb_api_token_take(l, "v", 600, 500, &retry), 1);
+	assert_int_equal(retry, 0);
+	/* 100 left: 150 does not fit, and takes nothing */
+	assert_int_equal(gb_api_token_take(l, "v", 600, 150, &retry), 0);
+	/* 50 more come back in 5 s at 10 a second */
+	assert_true(retry >= 5 && retry <= 6);
+	assert_int_equal(gb_api_token_take(l, "v", 600, 100, &retry), 1);
+	assert_int_equal(gb_api_token_take(l, "v", 600, 50, &retry), 0);
+	gb_api_limits_free(l);
+}
+
 static void test_many_addresses(void **state)
 {
 	gb_api_limits *l = gb_api_limits_new();
@@ -165,6 +183,7 @@ int main(void)
 		cmocka_unit_test(test_refusal_budget),
 		cmocka_unit_test(test_refusal_budget_refills),
 		cmocka_unit_test(test_token_budget),
+		cmocka_unit_test(test_token_take_n),
 		cmocka_unit_test(test_many_addresses),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

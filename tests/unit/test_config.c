@@ -174,7 +174,9 @@ static const char *FULL =
 	"count: 2, price_per_hour: 60.5}\n"
 	"onprem: {inventory: /etc/gpubroker/nodes.yaml}\n"
 	"daemon: {reconcile_period: 30s, log_format: json, "
-	"failover_cooldown: 5m, workers: 8, jobs: 3, heartbeats_retention: 2d}\n";
+	"failover_cooldown: 5m, workers: 8, jobs: 3, heartbeats_retention: 2d, "
+	"plan_per_minute: 50, plan_max_pools: 7, plan_max_answer: 2MiB, "
+	"allowed_hosts: [broker.example.com, gb.internal]}\n";
 
 /* The clouds are the listed drivers; with none listed, the installed
  * ones (every NAME.so in the driver directory, sorted). */
@@ -273,6 +275,11 @@ static void test_every_field(void **state)
 	assert_int_equal(c.workers, 8);
 	assert_int_equal(c.jobs, 3);
 	assert_int_equal(c.heartbeats_retention_s, 2 * 86400);
+	assert_int_equal(c.plan_per_minute, 50);
+	assert_int_equal(c.plan_max_pools, 7);
+	assert_int_equal(c.plan_max_answer, 2 << 20);
+	assert_int_equal(c.allowed_hosts.n, 2);
+	assert_string_equal(c.allowed_hosts.v[1], "gb.internal");
 	gb_config_free(&c);
 	assert_null(c.broker_id);
 }
@@ -469,6 +476,12 @@ static const bad_case bad_cases[] = {
 	 "expected an integer from 1 to 64, found 0"},
 	{"log_format_bad", "daemon: {log_format: xml}\n", 1, 22,
 	 "daemon.log_format", "expected text or json"},
+	{"plan_answer_small", "daemon: {plan_max_answer: 1KiB}\n", 1, 27,
+	 "daemon.plan_max_answer", "must be from 64KiB to 1GiB"},
+	{"plan_pools_zero", "daemon: {plan_max_pools: 0}\n", 1, 26,
+	 "daemon.plan_max_pools", "expected an integer from 1 to 1000"},
+	{"allowed_host_url", "daemon: {allowed_hosts: [\"http://x:80\"]}\n", 1,
+	 25, "daemon.allowed_hosts", "is not a host name"},
 	{"env_unset", "state: ${GB_TEST_UNSET_VAR}/s.db\n", 1, 8, "",
 	 "environment variable GB_TEST_UNSET_VAR is not set"},
 	{"alias", "a: &x 1\nbroker_id: *x\n", 2, 12, "", "aliases"},
