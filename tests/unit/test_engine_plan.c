@@ -349,7 +349,7 @@ static void test_walk_skips_refused(void **state)
 	assert_int_equal(gb_engine__plan(f->eng, s, &ep), 0);
 	assert_int_equal(ep.plan.ncands, NROWS);
 	assert_int_equal(gb_engine__place(f->eng, s, &ep, 1, 2, NULL, NULL,
-	                                  NULL, &placed, msg, sizeof(msg),
+	                                  NULL, NULL, &placed, msg, sizeof(msg),
 	                                  &retry), -1);
 	assert_int_equal(placed, 0);
 	assert_non_null(strstr(msg, "pool p: " GB_NOTE_REFUSED "aws refused the "
@@ -373,7 +373,7 @@ static void test_plan_failure_is_refused(void **state)
 	int placed = -1;
 	assert_int_equal(gb_engine__plan(f->eng, s, &ep), -1);
 	assert_int_equal(gb_engine__place(f->eng, s, &ep, 1, 1, NULL, NULL,
-	                                  NULL, &placed, msg, sizeof(msg),
+	                                  NULL, NULL, &placed, msg, sizeof(msg),
 	                                  &retry), -1);
 	assert_non_null(strstr(msg, "pool p: " GB_NOTE_REFUSED "planning failed: "));
 	assert_non_null(strstr(msg, "the gate is broken"));
