@@ -301,7 +301,7 @@ static int host_key(const char *key)
 		"data_dir", "bin_dir", "state_dir", "broker_id", "inventory",
 		"ca_file", "ca_path", "http_attempts", "http_timeout_ms",
 		"max_in_flight", "backoff_base_ms", "backoff_cap_ms",
-		"init_timeout_ms", NULL};
+		"init_timeout_ms", "allow_insecure_http", NULL};
 	if (strncmp(key, "rate.", 5) == 0)
 		return 1;
 	for (size_t i = 0; keys[i]; i++)
@@ -347,7 +347,7 @@ static int warn_unknown_options(const gb_drv *drv)
 		       "(a typo?). Its options: %s; the host's: rate.<class>, "
 		       "ca_file, ca_path, http_attempts, http_timeout_ms, "
 		       "max_in_flight, backoff_base_ms, backoff_cap_ms, "
-		       "init_timeout_ms", k,
+		       "init_timeout_ms, allow_insecure_http", k,
 		       drv->name, list);
 		free(list);
 		gb_strv_free(&known);
@@ -624,6 +624,16 @@ int gb_drv_init(gb_drv *drv, const gb_kvs *options, char *err, size_t cap)
 	ho.rates = &rates;
 	ho.ca_file = gb_kvs_get(&drv->options, "ca_file");
 	ho.ca_path = gb_kvs_get(&drv->options, "ca_path");
+	{
+		const char *v = gb_kvs_get(&drv->options, "allow_insecure_http");
+		if (v && strcmp(v, "true") != 0 && strcmp(v, "false") != 0) {
+			snprintf(err, cap, "driver '%s': option "
+			         "allow_insecure_http: expected true or false, "
+			         "found \"%s\"", drv->name, v);
+			goto bad_option;
+		}
+		ho.allow_insecure_http = v && strcmp(v, "true") == 0;
+	}
 	if (transport_int(drv, "http_attempts", 1, 99, &n, err, cap) != 0)
 		goto bad_option;
 	ho.max_attempts = (int)n;
