@@ -23,23 +23,20 @@
 /* dlopen, the entry and the descriptor checks, under the loading guard
  * (driver_int.h): a constructor, the entry or a wild descriptor pointer
  * that crashes is named on stderr. */
-static int open_guarded(const char *path, const char *expect_name,
-                        gb_drv **out, char *err, size_t cap)
+static int open_guarded(const char *real, const char *path,
+                        const char *expect_name, gb_drv **out, char *err,
+                        size_t cap)
 {
 	void *dl;
 	gb_driver_entry_fn entry;
 	const gb_driver *d;
 	gb_drv *drv;
 	const char *missing = NULL;
-	char *dotted = NULL;
 
-	/* dlopen searches the library path for a name without a slash;
-	 * the file checked is the one to load */
-	if (!strchr(path, '/'))
-		dotted = gb_xasprintf("./%s", path);
+	/* real is absolute (gb_drv_check_perms): dlopen does not search the
+	 * library path for it; path is the name the user gave */
 	dlerror();
-	dl = dlopen(dotted ? dotted : path, RTLD_NOW | RTLD_LOCAL);
-	free(dotted);
+	dl = dlopen(real, RTLD_NOW | RTLD_LOCAL);
 	if (!dl) {
 		const char *e = dlerror();
 		snprintf(err, cap, "%s: cannot load: %s", path,
@@ -143,8 +140,14 @@ int gb_drv_open(const char *path, const char *expect_name, gb_drv **out,
 	 * line says which driver */
 	gb_log(GB_LOG_INFO, "drivers", "loading driver %s from %s", name, path);
 	rc = gb_drv_check_elf(path, err, cap);
-	if (rc == 0)
-		rc = open_guarded(path, expect_name, out, err, cap);
+	if (rc == 0) {
+		/* the checked file, symlinks resolved, is the one loaded */
+		char *real = NULL;
+		rc = gb_drv_check_perms(path, &real, err, cap);
+		if (rc == 0)
+			rc = open_guarded(real, path, expect_name, out, err, cap);
+		free(real);
+	}
 	gb_drv_guard_leave();
 	return rc;
 }
