@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -399,6 +400,21 @@ static void *shutdown_watchdog(void *arg)
 	return NULL;
 }
 
+/* The state database holds the audit trail, pools and the drivers'
+ * bookkeeping: warned about when others may read it (its -wal/-shm
+ * files get the same mode from SQLite). */
+static void state_mode_warn(const char *path)
+{
+	struct stat st;
+	if (!path || gb_config_state_is_url(path) || stat(path, &st) != 0 ||
+	    !(st.st_mode & (S_IRWXG | S_IRWXO)))
+		return;
+	gb_log(GB_LOG_WARN, "daemon", "state database %s is readable by %s "
+	       "(mode %04o): chmod 600 %s (and its -wal and -shm files)", path,
+	       (st.st_mode & S_IRWXO) ? "everyone" : "its group",
+	       (unsigned)(st.st_mode & 07777), path);
+}
+
 static int listen_is_loopback(const char *listen)
 {
 	return !listen || strncmp(listen, "127.", 4) == 0 ||
@@ -449,6 +465,7 @@ int gb_daemon_serve(const gb_daemon_opts *o, char *err, size_t cap)
 	}
 	d.store = d.app.store;
 	d.eng = d.app.eng;
+	state_mode_warn(gb_store_path(d.store));
 	for (size_t i = 0; i < d.app.rt.problems.n; i++)
 		gb_log(GB_LOG_WARN, "daemon", "%s", d.app.rt.problems.v[i]);
 	if (d.app.warning)
