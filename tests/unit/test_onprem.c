@@ -1765,6 +1765,20 @@ static void test_transport_local(void **state)
 	onprem_runres_free(&r);
 }
 
+/* One ssh node r1 (10.9.9.9:2200) whose ssh is $DIR/fake-ssh and probe
+ * $DIR/probe (both written by the test). */
+static void ssh_node_env(env *E)
+{
+	env_open(E,
+	         "sites:\n"
+	         "  - {name: s1, lat: 50, lon: 8, jurisdiction: EU, country: DE}\n"
+	         "nodes:\n"
+	         "  - {name: r1, site: s1, address: 10.9.9.9, ssh: {user: gpu, "
+	         "port: 2200}, gpus: {model: L4, count: 1}, "
+	         "price_per_gpu_hour: 0.5, setup: 'true'}\n",
+	         "ssh", "@DIR@/fake-ssh", "probe_path", "@DIR@/probe", NULL);
+}
+
 static void test_transport_ssh_unreachable(void **state)
 {
 	env E;
@@ -1773,14 +1787,7 @@ static void test_transport_ssh_unreachable(void **state)
 	const char *argv1[] = {"r1"};
 	char *fake;
 	(void)state;
-	env_open(&E,
-	         "sites:\n"
-	         "  - {name: s1, lat: 50, lon: 8, jurisdiction: EU, country: DE}\n"
-	         "nodes:\n"
-	         "  - {name: r1, site: s1, address: 10.9.9.9, ssh: {user: gpu, "
-	         "port: 2200}, gpus: {model: L4, count: 1}, "
-	         "price_per_gpu_hour: 0.5, setup: 'true'}\n",
-	         "ssh", "@DIR@/fake-ssh", "probe_path", "@DIR@/probe", NULL);
+	ssh_node_env(&E);
 	/* an ssh that records its arguments and cannot connect */
 	fake = xasprintf("%s/fake-ssh", E.dir);
 	{
@@ -1856,14 +1863,7 @@ static void test_transport_ssh_host_key_changed(void **state)
 	const char *fail0;
 	char *fake, *want;
 	(void)state;
-	env_open(&E,
-	         "sites:\n"
-	         "  - {name: s1, lat: 50, lon: 8, jurisdiction: EU, country: DE}\n"
-	         "nodes:\n"
-	         "  - {name: r1, site: s1, address: 10.9.9.9, ssh: {user: gpu, "
-	         "port: 2200}, gpus: {model: L4, count: 1}, "
-	         "price_per_gpu_hour: 0.5, setup: 'true'}\n",
-	         "ssh", "@DIR@/fake-ssh", "probe_path", "@DIR@/probe", NULL);
+	ssh_node_env(&E);
 	fake = xasprintf("%s/fake-ssh", E.dir);
 	spit(fake, "#!/bin/sh\n"
 	     "echo '@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@' >&2\n"
