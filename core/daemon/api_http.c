@@ -579,6 +579,32 @@ static void begin(gb_api_req *r, const char *method)
 	}
 }
 
+/* The request line and Host: a path that holds an encoded NUL (%00) or
+ * a control character, and an HTTP/1.1 request without Host (RFC 9112
+ * 3.2), are answered 400.  0, or -1 with the error set. */
+static int check_target(gb_api_req *r, const char *version)
+{
+	const char *host;
+	for (const char *p = r->path; *p; p++)
+		if ((p[0] == '%' && p[1] == '0' && p[2] == '0') ||
+		    (unsigned char)*p < 0x20 || *p == 0x7f) {
+			gb_api_error(r, 400, "BadRequest",
+			             "the request path holds %s; send a path of "
+			             "printable characters",
+			             *p == '%' ? "an encoded NUL (%00)"
+			                       : "a control character");
+			return -1;
+		}
+	host = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Host");
+	if (version && strcmp(version, MHD_HTTP_VERSION_1_1) == 0 &&
+	    (!host || !*host)) {
+		gb_api_error(r, 400, "BadRequest",
+		             "an HTTP/1.1 request needs a Host header");
+		return -1;
+	}
+	return 0;
+}
+
 static enum MHD_Result handler(void *cls, struct MHD_Connection *conn,
                                const char *url, const char *method,
                                const char *version, const char *upload,
@@ -587,14 +613,14 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn,
 	gb_daemon *d = cls;
 	gb_api_req *r = *con_cls;
 	(void)url;
-	(void)version;
 	if (!r || r->conn != conn)
 		return MHD_NO;
 	switch (r->phase) {
 	case GB_REQ_NEW:
 		begin(r, method);
 		r->phase = GB_REQ_BODY;
-		if (check_headers(r, method) != 0)
+		if (check_target(r, version) != 0 ||
+		    check_headers(r, method) != 0)
 			return dispatch(d->srv, r); /* audited, then answered */
 		return MHD_YES;
 	case GB_REQ_BODY:
