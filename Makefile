@@ -258,6 +258,11 @@ $(BUILD)/share/zsh/site-functions/_gpubroker: $(BIN)
 $(BUILD)/share/fish/vendor_completions.d/gpubroker.fish: $(BIN)
 	$(call gen_completion,fish)
 
+# A driver and the build folders above it, writable by their owner only:
+# the loader refuses anything else (README, 'Security rules'), and a
+# umask of 002 would make them group-writable.
+drv_modes = chmod go-w $(1) $(dir $(1)) $(BUILD) $(BUILD)/lib $(BUILD)/lib/gpubroker $(BUILD)/tests 2>/dev/null || true
+
 define DRIVER_RULES
 $(BUILD)/obj/drivers/lib$(1).a: $(call drv_objs,$(1))
 	@mkdir -p $$(@D)
@@ -267,6 +272,7 @@ $(BUILD)/lib/gpubroker/drivers/$(1).so: $(call drv_objs,$(1)) $(DRVC_LIB)
 	@mkdir -p $$(@D)
 	$$(call say,LD,$$@)
 	$$(Q)$$(CC) $$(LDFLAGS_ALL) $$(DRV_LDFLAGS) -o $$@ $(call drv_objs,$(1)) $(DRVC_LIB) $$(DRV_LIBS)
+	@$$(call drv_modes,$$@)
 endef
 $(foreach d,$(DRIVERS),$(eval $(call DRIVER_RULES,$(d))))
 define EXT_TEST_ARCHIVE
@@ -313,6 +319,7 @@ $(EXT_SOS): $(BUILD)/lib/gpubroker/drivers/%.so: $(STAGE_PC) FORCE
 	    CFLAGS="$(EXT_CFLAGS)" LDFLAGS="$(LDFLAGS_ALL)" \
 	    OUT=$(abspath $(BUILD)/lib/gpubroker/drivers) OBJ=$(abspath $(BUILD)/obj/ext/$*) \
 	    DATA_OUT=$(abspath $(SHARE)/drivers/$*/data)
+	@$(call drv_modes,$@)
 
 FORCE:
 
@@ -364,6 +371,7 @@ $(BUILD)/tests/fakedrv/%.so: tests/drivers/fake/%.c core/include/gpubroker/drive
 	@mkdir -p $(@D)
 	$(call say,LD,$@)
 	$(Q)$(CC) $(CPPFLAGS_DRV) $(CFLAGS_ALL) $(DRV_CFLAGS) $(LDFLAGS_ALL) -shared -o $@ $<
+	@$(call drv_modes,$@)
 
 DTEST_RUN := $(DTEST_SRCS:tests/drivers/test_%.c=$(BUILD)/tests/dtest_%)
 

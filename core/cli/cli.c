@@ -17,7 +17,10 @@ static const gb_flag common_flags[] = {
 	{"verbose", 'v', NULL, "log more (repeat for debug)", NULL, NULL, NULL},
 	{"server", 0, "URL", "talk to a gpubroker daemon (or GPUBROKER_SERVER; "
 	                     "https is verified against the system CAs or "
-	                     "GPUBROKER_CA_FILE)", NULL, NULL, NULL},
+	                     "GPUBROKER_CA_FILE; plain http only to "
+	                     "127.0.0.1, ::1 or localhost unless "
+	                     "GPUBROKER_ALLOW_INSECURE_HTTP=1)",
+	 NULL, NULL, NULL},
 	{"token", 0, "TOKEN", "bearer token for --server (or GPUBROKER_TOKEN)", NULL, NULL, NULL},
 	{"help", 'h', NULL, "show help for the command", NULL, NULL, NULL},
 	{NULL, 0, NULL, NULL, NULL, NULL, NULL},

@@ -2,9 +2,12 @@
 #include "remote.h"
 
 #include <curl/curl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "http.h"
 
 static size_t on_body(char *p, size_t size, size_t n, void *ud)
 {
@@ -33,6 +36,32 @@ static int transient(CURLcode cc)
 	default:
 		return 0;
 	}
+}
+
+/* The bearer token goes only over https, or plain http to loopback
+ * (or elsewhere with GPUBROKER_ALLOW_INSECURE_HTTP=1, warned once);
+ * libcurl is held to that scheme.  0, or -1 after saying why. */
+static int server_allowed(const gb_cli *cli, CURL *h, const char *url)
+{
+	static int warned;
+	char why[600];
+	int u = gb_http_url_check(url, gb_http_insecure_env(), why,
+	                          sizeof(why));
+	if (u < 0) {
+		gb_cli_err(cli, "the daemon's address (--server or "
+		                "GPUBROKER_SERVER): %s", why);
+		return -1;
+	}
+	if (u == 2 && !warned) {
+		warned = 1;
+		fprintf(stderr, "gpubroker: warning: sending the API token in "
+		                "clear over plain HTTP to %s "
+		                "(GPUBROKER_ALLOW_INSECURE_HTTP is set)\n",
+		        cli->server);
+	}
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, u == 0 ? "https" : "http");
+	curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "https");
+	return 0;
 }
 
 int gb_remote_call(const gb_cli *cli, const char *method, const char *path,
@@ -75,6 +104,10 @@ int gb_remote_try(const gb_cli *cli, const char *method, const char *path,
 		text = json_dumps(body, JSON_COMPACT);
 		hl = curl_slist_append(hl, "Content-Type: application/json");
 		curl_easy_setopt(h, CURLOPT_POSTFIELDS, text);
+	}
+	if (server_allowed(cli, h, url) != 0) {
+		rc = GB_EXIT_FAIL;
+		goto out;
 	}
 	curl_easy_setopt(h, CURLOPT_URL, url);
 	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);

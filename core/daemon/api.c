@@ -171,6 +171,17 @@ static int authenticate(gb_api_req *r)
 		             "the bearer token is not valid for this broker");
 		return -1;
 	}
+	if (strlen(h + 7) < GB_TOKEN_MIN_LEN) {
+		gb_log(GB_LOG_WARN, "api", "token %s is shorter than %d "
+		       "characters: refused; give it a longer one (openssl rand "
+		       "-hex 24) and put its SHA-256 in the config",
+		       hit->name, GB_TOKEN_MIN_LEN);
+		gb_api_error(r, 401, "Unauthenticated",
+		             "this token is shorter than %d characters, which "
+		             "this broker does not accept: ask its admin for a "
+		             "longer one", GB_TOKEN_MIN_LEN);
+		return -1;
+	}
 	free(r->actor_copy); /* authenticated on the connection thread */
 	free(r->team_copy);  /* first (gb_api_run_now), then here */
 	r->actor_copy = gb_xstrdup(hit->name);

@@ -47,6 +47,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #ifdef __GLIBC__
@@ -607,6 +608,32 @@ static void begin(gb_api_req *r, const char *method)
 	}
 }
 
+/* The request line and Host: a path that holds an encoded NUL (%00) or
+ * a control character, and an HTTP/1.1 request without Host (RFC 9112
+ * 3.2), are answered 400.  0, or -1 with the error set. */
+static int check_target(gb_api_req *r, const char *version)
+{
+	const char *host;
+	for (const char *p = r->path; *p; p++)
+		if ((p[0] == '%' && p[1] == '0' && p[2] == '0') ||
+		    (unsigned char)*p < 0x20 || *p == 0x7f) {
+			gb_api_error(r, 400, "BadRequest",
+			             "the request path holds %s; send a path of "
+			             "printable characters",
+			             *p == '%' ? "an encoded NUL (%00)"
+			                       : "a control character");
+			return -1;
+		}
+	host = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Host");
+	if (version && strcmp(version, MHD_HTTP_VERSION_1_1) == 0 &&
+	    (!host || !*host)) {
+		gb_api_error(r, 400, "BadRequest",
+		             "an HTTP/1.1 request needs a Host header");
+		return -1;
+	}
+	return 0;
+}
+
 static enum MHD_Result handler(void *cls, struct MHD_Connection *conn,
                                const char *url, const char *method,
                                const char *version, const char *upload,
@@ -615,14 +642,14 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn,
 	gb_daemon *d = cls;
 	gb_api_req *r = *con_cls;
 	(void)url;
-	(void)version;
 	if (!r || r->conn != conn)
 		return MHD_NO;
 	switch (r->phase) {
 	case GB_REQ_NEW:
 		begin(r, method);
 		r->phase = GB_REQ_BODY;
-		if (check_headers(r, method) != 0)
+		if (check_target(r, version) != 0 ||
+		    check_headers(r, method) != 0)
 			return dispatch(d->srv, r); /* audited, then answered */
 		return MHD_YES;
 	case GB_REQ_BODY:
@@ -836,6 +863,35 @@ static void srv_stop_threads(gb_api_srv *s)
 		pthread_join(s->timer, NULL);
 }
 
+/* TLS 1.2 and 1.3 only, forward-secret key exchanges (ECDHE, DHE; TLS
+ * 1.3's are all), AEAD ciphers only: no TLS 1.0/1.1, no static RSA, no
+ * CBC (a GnuTLS priority string). */
+#define GB_TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:" \
+	"-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA:+DHE-RSA:-CIPHER-ALL:+AES-256-GCM:" \
+	"+AES-128-GCM:+CHACHA20-POLY1305:-MAC-ALL:+AEAD"
+
+/* tls.key readable or writable by others is refused, by its group
+ * warned about.  0, or -1 with err. */
+static int tls_key_mode(const char *path, char *err, size_t cap)
+{
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return 0; /* reading it says why */
+	if (st.st_mode & (S_IROTH | S_IWOTH)) {
+		snprintf(err, cap, "tls.key %s is readable by everyone (mode "
+		         "%04o): anyone on this machine could impersonate the "
+		         "daemon; chmod 600 %s (owned by the daemon's user)",
+		         path, (unsigned)(st.st_mode & 07777), path);
+		return -1;
+	}
+	if (st.st_mode & (S_IRGRP | S_IWGRP))
+		gb_log(GB_LOG_WARN, "daemon", "tls.key %s is readable by its "
+		       "group (mode %04o): chmod 600 %s unless that group is "
+		       "meant to read it", path,
+		       (unsigned)(st.st_mode & 07777), path);
+	return 0;
+}
+
 int gb_api_start(gb_daemon *d, char *err, size_t cap)
 {
 	struct sockaddr_in sa;
@@ -850,6 +906,8 @@ int gb_api_start(gb_daemon *d, char *err, size_t cap)
 	                 cap) != 0)
 		return -1;
 	if (cfg->tls_cert && cfg->tls_key) {
+		if (tls_key_mode(cfg->tls_key, err, cap) != 0)
+			return -1;
 		if (gb_read_file(cfg->tls_cert, 1 << 20, &cert, &len) != 0 ||
 		    gb_read_file(cfg->tls_key, 1 << 20, &key, &len) != 0) {
 			snprintf(err, cap, "cannot read tls.cert %s or tls.key %s",
@@ -891,6 +949,7 @@ int gb_api_start(gb_daemon *d, char *err, size_t cap)
 		if (d->tls) {
 			OPT(MHD_OPTION_HTTPS_MEM_CERT, 0, cert);
 			OPT(MHD_OPTION_HTTPS_MEM_KEY, 0, key);
+			OPT(MHD_OPTION_HTTPS_PRIORITIES, 0, GB_TLS_PRIORITIES);
 		}
 		OPT(MHD_OPTION_END, 0, NULL);
 #undef OPT

@@ -195,10 +195,20 @@ void gb_api_usage(gb_api_req *r)
 	r->status = 200;
 }
 
+/* Why a driver failed may quote the files it read (an inventory's
+ * lines, a key file's fields): admins only; other tokens see that it is
+ * not ready. */
 void gb_api_drivers(gb_api_req *r)
 {
-	r->resp = json_pack("{s:o}", "drivers",
-	                    gb_drivers_json(&r->d->app.rt.drivers));
+	json_t *rows = gb_drivers_json(&r->d->app.rt.drivers), *row;
+	size_t i;
+	if (r->role != GB_ROLE_ADMIN)
+		json_array_foreach(rows, i, row)
+			if (!json_is_true(json_object_get(row, "ready")))
+				json_object_set_new(row, "status", json_string(
+					"not ready (the reason is shown to admin "
+					"tokens and in the daemon's log)"));
+	r->resp = json_pack("{s:o}", "drivers", rows);
 	r->status = 200;
 }
 

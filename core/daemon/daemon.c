@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -362,6 +363,58 @@ static void reload(gb_daemon *d)
 	gb_daemon_kick(d);
 }
 
+/* Shutdown is bounded whatever a thread is doing: after the first
+ * SIGTERM/SIGINT, in-flight work has GB_SHUTDOWN_GRACE_S seconds to end
+ * (driver calls see the stop flag, policy calls their own limits); a
+ * second signal, or the grace running out, ends the process at once --
+ * as safe as a kill, the journal resolves open intents at the next
+ * start.  GB_SHUTDOWN_GRACE_MS (tests only) shortens the grace. */
+#define GB_SHUTDOWN_GRACE_S 20
+
+static void *shutdown_watchdog(void *arg)
+{
+	const sigset_t *set = arg;
+	const char *env = getenv("GB_SHUTDOWN_GRACE_MS");
+	long ms = env && *env ? strtol(env, NULL, 10)
+	                      : GB_SHUTDOWN_GRACE_S * 1000L;
+	struct timespec ts;
+	int sig;
+
+	if (ms <= 0)
+		ms = GB_SHUTDOWN_GRACE_S * 1000L;
+	ts.tv_sec = ms / 1000;
+	ts.tv_nsec = (ms % 1000) * 1000000L;
+	do {
+		sig = sigtimedwait(set, NULL, &ts);
+	} while (sig == SIGHUP || (sig < 0 && errno == EINTR));
+	if (sig > 0)
+		gb_log(GB_LOG_WARN, "daemon", "signal %d again: exiting now, "
+		       "without waiting for in-flight work (open intents are "
+		       "resolved at the next start)", sig);
+	else
+		gb_log(GB_LOG_ERROR, "daemon", "still busy %ld ms after the "
+		       "shutdown signal (a request or job did not end): "
+		       "exiting anyway (open intents are resolved at the next "
+		       "start)", ms);
+	_exit(sig > 0 ? 130 : 1);
+	return NULL;
+}
+
+/* The state database holds the audit trail, pools and the drivers'
+ * bookkeeping: warned about when others may read it (its -wal/-shm
+ * files get the same mode from SQLite). */
+static void state_mode_warn(const char *path)
+{
+	struct stat st;
+	if (!path || gb_config_state_is_url(path) || stat(path, &st) != 0 ||
+	    !(st.st_mode & (S_IRWXG | S_IRWXO)))
+		return;
+	gb_log(GB_LOG_WARN, "daemon", "state database %s is readable by %s "
+	       "(mode %04o): chmod 600 %s (and its -wal and -shm files)", path,
+	       (st.st_mode & S_IRWXO) ? "everyone" : "its group",
+	       (unsigned)(st.st_mode & 07777), path);
+}
+
 static int listen_is_loopback(const char *listen)
 {
 	return !listen || strncmp(listen, "127.", 4) == 0 ||
@@ -374,7 +427,8 @@ int gb_daemon_serve(const gb_daemon_opts *o, char *err, size_t cap)
 	gb_daemon d;
 	gb_config *cfg = o->cfg;
 	sigset_t set;
-	int rc;
+	pthread_t watchdog;
+	int rc, watchdog_started;
 
 	memset(&d, 0, sizeof(d));
 	if (!cfg->ntokens && !listen_is_loopback(cfg->listen)) {
@@ -411,6 +465,7 @@ int gb_daemon_serve(const gb_daemon_opts *o, char *err, size_t cap)
 	}
 	d.store = d.app.store;
 	d.eng = d.app.eng;
+	state_mode_warn(gb_store_path(d.store));
 	for (size_t i = 0; i < d.app.rt.problems.n; i++)
 		gb_log(GB_LOG_WARN, "daemon", "%s", d.app.rt.problems.v[i]);
 	if (d.app.warning)
@@ -468,7 +523,9 @@ int gb_daemon_serve(const gb_daemon_opts *o, char *err, size_t cap)
 		gb_log(GB_LOG_INFO, "daemon", "signal %d: shutting down", sig);
 		break;
 	}
-	/* stop accepting, finish in-flight work */
+	/* stop accepting, finish in-flight work, within a bound */
+	watchdog_started = pthread_create(&watchdog, NULL, shutdown_watchdog,
+	                                  &set) == 0;
 	gb_api_quiesce(&d);
 	pthread_mutex_lock(&d.mu);
 	__atomic_store_n(&d.stop, 1, __ATOMIC_RELEASE);
@@ -483,6 +540,10 @@ int gb_daemon_serve(const gb_daemon_opts *o, char *err, size_t cap)
 	if (d.watch_started)
 		pthread_join(d.store_watch, NULL);
 	gb_api_stop(&d);
+	if (watchdog_started) {
+		pthread_cancel(watchdog); /* sigtimedwait: a cancellation point */
+		pthread_join(watchdog, NULL);
+	}
 	free(d.workers);
 	free(d.offers_version);
 	while (d.watches) {

@@ -23,23 +23,20 @@
 /* dlopen, the entry and the descriptor checks, under the loading guard
  * (driver_int.h): a constructor, the entry or a wild descriptor pointer
  * that crashes is named on stderr. */
-static int open_guarded(const char *path, const char *expect_name,
-                        gb_drv **out, char *err, size_t cap)
+static int open_guarded(const char *real, const char *path,
+                        const char *expect_name, gb_drv **out, char *err,
+                        size_t cap)
 {
 	void *dl;
 	gb_driver_entry_fn entry;
 	const gb_driver *d;
 	gb_drv *drv;
 	const char *missing = NULL;
-	char *dotted = NULL;
 
-	/* dlopen searches the library path for a name without a slash;
-	 * the file checked is the one to load */
-	if (!strchr(path, '/'))
-		dotted = gb_xasprintf("./%s", path);
+	/* real is absolute (gb_drv_check_perms): dlopen does not search the
+	 * library path for it; path is the name the user gave */
 	dlerror();
-	dl = dlopen(dotted ? dotted : path, RTLD_NOW | RTLD_LOCAL);
-	free(dotted);
+	dl = dlopen(real, RTLD_NOW | RTLD_LOCAL);
 	if (!dl) {
 		const char *e = dlerror();
 		snprintf(err, cap, "%s: cannot load: %s", path,
@@ -143,8 +140,14 @@ int gb_drv_open(const char *path, const char *expect_name, gb_drv **out,
 	 * line says which driver */
 	gb_log(GB_LOG_INFO, "drivers", "loading driver %s from %s", name, path);
 	rc = gb_drv_check_elf(path, err, cap);
-	if (rc == 0)
-		rc = open_guarded(path, expect_name, out, err, cap);
+	if (rc == 0) {
+		/* the checked file, symlinks resolved, is the one loaded */
+		char *real = NULL;
+		rc = gb_drv_check_perms(path, &real, err, cap);
+		if (rc == 0)
+			rc = open_guarded(real, path, expect_name, out, err, cap);
+		free(real);
+	}
 	gb_drv_guard_leave();
 	return rc;
 }
@@ -301,7 +304,7 @@ static int host_key(const char *key)
 		"data_dir", "bin_dir", "state_dir", "broker_id", "inventory",
 		"ca_file", "ca_path", "http_attempts", "http_timeout_ms",
 		"max_in_flight", "backoff_base_ms", "backoff_cap_ms",
-		"init_timeout_ms", NULL};
+		"init_timeout_ms", "allow_insecure_http", NULL};
 	if (strncmp(key, "rate.", 5) == 0)
 		return 1;
 	for (size_t i = 0; keys[i]; i++)
@@ -347,7 +350,7 @@ static int warn_unknown_options(const gb_drv *drv)
 		       "(a typo?). Its options: %s; the host's: rate.<class>, "
 		       "ca_file, ca_path, http_attempts, http_timeout_ms, "
 		       "max_in_flight, backoff_base_ms, backoff_cap_ms, "
-		       "init_timeout_ms", k,
+		       "init_timeout_ms, allow_insecure_http", k,
 		       drv->name, list);
 		free(list);
 		gb_strv_free(&known);
@@ -645,6 +648,16 @@ int gb_drv_init(gb_drv *drv, const gb_kvs *options, char *err, size_t cap)
 	ho.rates = &rates;
 	ho.ca_file = gb_kvs_get(&drv->options, "ca_file");
 	ho.ca_path = gb_kvs_get(&drv->options, "ca_path");
+	{
+		const char *v = gb_kvs_get(&drv->options, "allow_insecure_http");
+		if (v && strcmp(v, "true") != 0 && strcmp(v, "false") != 0) {
+			snprintf(err, cap, "driver '%s': option "
+			         "allow_insecure_http: expected true or false, "
+			         "found \"%s\"", drv->name, v);
+			goto bad_option;
+		}
+		ho.allow_insecure_http = v && strcmp(v, "true") == 0;
+	}
 	if (transport_int(drv, "http_attempts", 1, 99, &n, err, cap) != 0)
 		goto bad_option;
 	ho.max_attempts = (int)n;

@@ -14,16 +14,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gpubroker/driver.h"
 #include "util.h"
 
 #if UINTPTR_MAX > 0xffffffffu
 typedef Elf64_Ehdr elf_ehdr;
 typedef Elf64_Phdr elf_phdr;
+typedef Elf64_Shdr elf_shdr;
+typedef Elf64_Sym elf_sym;
 #define HOST_CLASS ELFCLASS64
 #define HOST_BITS "64-bit"
 #else
 typedef Elf32_Ehdr elf_ehdr;
 typedef Elf32_Phdr elf_phdr;
+typedef Elf32_Shdr elf_shdr;
+typedef Elf32_Sym elf_sym;
 #define HOST_CLASS ELFCLASS32
 #define HOST_BITS "32-bit"
 #endif
@@ -124,6 +129,82 @@ static int within(uint64_t off, uint64_t count, uint64_t size,
 }
 
 #define REINSTALL "reinstall the driver (this copy is incomplete or damaged)"
+
+/* Largest symbol or string table read (a driver's are kilobytes). */
+#define MAX_TABLE ((uint64_t)64 << 20)
+
+/* Reads section sh of the file (checked to lie inside it) into a new
+ * buffer; caller frees.  NULL when it does not fit. */
+static void *read_section(int fd, const elf_shdr *sh, uint64_t size)
+{
+	uint64_t end;
+	void *buf;
+	if (sh->sh_size == 0 || sh->sh_size > MAX_TABLE ||
+	    !within(sh->sh_offset, 1, sh->sh_size, size, &end))
+		return NULL;
+	buf = gb_xmalloc((size_t)sh->sh_size);
+	if (read_at(fd, buf, (size_t)sh->sh_size, sh->sh_offset) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* Does the dynamic symbol table define GB_DRIVER_ENTRY_NAME as a
+ * function?  1 yes, 0 no, -1 it cannot be told (no section headers).
+ * Read, never mapped or run: a file that is no driver is refused
+ * before its constructors could run. */
+static int exports_entry(int fd, const elf_ehdr *eh, uint64_t size)
+{
+	elf_shdr *sh;
+	uint64_t n = eh->e_shnum, end;
+	int found = 0;
+
+	if (!eh->e_shoff || eh->e_shentsize != sizeof(elf_shdr))
+		return -1;
+	if (n == 0) { /* the count is in the first header */
+		elf_shdr first;
+		if (read_at(fd, &first, sizeof(first), eh->e_shoff) != 0)
+			return -1;
+		n = first.sh_size;
+	}
+	if (n == 0 || n > 65536 ||
+	    !within(eh->e_shoff, n, sizeof(elf_shdr), size, &end))
+		return -1;
+	sh = gb_xmalloc((size_t)n * sizeof(*sh));
+	if (read_at(fd, sh, (size_t)n * sizeof(*sh), eh->e_shoff) != 0) {
+		free(sh);
+		return -1;
+	}
+	for (uint64_t i = 0; i < n && !found; i++) {
+		elf_sym *sym;
+		char *str;
+		uint64_t nsym;
+		if (sh[i].sh_type != SHT_DYNSYM || sh[i].sh_link >= n ||
+		    sh[i].sh_entsize != sizeof(elf_sym))
+			continue;
+		sym = read_section(fd, &sh[i], size);
+		str = read_section(fd, &sh[sh[i].sh_link], size);
+		nsym = sym && str ? sh[i].sh_size / sizeof(elf_sym) : 0;
+		for (uint64_t k = 0; k < nsym; k++) {
+			uint64_t at = sym[k].st_name;
+			uint64_t len = sizeof(GB_DRIVER_ENTRY_NAME);
+			if (sym[k].st_shndx == SHN_UNDEF ||
+			    (sym[k].st_info & 0xf) != STT_FUNC ||
+			    at >= sh[sh[i].sh_link].sh_size ||
+			    sh[sh[i].sh_link].sh_size - at < len)
+				continue;
+			if (memcmp(str + at, GB_DRIVER_ENTRY_NAME, len) == 0) {
+				found = 1;
+				break;
+			}
+		}
+		free(sym);
+		free(str);
+	}
+	free(sh);
+	return found;
+}
 
 static int check_fd(int fd, const char *path, char *err, size_t cap)
 {
@@ -278,7 +359,22 @@ static int check_fd(int fd, const char *path, char *err, size_t cap)
 		         (unsigned long long)size, REINSTALL);
 		return -1;
 	}
-	return 0;
+	switch (exports_entry(fd, &eh, size)) {
+	case 1:
+		return 0;
+	case 0:
+		snprintf(err, cap, "%s: not a gpubroker driver: it does not "
+		         "export " GB_DRIVER_ENTRY_NAME "() (found in its "
+		         "symbol table before loading: none of its code ran)",
+		         path);
+		return -1;
+	default:
+		snprintf(err, cap, "%s: cannot load: no section headers, so "
+		         "it cannot be checked for " GB_DRIVER_ENTRY_NAME "() "
+		         "before loading: build the driver with -shared (strip "
+		         "keeps what is needed)", path);
+		return -1;
+	}
 }
 
 int gb_drv_check_elf(const char *path, char *err, size_t cap)

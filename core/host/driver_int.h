@@ -18,6 +18,16 @@
  * load: what is wrong: how to fix it". */
 int gb_drv_check_elf(const char *path, char *err, size_t cap);
 
+/* May the file at path be loaded into this process (driver_perm.c)?  As
+ * sshd's StrictModes: after resolving symlinks, the file and every folder
+ * above it must be owned by root or this process's user and writable by
+ * no one else (a folder writable by others only with the sticky bit, as
+ * /tmp: no one else can rename or remove what is in it).  0 with the
+ * resolved path in *resolved (caller frees; load that one), or -1 with
+ * err naming the path, the culprit and the fix. */
+int gb_drv_check_perms(const char *path, char **resolved, char *err,
+                       size_t cap);
+
 /* ---- the loading guard (driver_guard.c) ----
  *
  * Between gb_drv_guard_enter and gb_drv_guard_leave the process reports

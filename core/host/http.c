@@ -1,6 +1,7 @@
 /* http.c -- libcurl transport with retries, rate limits and metrics. */
 #include "http.h"
 
+#include <arpa/inet.h>
 #include <curl/curl.h>
 #include <errno.h>
 #include <math.h>
@@ -39,6 +40,7 @@ struct gb_http_client {
 	bucket *dflt;         /* "default" bucket, may be NULL */
 	gb_http_metrics m;
 	uint64_t rng;
+	int insecure_warned; /* the plain-HTTP opt-in was logged */
 };
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
@@ -148,6 +150,8 @@ gb_http_client *gb_http_client_new(const gb_http_opts *opts)
 	c->o.ca_file = c->ca_file;
 	c->o.ca_path = c->ca_path;
 	c->o.rates = NULL;
+	c->o.allow_insecure_http = opts->allow_insecure_http ||
+	                           gb_http_insecure_env();
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->slot_cv, NULL);
 	c->buckets = gb_xcalloc(128, sizeof(bucket));
@@ -376,6 +380,72 @@ static char *url_for_log(const char *url)
 	         : gb_xstrdup(url);
 }
 
+static int host_is_loopback(const char *host)
+{
+	unsigned char a[16];
+	char h[64];
+	size_t n = strlen(host);
+	if (strcasecmp(host, "localhost") == 0)
+		return 1;
+	if (inet_pton(AF_INET, host, a) == 1)
+		return a[0] == 127;
+	if (n >= 2 && n < sizeof(h) + 2 && host[0] == '[' &&
+	    host[n - 1] == ']') {
+		memcpy(h, host + 1, n - 2);
+		h[n - 2] = '\0';
+		host = h;
+	}
+	return inet_pton(AF_INET6, host, a) == 1 &&
+	       memcmp(a, "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\1", 16) == 0;
+}
+
+int gb_http_insecure_env(void)
+{
+	const char *v = getenv("GPUBROKER_ALLOW_INSECURE_HTTP");
+	return v && (strcmp(v, "1") == 0 || strcasecmp(v, "true") == 0 ||
+	             strcasecmp(v, "yes") == 0);
+}
+
+int gb_http_url_check(const char *url, int allow_insecure, char *why,
+                      size_t cap)
+{
+	CURLU *u = curl_url();
+	char *scheme = NULL, *host = NULL, *shown = url_for_log(url ? url : "");
+	int rc = -1;
+
+	if (!u || !url ||
+	    curl_url_set(u, CURLUPART_URL, url, CURLU_NON_SUPPORT_SCHEME) !=
+	            CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK) {
+		snprintf(why, cap, "\"%s\" is not an https:// URL", shown);
+	} else if (strcmp(scheme, "https") != 0 && strcmp(scheme, "http") != 0) {
+		snprintf(why, cap, "\"%s\": the %s:// scheme is not allowed; "
+		         "use https:// (http:// only to 127.0.0.1, ::1 or "
+		         "localhost)", shown, scheme);
+	} else if (curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
+	           !*host) {
+		snprintf(why, cap, "\"%s\" names no host", shown);
+	} else if (strcmp(scheme, "https") == 0) {
+		rc = 0;
+	} else if (host_is_loopback(host)) {
+		rc = 1;
+	} else if (allow_insecure) {
+		rc = 2;
+	} else {
+		snprintf(why, cap, "\"%s\": plain http:// to %s would send "
+		         "credentials in clear; use https://, or -- only on a "
+		         "network you trust -- opt in with allow_insecure_http: "
+		         "\"true\" (a driver option) or "
+		         "GPUBROKER_ALLOW_INSECURE_HTTP=1 (http:// is always "
+		         "allowed to 127.0.0.1, ::1 and localhost)", shown, host);
+	}
+	curl_free(scheme);
+	curl_free(host);
+	curl_url_cleanup(u);
+	free(shown);
+	return rc;
+}
+
 static void record_latency(gb_http_client *c, double secs)
 {
 	for (int i = 0; i < GB_HTTP_LAT_BUCKETS; i++)
@@ -434,7 +504,12 @@ static int attempt_once(gb_http_client *c, const gb_http_req *req,
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
 	curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
-	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	/* gb_http_do checked the URL: https, or http where allowed; no
+	 * redirect is followed, and none could change the scheme */
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR,
+	                 strncasecmp(req->url, "https:", 6) == 0 ? "https"
+	                                                        : "http");
+	curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "https");
 	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(h, CURLOPT_USERAGENT, "gpubroker/" GB_VERSION);
 	curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
@@ -498,6 +573,28 @@ int gb_http_do(gb_http_client *c, const gb_http_req *req, gb_http_resp *resp,
 	pthread_mutex_lock(&c->lock);
 	c->m.calls++;
 	pthread_mutex_unlock(&c->lock);
+	{
+		char why[600];
+		int u = gb_http_url_check(req->url, c->o.allow_insecure_http,
+		                          why, sizeof(why));
+		if (u < 0) {
+			/* before signing: nothing leaves the host */
+			gb_error_set(err, GB_ERR_INVALID, 0, "InsecureEndpoint",
+			             "%s: refusing to send %s %s", c->name,
+			             req->method, why);
+			cls = GB_ERR_INVALID;
+			goto done;
+		}
+		if (u == 2 && !__atomic_exchange_n(&c->insecure_warned, 1,
+		                                   __ATOMIC_ACQ_REL)) {
+			char *shown = url_for_log(req->url);
+			gb_log(GB_LOG_WARN, c->name, "sending requests (and "
+			       "credentials) in clear over plain HTTP to %s: "
+			       "allowed by allow_insecure_http / "
+			       "GPUBROKER_ALLOW_INSECURE_HTTP", shown);
+			free(shown);
+		}
+	}
 	for (int attempt = 1;; attempt++) {
 		int rc, nsigned = 0;
 		const char *signed_h[32];
@@ -571,6 +668,7 @@ int gb_http_do(gb_http_client *c, const gb_http_req *req, gb_http_resp *resp,
 		if (gb_cancel_sleep_ms(delay))
 			break;
 	}
+done:
 	pthread_mutex_lock(&c->lock);
 	c->m.errors[cls <= GB_ERR_INTERNAL ? cls : GB_ERR_INTERNAL]++;
 	pthread_mutex_unlock(&c->lock);

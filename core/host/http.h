@@ -30,6 +30,11 @@ typedef struct gb_http_opts {
 	 * "RunInstances=5/2".  Classes not listed are unlimited unless
 	 * "default=..." is given. */
 	const gb_kvs *rates;
+	/* Plain http:// to hosts other than loopback (the driver option
+	 * allow_insecure_http, or GPUBROKER_ALLOW_INSECURE_HTTP=1): without
+	 * it such a request is refused before it is signed (credentials
+	 * would go out in clear); with it, a warning is logged once. */
+	int allow_insecure_http;
 } gb_http_opts;
 
 /* Ownership: caller frees with gb_http_client_free. */
@@ -40,6 +45,17 @@ void gb_http_client_free(gb_http_client *c);
 int gb_http_do(gb_http_client *c, const gb_http_req *req, gb_http_resp *resp,
                gb_error *err);
 void gb_http_resp_free(gb_http_resp *resp);
+
+/* Where gpubroker may send a request (its transport, and the CLI's
+ * client): https:// anywhere; http:// only to loopback (127.0.0.0/8, ::1,
+ * localhost) unless allow_insecure; no other scheme.  Returns 0 (https),
+ * 1 (plain HTTP to loopback), 2 (plain HTTP elsewhere, allowed by
+ * allow_insecure: the caller warns), or -1 with why saying what and how
+ * to fix (the URL is named without its query). */
+int gb_http_url_check(const char *url, int allow_insecure, char *why,
+                      size_t cap);
+/* GPUBROKER_ALLOW_INSECURE_HTTP is set to 1, true or yes. */
+int gb_http_insecure_env(void);
 
 /* Parses "Retry-After" (delta seconds or an HTTP date) from a response;
  * returns milliseconds, or -1 when absent/unparseable. */

@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -507,6 +508,67 @@ static void dec_driver(gb_ydec *c, const gb_ynode *n, const char *path,
 	cfg->drivers[cfg->ndrivers++] = dc;
 }
 
+/* Hashes of tokens known to be too short or common: every token of 1
+ * or 2 printable ASCII characters, and a few words people try first.
+ * Built once per process (about 9,000 SHA-256s, a few ms), sorted. */
+static const char *const weak_words[] = {
+	"admin", "token", "secret", "password", "passw0rd", "changeme",
+	"test", "testing", "demo", "root", "gpubroker", "letmein", "123",
+	"1234", "12345", "123456", "1234567", "12345678", "123456789",
+	"qwerty", "abc", "abcd", "default", "example", "operator", "viewer",
+	NULL,
+};
+#define WEAK_N (95 + 95 * 95 + GB_ARRAY_LEN(weak_words))
+static char (*weak_hex)[65];
+static unsigned char *weak_len;
+static size_t weak_n;
+static pthread_once_t weak_once = PTHREAD_ONCE_INIT;
+
+static int hexcmp(const void *a, const void *b)
+{
+	return memcmp(a, b, 64);
+}
+
+static void weak_build(void)
+{
+	char t[3];
+	size_t n = 0;
+	/* the length rides in the 65th byte of each entry while sorting */
+	weak_hex = gb_xcalloc(WEAK_N, sizeof(*weak_hex));
+	for (int a = 32; a < 127; a++) {
+		t[0] = (char)a;
+		gb_sha256_hex(t, 1, weak_hex[n]);
+		weak_hex[n++][64] = 1;
+		for (int b = 32; b < 127; b++) {
+			t[1] = (char)b;
+			gb_sha256_hex(t, 2, weak_hex[n]);
+			weak_hex[n++][64] = 2;
+		}
+	}
+	for (size_t i = 0; weak_words[i]; i++) {
+		gb_sha256_hex(weak_words[i], strlen(weak_words[i]), weak_hex[n]);
+		weak_hex[n++][64] = (char)strlen(weak_words[i]);
+	}
+	qsort(weak_hex, n, sizeof(*weak_hex), hexcmp);
+	weak_len = gb_xcalloc(n, 1);
+	for (size_t i = 0; i < n; i++) {
+		weak_len[i] = (unsigned char)weak_hex[i][64];
+		weak_hex[i][64] = '\0';
+	}
+	weak_n = n;
+}
+
+/* The length of the token whose SHA-256 is hex when it is a known weak
+ * one, else 0. */
+static int weak_token(const char *hex)
+{
+	const char *hit;
+	pthread_once(&weak_once, weak_build);
+	hit = bsearch(hex, weak_hex, weak_n, sizeof(*weak_hex), hexcmp);
+	return hit ? weak_len[(size_t)(hit - weak_hex[0]) / sizeof(*weak_hex)]
+	           : 0;
+}
+
 static void dec_token(gb_ydec *c, const gb_ynode *n, const char *path,
                       gb_config *cfg)
 {
@@ -550,7 +612,16 @@ static void dec_token(gb_ydec *c, const gb_ynode *n, const char *path,
 			    "lowercase hex characters (printf %%s TOKEN | "
 			    "sha256sum); the value is not shown");
 		} else {
+			int weak;
 			memcpy(tc.sha256, v->str, 65);
+			if ((weak = weak_token(tc.sha256)) > 0)
+				ERR(c, v, kp, "this is the hash of a %s "
+				    "(%d character%s): API tokens need at least "
+				    "%d characters; make one with openssl rand "
+				    "-hex 24 and give its SHA-256",
+				    weak <= 2 ? "token that is far too short"
+				              : "common word",
+				    weak, weak == 1 ? "" : "s", GB_TOKEN_MIN_LEN);
 			for (size_t i = 0; i < cfg->ntokens; i++)
 				if (strcmp(cfg->tokens[i].sha256, tc.sha256) == 0)
 					ERR(c, v, kp, "the same token hash is "

@@ -3,7 +3,7 @@
  *
  *   broker_id: my-broker             # tags every instance; default "gpubroker"
  *   state: /var/lib/gpubroker/state.db   # default $XDG_STATE_HOME/gpubroker/state.db
- *   # or, for several replicas: postgresql://USER@HOST:PORT/DB?sslmode=require
+ *   # or, for several replicas: postgresql://USER@HOST:PORT/DB?sslmode=verify-full
  *   state_password: env:GPUBROKER_DB_PASSWORD  # a SOURCE; or PGPASSWORD/.pgpass
  *   policy_path: [./policies, /usr/local/share/gpubroker/policies]
  *   org_policies: [org-compliance]   # run first, pools cannot opt out
@@ -41,6 +41,12 @@
 
 #include "diag.h"
 #include "util.h"
+
+/* API tokens shorter than this are refused: a configured hash of a
+ * token known to be shorter (every 1- and 2-character one, and common
+ * words) at load, with its location; any other at use (the daemon
+ * answers 401). */
+#define GB_TOKEN_MIN_LEN 12
 
 typedef enum gb_role {
 	GB_ROLE_VIEWER = 0,

@@ -21,10 +21,13 @@
  *   - allocation volume: at most 4 x the cap allocated during one call
  *     (bounds copying loops such as `local t = big .. x` repeated, which
  *     free as fast as they allocate);
- *   - work: C library functions that can loop without allocating
- *     (pattern matching, plain find, table.move/insert/remove) charge an
- *     estimate of their steps against a per-call budget of 100 x the
- *     instruction limit, and refuse up front when it would be exceeded.
+ *   - work: C library functions that loop where no hook runs (pattern
+ *     matching, plain find, string.rep, table.move/insert/remove/concat/
+ *     unpack/sort -- sort through an order function of the sandbox's, one
+ *     step per comparison) charge their steps against a per-call budget
+ *     of 10 x the instruction limit, refuse up front what cannot fit, and
+ *     look at the deadline every 4096 steps (gb_sb_charge), so no C call
+ *     outruns the time limit either.
  * A limit hit is recorded (first one wins) and the call fails with that
  * message even if the policy caught the error.
  */

@@ -11,6 +11,7 @@
 #include <lauxlib.h>
 #include <lualib.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,21 +130,55 @@ static void *sb_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 	return np;
 }
 
-void gb_sb_charge(lua_State *L, uint64_t n, const char *what)
+/* Steps between two looks at the clock from gb_sb_charge. */
+#define SB_CLOCK_EVERY ((uint64_t)4096)
+
+/* Raises the work limit unless n more steps fit in this call's budget
+ * (or a limit was already hit: C work raises again, like the hook). */
+static void work_fits(lua_State *L, gb_sandbox *sb, uint64_t n,
+                      const char *what)
 {
-	gb_sandbox *sb = gb_sb_get(L);
-	if (!sb->strict)
-		return;
-	if (n > sb->work_cap || sb->work_call > sb->work_cap - n) {
+	if (sb->hit == GB_SB_HIT_NONE &&
+	    (n > sb->work_cap || sb->work_call > sb->work_cap - n)) {
 		char msg[200];
 		snprintf(msg, sizeof(msg),
 		         "work limit of %llu steps per call exceeded by %s",
 		         (unsigned long long)sb->work_cap, what);
 		record_hit(sb, GB_SB_HIT_WORK, msg);
+	}
+	if (sb->hit != GB_SB_HIT_NONE) {
 		lua_pushstring(L, sb->hit_msg);
 		lua_error(L);
 	}
+}
+
+static uint64_t steps_of(double d)
+{
+	return d >= 1.8e19 ? UINT64_MAX : d <= 0 ? 0 : (uint64_t)d;
+}
+
+void gb_sb_charge(lua_State *L, uint64_t n, const char *what)
+{
+	gb_sandbox *sb = gb_sb_get(L);
+	uint64_t before = sb->work_call;
+	if (!sb->strict)
+		return;
+	work_fits(L, sb, n, what);
 	sb->work_call += n;
+	/* C loops never reach the count hook: the deadline is checked here,
+	 * once every SB_CLOCK_EVERY steps (or per charge of that many). */
+	if (n >= SB_CLOCK_EVERY ||
+	    before / SB_CLOCK_EVERY != sb->work_call / SB_CLOCK_EVERY) {
+		if (gb_mono_ns() > sb->deadline_ns) {
+			char msg[200];
+			snprintf(msg, sizeof(msg),
+			         "time limit of %u ms per call exceeded in %s",
+			         sb->time_ms, what);
+			record_hit(sb, GB_SB_HIT_TIME, msg);
+			lua_pushstring(L, sb->hit_msg);
+			lua_error(L);
+		}
+	}
 }
 
 void gb_sb_errstr(lua_State *L, int idx, char *buf, size_t cap)
@@ -410,17 +445,30 @@ static int call_original(lua_State *L)
 	return lua_gettop(L);
 }
 
+/* string.rep written out here so that it charges its work: Lua's own
+ * loops n - 1 times even when nothing is copied (an empty piece and
+ * separator), and copies piece by piece in C where no hook runs. */
 static int sb_rep(lua_State *L)
 {
 	size_t l, lsep = 0;
 	lua_Integer n;
 	gb_sandbox *sb = gb_sb_get(L);
-	luaL_checklstring(L, 1, &l);
+	const char *s = luaL_checklstring(L, 1, &l);
+	const char *sep;
+	double total;
+	luaL_Buffer b;
+	char *p;
+
 	n = luaL_checkinteger(L, 2);
-	luaL_optlstring(L, 3, "", &lsep);
-	if (n > 0 && l + lsep > 0 && sb->strict) {
-		double total = (double)l * (double)n +
-		               (double)lsep * (double)(n - 1);
+	sep = luaL_optlstring(L, 3, "", &lsep);
+	if (n <= 0 || l + lsep == 0) {
+		lua_pushliteral(L, "");
+		return 1;
+	}
+	if (!sb->strict)
+		return call_original(L);
+	total = (double)l * (double)n + (double)lsep * (double)(n - 1);
+	{
 		double avail = sb->mem_used < sb->mem_cap
 		                       ? (double)(sb->mem_cap - sb->mem_used) : 0;
 		if (total > avail) {
@@ -434,7 +482,22 @@ static int sb_rep(lua_State *L)
 			return lua_error(L);
 		}
 	}
-	return call_original(L);
+	/* a step per 256 iterations or bytes: copying is cheap, and the
+	 * allocation cap bounds it too; the charges below look at the clock */
+	work_fits(L, sb, steps_of(((double)n + total) / 256), "string.rep");
+	p = luaL_buffinitsize(L, &b, (size_t)total);
+	for (lua_Integer i = 0; i < n; i++) {
+		if (i > 0 && lsep > 0) {
+			memcpy(p, sep, lsep);
+			p += lsep;
+		}
+		memcpy(p, s, l);
+		p += l;
+		if ((i & 4095) == 4095)
+			gb_sb_charge(L, 16 + 16 * (l + lsep), "string.rep");
+	}
+	luaL_pushresultsize(&b, (size_t)total);
+	return 1;
 }
 
 /* Steps a Lua pattern match may take on a subject of ls bytes, an upper
@@ -532,8 +595,7 @@ static int sb_pattern(lua_State *L)
 		snprintf(what, sizeof(what),
 		         "%s (pattern of %zu bytes on %zu bytes: ~%.3g steps)",
 		         pat_names[kind], lp, ls, cost);
-		gb_sb_charge(L, cost >= 1.8e19 ? UINT64_MAX : (uint64_t)cost,
-		             what);
+		gb_sb_charge(L, steps_of(cost), what);
 	}
 	lua_pushvalue(L, lua_upvalueindex(1));
 	lua_insert(L, 1);
@@ -569,6 +631,107 @@ static int sb_tshift(lua_State *L)
 	lua_insert(L, 1);
 	lua_call(L, nargs, LUA_MULTRET);
 	return lua_gettop(L);
+}
+
+/* table.concat calls __index for every position, in C: the original
+ * runs on slices of CONCAT_SLICE positions, each one charged. */
+#define CONCAT_SLICE 4096
+
+static int sb_tconcat(lua_State *L)
+{
+	gb_sandbox *sb = gb_sb_get(L);
+	size_t lsep;
+	lua_Integer i, last;
+	luaL_Buffer b;
+
+	if (lua_type(L, 1) != LUA_TTABLE || !sb->strict)
+		return call_original(L);
+	lua_settop(L, 4);
+	luaL_optlstring(L, 2, "", &lsep);
+	i = luaL_optinteger(L, 3, 1);
+	last = lua_isnoneornil(L, 4) ? luaL_len(L, 1)
+	                             : luaL_checkinteger(L, 4);
+	if (i > last) {
+		lua_pushliteral(L, "");
+		return 1;
+	}
+	work_fits(L, sb, (lua_Unsigned)last - (lua_Unsigned)i + 1,
+	          "table.concat");
+	luaL_buffinit(L, &b);
+	for (;;) {
+		lua_Integer end =
+			(lua_Unsigned)last - (lua_Unsigned)i < CONCAT_SLICE - 1
+			        ? last : i + (CONCAT_SLICE - 1);
+		gb_sb_charge(L, (uint64_t)(end - i) + 1, "table.concat");
+		lua_pushvalue(L, lua_upvalueindex(1));
+		lua_pushvalue(L, 1);
+		lua_pushvalue(L, 2);
+		lua_pushinteger(L, i);
+		lua_pushinteger(L, end);
+		lua_call(L, 4, 1);
+		luaL_addvalue(&b);
+		if (end == last)
+			break;
+		if (lsep > 0) {
+			lua_pushvalue(L, 2);
+			luaL_addvalue(&b);
+		}
+		i = end + 1;
+	}
+	luaL_pushresult(&b);
+	return 1;
+}
+
+/* table.unpack fetches every position in one C loop (bounded by the
+ * stack, about a million): charged by its range. */
+static int sb_tunpack(lua_State *L)
+{
+	lua_Integer i = luaL_optinteger(L, 2, 1);
+	lua_Integer e = lua_isnoneornil(L, 3) ? luaL_len(L, 1)
+	                                      : luaL_checkinteger(L, 3);
+	if (e >= i)
+		gb_sb_charge(L, (lua_Unsigned)e - (lua_Unsigned)i + 1,
+		             "table.unpack");
+	return call_original(L);
+}
+
+/* The comparison table.sort makes, through the sandbox: one step each, so
+ * a sort whose __index, __newindex, __len and order function are all C
+ * functions (no hook ever runs) still meets the work and time limits.
+ * Upvalue 1: the policy's order function, or nil for '<'. */
+static int sort_less(lua_State *L)
+{
+	gb_sb_charge(L, 1, "table.sort");
+	if (lua_isnil(L, lua_upvalueindex(1))) {
+		lua_pushboolean(L, lua_compare(L, 1, 2, LUA_OPLT));
+		return 1;
+	}
+	lua_pushvalue(L, lua_upvalueindex(1));
+	lua_insert(L, 1);
+	lua_call(L, 2, 1);
+	lua_pushboolean(L, lua_toboolean(L, -1));
+	return 1;
+}
+
+static int sb_tsort(lua_State *L)
+{
+	gb_sandbox *sb = gb_sb_get(L);
+	lua_Integer n;
+	if (lua_type(L, 1) != LUA_TTABLE)
+		return call_original(L); /* its own error */
+	n = luaL_len(L, 1);
+	if (!lua_isnoneornil(L, 2))
+		luaL_checktype(L, 2, LUA_TFUNCTION);
+	lua_settop(L, 2);
+	/* any sort compares about n log2(n) / 2 times at least: refuse at
+	 * once what cannot fit (each comparison is charged as it happens) */
+	if (n > 1 && sb->strict)
+		work_fits(L, sb, steps_of((double)n * log2((double)n) / 2),
+		          "table.sort");
+	lua_pushvalue(L, 2);
+	lua_pushcclosure(L, sort_less, 1);
+	lua_replace(L, 2);
+	return call_original(L);
 }
 
 static void wrap(lua_State *L, int lib, const char *name, lua_CFunction f,
@@ -696,6 +859,9 @@ static int sb_setup(lua_State *L)
 	wrap(L, tab, "move", sb_tmove, 0, 0);
 	wrap(L, tab, "insert", sb_tshift, 1, 1);
 	wrap(L, tab, "remove", sb_tshift, 1, 0);
+	wrap(L, tab, "concat", sb_tconcat, 0, 0);
+	wrap(L, tab, "unpack", sb_tunpack, 0, 0);
+	wrap(L, tab, "sort", sb_tsort, 0, 0);
 
 	/* Libraries are shared by every policy: hand out read-only views. */
 	lua_pushvalue(L, str);

@@ -527,6 +527,31 @@ static int display_url(const char *url, char **out)
 	return 0;
 }
 
+/* A database reached over the network without sslmode=verify-full:
+ * neither the server's certificate nor its name is checked (require
+ * only encrypts; prefer and allow may not even do that), so whoever sits
+ * in between reads and rewrites the state.  Warned about once per open;
+ * loopback and Unix sockets are exempt. */
+static void sslmode_warn(const gb_store *s, PGconn *c)
+{
+	const char *host = PQhost(c), *mode = NULL;
+	PQconninfoOption *opts = PQconninfo(c), *o;
+	for (o = opts; o && o->keyword; o++)
+		if (strcmp(o->keyword, "sslmode") == 0)
+			mode = o->val;
+	if (host && *host && host[0] != '/' && strcmp(host, "localhost") != 0 &&
+	    strncmp(host, "127.", 4) != 0 && strcmp(host, "::1") != 0 &&
+	    (!mode || strcmp(mode, "verify-full") != 0))
+		gb_log(GB_LOG_WARN, "store", "state database %s: the connection "
+		       "to %s uses sslmode=%s, which does not verify the "
+		       "server's certificate and name (anyone in between could "
+		       "read and change the state): add sslmode=verify-full to "
+		       "the URL, with the server's CA in ~/.postgresql/root.crt "
+		       "or sslrootcert=PATH", s->path, host,
+		       mode ? mode : "prefer");
+	PQconninfoFree(opts);
+}
+
 static int pg_open(gb_store *s, const char *url, const char *password,
                    char *err, size_t cap)
 {
@@ -558,6 +583,7 @@ static int pg_open(gb_store *s, const char *url, const char *password,
 		         p->err);
 		return -1;
 	}
+	sslmode_warn(s, p->conn);
 	return 0;
 }
 

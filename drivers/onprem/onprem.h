@@ -166,11 +166,20 @@ typedef struct onprem_runres {
 	int exit_code;    /* the command's status; -1 when it did not exit */
 	int timed_out;    /* killed after the timeout */
 	int unreachable;  /* ssh could not connect (exit 255) or spawn failed */
+	int host_key;     /* ssh refused: the node's host key is not the one
+	                     pinned in known_hosts (what says how to re-pin) */
 	char *out;        /* stdout, NUL-terminated (capped at 16 MiB) */
 	size_t out_len;
 	char *err;        /* the last 8 KiB of stderr, NUL-terminated */
-	char what[256];   /* why it did not run, when unreachable/timed out */
+	char what[600];   /* why it did not run, when unreachable/timed out */
 } onprem_runres;
+
+/* The error of a failed onprem_run (-1) on node n: HostKeyChanged
+ * (AUTH: not retried; the node is also stored unhealthy, as a probe
+ * would, until it is re-pinned and probed again), Unreachable or Timeout
+ * (TRANSIENT): "WHAT on node NAME: why" (onprem_probe.c). */
+void onprem_run_err(const onprem_ctx *c, const onprem_node *n,
+                    gb_error *err, const onprem_runres *r, const char *what);
 
 /* Run a POSIX-shell command line on node n (ssh: the remote login shell;
  * local: /bin/sh -c), feeding `in` (may be NULL) to its stdin, killing it

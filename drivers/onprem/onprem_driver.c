@@ -410,8 +410,11 @@ static json_t *cmd_mig(const onprem_ctx *c, int argc, const char *const *argv,
 	cmd = drvc_xasprintf("%s -mig %d", smi, on);
 	free(smi);
 	if (onprem_run(c, n, cmd, NULL, 0, 300, &r) != 0) {
-		drvc_err(err, GB_ERR_TRANSIENT, 0, "Unreachable", "node %s: %s",
-		         n->name, r.what);
+		if (r.host_key)
+			onprem_run_err(c, n, err, &r, "nvidia-smi -mig");
+		else
+			drvc_err(err, GB_ERR_TRANSIENT, 0, "Unreachable",
+			         "node %s: %s", n->name, r.what);
 		onprem_runres_free(&r);
 		free(cmd);
 		return NULL;

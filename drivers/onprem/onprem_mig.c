@@ -41,9 +41,7 @@ static int run_smi(const onprem_ctx *c, const onprem_node *n, const char *args,
 	free(cmd);
 	free(smi);
 	if (rc != 0) {
-		drvc_err(err, GB_ERR_TRANSIENT, 0, r->unreachable ? "Unreachable"
-		                                                 : "Timeout",
-		         "%s on node %s: %s", what, n->name, r->what);
+		onprem_run_err(c, n, err, r, what);
 		return -1;
 	}
 	return 0;

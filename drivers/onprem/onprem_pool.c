@@ -169,9 +169,7 @@ static int run_hook(const onprem_ctx *c, const onprem_node *n,
 	rc = onprem_run(c, n, cmd, NULL, 0, c->setup_timeout_s, &r);
 	free(cmd);
 	if (rc != 0) {
-		drvc_err(err, GB_ERR_TRANSIENT, 0,
-		         r.unreachable ? "Unreachable" : "Timeout",
-		         "%s on node %s: %s", what, n->name, r.what);
+		onprem_run_err(c, n, err, &r, what);
 		onprem_runres_free(&r);
 		return -1;
 	}

@@ -14,6 +14,7 @@
 
 #include "drvc_enc.h"
 #include "drvc_mem.h"
+#include "drvc_util.h"
 #include "onprem.h"
 
 const char *onprem_hstate_name(onprem_hstate s)
@@ -420,10 +421,31 @@ static int ensure_remote_probe(const onprem_ctx *c, const onprem_node *n,
 	return 0;
 }
 
+void onprem_run_err(const onprem_ctx *c, const onprem_node *n,
+                    gb_error *err, const onprem_runres *r, const char *what)
+{
+	drvc_err(err, r->host_key ? GB_ERR_AUTH : GB_ERR_TRANSIENT, 0,
+	         r->host_key ? "HostKeyChanged"
+	                     : r->unreachable ? "Unreachable" : "Timeout",
+	         "%s on node %s: %s", what, n->name, r->what);
+	if (r->host_key) {
+		/* unhealthy until re-pinned and probed again: not offered,
+		 * not leased, and `nodes` says why */
+		json_t *doc = json_object();
+		json_object_set_new(doc, "driver_error", json_string(r->what));
+		json_object_set_new(doc, "reachable", json_true());
+		json_object_set_new(doc, "node", json_string(n->name));
+		json_object_set_new(doc, "probed_at",
+		                    json_integer(onprem_now(c)));
+		onprem_probe_store(c, n->name, doc);
+		json_decref(doc);
+	}
+}
+
 json_t *onprem_probe_node(const onprem_ctx *c, const onprem_node *n)
 {
 	json_t *doc = NULL;
-	char why[600] = "", tail[400] = "";
+	char why[700] = "", tail[400] = "";
 	int unreachable = 0;
 	const char *args = c->probe_full ? "--compact" : "--quick --compact";
 	char *q, *cmd;

@@ -245,11 +245,44 @@ static void close_fd(int *fd)
 	*fd = -1;
 }
 
+/* Commands on nodes (a local node's setup, teardown and probe; ssh
+ * itself) get this environment, not gpubroker's: that one holds cloud
+ * credentials, PGPASSWORD and the like.  What a hook needs of gpubroker
+ * (GPUBROKER_POOL, ...) is exported in the command line itself. */
+static const char *const env_keep[] = {
+	"PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TZ",
+	"USER", "LOGNAME", "TMPDIR", "SSH_AUTH_SOCK", NULL,
+};
+
+/* The allowed part of environ (borrowed strings; free the array). */
+static char **clean_env(void)
+{
+	size_t n = 0, k = 0;
+	char **v;
+	int path = 0;
+	for (char **e = environ; e && *e; e++)
+		n++;
+	v = drvc_xcalloc(n + 2, sizeof(*v));
+	for (char **e = environ; e && *e; e++)
+		for (size_t i = 0; env_keep[i]; i++) {
+			size_t l = strlen(env_keep[i]);
+			if (strncmp(*e, env_keep[i], l) == 0 && (*e)[l] == '=') {
+				v[k++] = *e;
+				path |= i == 0;
+				break;
+			}
+		}
+	if (!path)
+		v[k++] = (char *)"PATH=/usr/local/bin:/usr/bin:/bin";
+	v[k] = NULL;
+	return v;
+}
+
 int onprem_run(const onprem_ctx *c, const onprem_node *n, const char *cmd,
                const void *in, size_t in_len, int timeout_s,
                onprem_runres *res)
 {
-	char **argv = onprem_argv(c, n, cmd);
+	char **argv = onprem_argv(c, n, cmd), **envp;
 	int pin[2] = {-1, -1}, pout[2] = {-1, -1}, perrp[2] = {-1, -1};
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
@@ -289,7 +322,9 @@ int onprem_run(const onprem_ctx *c, const onprem_node *n, const char *cmd,
 	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP |
 	                                  POSIX_SPAWN_SETSIGMASK |
 	                                  POSIX_SPAWN_SETSIGDEF);
-	rc = posix_spawnp(&pid, argv[0], &fa, &at, argv, environ);
+	envp = clean_env();
+	rc = posix_spawnp(&pid, argv[0], &fa, &at, argv, envp);
+	free(envp);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&at);
 	close_fd(&pin[0]);
@@ -400,6 +435,26 @@ int onprem_run(const onprem_ctx *c, const onprem_node *n, const char *cmd,
 		res->exit_code = WEXITSTATUS(status);
 	else if (WIFSIGNALED(status))
 		res->exit_code = 128 + WTERMSIG(status);
+	if (n->transport == ONPREM_SSH && res->exit_code == 255 &&
+	    (strstr(res->err, "REMOTE HOST IDENTIFICATION HAS CHANGED") ||
+	     strstr(res->err, "Host key verification failed"))) {
+		/* reached, and refused: not a network failure to retry */
+		char host[300];
+		if (n->ssh_port == 22)
+			snprintf(host, sizeof(host), "%s", n->address);
+		else
+			snprintf(host, sizeof(host), "[%s]:%d", n->address,
+			         n->ssh_port);
+		res->host_key = 1;
+		snprintf(res->what, sizeof(res->what), "ssh to %s:%d refused: "
+		         "the node's SSH host key is not the one pinned in %s "
+		         "(the node was reinstalled, or someone is in between); "
+		         "check the new key, then re-pin it: ssh-keygen -R '%s' "
+		         "-f %s (the next connection pins the key it finds)",
+		         n->address, n->ssh_port, c->known_hosts, host,
+		         c->known_hosts);
+		return -1;
+	}
 	if (n->transport == ONPREM_SSH && res->exit_code == 255) {
 		char tail[200];
 		onprem_tail(tail, sizeof(tail), res->err, 180);

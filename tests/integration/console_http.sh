@@ -67,12 +67,14 @@ for p in /console/nope.js /console/index.htm /console/console.js.map /console/.h
 	/console/../drivers/aws/data/offers.json /console/..%2fdrivers%2faws%2fdata%2foffers.json \
 	/console/%2e%2e/drivers/aws/data/offers.json /console/%2E%2E%2Fdrivers%2Faws%2Fdata%2Foffers.json \
 	/console/....//drivers/aws/data/offers.json /console//etc/passwd /console/..\\..\\etc\\passwd \
-	/console/../../../../../../etc/passwd /console/console.js%00.html /console/console.js/ \
+	/console/../../../../../../etc/passwd /console/console.js/ \
 	"/console/console.js%3F.html" /console/%63onsole.js; do
 	code=$(get "$p")
 	check "[ $code = 404 ] && ! grep -q -e 'root:' -e '\"offers\"' -e 'instance_type' $T/b" "GET $p: 404 ($code), nothing served"
 	check "jq -e '.error.code == \"NotFound\"' $T/b >/dev/null" "GET $p: the API's error shape"
 done
+check "[ \$(get /console/console.js%00.html) = 400 ] && jq -e '.error.code == \"BadRequest\"' $T/b >/dev/null" \
+	"GET /console/console.js%00.html: 400 (an encoded NUL is refused before routing)"
 check "[ \$(get /etc/passwd) = 401 ]" "outside /console/ and /, paths are the API's (401 without a token)"
 
 # methods

@@ -239,4 +239,28 @@ hang_case() {
 hang_case hang init_hang initialising "initialising driver init_hang"
 hang_case ctor_hang ctor_hang loading "loading driver ctor_hang from"
 
+# --- drivers load only from places no one else can write; with no
+# drivers: list, a stray NAME.so in the driver folder that exports no
+# gb_driver_entry is refused from its symbol table: its constructor
+# never runs ---
+[ -f "$FAKE/fake_stray_ctor.so" ] || fail "$FAKE/fake_stray_ctor.so is not built"
+D=$T/ddir
+mkdir -m 0700 "$D"
+cp "$FAKE/fake_stray_ctor.so" "$D/stray.so"
+cp "$FAKE/fake_good.so" "$D/fake.so"
+chmod 0755 "$D/stray.so" "$D/fake.so"
+printf 'state: %s\nlisten: 127.0.0.1:0\n' "$T/state.db" >"$T/nolist.yaml"
+GB_FAKE_CTOR_MARKER=$T/ctor-ran GPUBROKER_DRIVER_DIR=$D "$GB" -c "$T/nolist.yaml" drivers -o json >"$T/nolist.out" 2>"$T/nolist.err"
+[ ! -e "$T/ctor-ran" ] || fail "a stray .so's constructor ran"
+jq -e '.[] | select(.name == "stray") | .status | test("not a gpubroker driver: it does not export gb_driver_entry")' \
+	"$T/nolist.out" >/dev/null || fail "the stray .so is not shown refused: $(cat "$T/nolist.out" "$T/nolist.err")"
+jq -e '.[] | select(.name == "fake") | .status == "ready"' "$T/nolist.out" >/dev/null ||
+	fail "the good driver next to it did not load: $(cat "$T/nolist.out")"
+ok "no drivers: list: a stray .so is refused before its constructor runs; the good one loads"
+chmod 0775 "$D"
+GPUBROKER_DRIVER_DIR=$D "$GB" -c "$T/nolist.yaml" drivers -o json >"$T/nolist.out" 2>"$T/nolist.err"
+jq -e --arg d "$D" '.[] | select(.name == "fake") | .status | contains("the folder " + $d + " is writable by its group (mode 0775)") and contains("chmod go-w " + $d)' \
+	"$T/nolist.out" >/dev/null || fail "a group-writable driver folder is not refused: $(cat "$T/nolist.out" "$T/nolist.err")"
+ok "a driver in a group-writable folder is refused, with the fix"
+
 echo "PASS: driver_loading"

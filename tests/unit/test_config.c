@@ -423,6 +423,16 @@ static const bad_case bad_cases[] = {
 	{"token_upper_hash",
 	 "tokens:\n  - {name: ci, sha256: " "3F0A6C3B8D1F9E2A4C5B6D7E8F9A0B1C2D3E4F5A6B7C8D9E0F1A2B3C4D5E6F7A"
 	 ", role: admin}\n", 2, 24, "tokens[0].sha256", "lowercase hex"},
+	{"token_one_char",
+	 "tokens:\n  - {name: ci, sha256: 2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881, role: admin}\n", 2, 24,
+	 "tokens[0].sha256", "hash of a token that is far too short (1 "
+	 "character): API tokens need at least 12 characters"},
+	{"token_two_chars",
+	 "tokens:\n  - {name: ci, sha256: b5bf04141f3d23a1e2714c7e3315dc6c9f0a0f44be6482dc34ffca4563aaa333, role: admin}\n", 2, 24,
+	 "tokens[0].sha256", "far too short (2 characters)"},
+	{"token_common_word",
+	 "tokens:\n  - {name: ci, sha256: 057ba03d6c44104863dc7361fe4578965d1887360f90a0895882e58a6248fc86, role: admin}\n", 2, 24,
+	 "tokens[0].sha256", "hash of a common word (8 characters)"},
 	{"token_missing_hash", "tokens:\n  - {name: ci, role: admin}\n", 2, 5,
 	 "tokens[0].sha256", "never the token itself"},
 	{"token_role_typo",

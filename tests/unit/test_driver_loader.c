@@ -500,6 +500,88 @@ static void test_elf_check_refusals(void **state)
 	remove_tmpdir();
 }
 
+/* As sshd's StrictModes: the file and every folder above it (symlinks
+ * resolved) owned by root or this user, writable by no one else (a
+ * folder with the sticky bit excepted); a file that exports no
+ * gb_driver_entry is refused before its constructor could run. */
+static void copy_to(const char *from, const char *to, mode_t mode)
+{
+	char *img;
+	size_t len;
+	FILE *f;
+	assert_int_equal(gb_read_file(from, 64 << 20, &img, &len), 0);
+	f = fopen(to, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(img, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(chmod(to, mode), 0);
+	free(img);
+}
+
+static void loads(const char *p)
+{
+	gb_drv *drv = NULL;
+	char err[600] = "";
+	if (gb_drv_open(p, "fake", &drv, err, sizeof(err)) != 0)
+		fail_msg("%s: expected to load: %s", p, err);
+	gb_drv_close(drv);
+}
+
+static void test_strict_modes(void **state)
+{
+	char good[700], sub[700], inner[800], link[700], stray[700];
+	char marker[700];
+	(void)state;
+	make_tmpdir();
+	assert_int_equal(chmod(tmpdir, 0700), 0);
+	snprintf(good, sizeof(good), "%s/good.so", tmpdir);
+	copy_to(fake("fake_good"), good, 0644);
+	loads(good);
+	assert_int_equal(chmod(good, 0666), 0);
+	refused_file(good, "is writable by everyone (mode 0666), who could "
+	             "replace the driver: chmod go-w");
+	assert_int_equal(chmod(good, 0664), 0);
+	refused_file(good, "writable by its group (mode 0664)");
+	assert_int_equal(chmod(good, 0755), 0);
+	/* a folder above it */
+	assert_int_equal(chmod(tmpdir, 0777), 0);
+	refused_file(good, "the folder");
+	refused_file(good, "writable by everyone (mode 0777)");
+	assert_int_equal(chmod(tmpdir, 01777), 0); /* sticky, as /tmp */
+	loads(good);
+	assert_int_equal(chmod(tmpdir, 0700), 0);
+	/* through a symlink: the real place is checked */
+	snprintf(sub, sizeof(sub), "%s/loose", tmpdir);
+	assert_int_equal(mkdir(sub, 0700), 0);
+	snprintf(inner, sizeof(inner), "%s/x.so", sub);
+	copy_to(fake("fake_good"), inner, 0755);
+	snprintf(link, sizeof(link), "%s/link.so", tmpdir);
+	assert_int_equal(symlink(inner, link), 0);
+	loads(link);
+	assert_int_equal(chmod(sub, 0770), 0);
+	refused_file(link, "loose is writable by its group");
+	assert_int_equal(chmod(sub, 0700), 0);
+	if (geteuid() == 0) {
+		assert_int_equal(chown(inner, 12345, 12345), 0);
+		refused_file(link, "is owned by uid 12345, neither root nor "
+		             "this user");
+		assert_int_equal(chown(sub, 12345, 12345), 0);
+		assert_int_equal(chown(inner, 0, 0), 0);
+		refused_file(link, "the folder");
+	}
+	/* no entry: refused from its symbol table, its constructor unrun */
+	snprintf(stray, sizeof(stray), "%s/stray.so", tmpdir);
+	snprintf(marker, sizeof(marker), "%s/ctor-ran", tmpdir);
+	copy_to(fake("fake_stray_ctor"), stray, 0755);
+	setenv("GB_FAKE_CTOR_MARKER", marker, 1);
+	refused_file(stray, "not a gpubroker driver: it does not export "
+	             "gb_driver_entry() (found in its symbol table before "
+	             "loading");
+	unsetenv("GB_FAKE_CTOR_MARKER");
+	assert_int_not_equal(access(marker, F_OK), 0);
+	remove_tmpdir();
+}
+
 /* ---- logging each driver before its code runs ---- */
 
 static FILE *capture_start(gb_log_level *saved)
@@ -879,6 +961,7 @@ int main(void)
 		cmocka_unit_test(test_offer_models_warned),
 		cmocka_unit_test(test_host_cancelled),
 		cmocka_unit_test(test_secret_does_not_fit),
+		cmocka_unit_test(test_strict_modes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

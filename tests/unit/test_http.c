@@ -309,13 +309,17 @@ static void test_rate_limit(void **state)
 static void test_proxy(void **state)
 {
 	server proxy, direct;
-	gb_http_client *c = client(NULL, NULL);
+	gb_http_client *c;
 	gb_http_resp resp;
 	gb_error err;
 	char *purl, *durl;
 	(void)state;
 	server_start(&proxy, NULL, NULL);
 	server_start(&direct, NULL, NULL);
+	/* a plain-HTTP host that is not loopback: only with the opt-in */
+	setenv("GPUBROKER_ALLOW_INSECURE_HTTP", "1", 1);
+	c = client(NULL, NULL);
+	unsetenv("GPUBROKER_ALLOW_INSECURE_HTTP");
 	purl = gb_xasprintf("http://127.0.0.1:%u", proxy.port);
 	setenv("http_proxy", purl, 1);
 	setenv("no_proxy", "127.0.0.1", 1);
@@ -337,6 +341,108 @@ static void test_proxy(void **state)
 	gb_http_client_free(c);
 	server_stop(&proxy);
 	server_stop(&direct);
+}
+
+/* Credentials never go out in clear: http:// only to loopback, other
+ * schemes never; refused before signing, before any connection, with
+ * what and how to fix; the opt-in is logged once. */
+static int signs;
+static int count_sign(void *ud, const gb_http_req *req, const char **out,
+                      size_t max, gb_error *err)
+{
+	(void)ud;
+	(void)req;
+	(void)out;
+	(void)max;
+	(void)err;
+	signs++;
+	return 0;
+}
+
+static void test_insecure_endpoints(void **state)
+{
+	static const char *const refused[] = {
+		"http://192.0.2.10/v1", "http://ec2.example.com/",
+		"http://[2001:db8::1]:80/", "file:///etc/passwd",
+		"ftp://127.0.0.1/x", "gopher://127.0.0.1/", "127.0.0.1:80/x",
+		"http://127.0.0.1.example.com/", "http://0x7f000001.example/",
+	};
+	static const char *const loopback[] = {
+		"http://127.0.0.1:1/", "http://127.1.2.3/", "http://localhost/",
+		"http://LOCALHOST:8/", "http://[::1]:9/",
+	};
+	server s;
+	gb_http_client *c = client(NULL, NULL);
+	gb_http_resp resp;
+	gb_error err;
+	gb_http_req r;
+	char why[600], *url;
+	FILE *f = tmpfile();
+	size_t n;
+	char buf[4096];
+	(void)state;
+	for (size_t i = 0; i < sizeof(refused) / sizeof(*refused); i++) {
+		if (gb_http_url_check(refused[i], 0, why, sizeof(why)) != -1)
+			fail_msg("%s: not refused", refused[i]);
+		memset(&r, 0, sizeof(r));
+		r.method = "GET";
+		r.url = refused[i];
+		r.sign = count_sign;
+		signs = 0;
+		assert_int_equal(gb_http_do(c, &r, &resp, &err), -1);
+		assert_int_equal(err.cls, GB_ERR_INVALID);
+		assert_string_equal(err.code, "InsecureEndpoint");
+		assert_int_equal(signs, 0);
+		assert_int_equal(resp.attempts, 0);
+		gb_http_resp_free(&resp);
+	}
+	assert_int_equal(gb_http_url_check("http://10.1.2.3/?k=secret", 0, why,
+	                                   sizeof(why)), -1);
+	assert_non_null(strstr(why, "https://"));
+	assert_non_null(strstr(why, "allow_insecure_http"));
+	assert_null(strstr(why, "secret"));
+	assert_int_equal(gb_http_url_check("file:///etc/passwd", 1, why,
+	                                   sizeof(why)), -1);
+	assert_non_null(strstr(why, "file:// scheme is not allowed"));
+	for (size_t i = 0; i < sizeof(loopback) / sizeof(*loopback); i++)
+		if (gb_http_url_check(loopback[i], 0, why, sizeof(why)) != 1)
+			fail_msg("%s: not allowed as loopback: %s", loopback[i],
+			         why);
+	assert_int_equal(gb_http_url_check("https://ec2.example.com/", 0, why,
+	                                   sizeof(why)), 0);
+	assert_int_equal(gb_http_url_check("http://10.1.2.3/", 1, why,
+	                                   sizeof(why)), 2);
+	gb_http_client_free(c);
+
+	/* the opt-in: warned once per client, and the request is sent
+	 * (here to loopback through a proxy, as test_proxy) */
+	assert_non_null(f);
+	server_start(&s, NULL, NULL);
+	url = gb_xasprintf("http://127.0.0.1:%u", s.port);
+	setenv("http_proxy", url, 1);
+	setenv("GPUBROKER_ALLOW_INSECURE_HTTP", "true", 1);
+	c = client(NULL, NULL);
+	unsetenv("GPUBROKER_ALLOW_INSECURE_HTTP");
+	gb_log_set_file(f);
+	assert_int_equal(get(c, "http://gb-insecure.invalid/a", 1, &resp, &err),
+	                 0);
+	gb_http_resp_free(&resp);
+	assert_int_equal(get(c, "http://gb-insecure.invalid/b", 1, &resp, &err),
+	                 0);
+	gb_http_resp_free(&resp);
+	gb_log_set_file(NULL);
+	unsetenv("http_proxy");
+	rewind(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	assert_int_equal(server_hits(&s), 2);
+	assert_non_null(strstr(buf, "in clear over plain HTTP to "
+	                            "http://gb-insecure.invalid/a"));
+	assert_null(strstr(buf, "gb-insecure.invalid/b"));
+	free(url);
+	gb_http_client_free(c);
+	server_stop(&s);
 }
 
 /* A self-signed certificate for 127.0.0.1: key and cert as PEM strings
@@ -463,6 +569,7 @@ int main(void)
 		cmocka_unit_test(test_proxy),
 		cmocka_unit_test(test_tls_verification),
 		cmocka_unit_test(test_log_without_query),
+		cmocka_unit_test(test_insecure_endpoints),
 	};
 	unsetenv("http_proxy");
 	unsetenv("HTTP_PROXY");

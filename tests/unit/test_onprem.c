@@ -1765,6 +1765,20 @@ static void test_transport_local(void **state)
 	onprem_runres_free(&r);
 }
 
+/* One ssh node r1 (10.9.9.9:2200) whose ssh is $DIR/fake-ssh and probe
+ * $DIR/probe (both written by the test). */
+static void ssh_node_env(env *E)
+{
+	env_open(E,
+	         "sites:\n"
+	         "  - {name: s1, lat: 50, lon: 8, jurisdiction: EU, country: DE}\n"
+	         "nodes:\n"
+	         "  - {name: r1, site: s1, address: 10.9.9.9, ssh: {user: gpu, "
+	         "port: 2200}, gpus: {model: L4, count: 1}, "
+	         "price_per_gpu_hour: 0.5, setup: 'true'}\n",
+	         "ssh", "@DIR@/fake-ssh", "probe_path", "@DIR@/probe", NULL);
+}
+
 static void test_transport_ssh_unreachable(void **state)
 {
 	env E;
@@ -1773,14 +1787,7 @@ static void test_transport_ssh_unreachable(void **state)
 	const char *argv1[] = {"r1"};
 	char *fake;
 	(void)state;
-	env_open(&E,
-	         "sites:\n"
-	         "  - {name: s1, lat: 50, lon: 8, jurisdiction: EU, country: DE}\n"
-	         "nodes:\n"
-	         "  - {name: r1, site: s1, address: 10.9.9.9, ssh: {user: gpu, "
-	         "port: 2200}, gpus: {model: L4, count: 1}, "
-	         "price_per_gpu_hour: 0.5, setup: 'true'}\n",
-	         "ssh", "@DIR@/fake-ssh", "probe_path", "@DIR@/probe", NULL);
+	ssh_node_env(&E);
 	/* an ssh that records its arguments and cannot connect */
 	fake = xasprintf("%s/fake-ssh", E.dir);
 	{
@@ -1844,6 +1851,94 @@ static void test_transport_ssh_unreachable(void **state)
 	env_close(&E);
 }
 
+/* A changed SSH host key is named, not retried as "Unreachable": the
+ * node turns unhealthy (not offered) with how to re-pin it; setup meets
+ * it as HostKeyChanged (AUTH). */
+static void test_transport_ssh_host_key_changed(void **state)
+{
+	env E;
+	gb_error e;
+	json_t *res, *h;
+	const char *argv1[] = {"r1"};
+	const char *fail0;
+	char *fake, *want;
+	(void)state;
+	ssh_node_env(&E);
+	fake = xasprintf("%s/fake-ssh", E.dir);
+	spit(fake, "#!/bin/sh\n"
+	     "echo '@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@' >&2\n"
+	     "echo '@    WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED!     @' >&2\n"
+	     "echo 'Host key verification failed.' >&2\nexit 255\n", 0755);
+	{
+		char *p = xasprintf("%s/probe", E.dir);
+		spit(p, "#!/bin/sh\necho {}\n", 0755);
+		free(p);
+	}
+	res = command(&E, "probe", 1, argv1, &e);
+	assert_non_null(res);
+	h = json_object_get(json_array_get(res, 0), "health");
+	assert_string_equal(json_string_value(json_object_get(h, "state")),
+	                    "unhealthy");
+	fail0 = json_string_value(json_array_get(json_object_get(h,
+	                                                         "failures"), 0));
+	assert_non_null(fail0);
+	want = xasprintf("ssh to 10.9.9.9:2200 refused: the node's SSH host "
+	                 "key is not the one pinned in %s/known_hosts", E.state);
+	if (!strstr(fail0, want) ||
+	    !strstr(fail0, "ssh-keygen -R '[10.9.9.9]:2200' -f "))
+		fail_msg("failure lacks the host key and the re-pin: %s", fail0);
+	free(want);
+	json_decref(res);
+	{
+		offers os;
+		list_offers(&E, &os);
+		assert_int_equal(os.n, 0);
+	}
+	/* setup meets it (no probe stored): named, AUTH, and the node is
+	 * stored unhealthy */
+	{
+		char *f = xasprintf("%s/probe/r1.json", E.state);
+		insts a;
+		unlink(f);
+		assert_int_equal(create(&E, "s1", "1xL4", 1, "p", "t", &a, &e), -1);
+		assert_int_equal(e.cls, GB_ERR_AUTH);
+		assert_string_equal(e.code, "HostKeyChanged");
+		assert_non_null(strstr(e.message, "setup on node r1: ssh to "
+		                                  "10.9.9.9:2200 refused"));
+		assert_int_equal(access(f, F_OK), 0);
+		free(f);
+	}
+	free(fake);
+	env_close(&E);
+}
+
+/* Commands on a local node see a small environment, not gpubroker's
+ * (cloud credentials, PGPASSWORD). */
+static void test_transport_clean_env(void **state)
+{
+	onprem_ctx c;
+	onprem_node n;
+	onprem_runres r;
+	(void)state;
+	memset(&c, 0, sizeof(c));
+	memset(&n, 0, sizeof(n));
+	n.name = "l";
+	n.address = "127.0.0.1";
+	n.transport = ONPREM_LOCAL;
+	setenv("AWS_SECRET_ACCESS_KEY", "gb-test-not-for-nodes", 1);
+	setenv("PGPASSWORD", "gb-test-pg-secret", 1);
+	setenv("LANG", "C.UTF-8", 1);
+	assert_int_equal(onprem_run(&c, &n, "env", NULL, 0, 10, &r), 0);
+	assert_int_equal(r.exit_code, 0);
+	assert_null(strstr(r.out, "gb-test-not-for-nodes"));
+	assert_null(strstr(r.out, "gb-test-pg-secret"));
+	assert_non_null(strstr(r.out, "PATH="));
+	assert_non_null(strstr(r.out, "LANG=C.UTF-8"));
+	onprem_runres_free(&r);
+	unsetenv("AWS_SECRET_ACCESS_KEY");
+	unsetenv("PGPASSWORD");
+}
+
 static void test_sites_json(void **state)
 {
 	env E;
@@ -1897,6 +1992,8 @@ int main(void)
 		cmocka_unit_test(test_ssh_argv),
 		cmocka_unit_test(test_transport_local),
 		cmocka_unit_test(test_transport_ssh_unreachable),
+		cmocka_unit_test(test_transport_ssh_host_key_changed),
+		cmocka_unit_test(test_transport_clean_env),
 		cmocka_unit_test(test_sites_json),
 	};
 	return cmocka_run_group_tests_name("onprem", tests, NULL, NULL);

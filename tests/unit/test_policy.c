@@ -1106,6 +1106,13 @@ static const hostile HOSTILE[] = {
 	{"table_move.lua", 0, "work limit of 10000000 steps per call exceeded "
 	                      "by table.move", NULL, 0},
 	{"table_insert_len.lua", 0, "exceeded by table.insert", NULL, 0},
+	{"rep_empty.lua", 0, "rep returned 0/0/0", NULL, 0},
+	{"sort_cfuncs.lua", 0, "work limit of 10000000 steps per call "
+	                       "exceeded by table.sort", NULL, 0},
+	{"sort_cfuncs_order.lua", 0, "work limit of 10000000 steps per call "
+	                             "exceeded by table.sort", NULL, 0},
+	{"concat_cfuncs.lua", 0, "work limit of 10000000 steps per call "
+	                         "exceeded by table.concat", NULL, 0},
 	{"expensive_compare.lua", 0, "time limit of 300 ms per call "
 	                             "exceeded", NULL, 300},
 	{"expensive_unpack.lua", 0, "time limit of 300 ms per call exceeded",
@@ -1282,6 +1289,19 @@ static void test_custom_limits(void **state)
 	run_hostile(dir, &loop, &lim);
 	run_hostile(dir, &mem, &lim);
 	run_hostile(dir, &deep, &big);
+	/* C loops under a large work budget: the clock stops them */
+	{
+		gb_policy_limits huge = {.instructions = 1000000000};
+		hostile sort = {"sort_cfuncs_order.lua", 0, "time limit of 300 "
+		                "ms per call exceeded in table.sort", NULL, 300};
+		hostile cat = {"concat_cfuncs.lua", 0, "time limit of 300 ms "
+		               "per call exceeded in table.concat", MEM, 300};
+		int64_t t0 = gb_mono_ms();
+		run_hostile(dir, &sort, &huge);
+		run_hostile(dir, &cat, &huge);
+		/* two evaluations each; generous for sanitizer builds */
+		assert_true(gb_mono_ms() - t0 < 8000);
+	}
 	free(dir);
 }
 

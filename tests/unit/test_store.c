@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "pgtest.h"
 #include "store.h"
 #include "timejson.h"
@@ -1324,6 +1325,47 @@ static void test_pg_url_password_refused(void **state)
 	assert_false(gb_store_is_url("/var/lib/x.db"));
 }
 
+/* PostgreSQL reached by a name that is not loopback without
+ * sslmode=verify-full is warned about (the server, on 127.0.0.1, is
+ * reached as db.invalid through hostaddr); loopback is not.  SQLite:
+ * nothing to do. */
+static void test_pg_sslmode_warned(void **state)
+{
+	gb_store *s = NULL;
+	char err[512], url[700], buf[4096];
+	const char *at = strstr(path, "@127.0.0.1:");
+	FILE *f;
+	size_t n;
+	gb_log_level lvl = gb_log_get_level();
+	(void)state;
+	if (!on_pg)
+		return;
+	assert_non_null(at);
+	snprintf(url, sizeof(url), "%.*s@db.invalid:%s%shostaddr=127.0.0.1",
+	         (int)(at - path), path, at + 11,
+	         strchr(at, '?') ? "&" : "?");
+	f = tmpfile();
+	assert_non_null(f);
+	gb_log_set_file(f);
+	gb_log_set_level(GB_LOG_WARN);
+	s = open_store();
+	gb_store_close(s);
+	if (gb_store_open(url, &s, err, sizeof(err)) != 0)
+		fail_msg("open %s: %s", url, err);
+	gb_store_close(s);
+	gb_log_set_file(NULL);
+	gb_log_set_level(lvl);
+	rewind(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	if (!strstr(buf, "the connection to db.invalid uses sslmode=disable, "
+	                 "which does not verify") ||
+	    !strstr(buf, "add sslmode=verify-full"))
+		fail_msg("no sslmode warning for db.invalid: %s", buf);
+	assert_null(strstr(buf, "connection to 127.0.0.1"));
+}
+
 #define BOTH(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
 
 int main(void)
@@ -1349,6 +1391,7 @@ int main(void)
 		BOTH(test_concurrent_connections),
 		BOTH(test_errmsg_per_thread),
 		BOTH(test_leases_fence_the_journal),
+		BOTH(test_pg_sslmode_warned),
 	};
 	const struct CMUnitTest sqlite_only[] = {
 		BOTH(test_commit_keeps_the_cause),
