@@ -217,6 +217,23 @@ static int reclaimed_unseen(const gb_inst_row *r, gb_instance_state st)
 	       strcmp(r->capacity, "spot") == 0;
 }
 
+/* The row as stored now is not being ended by gpubroker: the rows a
+ * refresh looks at were read before its describe calls, and a terminate
+ * journaled meanwhile (the row "terminating" before its call is sent)
+ * makes the cloud show STOPPING too. */
+static int not_ending_now(gb_engine *e, const gb_inst_row *r)
+{
+	gb_inst_row cur;
+	int ok;
+	if (gb_store_inst_get(e->o.store, r->id, &cur) != 0)
+		return 0;
+	ok = strcmp(cur.state, "terminating") != 0 &&
+	     strcmp(cur.state, "terminated") != 0 &&
+	     strcmp(cur.state, "preempted") != 0;
+	gb_inst_row_free(&cur);
+	return ok;
+}
+
 /* The event and the counter of a reclaim (once per instance). */
 static void record_reclaim(gb_engine *e, const gb_inst_row *r,
                            const char *why)
@@ -262,6 +279,8 @@ static void apply_seen(gb_engine *e, gb_inst_row *r, const gb_seen *s,
 		return;
 	}
 	if (reclaimed_unseen(r, s->state)) {
+		if (!not_ending_now(e, r))
+			return; /* ended meanwhile: the next refresh confirms it */
 		/* A reclaim, whatever state the cloud shows it in first (GCE's
 		 * STOPPING, EC2's shutting-down with its reason, a PREEMPTED):
 		 * recorded and counted once, here, as the row becomes

@@ -555,7 +555,7 @@ if start_b ttl; then
 		fail "ttl: apply failed"
 		cat "$ws/apply.err"
 	fi
-	# /metrics renders at most once a second: poll until the counter moves
+	# the TTL teardown happens at a reconcile pass: poll until the counter moves
 	i=0
 	while [ $i -lt 30 ]; do
 		curl -fsS -H "Authorization: Bearer $PROM_TOKEN" "$url_b/metrics" >"$tmp/b-end.metrics"
