@@ -395,12 +395,16 @@ static int refresh_rows(gb_engine *e, const char *pool, gb_inst_row *rows,
 		           r->launched_ms > now - GB_VISIBILITY_GRACE_S * 1000) {
 			/* eventual consistency: give it time */
 		} else if (r->provider_id) {
+			/* a Spot instance gone before it was seen reclaimed (GCE
+			 * deletes one whose termination action is DELETE), and
+			 * not ended by gpubroker meanwhile */
+			int reclaimed = strcmp(r->state, "preempted") != 0 &&
+			                r->capacity &&
+			                strcmp(r->capacity, "spot") == 0 &&
+			                not_ending_now(e, r);
 			gb_store_inst_set_state(e->o.store, r->id, "terminated",
 			                        "vanished", now);
-			/* a Spot instance gone before it was seen reclaimed (GCE
-			 * deletes one whose termination action is DELETE) */
-			if (strcmp(r->state, "preempted") != 0 && r->capacity &&
-			    strcmp(r->capacity, "spot") == 0)
+			if (reclaimed)
 				record_reclaim(e, r, "gone from the listing");
 			gb_engine__event(e, r->pool, r->provider_id, "vanished",
 			                 "%s is no longer known to %s; counted as "
