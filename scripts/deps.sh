@@ -53,6 +53,10 @@ done
 if ! /usr/bin/python3 -c 'import selenium' >/dev/null 2>&1; then
 	missing="$missing python3-selenium"
 fi
+# Prometheus scraping the daemon, and promtool checking /metrics
+# (tests/integration/prometheus_dashboard.sh): Debian's prometheus has both.
+command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1 ||
+	missing="$missing prometheus"
 # IANA time zones for autoscale schedule windows (core/base/tzfile.c reads
 # the compiled zone files; tests/unit/test_tzfile.c needs them).
 [ -r /usr/share/zoneinfo/Europe/Berlin ] || missing="$missing tzdata"

@@ -30,7 +30,8 @@ typedef struct gb_backend_ops {
 	/* Creates or updates the pool (locally: converges it too).  0, or
 	 * -1 after printing why; *pool: the pool afterwards, or NULL. */
 	int (*apply)(gb_backend *b, const gb_pool_spec *spec, json_t **pool);
-	/* Waits until every desired instance of pool runs: 1, 0 when
+	/* Waits until every desired instance of pool runs, and no more
+	 * (the ones a scale-down ends confirmed terminated): 1, 0 when
 	 * timeout_s (0 = none) passed first (err says more, may be empty;
 	 * nothing printed), -1 after printing why, GB_BACKEND_LOST (after
 	 * printing why) when a daemon stopped answering and did not come

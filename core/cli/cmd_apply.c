@@ -18,8 +18,9 @@ static const gb_flag *apply_flags(void)
 	static const gb_flag f[] = {
 		{"file", 'f', "SPEC", "pool spec file (repeatable)", NULL, NULL,
 		 &a_files},
-		{"wait", 0, NULL, "wait until every instance runs and print "
-		 "their addresses", NULL, &a_wait, NULL},
+		{"wait", 0, NULL, "wait until every instance runs (and the "
+		 "ones removed are confirmed terminated) and print their "
+		 "addresses", NULL, &a_wait, NULL},
 		{"timeout", 0, "DURATION", "with --wait: give up after this long "
 		 "(exit 3), e.g. 15m", &a_timeout, NULL, NULL},
 		{"auto-approve", 0, NULL, "do not ask for confirmation (required "

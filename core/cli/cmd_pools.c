@@ -98,8 +98,9 @@ static const char *s_timeout;
 static const gb_flag *scale_flags(void)
 {
 	static const gb_flag f[] = {
-		{"wait", 0, NULL, "wait until every instance runs and print "
-		 "their addresses (as apply --wait)", NULL, &s_wait, NULL},
+		{"wait", 0, NULL, "wait until every instance runs, and the "
+		 "removed ones are confirmed terminated (as apply --wait)",
+		 NULL, &s_wait, NULL},
 		{"timeout", 0, "DURATION", "with --wait: give up after this long "
 		 "(exit 3), e.g. 15m", &s_timeout, NULL, NULL},
 		{NULL, 0, NULL, NULL, NULL, NULL, NULL},
@@ -160,9 +161,10 @@ const gb_cmd gb_cmd_scale = {
 	"newest (highest index), so the longest-running ones stay.  Pools\n"
 	"with min/max in their spec stay within them.  With --wait, waits\n"
 	"as 'apply --wait' does until every instance runs and prints their\n"
-	"addresses (exit 3 when --timeout passes first; exit 1 at once when\n"
-	"the pool's clouds or policies refused it for good), locally or\n"
-	"through --server.",
+	"addresses; a scale-down waits, as destroy does, until the clouds\n"
+	"confirm that the removed instances terminated (billing stopped).\n"
+	"Exit 3 when --timeout passes first; exit 1 at once when the pool's\n"
+	"clouds or policies refused it for good; locally or through --server.",
 	scale_flags, run_scale,
 };
 

@@ -259,7 +259,7 @@ static int remote_wait(gb_backend *b, const char *pool, int64_t timeout_s,
 	mark_once(r, pool);
 	for (;;) {
 		json_t *p = NULL;
-		json_int_t running, desired;
+		json_int_t running, desired, ending = 0;
 		size_t i;
 		json_t *in;
 		int c = call(r, "GET", path, NULL, 0, NULL, &p, deadline);
@@ -271,16 +271,23 @@ static int remote_wait(gb_backend *b, const char *pool, int64_t timeout_s,
 		*last = p;
 		running = json_integer_value(json_object_get(p, "running"));
 		desired = json_integer_value(json_object_get(p, "desired"));
-		json_array_foreach(json_object_get(p, "instances"), i, in)
-			if (strcmp(json_string_value(json_object_get(in, "state")),
-			           "failed") == 0) {
+		json_array_foreach(json_object_get(p, "instances"), i, in) {
+			const char *st = json_string_value(json_object_get(in,
+			                                                   "state"));
+			ending += st && strcmp(st, "terminating") == 0;
+			if (st && strcmp(st, "failed") == 0) {
 				follow(r, pool, 0, -1);
 				progress_done(r);
 				gb_cli_err(b->cli, "pool %s: instance %s failed", pool,
 				           json_string_value(json_object_get(in, "name")));
 				goto out;
 			}
-		if (running >= desired) {
+		}
+		/* as asked: every desired instance runs, and the clouds
+		 * confirmed that the ones it ends (a scale-down) are gone;
+		 * more running than desired: the daemon's converge has not
+		 * ended them yet */
+		if (running == desired && !ending) {
 			rc = follow(r, pool, 0, -1) + 1; /* what brought it there */
 			break;
 		}
@@ -296,6 +303,12 @@ static int remote_wait(gb_backend *b, const char *pool, int64_t timeout_s,
 			goto out;
 		}
 		if (deadline && gb_mono_ms() > deadline) {
+			if (running >= desired && cap)
+				snprintf(err, cap, "%lld instance%s still terminating "
+				         "(not yet confirmed by the cloud) when the "
+				         "wait ended", (long long)(running - desired +
+				                                   ending),
+				         running - desired + ending == 1 ? "" : "s");
 			rc = 0;
 			break;
 		}

@@ -61,6 +61,7 @@ struct gb_api_req {
 	gb_api_fn again;
 	int64_t park_until_ms;
 	char *park_pool;     /* owned */
+	int parked_once;     /* it waited: a long poll (metrics.c) */
 	int64_t ev_after;    /* events: the last id looked at */
 	int64_t ev_since;
 	int ev_started;

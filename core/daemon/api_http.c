@@ -162,6 +162,7 @@ void gb_api_park(gb_api_req *r, gb_api_fn again, const char *pool,
 	free(r->park_pool);
 	r->park_pool = pool ? gb_xstrdup(pool) : NULL;
 	r->park_until_ms = until_ms;
+	r->parked_once = 1;
 }
 
 /* Wakes the long polls waiting for an event of pool (all = every one). */
@@ -255,7 +256,8 @@ static enum MHD_Result send_response(gb_api_req *r)
 	}
 	ret = MHD_queue_response(r->conn, r->status ? r->status : 500, resp);
 	MHD_destroy_response(resp);
-	gb_metrics_api(r->d, (double)(gb_mono_ns() - r->t0_ns) / 1e9, r->status);
+	gb_metrics_api(r->d, (double)(gb_mono_ns() - r->t0_ns) / 1e9, r->status,
+	               r->parked_once);
 	return ret;
 }
 

@@ -144,7 +144,7 @@ static int64_t watch_next_due(const gb_daemon *d)
 }
 
 /* One watched pool.  Active: describe it, and watch again (backing off)
- * while some instance is still pending.  Destroying: one destroy step
+ * while some instance is still pending or terminating.  Destroying: one destroy step
  * (describe, confirm, send what is missing), again until it is done. */
 static void watch_run(gb_daemon *d, gb_watch *w, int64_t period_ms)
 {
@@ -166,7 +166,8 @@ static void watch_run(gb_daemon *d, gb_watch *w, int64_t period_ms)
 			gb_engine_refresh(d->eng, w->pool);
 			if (gb_store_inst_list(d->store, w->pool, 1, &rows, &n) == 0) {
 				for (size_t i = 0; i < n; i++)
-					again |= strcmp(rows[i].state, "pending") == 0;
+					again |= strcmp(rows[i].state, "pending") == 0 ||
+					         strcmp(rows[i].state, "terminating") == 0;
 				gb_inst_list_free(rows, n);
 			}
 		}
@@ -210,7 +211,10 @@ static void *worker_main(void *arg)
 			if (crc != 0 && res.message[0] && !res.deferred &&
 			    !res.repeated)
 				gb_log(GB_LOG_WARN, "daemon", "%s", res.message);
-			if (res.created || res.replaced)
+			/* boots, and the terminations of a scale-down,
+			 * confirmed within seconds (a scale --wait waits for
+			 * them), not at the next pass */
+			if (res.created || res.replaced || res.destroyed)
 				gb_daemon_watch(d, j->pool, GB_WATCH_FIRST_MS);
 		} else {
 			int drc = gb_engine_destroy_step(d->eng, j->pool,

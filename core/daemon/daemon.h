@@ -28,6 +28,7 @@
 #include "store.h"
 
 #define GB_API_LAT_BUCKETS 12
+#define GB_API_POLL_BUCKETS 7
 
 typedef struct gb_job {
 	int kind;           /* GB_JOB_* */
@@ -90,6 +91,11 @@ typedef struct gb_daemon {
 	uint64_t api_lat_sum_us;
 	uint64_t api_count;
 	uint64_t api_by_class[6]; /* 1xx..5xx by first digit */
+	/* long polls that waited: their own histogram, out of api_lat
+	 * (they last as long as they wait, not as the daemon takes) */
+	uint64_t poll_lat[GB_API_POLL_BUCKETS];
+	uint64_t poll_lat_sum_us;
+	uint64_t poll_count;
 	double recon_last_s, recon_sum_s;
 	uint64_t recon_count;
 	uint64_t ttl_destroys, idle_destroys;
@@ -178,6 +184,9 @@ char *gb_metrics_render_now(gb_daemon *d);
 char *gb_metrics_for_team(char *text, const char *team);
 /* Frees the last whole text kept for reuse (at the daemon's end). */
 void gb_metrics_release(void);
-void gb_metrics_api(gb_daemon *d, double secs, unsigned status);
+/* One API answer after secs: in the request latency histogram, or
+ * (long_poll: a request that waited for an event) in the long polls'. */
+void gb_metrics_api(gb_daemon *d, double secs, unsigned status,
+                    int long_poll);
 
 #endif

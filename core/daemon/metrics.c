@@ -13,19 +13,30 @@ static const double api_bounds[GB_API_LAT_BUCKETS] = {
 	INFINITY,
 };
 
-void gb_metrics_api(gb_daemon *d, double secs, unsigned status)
+/* Long polls wait up to 60 s (GET /v1/events?wait=N). */
+static const double poll_bounds[GB_API_POLL_BUCKETS] = {
+	0.1, 1, 5, 15, 30, 60, INFINITY,
+};
+
+void gb_metrics_api(gb_daemon *d, double secs, unsigned status,
+                    int long_poll)
 {
 	uint64_t us = secs > 0 ? (uint64_t)(secs * 1e6 + 0.5) : 0;
+	const double *bounds = long_poll ? poll_bounds : api_bounds;
+	uint64_t *lat = long_poll ? d->poll_lat : d->api_lat;
+	int nb = long_poll ? GB_API_POLL_BUCKETS : GB_API_LAT_BUCKETS;
 	/* buckets first and the count last: a render, which reads the count
 	 * first, never shows more requests than its +Inf bucket holds */
-	for (int i = 0; i < GB_API_LAT_BUCKETS; i++)
-		if (secs <= api_bounds[i])
-			__atomic_fetch_add(&d->api_lat[i], 1, __ATOMIC_RELEASE);
-	__atomic_fetch_add(&d->api_lat_sum_us, us, __ATOMIC_RELAXED);
+	for (int i = 0; i < nb; i++)
+		if (secs <= bounds[i])
+			__atomic_fetch_add(&lat[i], 1, __ATOMIC_RELEASE);
+	__atomic_fetch_add(long_poll ? &d->poll_lat_sum_us : &d->api_lat_sum_us,
+	                   us, __ATOMIC_RELAXED);
 	if (status >= 100 && status < 600)
 		__atomic_fetch_add(&d->api_by_class[status / 100], 1,
 		                   __ATOMIC_RELAXED);
-	__atomic_fetch_add(&d->api_count, 1, __ATOMIC_RELEASE);
+	__atomic_fetch_add(long_poll ? &d->poll_count : &d->api_count, 1,
+	                   __ATOMIC_RELEASE);
 }
 
 static unsigned long long ld(const uint64_t *p)
@@ -62,9 +73,11 @@ static int pool_name_cmp(const void *key, const void *elem)
 	return strcmp(key, ((const gb_pool_row *)elem)->name);
 }
 
-/* One gauge of the usage report's pools[] (key: its field). */
+/* One gauge of the usage report's pools[] (key: its field), times
+ * scale: the report counts GPU-hours, the metrics say GPU-seconds
+ * (Prometheus's base unit). */
 static void usage_gauge(gb_buf *b, json_t *pools, const char *name,
-                        const char *help, const char *key)
+                        const char *help, const char *key, double scale)
 {
 	size_t i;
 	json_t *p;
@@ -78,7 +91,7 @@ static void usage_gauge(gb_buf *b, json_t *pools, const char *name,
 		lv(b, json_string_value(json_object_get(p, "pool")));
 		gb_buf_puts(b, "\",team=\"");
 		lv(b, team ? team : "unknown");
-		gb_buf_printf(b, "\"} %.4f\n", json_number_value(v));
+		gb_buf_printf(b, "\"} %.4f\n", json_number_value(v) * scale);
 	}
 }
 
@@ -105,18 +118,19 @@ static void render_usage(gb_daemon *d, gb_buf *b)
 	if (!u)
 		return; /* the store failed: the last figures are gone too */
 	pools = json_object_get(u, "pools");
-	usage_gauge(&u_b, pools, "gpubroker_usage_gpu_hours", "GPU-hours bought "
-	            "in the last 7 days, by pool.", "gpu_hours");
+	usage_gauge(&u_b, pools, "gpubroker_usage_gpu_seconds", "GPU-seconds "
+	            "bought in the last 7 days, by pool (/ 3600: GPU-hours).",
+	            "gpu_hours", 3600);
 	usage_gauge(&u_b, pools, "gpubroker_usage_gpu_util", "Mean GPU "
 	            "utilisation (0..1) of the measured GPU-hours of the last 7 "
-	            "days, by pool (none: nothing measured).", "gpu_util");
-	usage_gauge(&u_b, pools, "gpubroker_usage_idle_gpu_hours", "Measured "
-	            "GPU-hours x (1 - utilisation) in the last 7 days, by pool.",
-	            "idle_gpu_hours");
-	usage_gauge(&u_b, pools, "gpubroker_usage_unmeasured_gpu_hours",
-	            "GPU-hours bought in the last 7 days that no heartbeat "
+	            "days, by pool (none: nothing measured).", "gpu_util", 1);
+	usage_gauge(&u_b, pools, "gpubroker_usage_idle_gpu_seconds", "Measured "
+	            "GPU-seconds x (1 - utilisation) in the last 7 days, by "
+	            "pool.", "idle_gpu_hours", 3600);
+	usage_gauge(&u_b, pools, "gpubroker_usage_unmeasured_gpu_seconds",
+	            "GPU-seconds bought in the last 7 days that no heartbeat "
 	            "covers (not counted as idle), by pool.",
-	            "unmeasured_gpu_hours");
+	            "unmeasured_gpu_hours", 3600);
 	json_decref(u);
 	free(usage_text);
 	usage_text = gb_buf_take(&u_b);
@@ -124,6 +138,11 @@ static void render_usage(gb_daemon *d, gb_buf *b)
 	if (usage_text)
 		gb_buf_puts(b, usage_text);
 }
+
+/* An instance's states before it is terminated (gb_inst_row.state). */
+static const char *const live_states[] = {
+	"pending", "running", "stopping", "preempted", "failed", "terminating",
+};
 
 /* What the store holds: pools, instances, what they cost per hour, the
  * usage of the last 7 days.  Malloc'd text, caller frees. */
@@ -142,6 +161,28 @@ static char *render_store(gb_daemon *d)
 	for (size_t i = 0; i < np; i++)
 		pools_by[strcmp(pools[i].state, "active") == 0 ? 0 : 1]++;
 	gb_store_inst_list(d->store, NULL, 1, &rows, &n);
+	/* every series a dashboard plots is there from the start, 0 when
+	 * nothing counts: each team the config or a pool names, each live
+	 * state on each cloud the daemon drives (a series that went away
+	 * would show its last value, or "No data") */
+	for (size_t i = 0; i < d->cfg->nteams; i++)
+		json_object_set_new(team_cost, d->cfg->teams[i].name,
+		                    json_real(0));
+	for (size_t i = 0; i < d->cfg->ntokens; i++)
+		if (d->cfg->tokens[i].team)
+			json_object_set_new(team_cost, d->cfg->tokens[i].team,
+			                    json_real(0));
+	for (size_t i = 0; i < np; i++)
+		if (pools[i].team)
+			json_object_set_new(team_cost, pools[i].team, json_real(0));
+	for (size_t i = 0; i < d->app.rt.drivers.n; i++)
+		for (size_t j = 0; j < sizeof(live_states) / sizeof(*live_states);
+		     j++) {
+			char key[256];
+			snprintf(key, sizeof(key), "%s\x1f%s", live_states[j],
+			         d->app.rt.drivers.v[i]->name);
+			json_object_set_new(inst_counts, key, json_integer(0));
+		}
 	for (size_t i = 0; i < n; i++) {
 		char key[256];
 		json_int_t c;
@@ -178,8 +219,9 @@ static char *render_store(gb_daemon *d)
 		lv(&b, sep + 1);
 		gb_buf_printf(&b, "\"} %lld\n", (long long)json_integer_value(v));
 	}
-	gb_buf_puts(&b, "# HELP gpubroker_cost_per_hour_usd What running "
-	                "instances cost per hour, by team.\n"
+	gb_buf_puts(&b, "# HELP gpubroker_cost_per_hour_usd What the "
+	                "instances billed now (pending, running and "
+	                "terminating) cost per hour, by team.\n"
 	                "# TYPE gpubroker_cost_per_hour_usd gauge\n");
 	json_object_foreach(team_cost, k, v) {
 		gb_buf_puts(&b, "gpubroker_cost_per_hour_usd{team=\"");
@@ -194,6 +236,79 @@ static char *render_store(gb_daemon *d)
 	return gb_buf_take(&b);
 }
 
+/* The drivers' HTTP figures: each metric one group after its HELP and
+ * TYPE (the text format's rule), from one snapshot per driver. */
+static void render_drivers(gb_daemon *d, gb_buf *b)
+{
+	size_t n = 0;
+	gb_http_metrics *m = gb_xcalloc(d->app.rt.drivers.n + 1, sizeof(*m));
+	const char **name = gb_xcalloc(d->app.rt.drivers.n + 1, sizeof(*name));
+	for (size_t i = 0; i < d->app.rt.drivers.n; i++) {
+		gb_drv *drv = d->app.rt.drivers.v[i];
+		if (!drv->http)
+			continue;
+		gb_http_metrics_get(drv->http, &m[n]);
+		name[n++] = drv->name;
+	}
+	gb_buf_puts(b, "# HELP gpubroker_driver_request_duration_seconds Driver "
+	                "HTTP calls.\n# TYPE gpubroker_driver_request_duration_"
+	                "seconds histogram\n");
+	for (size_t i = 0; i < n; i++) {
+		for (int j = 0; j < GB_HTTP_LAT_BUCKETS; j++) {
+			gb_buf_printf(b, "gpubroker_driver_request_duration_seconds_"
+			                  "bucket{driver=\"%s\",le=\"", name[i]);
+			le(b, gb_http_lat_bounds[j]);
+			gb_buf_printf(b, "\"} %llu\n",
+			              (unsigned long long)m[i].lat_count[j]);
+		}
+		gb_buf_printf(b, "gpubroker_driver_request_duration_seconds_sum"
+		                  "{driver=\"%s\"} %.6f\n"
+		                  "gpubroker_driver_request_duration_seconds_count"
+		                  "{driver=\"%s\"} %llu\n",
+		              name[i], m[i].lat_sum_s, name[i],
+		              (unsigned long long)m[i].requests);
+	}
+	gb_buf_puts(b, "# HELP gpubroker_driver_calls_total Driver HTTP calls "
+	                "by outcome class (after retries).\n"
+	                "# TYPE gpubroker_driver_calls_total counter\n");
+	for (size_t i = 0; i < n; i++)
+		for (int c = 0; c <= GB_ERR_INTERNAL; c++)
+			if (m[i].errors[c])
+				gb_buf_printf(b, "gpubroker_driver_calls_total{driver="
+				                  "\"%s\",class=\"%s\"} %llu\n",
+				              name[i],
+				              c ? gb_err_class_name((gb_err_class)c) : "ok",
+				              (unsigned long long)m[i].errors[c]);
+	gb_buf_puts(b, "# HELP gpubroker_driver_retries_total Driver HTTP "
+	                "calls sent again after a throttled or transient "
+	                "failure.\n"
+	                "# TYPE gpubroker_driver_retries_total counter\n");
+	for (size_t i = 0; i < n; i++)
+		gb_buf_printf(b, "gpubroker_driver_retries_total{driver=\"%s\"} "
+		                  "%llu\n", name[i],
+		              (unsigned long long)m[i].retries);
+	free(m);
+	free(name);
+}
+
+/* A histogram of the API's counters (metrics.c's atomics). */
+static void histogram(gb_buf *b, const char *name, const char *help,
+                      const double *bounds, const uint64_t *lat, int nb,
+                      const uint64_t *sum_us, const uint64_t *count)
+{
+	/* the count first (see gb_metrics_api) */
+	unsigned long long c = ld(count);
+	gb_buf_printf(b, "# HELP %s %s\n# TYPE %s histogram\n", name, help,
+	              name);
+	for (int i = 0; i < nb; i++) {
+		gb_buf_printf(b, "%s_bucket{le=\"", name);
+		le(b, bounds[i]);
+		gb_buf_printf(b, "\"} %llu\n", ld(&lat[i]));
+	}
+	gb_buf_printf(b, "%s_sum %.6f\n%s_count %llu\n", name,
+	              (double)ld(sum_us) / 1e6, name, c);
+}
+
 /* What the daemon counts in memory: requests, passes, driver calls.
  * Cheap (no store, a few dozen lines), so written for every request. */
 static void render_live(gb_daemon *d, gb_buf *b)
@@ -202,22 +317,15 @@ static void render_live(gb_daemon *d, gb_buf *b)
 	double rsum, rlast;
 	unsigned long long rcount, rheld, rskip, ttl, idle;
 	unsigned long long as_up, as_down, as_refused;
-	{
-		unsigned long long count = ld(&d->api_count);
-		gb_buf_puts(b, "# HELP gpubroker_api_request_duration_seconds "
-		                "API latency.\n# TYPE "
-		                "gpubroker_api_request_duration_seconds histogram\n");
-		for (int i = 0; i < GB_API_LAT_BUCKETS; i++) {
-			gb_buf_puts(b, "gpubroker_api_request_duration_seconds_"
-			                "bucket{le=\"");
-			le(b, api_bounds[i]);
-			gb_buf_printf(b, "\"} %llu\n", ld(&d->api_lat[i]));
-		}
-		gb_buf_printf(b, "gpubroker_api_request_duration_seconds_sum "
-		                  "%.6f\ngpubroker_api_request_duration_seconds_"
-		                  "count %llu\n",
-		              (double)ld(&d->api_lat_sum_us) / 1e6, count);
-	}
+	histogram(b, "gpubroker_api_request_duration_seconds", "API latency "
+	          "(long polls that waited for an event are in "
+	          "gpubroker_api_long_poll_duration_seconds).", api_bounds,
+	          d->api_lat, GB_API_LAT_BUCKETS, &d->api_lat_sum_us,
+	          &d->api_count);
+	histogram(b, "gpubroker_api_long_poll_duration_seconds", "Long polls "
+	          "(GET /v1/events?wait=N) that waited for an event: how long "
+	          "they waited.", poll_bounds, d->poll_lat, GB_API_POLL_BUCKETS,
+	          &d->poll_lat_sum_us, &d->poll_count);
 	gb_buf_puts(b, "# HELP gpubroker_api_requests_total API requests by "
 	                "status class.\n# TYPE gpubroker_api_requests_total "
 	                "counter\n");
@@ -304,48 +412,7 @@ static void render_live(gb_daemon *d, gb_buf *b)
 	              (unsigned long long)st.gc_listed,
 	              (unsigned long long)st.gc_reused,
 	              (unsigned long long)st.rolled_back);
-	gb_buf_puts(b, "# HELP gpubroker_driver_request_duration_seconds Driver "
-	                "HTTP calls.\n# TYPE gpubroker_driver_request_duration_"
-	                "seconds histogram\n");
-	for (size_t i = 0; i < d->app.rt.drivers.n; i++) {
-		gb_drv *drv = d->app.rt.drivers.v[i];
-		gb_http_metrics m;
-		if (!drv->http)
-			continue;
-		gb_http_metrics_get(drv->http, &m);
-		for (int j = 0; j < GB_HTTP_LAT_BUCKETS; j++) {
-			gb_buf_printf(b, "gpubroker_driver_request_duration_seconds_"
-			                  "bucket{driver=\"%s\",le=\"", drv->name);
-			le(b, gb_http_lat_bounds[j]);
-			gb_buf_printf(b, "\"} %llu\n", (unsigned long long)m.lat_count[j]);
-		}
-		gb_buf_printf(b, "gpubroker_driver_request_duration_seconds_sum"
-		                  "{driver=\"%s\"} %.6f\n"
-		                  "gpubroker_driver_request_duration_seconds_count"
-		                  "{driver=\"%s\"} %llu\n",
-		              drv->name, m.lat_sum_s, drv->name,
-		              (unsigned long long)m.requests);
-	}
-	gb_buf_puts(b, "# HELP gpubroker_driver_calls_total Driver HTTP calls "
-	                "by outcome class (after retries).\n"
-	                "# TYPE gpubroker_driver_calls_total counter\n");
-	for (size_t i = 0; i < d->app.rt.drivers.n; i++) {
-		gb_drv *drv = d->app.rt.drivers.v[i];
-		gb_http_metrics m;
-		if (!drv->http)
-			continue;
-		gb_http_metrics_get(drv->http, &m);
-		for (int c = 0; c <= GB_ERR_INTERNAL; c++)
-			if (m.errors[c])
-				gb_buf_printf(b, "gpubroker_driver_calls_total{driver="
-				                  "\"%s\",class=\"%s\"} %llu\n",
-				              drv->name,
-				              c ? gb_err_class_name((gb_err_class)c) : "ok",
-				              (unsigned long long)m.errors[c]);
-		gb_buf_printf(b, "gpubroker_driver_retries_total{driver=\"%s\"} "
-		                  "%llu\n", drv->name,
-		              (unsigned long long)m.retries);
-	}
+	render_drivers(d, b);
 	gb_api_metrics(d, b);
 	{
 		int64_t bytes, avail;

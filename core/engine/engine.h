@@ -205,8 +205,10 @@ int gb_engine_refresh(gb_engine *e, const char *pool);
  * listing every instance twice in it cost as much as the pass itself. */
 int gb_engine_refresh_all(gb_engine *e, int keep_for_gc);
 #define GB_GC_REUSE_MS 60000
-/* Refresh until every desired instance runs, or timeout_s passes (0 =
- * wait forever until *stop).  1 = all running, 0 = timed out, -1 error. */
+/* Refresh until the pool is as asked -- as many instances run as it
+ * desires, and the ones it ended (a scale-down) are confirmed gone by
+ * their cloud -- or timeout_s passes (0 = wait forever until *stop).
+ * 1 = as asked, 0 = timed out, -1 error. */
 int gb_engine_wait(gb_engine *e, const char *pool, int64_t timeout_s,
                    char *err, size_t cap);
 

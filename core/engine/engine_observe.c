@@ -200,6 +200,49 @@ static int same_addr(const char *seen, const char *stored)
 	return !seen || (stored && strcmp(seen, stored) == 0);
 }
 
+/* A reclaim not recorded yet: the cloud says preempted, or shows a
+ * Spot instance stopping that gpubroker did not ask to end (GCE shows a
+ * preempted VM STOPPING before TERMINATED or gone; the broker deletes,
+ * it never stops).  The row is not "terminating" (the caller's case) and
+ * not "preempted" already: once per instance. */
+static int reclaimed_unseen(const gb_inst_row *r, gb_instance_state st)
+{
+	if (strcmp(r->state, "preempted") == 0 ||
+	    strcmp(r->state, "terminating") == 0 ||
+	    strcmp(r->state, "terminated") == 0)
+		return 0;
+	if (st == GB_INST_PREEMPTED)
+		return 1;
+	return st == GB_INST_STOPPING && r->capacity &&
+	       strcmp(r->capacity, "spot") == 0;
+}
+
+/* The row as stored now is not being ended by gpubroker: the rows a
+ * refresh looks at were read before its describe calls, and a terminate
+ * journaled meanwhile (the row "terminating" before its call is sent)
+ * makes the cloud show STOPPING too. */
+static int not_ending_now(gb_engine *e, const gb_inst_row *r)
+{
+	gb_inst_row cur;
+	int ok;
+	if (gb_store_inst_get(e->o.store, r->id, &cur) != 0)
+		return 0;
+	ok = strcmp(cur.state, "terminating") != 0 &&
+	     strcmp(cur.state, "terminated") != 0 &&
+	     strcmp(cur.state, "preempted") != 0;
+	gb_inst_row_free(&cur);
+	return ok;
+}
+
+/* The event and the counter of a reclaim (once per instance). */
+static void record_reclaim(gb_engine *e, const gb_inst_row *r,
+                           const char *why)
+{
+	gb_engine__stat(e, &e->stats.preemptions, 1);
+	gb_engine__event(e, r->pool, r->provider_id, "preempted",
+	                 "%s was reclaimed by %s (%s)", r->name, r->cloud, why);
+}
+
 static void apply_seen(gb_engine *e, gb_inst_row *r, const gb_seen *s,
                        int64_t now)
 {
@@ -235,6 +278,22 @@ static void apply_seen(gb_engine *e, gb_inst_row *r, const gb_seen *s,
 		}
 		return;
 	}
+	if (reclaimed_unseen(r, s->state)) {
+		if (!not_ending_now(e, r))
+			return; /* ended meanwhile: the next refresh confirms it */
+		/* A reclaim, whatever state the cloud shows it in first (GCE's
+		 * STOPPING, EC2's shutting-down with its reason, a PREEMPTED):
+		 * recorded and counted once, here, as the row becomes
+		 * "preempted". */
+		gb_store_inst_set_state(e->o.store, r->id, "preempted",
+		                        s->state_reason ? s->state_reason
+		                                        : "stopping: reclaimed",
+		                        now);
+		record_reclaim(e, r, s->state_reason ? s->state_reason : "spot");
+		return;
+	}
+	if (strcmp(cur, "preempted") == 0 && s->state == GB_INST_STOPPING)
+		return; /* on its way out: it stays "preempted" */
 	if (strcmp(cur, nxt) == 0)
 		return;
 	if (s->state == GB_INST_TERMINATED && strcmp(cur, "preempted") == 0)
@@ -245,12 +304,7 @@ static void apply_seen(gb_engine *e, gb_inst_row *r, const gb_seen *s,
 		                 "%s is running%s%s", r->name,
 		                 s->public_ip ? " at " : "",
 		                 s->public_ip ? s->public_ip : "");
-	else if (s->state == GB_INST_PREEMPTED) {
-		gb_engine__stat(e, &e->stats.preemptions, 1);
-		gb_engine__event(e, r->pool, r->provider_id, "preempted",
-		                 "%s was reclaimed by %s (%s)", r->name, r->cloud,
-		                 s->state_reason ? s->state_reason : "spot");
-	} else if (s->state == GB_INST_FAILED)
+	else if (s->state == GB_INST_FAILED)
 		gb_engine__event(e, r->pool, r->provider_id, "failed",
 		                 "%s failed (%s)", r->name,
 		                 s->state_reason ? s->state_reason : "unknown");
@@ -341,8 +395,17 @@ static int refresh_rows(gb_engine *e, const char *pool, gb_inst_row *rows,
 		           r->launched_ms > now - GB_VISIBILITY_GRACE_S * 1000) {
 			/* eventual consistency: give it time */
 		} else if (r->provider_id) {
+			/* a Spot instance gone before it was seen reclaimed (GCE
+			 * deletes one whose termination action is DELETE), and
+			 * not ended by gpubroker meanwhile */
+			int reclaimed = strcmp(r->state, "preempted") != 0 &&
+			                r->capacity &&
+			                strcmp(r->capacity, "spot") == 0 &&
+			                not_ending_now(e, r);
 			gb_store_inst_set_state(e->o.store, r->id, "terminated",
 			                        "vanished", now);
+			if (reclaimed)
+				record_reclaim(e, r, "gone from the listing");
 			gb_engine__event(e, r->pool, r->provider_id, "vanished",
 			                 "%s is no longer known to %s; counted as "
 			                 "gone", r->name, r->cloud);
@@ -415,7 +478,8 @@ int gb_engine_wait(gb_engine *e, const char *pool, int64_t timeout_s,
 	for (;;) {
 		gb_pool_row row;
 		gb_inst_row *rows;
-		size_t n, running = 0;
+		size_t n, running = 0, ending = 0;
+		int desired;
 		int rc = gb_store_pool_get(e->o.store, pool, &row);
 		if (rc != 0) {
 			snprintf(err, cap, rc == 1 ? "no pool named %s" : "%s",
@@ -431,6 +495,8 @@ int gb_engine_wait(gb_engine *e, const char *pool, int64_t timeout_s,
 		for (size_t i = 0; i < n; i++) {
 			if (strcmp(rows[i].state, "running") == 0)
 				running++;
+			else if (strcmp(rows[i].state, "terminating") == 0)
+				ending++;
 			else if (strcmp(rows[i].state, "failed") == 0) {
 				snprintf(err, cap, "instance %s failed: %s", rows[i].name,
 				         rows[i].state_reason ? rows[i].state_reason
@@ -441,7 +507,10 @@ int gb_engine_wait(gb_engine *e, const char *pool, int64_t timeout_s,
 			}
 		}
 		gb_inst_list_free(rows, n);
-		if ((int)running >= row.desired) {
+		/* as asked: every desired instance runs, and the clouds
+		 * confirmed that the ones it ended (a scale-down) are gone */
+		desired = row.desired;
+		if ((int)running == desired && !ending) {
 			gb_pool_row_free(&row);
 			return 1;
 		}
@@ -463,8 +532,14 @@ int gb_engine_wait(gb_engine *e, const char *pool, int64_t timeout_s,
 		gb_pool_row_free(&row);
 		if ((timeout_s > 0 && gb_mono_ms() > deadline) ||
 		    (e->o.stop && *e->o.stop)) {
-			snprintf(err, cap, "%zu of the pool's instances running when "
-			         "the wait ended", running);
+			if ((int)running >= desired)
+				snprintf(err, cap, "%zu instance%s still terminating "
+				         "(not yet confirmed by the cloud) when the wait "
+				         "ended", running - (size_t)desired + ending,
+				         running - (size_t)desired + ending == 1 ? "" : "s");
+			else
+				snprintf(err, cap, "%zu of the pool's instances running "
+				         "when the wait ended", running);
 			return 0;
 		}
 		gb_sleep_ms(e->poll_ms);

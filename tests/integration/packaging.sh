@@ -585,7 +585,7 @@ if start_b ttl; then
 		fail "ttl: apply failed"
 		cat "$ws/apply.err"
 	fi
-	# /metrics renders at most once a second: poll until the counter moves
+	# the TTL teardown happens at a reconcile pass: poll until the counter moves
 	i=0
 	while [ $i -lt 30 ]; do
 		curl -fsS -H "Authorization: Bearer $PROM_TOKEN" "$url_b/metrics" >"$tmp/b-end.metrics"
@@ -651,6 +651,7 @@ for f in sys.argv[1:]:
 check(len(exported) > 10, "the daemons exported almost nothing: %s" % sorted(exported))
 
 TARGET = {"instance", "job"}   # added by Prometheus to every scraped series
+PROM = {"up"}                  # series Prometheus makes for every target
 FUNCS = {"sum", "max", "min", "avg", "count", "rate", "increase", "irate",
          "histogram_quantile", "label_values", "topk", "bottomk", "clamp_min",
          "abs", "delta", "deriv", "avg_over_time", "max_over_time", "vector"}
@@ -678,7 +679,7 @@ for v in tvars:
     q = v.get("query")
     q = q.get("query") if isinstance(q, dict) else q
     if v.get("type") == "query":
-        m = re.fullmatch(r"label_values\((\w+),\s*(\w+)\)", q or "")
+        m = re.fullmatch(r"label_values\((\w+)(?:\{[^}]*\})?,\s*(\w+)\)", q or "")
         check(m, "variable %s: expected label_values(metric, label)" % v.get("name"))
         if m:
             check(m.group(1) in exported, "variable %s uses %s, which the daemon does not export"
@@ -702,6 +703,7 @@ for title, e, legend in exprs:
         if call or n in KEYWORDS or n in FUNCS:
             continue
         names.add(n)
+    names -= PROM   # made by Prometheus for every target
     for n in names:
         check(n.startswith("gpubroker_"), "panel %r uses %s: not a gpubroker metric" % (title, n))
         check(n in exported, "panel %r uses %s, which the daemon does not export" % (title, n))
@@ -722,12 +724,27 @@ for title, e, legend in exprs:
     for k in re.findall(r"\{\{\s*(\w+)\s*\}\}", legend):
         check(k in have, "panel %r: legend uses label %s its metrics lack" % (title, k))
 
+# what a panel can show: gpubroker_up is absent, not 0, when the daemon
+# is down (Prometheus's up{job} is 0); spend is a rate in dollars per hour
+for title, e, legend in exprs:
+    check("gpubroker_up" not in e, "panel %r queries gpubroker_up, which cannot show a daemon down: use up{job=...}" % title)
+check(any(re.match(r"\w+\(up\{job=", e) for _, e, _ in exprs), "no panel shows Prometheus's up{job=...}")
+def units(panels):
+    for p in panels:
+        yield from units(p.get("panels", []))
+        for t in p.get("targets") or []:
+            yield p, t.get("expr", "")
+for p, e in units(d.get("panels", [])):
+    if "gpubroker_cost_per_hour_usd" in e:
+        u = p.get("fieldConfig", {}).get("defaults", {}).get("unit", "")
+        check("/h" in u, "panel %r shows $/h with unit %r (dollars, not dollars per hour)" % (p.get("title"), u))
+
 required = ["gpubroker_pools", "gpubroker_instances", "gpubroker_cost_per_hour_usd",
             "gpubroker_api_request_duration_seconds_bucket", "gpubroker_api_requests_total",
             "gpubroker_driver_request_duration_seconds_bucket", "gpubroker_driver_calls_total",
             "gpubroker_driver_retries_total", "gpubroker_reconcile_duration_seconds_sum",
             "gpubroker_failovers_total", "gpubroker_preemptions_total", "gpubroker_gc_total",
-            "gpubroker_teardowns_total"]
+            "gpubroker_teardowns_total", "gpubroker_reconcile_pools"]
 for r in required:
     check(r in used, "no panel shows %s" % r)
 for n in sorted(exported - used):

@@ -5,7 +5,9 @@
 #      as JSON with running == N (and the table with their addresses);
 #   2. with instances that take longer to boot than --timeout: exit 3,
 #      "timed out waiting", the pool still there;
-#   3. --timeout without --wait, or a bad duration: usage errors (exit 2).
+#   3. --timeout without --wait, or a bad duration: usage errors (exit 2);
+#   4. scale-down --wait returns once the cloud confirms the removed
+#      instances terminated (issue 40, point 6), exit 3 if not in time.
 . "$GB_SRC/tests/lib/integration.sh"
 
 sim_start
@@ -26,6 +28,28 @@ scale_wait() { # $1: where (local or daemon), $2: pool
 	rc=0
 	gb scale "$p" 4 --wait >"$T/s.out" 2>"$T/s.log" || rc=$?
 	check "[ $rc = 0 ] && [ \"\$(grep -c ' running ' $T/s.out)\" -ge 4 ]" "$1: without --timeout too, the table lists the 4 running instances (exit $rc)"
+
+	# a scale-down waits, as destroy does, until the cloud confirms the
+	# removed instances terminated: with a 2 s shutdown, the wait
+	# returns once cloudsim has only the 2 kept ones live
+	sim_post /_sim/scenario '{"lifecycle": {"aws": {"stopping_ms": 2000}}}'
+	t0=$(date +%s%N)
+	rc=0
+	gb scale "$p" 2 --wait --timeout 60s -o json >"$T/d.json" 2>"$T/d.log" || rc=$?
+	el=$((($(date +%s%N) - t0) / 1000000))
+	live=$(sim_live "$p")
+	check "[ $rc = 0 ]" "$1: scale-down --wait exits 0 (exit $rc: $(cat "$T/d.log"))"
+	check "[ $live = 2 ]" "$1: and returns once the 2 removed instances terminated in the cloud ($live live after ${el} ms)"
+	check "[ $el -ge 1500 ]" "$1: so it waited for their shutdown (${el} ms of a 2000 ms one)"
+	check "jq -e '.[0].running == 2 and ([.[0].instances[] | select(.state != \"running\")] | length) == 0' $T/d.json >/dev/null" \
+		"$1: and prints the pool with 2 running and nothing terminating"
+	# a shutdown longer than --timeout: exit 3, saying what is left
+	sim_post /_sim/scenario '{"lifecycle": {"aws": {"stopping_ms": 5000}}}'
+	rc=0
+	gb scale "$p" 1 --wait --timeout 2s >/dev/null 2>"$T/d.log" || rc=$?
+	check "[ $rc = 3 ] && grep -q '1 instance still terminating' $T/d.log" \
+		"$1: a scale-down whose shutdown outlasts --timeout exits 3 and says 1 instance is still terminating (exit $rc: $(cat "$T/d.log"))"
+	sim_post /_sim/scenario '{"lifecycle": {"aws": {"stopping_ms": 400}}}'
 
 	# boots that take a minute: --timeout 2s gives up with exit 3
 	sim_post /_sim/scenario '{"lifecycle": {"aws": {"pending_ms": 60000}}}'

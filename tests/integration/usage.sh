@@ -102,10 +102,11 @@ grep '^gpubroker_usage' "$T/metrics.txt"
 check "grep -q '^gpubroker_usage_gpu_util{pool=\"us-a\",team=\"research\"} 0.8000\$' $T/metrics.txt" \
 	"gpubroker_usage_gpu_util of us-a is 0.8"
 check "! grep -q '^gpubroker_usage_gpu_util{pool=\"us-b\"' $T/metrics.txt" "no utilisation for us-b (unknown)"
-check "grep -q '^gpubroker_usage_gpu_hours{pool=\"us-b\",team=\"research\"} 0.0' $T/metrics.txt" \
-	"us-b's GPU-hours bought are there"
-check "grep -q '^gpubroker_usage_idle_gpu_hours{pool=\"us-a\"' $T/metrics.txt && grep -q '^gpubroker_usage_unmeasured_gpu_hours{pool=\"us-a\"' $T/metrics.txt" \
-	"idle and unmeasured GPU-hours by pool"
+check "grep -q '^gpubroker_usage_gpu_seconds{pool=\"us-b\",team=\"research\"} [0-9]' $T/metrics.txt" \
+	"us-b's GPU-seconds bought are there (base units: GPU-hours x 3600)"
+check "grep -q '^gpubroker_usage_idle_gpu_seconds{pool=\"us-a\"' $T/metrics.txt && grep -q '^gpubroker_usage_unmeasured_gpu_seconds{pool=\"us-a\"' $T/metrics.txt" \
+	"idle and unmeasured GPU-seconds by pool"
+check "! grep -q '^gpubroker_usage_[a-z_]*hours' $T/metrics.txt" "no metric in hours (promtool: not base units)"
 if gb usage --team product >"$T/other.out" 2>"$T/other.log"; then fail "another team's usage was shown"; fi
 check "grep -q 'team product is not yours' $T/other.log" "another team's usage is refused, saying why"
 set +e

@@ -39,13 +39,21 @@ cloudsim's /_sim/instances?live=1.  Standard library only.
       bill's total the sum of its instances, and the two totals may
       differ by no more than the per-instance allowances add up to (sum of
       price x (start difference + end allowance)).  Exit 1 otherwise.
+  truth.py killopen DB PID TIMEOUT_MS
+      polls the journal every 5 ms and SIGKILLs PID the moment an intent
+      is open (a cloud call in flight): an aimed kill.  Prints the ms it
+      waited; exit 0 after the kill, 1 (nothing killed) when no intent
+      opened within TIMEOUT_MS.
   truth.py creates DB POOL SINCE_MS
       "INTENTS INSTANCES FIRST_ISSUED LAST_ISSUED LAST_CLOSED" (unix ms)
       of the pool's create intents issued at or after SINCE_MS.
 """
 import json
+import os
+import signal
 import sqlite3
 import sys
+import time
 import urllib.request
 
 LIVE_UP = ("pending", "running")
@@ -161,6 +169,26 @@ def inflight(db):
             unsettled += 1
     print(open_intents, unsettled)
     return 0
+
+
+def killopen(db, pid, timeout_ms):
+    t0 = time.monotonic()
+    c = None
+    while (time.monotonic() - t0) * 1000 < timeout_ms:
+        try:
+            if c is None:
+                c = db_open(db)
+            n = c.execute("SELECT count(*) FROM intents "
+                          "WHERE state = 'open'").fetchone()[0]
+        except sqlite3.Error:
+            n = 0  # busy, or the schema not there yet: look again
+        if n:
+            os.kill(pid, signal.SIGKILL)
+            print(int((time.monotonic() - t0) * 1000))
+            return 0
+        time.sleep(0.005)
+    print(int((time.monotonic() - t0) * 1000))
+    return 1
 
 
 def summary(db, control, broker):
@@ -345,6 +373,8 @@ def main(argv):
         return endcheck(argv[2], argv[3], int(argv[4]), int(argv[5]),
                         set(p for p in argv[6].split(",") if p),
                         float(argv[7]))
+    if len(argv) >= 5 and argv[1] == "killopen":
+        return killopen(argv[2], int(argv[3]), int(argv[4]))
     if len(argv) >= 5 and argv[1] == "creates":
         return creates(argv[2], argv[3], argv[4])
     if len(argv) >= 5 and argv[1] == "summary":
