@@ -96,6 +96,24 @@ static const char *const migrations[] = {
 	" NOT NULL, pool TEXT NOT NULL, time_ms INTEGER NOT NULL, gpu_util REAL"
 	" NOT NULL);"
 	"CREATE INDEX heartbeats_time ON heartbeats(time_ms);",
+	/* 5: a pool name may be reused once destroyed, by another team: the
+	 * pool's incarnation (bumped when a destroyed pool is applied again)
+	 * and the team that owned it then are kept on its instances, events
+	 * and heartbeat samples, so cost, usage and events follow them, not
+	 * the name's present owner.  Rows from before: the owner now. */
+	"ALTER TABLE pools ADD COLUMN incarnation INTEGER NOT NULL DEFAULT 1;"
+	"ALTER TABLE instances ADD COLUMN team TEXT;"
+	"ALTER TABLE instances ADD COLUMN pool_inc INTEGER NOT NULL DEFAULT 1;"
+	"ALTER TABLE events ADD COLUMN team TEXT;"
+	"ALTER TABLE events ADD COLUMN pool_inc INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE heartbeats ADD COLUMN team TEXT;"
+	"ALTER TABLE heartbeats ADD COLUMN pool_inc INTEGER NOT NULL DEFAULT 1;"
+	"UPDATE instances SET team = (SELECT team FROM pools"
+	" WHERE pools.name = instances.pool);"
+	"UPDATE events SET team = (SELECT team FROM pools"
+	" WHERE pools.name = events.pool), pool_inc = 1 WHERE pool IS NOT NULL;"
+	"UPDATE heartbeats SET team = (SELECT team FROM pools"
+	" WHERE pools.name = heartbeats.pool);",
 };
 
 /* The calling thread's last store error.  Per thread, not per

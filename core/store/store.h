@@ -39,7 +39,7 @@
 
 typedef struct gb_store gb_store;
 
-#define GB_STORE_SCHEMA_VERSION 4
+#define GB_STORE_SCHEMA_VERSION 5
 
 /* Opens (creating and migrating) the state at `target`: a SQLite path,
  * or a postgresql:// URL.  password: NULL = libpq's own mechanisms; it is
@@ -125,11 +125,16 @@ typedef struct gb_pool_row {
 	int64_t retry_at_ms;    /* unix ms before which placing more cannot
 	                           succeed (every candidate cooling down or
 	                           paced); 0 = now */
+	int64_t incarnation;    /* 1, bumped each time the name is applied
+	                           again after a destroy (gb_store_pool_put):
+	                           instances, events and samples keep the
+	                           incarnation and team they were made under */
 } gb_pool_row;
 
 void gb_pool_row_free(gb_pool_row *r);
 /* Insert or update by name (keeps created_at of an existing pool unless
- * it was destroyed, in which case the pool starts over). */
+ * it was destroyed, in which case the pool starts over as a new
+ * incarnation: r->incarnation is not read). */
 int gb_store_pool_put(gb_store *s, const gb_pool_row *r);
 int gb_store_pool_get(gb_store *s, const char *name, gb_pool_row *out);
 /* team NULL = all; include_destroyed 0 = only active/destroying. */
@@ -187,6 +192,9 @@ typedef struct gb_inst_row {
 	double last_gpu_util;
 	int64_t intent_id;
 	int name_index;         /* the N in <pool>-<N> */
+	char *team;             /* the pool's team and incarnation when the */
+	int64_t pool_inc;       /* instance was recorded (not written by
+	                           gb_store_inst_put: taken from the pool) */
 } gb_inst_row;
 
 void gb_inst_row_free(gb_inst_row *r);
@@ -274,6 +282,8 @@ typedef struct gb_event_row {
 	char *instance;   /* provider id or name; may be NULL */
 	char *kind;       /* created, running, preempted, failover, ... */
 	char *message;
+	char *team;       /* the pool's team when written; NULL without pool */
+	int64_t pool_inc; /* the pool's incarnation then; 0 without pool */
 } gb_event_row;
 
 int gb_store_event(gb_store *s, const char *pool, const char *instance,
@@ -284,6 +294,8 @@ int gb_store_event_list(gb_store *s, const char *pool, int64_t after_id,
                         int64_t since_ms, size_t limit, gb_event_row **out,
                         size_t *n);
 void gb_event_list_free(gb_event_row *v, size_t n);
+/* Frees one row's strings (the row itself is the caller's). */
+void gb_event_row_free(gb_event_row *e);
 
 /* ---- audit ---- */
 typedef struct gb_audit_row {

@@ -31,8 +31,9 @@ static const copy_table tables[] = {
 	{ "pools",
 	  "name, team, spec_json, spec_hash, state, desired, created_at,"
 	  " updated_at, ttl_s, idle_timeout_s, last_heartbeat_at,"
-	  " last_gpu_use_at, destroy_reason, generation, note, retry_at_ms",
-	  "tttttiiiiiiititi", "name", NULL, 0 },
+	  " last_gpu_use_at, destroy_reason, generation, note, retry_at_ms,"
+	  " incarnation",
+	  "tttttiiiiiiititii", "name", NULL, 0 },
 	{ "intents",
 	  "id, kind, pool, cloud, region, zone, instance_type, capacity, count,"
 	  " token, name_prefix, first_index, price_per_hour, gpu_model,"
@@ -43,15 +44,17 @@ static const copy_table tables[] = {
 	  " name, token, state, state_reason, private_ip, public_ip, gpu_model,"
 	  " gpu_count, price_per_hour, launched_ms, running_ms,"
 	  " terminate_requested_ms, terminated_ms, last_seen_ms,"
-	  " last_heartbeat_at, last_gpu_util, intent_id, name_index",
-	  "itttttttttttttt" "iriiiiiirii", "id", NULL, 1 },
-	{ "events", "id, time_ms, pool, instance, kind, message", "iitttt",
-	  "id", NULL, 1 },
+	  " last_heartbeat_at, last_gpu_util, intent_id, name_index, team,"
+	  " pool_inc",
+	  "itttttttttttttt" "iriiiiiirii" "ti", "id", NULL, 1 },
+	{ "events", "id, time_ms, pool, instance, kind, message, team, pool_inc",
+	  "iittttti", "id", NULL, 1 },
 	{ "audit",
 	  "id, time_ms, actor, role, team, action, target, result, detail",
 	  "iittttttt", "id", NULL, 1 },
 	{ "decisions", "id, time_ms, pool, record", "iitt", "id", NULL, 1 },
-	{ "heartbeats", "id, instance_id, pool, time_ms, gpu_util", "iitir",
+	{ "heartbeats", "id, instance_id, pool, time_ms, gpu_util, team,"
+	  " pool_inc", "iitirti",
 	  "id", NULL, 1 },
 	{ "offers",
 	  "cloud, region, zone, instance_type, capacity, gpu_model, gpu_count,"

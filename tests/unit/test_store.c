@@ -617,6 +617,66 @@ static void test_heartbeat_samples(void **state)
 	gb_store_close(s);
 }
 
+/* A destroyed pool's name applied again, by another team: a new
+ * incarnation; instances, events and heartbeat samples keep the team
+ * and incarnation they were written under. */
+static void test_pool_incarnations(void **state)
+{
+	gb_store *s = open_store();
+	gb_pool_row p;
+	gb_inst_row r, *list;
+	gb_event_row *ev;
+	size_t n;
+	int64_t a, b;
+	(void)state;
+	put_pool(s, "p1", 1, 1000); /* team research */
+	assert_int_equal(gb_store_pool_get(s, "p1", &p), 0);
+	assert_int_equal(p.incarnation, 1);
+	gb_pool_row_free(&p);
+	put_pool(s, "p1", 2, 1500); /* re-applied while active: same */
+	a = put_made_inst(s, "vm-a", 0);
+	assert_int_equal(gb_store_hb_add(s, a, 2000, 0.5), 0);
+	assert_int_equal(gb_store_event(s, "p1", NULL, "created", "one"), 0);
+	assert_int_equal(gb_store_event(s, NULL, NULL, "gc", "no pool"), 0);
+	assert_int_equal(gb_store_pool_set_state(s, "p1", "destroyed", "x"), 0);
+	memset(&p, 0, sizeof(p));
+	p.name = (char *)"p1";
+	p.team = (char *)"product";
+	p.spec_json = (char *)"{}";
+	p.spec_hash = (char *)"h";
+	p.desired = 1;
+	p.created_at = 3000;
+	assert_int_equal(gb_store_pool_put(s, &p), 0);
+	assert_int_equal(gb_store_pool_get(s, "p1", &p), 0);
+	assert_int_equal(p.incarnation, 2);
+	assert_string_equal(p.team, "product");
+	gb_pool_row_free(&p);
+	b = put_made_inst(s, "vm-b", 0);
+	assert_int_equal(gb_store_event(s, "p1", NULL, "created", "two"), 0);
+	assert_int_equal(gb_store_inst_get(s, a, &r), 0);
+	assert_string_equal(r.team, "research");
+	assert_int_equal(r.pool_inc, 1);
+	gb_inst_row_free(&r);
+	assert_int_equal(gb_store_inst_list(s, "p1", 0, &list, &n), 0);
+	assert_int_equal(n, 2);
+	for (size_t i = 0; i < n; i++) {
+		assert_string_equal(list[i].team,
+		                    list[i].id == b ? "product" : "research");
+		assert_int_equal(list[i].pool_inc, list[i].id == b ? 2 : 1);
+	}
+	gb_inst_list_free(list, n);
+	assert_int_equal(gb_store_event_list(s, NULL, 0, 0, 0, &ev, &n), 0);
+	assert_int_equal(n, 3);
+	assert_string_equal(ev[0].team, "research");
+	assert_int_equal(ev[0].pool_inc, 1);
+	assert_null(ev[1].team);
+	assert_int_equal(ev[1].pool_inc, 0);
+	assert_string_equal(ev[2].team, "product");
+	assert_int_equal(ev[2].pool_inc, 2);
+	gb_event_list_free(ev, n);
+	gb_store_close(s);
+}
+
 static void test_rollback_discards(void **state)
 {
 	gb_store *s = open_store();
@@ -1340,6 +1400,7 @@ int main(void)
 		BOTH(test_pools_steady),
 		BOTH(test_inst_rolled_back),
 		BOTH(test_heartbeat_samples),
+		BOTH(test_pool_incarnations),
 		BOTH(test_rollback_discards),
 		BOTH(test_version),
 		BOTH(test_events_and_audit),
