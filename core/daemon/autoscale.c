@@ -57,15 +57,20 @@ void gb_daemon_autoscale_free(gb_daemon *d)
 	d->autoscale = NULL;
 }
 
-void gb_daemon_set_demand(gb_daemon *d, const char *pool, int n,
-                          int64_t until)
+int gb_daemon_set_demand(gb_daemon *d, const char *pool, int n,
+                         int64_t until)
 {
 	as_entry *e;
+	int64_t now = gb_now_ms() / 1000;
+	int in_force, changed;
 	pthread_mutex_lock(&d->mmu);
 	e = entry(d, pool);
+	in_force = e->demand && now < e->demand_until;
+	changed = n ? !in_force || e->demand != n : in_force;
 	e->demand = n;
 	e->demand_until = until;
 	pthread_mutex_unlock(&d->mmu);
+	return changed;
 }
 
 int gb_daemon_autoscale(gb_daemon *d, const gb_pool_row *p,

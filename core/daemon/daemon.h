@@ -132,9 +132,11 @@ static inline int gb_daemon_stopping(gb_daemon *d)
  * count changed (the caller converges the pool). */
 int gb_daemon_autoscale(gb_daemon *d, const gb_pool_row *p,
                         const gb_pool_spec *s);
-/* Holds a demand signal of n instances until `until` (unix s). */
-void gb_daemon_set_demand(gb_daemon *d, const char *pool, int n,
-                          int64_t until);
+/* Holds a demand signal of n instances until `until` (unix s); n 0
+ * withdraws it.  1 when that changes the signal in force (another n, or
+ * none was in force), 0 when it only moves an identical signal's end. */
+int gb_daemon_set_demand(gb_daemon *d, const char *pool, int n,
+                         int64_t until);
 /* The pool's autoscale state for status (target, mean, reporting,
  * floor, demand, the latest reason, next action and its time); NULL
  * before its first decision.  Caller owns it. */

@@ -114,6 +114,9 @@ static const char *const migrations[] = {
 	" WHERE pools.name = events.pool), pool_inc = 1 WHERE pool IS NOT NULL;"
 	"UPDATE heartbeats SET team = (SELECT team FROM pools"
 	" WHERE pools.name = heartbeats.pool);",
+	/* 6: an instance's samples by time (gb_store_hb_add keeps one a
+	 * second per instance) */
+	"CREATE INDEX heartbeats_instance ON heartbeats(instance_id, time_ms);",
 };
 
 /* The calling thread's last store error.  Per thread, not per

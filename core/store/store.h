@@ -39,7 +39,7 @@
 
 typedef struct gb_store gb_store;
 
-#define GB_STORE_SCHEMA_VERSION 5
+#define GB_STORE_SCHEMA_VERSION 6
 
 /* Opens (creating and migrating) the state at `target`: a SQLite path,
  * or a postgresql:// URL.  password: NULL = libpq's own mechanisms; it is
@@ -310,6 +310,8 @@ int gb_store_audit_list(gb_store *s, int64_t after_id, size_t limit,
 void gb_audit_list_free(gb_audit_row *v, size_t n);
 
 /* ---- decisions (plan records) ---- */
+/* Records the pool's decision, unless it is the same record as the
+ * pool's latest (one record per change, not per apply). */
 int gb_store_decision(gb_store *s, const char *pool, json_t *record);
 /* The pool's latest decision record (the plan its placement walked):
  * 0 with *out = {"time": when it was recorded (RFC 3339), "plan": the
@@ -357,7 +359,9 @@ typedef struct gb_hb_sample {
 	double gpu_util;  /* 0..1 */
 } gb_hb_sample;
 /* Keeps one heartbeat of instance `id` (its pool read from the
- * instance's row; nothing when there is no such row) at `at_ms`. */
+ * instance's row; nothing when there is no such row) at `at_ms`, unless
+ * the instance has a sample less than a second older (a flood of
+ * heartbeats keeps one row a second). */
 int gb_store_hb_add(gb_store *s, int64_t id, int64_t at_ms, double gpu_util);
 /* The samples with from_ms <= time_ms < to_ms, of `pool` only when it is
  * not NULL, ordered by instance then time.  0 with *out (caller frees
@@ -376,6 +380,10 @@ int gb_store_hb_prune(gb_store *s, int64_t before_ms, int64_t *n);
 int gb_store_prune(gb_store *s, int64_t audit_before_ms,
                    int64_t events_before_ms, int64_t *audit_n,
                    int64_t *events_n);
+/* Deletes the decision records written before before_ms, except each
+ * pool's latest (what `status` shows), in batches as gb_store_prune.
+ * 0 with *n deleted, or -1. */
+int gb_store_decisions_prune(gb_store *s, int64_t before_ms, int64_t *n);
 /* The state's size on disk (the database and its -wal and -shm files,
  * bytes) and what the filesystem holding it has left for this user
  * (bytes; -1 unknown).  Never waits for the store. */

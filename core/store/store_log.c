@@ -177,7 +177,10 @@ int gb_store_audit_list(gb_store *s, int64_t after_id, size_t limit,
 int gb_store_decision(gb_store *s, const char *pool, json_t *record)
 {
 	static const char sql[] =
-		"INSERT INTO decisions (time_ms, pool, record) VALUES (?1, ?2, ?3)";
+		"INSERT INTO decisions (time_ms, pool, record) SELECT ?1, ?2, ?3"
+		" WHERE NOT EXISTS (SELECT 1 FROM decisions d WHERE d.id ="
+		" (SELECT MAX(id) FROM decisions WHERE pool = ?2)"
+		" AND d.record = ?3)";
 	gb_sql *st;
 	char *text = json_dumps(record, JSON_COMPACT | JSON_SORT_KEYS);
 	int rc;

@@ -1067,6 +1067,66 @@ static void test_decision_last(void **state)
 	gb_store_close(s);
 }
 
+/* One decision record per change: the same record again writes
+ * nothing; retention deletes the old ones but each pool's latest. */
+static void test_decisions_once_per_change(void **state)
+{
+	gb_store *s = open_store();
+	json_t *a = json_pack("{s:i}", "candidate_count", 3);
+	json_t *b = json_pack("{s:i}", "candidate_count", 4);
+	json_t *got;
+	int64_t n = -1;
+	(void)state;
+	for (int i = 0; i < 300; i++)
+		assert_int_equal(gb_store_decision(s, "p1", a), 0);
+	assert_int_equal(gb_store_decision(s, "p1", b), 0);
+	assert_int_equal(gb_store_decision(s, "p1", a), 0); /* a change */
+	assert_int_equal(gb_store_decision(s, "p2", b), 0);
+	assert_int_equal(gb_store_decisions_prune(s, 0, &n), 0);
+	assert_int_equal(n, 0); /* nothing older than the epoch */
+	/* everything is old an hour from now: p1's first two go, p1's
+	 * and p2's latest stay */
+	assert_int_equal(gb_store_decisions_prune(s, gb_now_ms() + 3600000,
+	                                          &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(gb_store_decision_last(s, "p1", &got), 0);
+	assert_int_equal(json_integer_value(json_object_get(
+		json_object_get(got, "plan"), "candidate_count")), 3);
+	json_decref(got);
+	assert_int_equal(gb_store_decision_last(s, "p2", &got), 0);
+	json_decref(got);
+	assert_int_equal(gb_store_decisions_prune(s, gb_now_ms() + 3600000,
+	                                          &n), 0);
+	assert_int_equal(n, 0);
+	json_decref(a);
+	json_decref(b);
+	gb_store_close(s);
+}
+
+/* A heartbeat flood keeps one sample a second per instance. */
+static void test_heartbeat_samples_coalesce(void **state)
+{
+	gb_store *s = open_store();
+	gb_hb_sample *v;
+	size_t n;
+	int64_t a, b;
+	(void)state;
+	put_pool(s, "p1", 2, 1000);
+	a = put_made_inst(s, "vm-a", 0);
+	b = put_made_inst(s, "vm-b", 0);
+	for (int i = 0; i < 500; i++) /* 500 in 2.5 s */
+		assert_int_equal(gb_store_hb_add(s, a, 10000 + i * 5, 0.5), 0);
+	assert_int_equal(gb_store_hb_add(s, b, 10001, 0.5), 0);
+	assert_int_equal(gb_store_hb_list(s, "p1", 0, 99999, &v, &n), 0);
+	assert_int_equal(n, 4); /* a: 10000, 11000, 12000; b: 10001 */
+	assert_int_equal(v[0].time_ms, 10000);
+	assert_int_equal(v[1].time_ms, 11000);
+	assert_int_equal(v[2].time_ms, 12000);
+	assert_int_equal(v[3].instance_id, b);
+	free(v);
+	gb_store_close(s);
+}
+
 static void test_unavailable_cooldown(void **state)
 {
 	gb_store *s = open_store();
@@ -1405,6 +1465,8 @@ int main(void)
 		BOTH(test_version),
 		BOTH(test_events_and_audit),
 		BOTH(test_decision_last),
+		BOTH(test_decisions_once_per_change),
+		BOTH(test_heartbeat_samples_coalesce),
 		BOTH(test_unavailable_cooldown),
 		BOTH(test_offers_replace),
 		BOTH(test_concurrent_connections),
