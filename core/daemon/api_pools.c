@@ -876,7 +876,16 @@ void gb_api_pool_demand(gb_api_req *r, const char *name)
 	if (autoscaled_spec(r, name, &spec) != 0)
 		return;
 	eff = want < spec.min ? spec.min : want > spec.max ? spec.max : want;
+	/* stored: the replica that converges the pool acts on it, whichever
+	 * replica took it */
 	changed = gb_daemon_set_demand(r->d, name, want, want ? now + secs : 0);
+	if (changed < 0) {
+		gb_api_error(r, 503, "StoreError", "the demand signal was not "
+		             "kept: %s; retry", gb_store_errmsg(r->d->store));
+		r->retry_after_s = 5;
+		gb_pool_spec_free(&spec);
+		return;
+	}
 	/* the same signal again only moves its end: one event and one
 	 * audit row per change, not per request */
 	r->no_audit = !changed;

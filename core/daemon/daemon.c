@@ -505,7 +505,6 @@ out_engine:
 	free(d.metrics_cache);
 	gb_metrics_release();
 	free(d.pools_cache);
-	gb_daemon_autoscale_free(&d);
 	pthread_rwlock_destroy(&d.cfg_lock);
 	return rc;
 }

@@ -117,6 +117,12 @@ static const char *const migrations[] = {
 	/* 6: an instance's samples by time (gb_store_hb_add keeps one a
 	 * second per instance) */
 	"CREATE INDEX heartbeats_instance ON heartbeats(instance_id, time_ms);",
+	/* 7: an autoscaled pool's demand signal and decision state
+	 * (store_autoscale.c), shared by the replicas and kept across
+	 * restarts; rows of an earlier incarnation of the name are not read */
+	"CREATE TABLE autoscale (pool TEXT PRIMARY KEY, pool_inc INTEGER NOT"
+	" NULL, demand INTEGER NOT NULL DEFAULT 0, demand_until INTEGER NOT"
+	" NULL DEFAULT 0, state TEXT, last TEXT, refused TEXT);",
 };
 
 /* The calling thread's last store error.  Per thread, not per

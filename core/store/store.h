@@ -39,7 +39,7 @@
 
 typedef struct gb_store gb_store;
 
-#define GB_STORE_SCHEMA_VERSION 6
+#define GB_STORE_SCHEMA_VERSION 7
 
 /* Opens (creating and migrating) the state at `target`: a SQLite path,
  * or a postgresql:// URL.  password: NULL = libpq's own mechanisms; it is
@@ -371,6 +371,34 @@ int gb_store_hb_list(gb_store *s, const char *pool, int64_t from_ms,
 /* Deletes the samples taken before before_ms, in batches as
  * gb_store_prune.  0 with *n deleted, or -1. */
 int gb_store_hb_prune(gb_store *s, int64_t before_ms, int64_t *n);
+
+/* ---- autoscale (store_autoscale.c) ----
+ * An autoscaled pool's demand signal and the autoscaler's state, in the
+ * store so that a signal sent to any replica reaches the one that
+ * converges the pool, every replica shows the same state, and a restart
+ * keeps the window clocks.  A row belongs to the pool's incarnation: a
+ * name applied again after a destroy starts empty. */
+typedef struct gb_as_row {
+	int demand;            /* 0 = none */
+	int64_t demand_until;  /* unix s */
+	char *state;           /* the decision state (JSON text); may be NULL */
+	char *last;            /* the latest decision as status shows it
+	                          (JSON text); may be NULL */
+	char *refused;         /* the last refusal reported; may be NULL */
+} gb_as_row;
+void gb_as_row_free(gb_as_row *r);
+/* The pool's row: 0, 1 when none (*out zeroed), -1. */
+int gb_store_as_get(gb_store *s, const char *pool, gb_as_row *out);
+/* Sets the demand signal (n 0 withdraws it).  *changed: 1 when that
+ * changes the signal in force at now_s (another n, or none was in
+ * force), 0 when it only moves an identical signal's end.  0 or -1. */
+int gb_store_as_demand(gb_store *s, const char *pool, int n, int64_t until,
+                       int64_t now_s, int *changed);
+/* Saves the decision state, the latest decision and the last refusal
+ * (NULL clears it); the demand stays.  Writes nothing when they are
+ * what is stored already.  0 or -1. */
+int gb_store_as_save(gb_store *s, const char *pool, const char *state,
+                     const char *last, const char *refused);
 
 /* ---- retention and size (store_prune.c) ---- */
 /* Deletes audit rows written before audit_before_ms and events before

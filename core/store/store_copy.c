@@ -56,6 +56,9 @@ static const copy_table tables[] = {
 	{ "heartbeats", "id, instance_id, pool, time_ms, gpu_util, team,"
 	  " pool_inc", "iitirti",
 	  "id", NULL, 1 },
+	{ "autoscale",
+	  "pool, pool_inc, demand, demand_until, state, last, refused",
+	  "tiiittt", "pool", NULL, 0 },
 	{ "offers",
 	  "cloud, region, zone, instance_type, capacity, gpu_model, gpu_count,"
 	  " gpu_memory_gb, vcpus, ram_gb, price, source, fetched_at",

@@ -1127,6 +1127,61 @@ static void test_heartbeat_samples_coalesce(void **state)
 	gb_store_close(s);
 }
 
+/* An autoscaled pool's demand signal and decision state: a repeat of
+ * the signal in force is no change, a save keeps the demand, and a new
+ * incarnation of the name starts empty. */
+static void test_autoscale_state(void **state)
+{
+	gb_store *s = open_store();
+	gb_as_row a;
+	int ch = -1;
+	(void)state;
+	put_pool(s, "p1", 1, 1000);
+	assert_int_equal(gb_store_as_get(s, "p1", &a), 1);
+	assert_int_equal(gb_store_as_demand(s, "p1", 3, 1000, 500, &ch), 0);
+	assert_int_equal(ch, 1);
+	assert_int_equal(gb_store_as_demand(s, "p1", 3, 2000, 600, &ch), 0);
+	assert_int_equal(ch, 0); /* the same signal, a later end */
+	assert_int_equal(gb_store_as_demand(s, "p1", 4, 2000, 600, &ch), 0);
+	assert_int_equal(ch, 1);
+	assert_int_equal(gb_store_as_demand(s, "p1", 4, 3000, 2500, &ch), 0);
+	assert_int_equal(ch, 1); /* the one before had lapsed */
+	assert_int_equal(gb_store_as_save(s, "p1", "{\"a\":1}", "{\"b\":2}",
+	                                  "no"), 0);
+	assert_int_equal(gb_store_as_get(s, "p1", &a), 0);
+	assert_int_equal(a.demand, 4);
+	assert_int_equal(a.demand_until, 3000);
+	assert_string_equal(a.state, "{\"a\":1}");
+	assert_string_equal(a.last, "{\"b\":2}");
+	assert_string_equal(a.refused, "no");
+	gb_as_row_free(&a);
+	assert_int_equal(gb_store_as_save(s, "p1", "{\"a\":1}", "{\"b\":2}",
+	                                  "no"), 0); /* unchanged */
+	assert_int_equal(gb_store_as_save(s, "p1", "{\"a\":2}", NULL, NULL), 0);
+	assert_int_equal(gb_store_as_demand(s, "p1", 0, 0, 2600, &ch), 0);
+	assert_int_equal(ch, 1); /* withdrawn */
+	assert_int_equal(gb_store_as_demand(s, "p1", 0, 0, 2600, &ch), 0);
+	assert_int_equal(ch, 0);
+	assert_int_equal(gb_store_as_get(s, "p1", &a), 0);
+	assert_int_equal(a.demand, 0);
+	assert_string_equal(a.state, "{\"a\":2}");
+	assert_null(a.last);
+	assert_null(a.refused);
+	gb_as_row_free(&a);
+	/* a demand in force, then the name destroyed and applied again */
+	assert_int_equal(gb_store_as_demand(s, "p1", 2, 9000, 2600, &ch), 0);
+	assert_int_equal(gb_store_pool_set_state(s, "p1", "destroyed", "x"), 0);
+	put_pool(s, "p1", 1, 5000);
+	assert_int_equal(gb_store_as_get(s, "p1", &a), 1);
+	assert_int_equal(gb_store_as_demand(s, "p1", 2, 9000, 2700, &ch), 0);
+	assert_int_equal(ch, 1);
+	assert_int_equal(gb_store_as_get(s, "p1", &a), 0);
+	assert_null(a.state);
+	assert_int_equal(a.demand, 2);
+	gb_as_row_free(&a);
+	gb_store_close(s);
+}
+
 static void test_unavailable_cooldown(void **state)
 {
 	gb_store *s = open_store();
@@ -1467,6 +1522,7 @@ int main(void)
 		BOTH(test_decision_last),
 		BOTH(test_decisions_once_per_change),
 		BOTH(test_heartbeat_samples_coalesce),
+		BOTH(test_autoscale_state),
 		BOTH(test_unavailable_cooldown),
 		BOTH(test_offers_replace),
 		BOTH(test_concurrent_connections),
