@@ -411,6 +411,12 @@ int gb_daemon_serve(const gb_daemon_opts *o, char *err, size_t cap)
 	}
 	d.store = d.app.store;
 	d.eng = d.app.eng;
+	/* held until the store closes: `state migrate` refuses meanwhile */
+	if (gb_store_serve_hold(d.store) != 0) {
+		snprintf(err, cap, "%s", gb_store_errmsg(d.store));
+		rc = -1;
+		goto out_engine;
+	}
 	for (size_t i = 0; i < d.app.rt.problems.n; i++)
 		gb_log(GB_LOG_WARN, "daemon", "%s", d.app.rt.problems.v[i]);
 	if (d.app.warning)

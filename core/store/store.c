@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "drivers.h"
@@ -545,6 +546,7 @@ int gb_store_open_auth(const char *target, const char *password,
 	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
 	pthread_mutex_init(&s->lock, &ma);
 	pthread_mutexattr_destroy(&ma);
+	s->serve_fd = -1;
 	gb_store_lease_owner_init(s);
 	if (s->be->open(s, target, password, err, cap) != 0) {
 		gb_store_close(s);
@@ -589,6 +591,8 @@ void gb_store_close(gb_store *s)
 	if (!s)
 		return;
 	gb_store_lease_release_all(s);
+	if (s->serve_fd >= 0)
+		close(s->serve_fd); /* releases the serving lock */
 	for (size_t i = 0; i < s->ncache; i++)
 		s->be->finalize(s->cache[i].st);
 	if (s->db)

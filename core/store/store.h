@@ -471,6 +471,22 @@ void gb_store_fence_on(gb_store *s);
 /* Sets the owner id at open (store.c). */
 void gb_store_lease_owner_init(gb_store *s);
 
+/* ---- the serving lock (store_serve.c) ----
+ * A daemon serving from a SQLite state holds a shared lock on
+ * "<file>.serving" for as long as it runs (released by gb_store_close or
+ * its exit); `state migrate` takes it exclusive, without waiting, for as
+ * long as it copies, so it never copies a state a daemon still writes to
+ * and no daemon starts on a state being copied.  PostgreSQL states: no
+ * lock (nothing is migrated from them). */
+/* 0 held (or PostgreSQL), -1 with the error set: a migration holds it,
+ * or the lock file cannot be made. */
+int gb_store_serve_hold(gb_store *s);
+/* For `state migrate` of the SQLite file `path`: 0 with *fd (close it
+ * when done: that releases the lock), 1 when a daemon serves from it, -1
+ * error; err says which. */
+int gb_store_serve_exclusive(const char *path, int *fd, char *err,
+                             size_t cap);
+
 /* ---- copying a state (store_copy.c) ---- */
 /* Copies every row of every table of `from` into `to` (another backend
  * is fine), ids kept, in one transaction of `to`.  Refuses (1) a target

@@ -1478,6 +1478,34 @@ static void test_leases_fence_the_journal(void **state)
 }
 
 /* A password in the URL is refused, and not echoed. */
+/* The serving lock: a daemon's shared hold refuses `state migrate`'s
+ * exclusive one, and a migration's refuses a daemon; both end with the
+ * holder. */
+static void test_serving_lock(void **state)
+{
+	gb_store *a, *b;
+	char err[512];
+	int fd = -1;
+	(void)state;
+	a = open_store();
+	b = open_store();
+	assert_int_equal(gb_store_serve_exclusive(path, &fd, err, sizeof(err)), 0);
+	assert_true(fd >= 0);
+	assert_int_equal(gb_store_serve_hold(a), -1);
+	assert_non_null(strstr(gb_store_errmsg(a), "state migrate` is copying"));
+	close(fd);
+	assert_int_equal(gb_store_serve_hold(a), 0);
+	assert_int_equal(gb_store_serve_hold(b), 0); /* daemons share it */
+	assert_int_equal(gb_store_serve_exclusive(path, &fd, err, sizeof(err)), 1);
+	assert_non_null(strstr(err, "daemon is serving from"));
+	assert_int_equal(fd, -1);
+	gb_store_close(a);
+	assert_int_equal(gb_store_serve_exclusive(path, &fd, err, sizeof(err)), 1);
+	gb_store_close(b);
+	assert_int_equal(gb_store_serve_exclusive(path, &fd, err, sizeof(err)), 0);
+	close(fd);
+}
+
 static void test_pg_url_password_refused(void **state)
 {
 	gb_store *s = NULL;
@@ -1532,6 +1560,7 @@ int main(void)
 	const struct CMUnitTest sqlite_only[] = {
 		BOTH(test_commit_keeps_the_cause),
 		BOTH(test_no_write_after_the_transaction_is_lost),
+		BOTH(test_serving_lock),
 		cmocka_unit_test(test_pg_url_password_refused),
 	};
 	int rc;
