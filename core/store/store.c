@@ -561,6 +561,24 @@ int gb_store_open_auth(const char *target, const char *password,
 	return 0;
 }
 
+int gb_store_open_retryable(const char *err)
+{
+	/* PostgreSQL's messages (SQLSTATE 53300, 57P03): libpq hands a
+	 * refused connection's cause over as text only */
+	static const char *const busy[] = {
+		"too many clients", "too many connections",
+		"connection slots are reserved",
+		"the database system is starting up",
+		"the database system is shutting down",
+		"the database system is in recovery mode",
+		"the database system is not yet accepting connections",
+	};
+	for (size_t i = 0; err && i < GB_ARRAY_LEN(busy); i++)
+		if (strstr(err, busy[i]))
+			return 1;
+	return 0;
+}
+
 int gb_store_open(const char *target, gb_store **out, char *err, size_t cap)
 {
 	return gb_store_open_auth(target, NULL, out, err, cap);

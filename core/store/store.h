@@ -54,6 +54,12 @@ struct gb_config;
 int gb_store_open_cfg(const struct gb_config *cfg, gb_store **out, char *err,
                       size_t cap);
 void gb_store_close(gb_store *s);
+/* Whether an open's error (err of gb_store_open*) says the database is
+ * there but cannot take this connection now -- no free connection slot
+ * (the server's, the database's or the role's), starting up, shutting
+ * down, in recovery -- so a later try may work (a
+ * daemon starting waits for it, as a running one reconnects). */
+int gb_store_open_retryable(const char *err);
 /* Whether target names a PostgreSQL database (postgresql:// or
  * postgres://) rather than a SQLite file. */
 int gb_store_is_url(const char *target);
