@@ -147,7 +147,7 @@ static int run_migrate(gb_cli *cli)
 	held_locks locks = { NULL, 0 };
 	gb_store *from = NULL, *to = NULL;
 	char err[1024], *report = NULL;
-	int rc = GB_EXIT_FAIL, copied;
+	int rc = GB_EXIT_FAIL, copied, serving = -1;
 
 	if (cli->args.n > 1)
 		return gb_cli_usage(cli, "unexpected argument \"%s\"",
@@ -179,8 +179,15 @@ static int run_migrate(gb_cli *cli)
 		           state);
 		return GB_EXIT_FAIL;
 	}
-	if (locks_take(cli, state, &locks) != 0)
+	/* no daemon serves from it until the copy is done */
+	if (gb_store_serve_exclusive(state, &serving, err, sizeof(err)) != 0) {
+		gb_cli_err(cli, "%s", err);
 		return GB_EXIT_FAIL;
+	}
+	if (locks_take(cli, state, &locks) != 0) {
+		close(serving);
+		return GB_EXIT_FAIL;
+	}
 	if (gb_store_open(state, &from, err, sizeof(err)) != 0) {
 		gb_cli_err(cli, "%s", err);
 		goto out;
@@ -209,6 +216,7 @@ out:
 	gb_store_close(to);
 	gb_store_close(from);
 	locks_release(&locks);
+	close(serving);
 	return rc;
 }
 
@@ -234,8 +242,12 @@ const gb_cmd gb_cmd_state = {
 	"      any difference.  The source file is left as it was.\n"
 	"\n"
 	"Run it while no daemon (and no apply, scale or destroy) uses the\n"
-	"state: a pool lock held by another process is refused, and the source\n"
-	"is held in a write transaction while it is read.  A target that holds\n"
+	"state: a daemon serving from it (idle or not; each holds a lock on\n"
+	"<state>.serving while it runs) or a pool lock held by another process\n"
+	"is refused, no daemon starts on the state while it copies, and the\n"
+	"source is held in a write transaction while it is read.  A source\n"
+	"whose tables are not tables (a view) or hold over 100,000,000 rows is\n"
+	"refused.  A target that holds\n"
 	"any pool, instance, intent, event or audit row is refused.  The\n"
 	"password never goes in the URL: the config's state_password (env:NAME\n"
 	"or file:PATH), else PGPASSWORD or PGPASSFILE (~/.pgpass).  Afterwards\n"

@@ -209,7 +209,8 @@ void gb_api_audit_request(gb_api_req *r)
 	gb_audit_row a;
 	char result[16], detail[sizeof(r->detail) + 96];
 	uint64_t dropped = 0;
-	if (!r->action || !r->method || !is_mutation(r->method))
+	if (!r->action || !r->method || !is_mutation(r->method) ||
+	    (r->no_audit && r->status < 400))
 		return;
 	/* Refusals are written within a budget per client address: a client
 	 * that sends refused requests in a loop must not fill the disk with

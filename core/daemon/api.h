@@ -81,6 +81,8 @@ struct gb_api_req {
 	const char *content_type;
 	int console;         /* a console file: sent with gb_api_console_csp */
 	/* audit */
+	int no_audit;        /* an accepted repeat that changed nothing (an
+	                        identical demand signal): not audited */
 	const char *action;
 	char target[160];
 	char detail[512];
@@ -160,8 +162,9 @@ void gb_api_conn_closed(gb_api_limits *l, gb_api_client *c);
  * that was), 0 no (counted).  per_minute 0 = every refusal is written. */
 int gb_api_refusal_admit(gb_api_limits *l, const struct sockaddr *sa,
                          int per_minute, uint64_t *dropped);
-/* An on-demand reconcile by token `who`: 1 allowed, 0 refused with
- * *retry_after_s set. */
+/* A request counted against the budget of `who` (a token's name for
+ * reconciles; "demand:TOKEN", "hb:INSTANCE"): 1 allowed, 0 refused with
+ * *retry_after_s set.  Budgets unused for a minute are forgotten. */
 int gb_api_token_admit(gb_api_limits *l, const char *who, int per_minute,
                        int *retry_after_s);
 /* The same for n units at once (a plan of n pools): 1 allowed (n taken),

@@ -22,6 +22,8 @@
 #define NBUCKETS 4096
 #define MAX_CLIENTS 65536
 #define KEY_LEN 17 /* family byte + up to 16 address bytes */
+/* budgets kept (tokens, instances) before the idle ones are dropped */
+#define MAX_BUDGETS 1024
 
 struct gb_api_client {
 	unsigned char key[KEY_LEN];
@@ -45,6 +47,7 @@ struct gb_api_limits {
 	gb_api_client overflow;
 	size_t nclients;
 	token_budget *tokens;
+	size_t ntokens;       /* budgets in `tokens` */
 	gb_api_limit_stats st;
 };
 
@@ -247,6 +250,24 @@ int gb_api_refusal_admit(gb_api_limits *l, const struct sockaddr *sa,
 	return ok;
 }
 
+/* Drops the budgets a minute past their last use (full again: nothing
+ * worth keeping), but not `keep` (caller holds mu). */
+static void sweep_budgets(gb_api_limits *l, const token_budget *keep)
+{
+	int64_t now = gb_mono_ms();
+	for (token_budget **pp = &l->tokens; *pp;) {
+		token_budget *t = *pp;
+		if (t != keep && now - t->refill_ms >= 60000) {
+			*pp = t->next;
+			free(t->who);
+			free(t);
+			l->ntokens--;
+		} else {
+			pp = &t->next;
+		}
+	}
+}
+
 int gb_api_token_admit(gb_api_limits *l, const char *who, int per_minute,
                        int *retry_after_s)
 {
@@ -267,7 +288,9 @@ int gb_api_token_take(gb_api_limits *l, const char *who, int per_minute,
 	for (t = l->tokens; t; t = t->next)
 		if (strcmp(t->who, who) == 0)
 			break;
-	if (!t) {
+	if (t) {
+		l->ntokens--; /* counted again below */
+	} else {
 		t = gb_xcalloc(1, sizeof(*t));
 		t->who = gb_xstrdup(who);
 		t->tokens = -1;
@@ -275,6 +298,8 @@ int gb_api_token_take(gb_api_limits *l, const char *who, int per_minute,
 		l->tokens = t;
 	}
 	refill(&t->tokens, &t->refill_ms, per_minute, gb_mono_ms());
+	if (++l->ntokens > MAX_BUDGETS)
+		sweep_budgets(l, t);
 	ok = t->tokens >= n;
 	if (ok) {
 		t->tokens -= n;

@@ -94,25 +94,17 @@ void gb_api_events(gb_api_req *r)
 		             gb_store_errmsg(r->d->store));
 		return;
 	}
-	if (r->role != GB_ROLE_ADMIN && r->team && !pool) {
-		/* keep only events of the caller's team's pools */
+	if (r->role != GB_ROLE_ADMIN && r->team) {
+		/* keep only events of the caller's team's pools: the team
+		 * that owned the pool when the event was written (a destroyed
+		 * pool's name may be another team's now) */
 		size_t w = 0;
 		for (size_t i = 0; i < n; i++) {
-			gb_pool_row p;
-			int keep = 0;
-			if (rows[i].pool &&
-			    gb_store_pool_get(r->d->store, rows[i].pool, &p) == 0) {
-				keep = strcmp(p.team, r->team) == 0;
-				gb_pool_row_free(&p);
-			}
-			if (keep)
+			if (rows[i].pool && rows[i].team &&
+			    strcmp(rows[i].team, r->team) == 0)
 				rows[w++] = rows[i];
-			else {
-				free(rows[i].pool);
-				free(rows[i].instance);
-				free(rows[i].kind);
-				free(rows[i].message);
-			}
+			else
+				gb_event_row_free(&rows[i]);
 		}
 		if (n && !w)
 			r->ev_after = rows[n - 1].id; /* nothing visible: move on */

@@ -774,6 +774,28 @@ static void prune_heartbeats(gb_daemon *d)
 }
 
 #define DEMAND_MAX_S (7 * 86400)
+/* Demand signals a token may send a minute, heartbeats an instance may
+ * send a minute (README, "Limits"): past them 429 with Retry-After. */
+#define DEMAND_PER_MINUTE 120
+#define HEARTBEATS_PER_MINUTE 120
+
+/* Counts the request against the budget "KIND:who"; 0 after a 429. */
+static int admit(gb_api_req *r, const char *kind, const char *who,
+                 int per_minute, const char *what)
+{
+	char key[256];
+	int retry = 0;
+	if (!r->d->srv)
+		return 1;
+	snprintf(key, sizeof(key), "%s:%s", kind, who);
+	if (gb_api_token_admit(gb_api_srv_limits(r->d), key, per_minute,
+	                       &retry))
+		return 1;
+	gb_api_error(r, 429, "RateLimited", "%s may send %d %s a minute; "
+	             "retry in %d s", who, per_minute, what, retry);
+	r->retry_after_s = retry;
+	return 0;
+}
 
 /* The pool's spec when it is active and has an autoscale block; else an
  * error answered.  0 with *spec filled (caller frees). */
@@ -817,8 +839,11 @@ void gb_api_pool_demand(gb_api_req *r, const char *name)
 	json_t *j, *n, *f;
 	gb_pool_spec spec;
 	int64_t secs = 600, now = gb_now_ms() / 1000;
-	int want, eff;
+	int want, eff, changed;
 	if (!gb_api_pool_visible(r, name))
+		return;
+	if (!admit(r, "demand", r->actor ? r->actor : "-", DEMAND_PER_MINUTE,
+	           "demand signals"))
 		return;
 	if (!(j = gb_api_body_json(r)))
 		return;
@@ -848,25 +873,38 @@ void gb_api_pool_demand(gb_api_req *r, const char *name)
 	if (autoscaled_spec(r, name, &spec) != 0)
 		return;
 	eff = want < spec.min ? spec.min : want > spec.max ? spec.max : want;
-	gb_daemon_set_demand(r->d, name, want, want ? now + secs : 0);
-	if (want)
+	/* stored: the replica that converges the pool acts on it, whichever
+	 * replica took it */
+	changed = gb_daemon_set_demand(r->d, name, want, want ? now + secs : 0);
+	if (changed < 0) {
+		gb_api_error(r, 503, "StoreError", "the demand signal was not "
+		             "kept: %s; retry", gb_store_errmsg(r->d->store));
+		r->retry_after_s = 5;
+		gb_pool_spec_free(&spec);
+		return;
+	}
+	/* the same signal again only moves its end: one event and one
+	 * audit row per change, not per request */
+	r->no_audit = !changed;
+	if (changed && want)
 		gb_store_event(r->d->store, name, NULL, "demand",
 		               "demand signal %d for %llds from %s (within "
 		               "min..max: %d)", want, (long long)secs,
 		               r->actor ? r->actor : "-", eff);
-	else
+	else if (changed)
 		gb_store_event(r->d->store, name, NULL, "demand",
 		               "demand signal withdrawn by %s",
 		               r->actor ? r->actor : "-");
-	r->resp = json_pack("{s:s, s:i, s:i, s:o}", "pool", name, "desired",
-	                    want, "effective", eff, "until",
+	r->resp = json_pack("{s:s, s:i, s:i, s:o, s:b}", "pool", name,
+	                    "desired", want, "effective", eff, "until",
 	                    want ? gb_json_time((now + secs) * 1000)
-	                         : json_null());
+	                         : json_null(), "changed", changed);
 	r->status = 200;
 	snprintf(r->detail, sizeof(r->detail), "desired %d for %llds", want,
 	         (long long)secs);
 	gb_pool_spec_free(&spec);
-	gb_daemon_kick(r->d);
+	if (changed)
+		gb_daemon_kick(r->d);
 }
 
 /* POST /v1/instances/{id}/heartbeat {"gpu_util": 0.0..1.0}: the
@@ -877,6 +915,7 @@ void gb_api_heartbeat(gb_api_req *r, const char *id)
 {
 	json_t *j, *u;
 	gb_inst_row inst;
+	char key[32];
 	double util;
 	int64_t now = gb_now_ms() / 1000;
 	if (!(j = gb_api_body_json(r)))
@@ -898,6 +937,11 @@ void gb_api_heartbeat(gb_api_req *r, const char *id)
 	}
 	if (!gb_api_pool_visible(r, inst.pool)) {
 		gb_api_error(r, 404, "NotFound", "no live instance %s", id);
+		gb_inst_row_free(&inst);
+		return;
+	}
+	snprintf(key, sizeof(key), "instance %lld", (long long)inst.id);
+	if (!admit(r, "hb", key, HEARTBEATS_PER_MINUTE, "heartbeats")) {
 		gb_inst_row_free(&inst);
 		return;
 	}

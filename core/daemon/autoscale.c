@@ -1,7 +1,7 @@
 /* autoscale.c -- the daemon's side of elastic pools: per-pool decision
- * state and demand signals (in memory, under mmu), one decision per pool
- * per reconcile pass (gb_autoscale_decide), applied through the engine's
- * scale path. */
+ * state and demand signals (in the store: every replica sees them, a
+ * restart keeps them), one decision per pool per reconcile pass
+ * (gb_autoscale_decide), applied through the engine's scale path. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,61 +11,60 @@
 #include "log.h"
 #include "timejson.h"
 
-typedef struct as_entry {
-	char *pool;
-	gb_as_state st;
-	int demand;
-	int64_t demand_until;
-	gb_as_decision last; /* the latest decision (last.reason is a copy) */
-	double target;
-	int have_last;
-	char refused[sizeof(((gb_engine_result *)0)->message)];   /* the last refusal reported as an event */
-} as_entry;
-
-struct gb_as_table {
-	as_entry *v;
-	size_t n, cap;
-};
-
-/* The entry of `pool`, created when missing; under mmu. */
-static as_entry *entry(gb_daemon *d, const char *pool)
+/* The decision state as stored (JSON text; caller frees). */
+static char *state_text(const gb_as_state *st)
 {
-	struct gb_as_table *t;
-	if (!d->autoscale)
-		d->autoscale = gb_xcalloc(1, sizeof(*d->autoscale));
-	t = d->autoscale;
-	for (size_t i = 0; i < t->n; i++)
-		if (strcmp(t->v[i].pool, pool) == 0)
-			return &t->v[i];
-	if (t->n == t->cap) {
-		t->cap = t->cap ? t->cap * 2 : 8;
-		t->v = gb_xrealloc(t->v, t->cap * sizeof(*t->v));
-	}
-	memset(&t->v[t->n], 0, sizeof(t->v[t->n]));
-	t->v[t->n].pool = gb_xstrdup(pool);
-	return &t->v[t->n++];
+	json_t *j = json_pack("{s:I, s:I, s:I, s:i}", "above_since",
+	                      (json_int_t)st->above_since, "below_since",
+	                      (json_int_t)st->below_since, "last_change",
+	                      (json_int_t)st->last_change, "last_floor",
+	                      st->last_floor);
+	char *t = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(j);
+	return t;
 }
 
-void gb_daemon_autoscale_free(gb_daemon *d)
+/* The stored decision state (zeroed when none or unreadable). */
+static void state_read(const char *text, gb_as_state *st)
 {
-	if (!d->autoscale)
+	json_t *j = text ? json_loads(text, 0, NULL) : NULL;
+	memset(st, 0, sizeof(*st));
+	if (!j)
 		return;
-	for (size_t i = 0; i < d->autoscale->n; i++)
-		free(d->autoscale->v[i].pool);
-	free(d->autoscale->v);
-	free(d->autoscale);
-	d->autoscale = NULL;
+	st->above_since = json_integer_value(json_object_get(j, "above_since"));
+	st->below_since = json_integer_value(json_object_get(j, "below_since"));
+	st->last_change = json_integer_value(json_object_get(j, "last_change"));
+	st->last_floor = (int)json_integer_value(json_object_get(j, "last_floor"));
+	json_decref(j);
 }
 
-void gb_daemon_set_demand(gb_daemon *d, const char *pool, int n,
-                          int64_t until)
+/* The latest decision as status shows it, as stored (JSON text; caller
+ * frees). */
+static char *last_text(const gb_as_decision *dec, double target)
 {
-	as_entry *e;
-	pthread_mutex_lock(&d->mmu);
-	e = entry(d, pool);
-	e->demand = n;
-	e->demand_until = until;
-	pthread_mutex_unlock(&d->mmu);
+	json_t *o = json_pack("{s:f, s:i, s:s, s:s, s:i}", "target", target,
+	                      "reporting", dec->reporting, "reason",
+	                      dec->reason, "next", dec->next, "floor",
+	                      dec->floor);
+	char *t;
+	json_object_set_new(o, "mean", dec->mean >= 0 ? json_real(dec->mean)
+	                                              : json_null());
+	if (dec->next_at)
+		json_object_set_new(o, "next_at",
+		                    gb_json_time(dec->next_at * 1000));
+	t = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(o);
+	return t;
+}
+
+int gb_daemon_set_demand(gb_daemon *d, const char *pool, int n,
+                         int64_t until)
+{
+	int changed = 0;
+	if (gb_store_as_demand(d->store, pool, n, until, gb_now_ms() / 1000,
+	                       &changed) != 0)
+		return -1;
+	return changed;
 }
 
 int gb_daemon_autoscale(gb_daemon *d, const gb_pool_row *p,
@@ -77,15 +76,19 @@ int gb_daemon_autoscale(gb_daemon *d, const gb_pool_row *p,
 	gb_as_input in;
 	gb_as_decision dec;
 	gb_engine_result res;
-	as_entry *e;
+	gb_as_state st;
+	gb_as_row row;
+	char *stext, *ltext, *refused;
 	int64_t now = gb_now_ms() / 1000;
 	int scaled = 0;
 
 	if (!s->autoscale.enabled)
 		return 0;
-	if (gb_store_inst_list(d->store, p->name, 1, &rows, &n) != 0) {
+	if (gb_store_as_get(d->store, p->name, &row) < 0 ||
+	    gb_store_inst_list(d->store, p->name, 1, &rows, &n) != 0) {
 		gb_log(GB_LOG_WARN, "autoscale", "pool %s: %s", p->name,
 		       gb_store_errmsg(d->store));
+		gb_as_row_free(&row);
 		return 0;
 	}
 	sm = gb_xcalloc(n + 1, sizeof(*sm));
@@ -109,15 +112,11 @@ int gb_daemon_autoscale(gb_daemon *d, const gb_pool_row *p,
 	in.nsamples = ns;
 	in.now = now;
 	in.fresh_s = GB_AS_FRESH_S;
-	pthread_mutex_lock(&d->mmu);
-	e = entry(d, p->name);
-	in.demand = e->demand;
-	in.demand_until = e->demand_until;
-	gb_autoscale_decide(&in, &e->st, &dec);
-	e->last = dec;
-	e->target = s->autoscale.gpu_util_target;
-	e->have_last = 1;
-	pthread_mutex_unlock(&d->mmu);
+	in.demand = row.demand;
+	in.demand_until = row.demand_until;
+	state_read(row.state, &st);
+	gb_autoscale_decide(&in, &st, &dec);
+	refused = row.refused ? gb_xstrdup(row.refused) : NULL;
 
 	if (dec.desired != p->desired) {
 		memset(&res, 0, sizeof(res));
@@ -132,20 +131,18 @@ int gb_daemon_autoscale(gb_daemon *d, const gb_pool_row *p,
 				d->autoscale_up++;
 			else
 				d->autoscale_down++;
-			e = entry(d, p->name);
-			e->refused[0] = 0;
 			pthread_mutex_unlock(&d->mmu);
+			free(refused);
+			refused = NULL;
 			scaled = 1;
 		} else {
-			int same;
-			pthread_mutex_lock(&d->mmu);
-			e = entry(d, p->name);
-			same = strcmp(e->refused, res.message) == 0;
-			d->autoscale_refused++;
-			snprintf(e->refused, sizeof(e->refused), "%s",
-			         res.message);
-			pthread_mutex_unlock(&d->mmu);
 			/* once per refusal, not every pass */
+			int same = refused && strcmp(refused, res.message) == 0;
+			pthread_mutex_lock(&d->mmu);
+			d->autoscale_refused++;
+			pthread_mutex_unlock(&d->mmu);
+			free(refused);
+			refused = gb_xstrdup(res.message);
 			if (!same)
 				gb_store_event(d->store, p->name, NULL,
 				               "autoscale-refused", "%s refused: %s",
@@ -153,6 +150,16 @@ int gb_daemon_autoscale(gb_daemon *d, const gb_pool_row *p,
 		}
 		gb_engine_result_free(&res);
 	}
+	/* in the store: every replica shows it, a restart keeps it */
+	stext = state_text(&st);
+	ltext = last_text(&dec, s->autoscale.gpu_util_target);
+	if (gb_store_as_save(d->store, p->name, stext, ltext, refused) != 0)
+		gb_log(GB_LOG_WARN, "autoscale", "pool %s: %s", p->name,
+		       gb_store_errmsg(d->store));
+	free(stext);
+	free(ltext);
+	free(refused);
+	gb_as_row_free(&row);
 	free(sm);
 	gb_inst_list_free(rows, n);
 	return scaled;
@@ -160,30 +167,17 @@ int gb_daemon_autoscale(gb_daemon *d, const gb_pool_row *p,
 
 json_t *gb_daemon_autoscale_json(gb_daemon *d, const char *pool)
 {
-	json_t *o = NULL;
+	gb_as_row row;
+	json_t *o;
 	int64_t now = gb_now_ms() / 1000;
-	pthread_mutex_lock(&d->mmu);
-	if (d->autoscale)
-		for (size_t i = 0; i < d->autoscale->n; i++) {
-			as_entry *e = &d->autoscale->v[i];
-			if (strcmp(e->pool, pool) != 0 || !e->have_last)
-				continue;
-			o = json_pack("{s:f, s:i, s:s, s:s, s:i}", "target",
-			              e->target, "reporting", e->last.reporting,
-			              "reason", e->last.reason, "next",
-			              e->last.next, "floor", e->last.floor);
-			json_object_set_new(o, "mean", e->last.mean >= 0
-			                    ? json_real(e->last.mean)
-			                    : json_null());
-			if (e->last.next_at)
-				json_object_set_new(o, "next_at",
-				                    gb_json_time(e->last.next_at * 1000));
-			if (e->demand && now < e->demand_until)
-				json_object_set_new(o, "demand",
-				                    json_pack("{s:i, s:o}", "desired",
-				                              e->demand, "until",
-				                              gb_json_time(e->demand_until * 1000)));
-		}
-	pthread_mutex_unlock(&d->mmu);
+	if (gb_store_as_get(d->store, pool, &row) != 0)
+		return NULL;
+	o = row.last ? json_loads(row.last, 0, NULL) : NULL;
+	if (o && row.demand && now < row.demand_until)
+		json_object_set_new(o, "demand",
+		                    json_pack("{s:i, s:o}", "desired", row.demand,
+		                              "until",
+		                              gb_json_time(row.demand_until * 1000)));
+	gb_as_row_free(&row);
 	return o;
 }

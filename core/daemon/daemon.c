@@ -426,6 +426,35 @@ static int listen_is_loopback(const char *listen)
 	       strncmp(listen, "[::1]", 5) == 0 || listen[0] == ':';
 }
 
+/* Opens the session; a state database that is there but cannot take
+ * the connection now (no free connection slot, starting up) is waited
+ * for with a backoff (0.25 s doubling to 5 s), as a running replica
+ * reconnects, saying so in the log, until it answers or SIGTERM/SIGINT
+ * arrives (blocked in `set`: seen as pending). */
+static int open_session(gb_daemon *d, const sigset_t *set, char *err,
+                        size_t cap)
+{
+	int64_t backoff = 250;
+	for (;;) {
+		sigset_t pending;
+		if (gb_session_open(d->cfg, &d->app, on_event, d, &d->stop, 1, err,
+		                    cap) == 0)
+			return 0;
+		if (!gb_store_open_retryable(err))
+			return -1;
+		sigemptyset(&pending);
+		sigpending(&pending);
+		if ((sigismember(set, SIGTERM) && sigismember(&pending, SIGTERM)) ||
+		    (sigismember(set, SIGINT) && sigismember(&pending, SIGINT)))
+			return -1; /* err: the last cause */
+		gb_log(GB_LOG_WARN, "daemon", "%s; trying again in %lld ms (the "
+		       "daemon starts once the state database takes its "
+		       "connection)", err, (long long)backoff);
+		gb_sleep_ms(backoff);
+		backoff = backoff * 2 > 5000 ? 5000 : backoff * 2;
+	}
+}
+
 int gb_daemon_serve(const gb_daemon_opts *o, char *err, size_t cap)
 {
 	gb_daemon d;
@@ -463,13 +492,19 @@ int gb_daemon_serve(const gb_daemon_opts *o, char *err, size_t cap)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	if (gb_session_open(cfg, &d.app, on_event, &d, &d.stop, 1, err, cap) != 0) {
+	if (open_session(&d, &set, err, cap) != 0) {
 		pthread_rwlock_destroy(&d.cfg_lock);
 		return -1;
 	}
 	d.store = d.app.store;
 	d.eng = d.app.eng;
 	state_mode_warn(gb_store_path(d.store));
+	/* held until the store closes: `state migrate` refuses meanwhile */
+	if (gb_store_serve_hold(d.store) != 0) {
+		snprintf(err, cap, "%s", gb_store_errmsg(d.store));
+		rc = -1;
+		goto out_engine;
+	}
 	for (size_t i = 0; i < d.app.rt.problems.n; i++)
 		gb_log(GB_LOG_WARN, "daemon", "%s", d.app.rt.problems.v[i]);
 	if (d.app.warning)
@@ -570,7 +605,6 @@ out_engine:
 	free(d.metrics_cache);
 	gb_metrics_release();
 	free(d.pools_cache);
-	gb_daemon_autoscale_free(&d);
 	pthread_rwlock_destroy(&d.cfg_lock);
 	return rc;
 }

@@ -120,7 +120,6 @@ typedef struct gb_daemon {
 	                             skipped (reconcile.c) */
 	int leader;               /* holds the "leader" lease (gc) */
 	/* elastic pools (autoscale.c; under mmu) */
-	struct gb_as_table *autoscale; /* per-pool decision state, demand */
 	uint64_t autoscale_up, autoscale_down, autoscale_refused; /* decisions */
 } gb_daemon;
 
@@ -138,14 +137,16 @@ static inline int gb_daemon_stopping(gb_daemon *d)
  * count changed (the caller converges the pool). */
 int gb_daemon_autoscale(gb_daemon *d, const gb_pool_row *p,
                         const gb_pool_spec *s);
-/* Holds a demand signal of n instances until `until` (unix s). */
-void gb_daemon_set_demand(gb_daemon *d, const char *pool, int n,
-                          int64_t until);
+/* Stores a demand signal of n instances until `until` (unix s); n 0
+ * withdraws it.  1 when that changes the signal in force (another n, or
+ * none was in force), 0 when it only moves an identical signal's end,
+ * -1 on a store error. */
+int gb_daemon_set_demand(gb_daemon *d, const char *pool, int n,
+                         int64_t until);
 /* The pool's autoscale state for status (target, mean, reporting,
  * floor, demand, the latest reason, next action and its time); NULL
  * before its first decision.  Caller owns it. */
 json_t *gb_daemon_autoscale_json(gb_daemon *d, const char *pool);
-void gb_daemon_autoscale_free(gb_daemon *d);
 
 /* daemon.c */
 void gb_daemon_enqueue(gb_daemon *d, int kind, const char *pool,

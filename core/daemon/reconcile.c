@@ -127,7 +127,7 @@ static void housekeeping(gb_daemon *d)
 	if (every < 1000)
 		every = 1000;
 	if (shortest && (!d->prune_at_ms || now - d->prune_at_ms >= every)) {
-		int64_t na = 0, ne = 0;
+		int64_t na = 0, ne = 0, nd = 0;
 		d->prune_at_ms = now;
 		if (gb_store_prune(d->store,
 		                   c->audit_retention_s > 0
@@ -137,11 +137,20 @@ static void housekeeping(gb_daemon *d)
 		                   &na, &ne) != 0)
 			gb_log(GB_LOG_ERROR, "reconcile", "retention: %s",
 			       gb_store_errmsg(d->store));
-		if (na || ne)
+		/* plan records go with the events (each pool's latest
+		 * stays) */
+		if (c->events_retention_s > 0 &&
+		    gb_store_decisions_prune(d->store, wall -
+		                             c->events_retention_s * 1000,
+		                             &nd) != 0)
+			gb_log(GB_LOG_ERROR, "reconcile", "retention: %s",
+			       gb_store_errmsg(d->store));
+		if (na || ne || nd)
 			gb_log(GB_LOG_INFO, "reconcile", "retention: deleted %lld "
-			       "audit rows and %lld events older than "
-			       "daemon.audit_retention / daemon.events_retention",
-			       (long long)na, (long long)ne);
+			       "audit rows, %lld events and %lld decision "
+			       "records older than daemon.audit_retention / "
+			       "daemon.events_retention", (long long)na,
+			       (long long)ne, (long long)nd);
 		pthread_mutex_lock(&d->mmu);
 		d->pruned_audit += (uint64_t)na;
 		d->pruned_events += (uint64_t)ne;

@@ -208,19 +208,24 @@ static void add_int(json_t *g, const char *key, json_int_t v)
 }
 
 /* The group key of instance r under `by` (borrowed from r, specs or
- * teams). */
+ * incs).  The team is the one that owned the pool when the instance was
+ * made (a destroyed pool's name may be another team's now); labels are
+ * the pool's spec when it is still the instance's incarnation. */
 static const char *group_key(const char *by, const gb_inst_row *r,
-                             json_t *specs, json_t *teams)
+                             json_t *specs, json_t *incs)
 {
 	const char *key;
 	if (!by || strcmp(by, "pool") == 0)
 		key = r->pool;
 	else if (strcmp(by, "team") == 0)
-		key = json_string_value(json_object_get(teams, r->pool));
+		key = r->team;
 	else if (strcmp(by, "cloud") == 0)
 		key = r->cloud;
 	else if (strncmp(by, "label:", 6) == 0)
-		key = label_of(specs, r->pool, by + 6);
+		key = json_integer_value(json_object_get(incs, r->pool)) ==
+		                      r->pool_inc
+		              ? label_of(specs, r->pool, by + 6)
+		              : "(none)";
 	else
 		key = r->pool;
 	return key ? key : "(unknown)";
@@ -235,7 +240,7 @@ json_t *gb_engine_cost(gb_engine *e, const char *by, int64_t since_s,
 	size_t n = 0, np = 0, nrolled = 0;
 	int64_t now = gb_now_ms() / 1000;
 	json_t *groups = json_object(), *specs = json_object(), *out, *arr;
-	json_t *teams = json_object();
+	json_t *incs = json_object();
 	double total = 0;
 	const char *k;
 	json_t *g;
@@ -245,7 +250,8 @@ json_t *gb_engine_cost(gb_engine *e, const char *by, int64_t since_s,
 		json_t *s = json_loads(pools[i].spec_json, 0, NULL);
 		if (s)
 			json_object_set_new(specs, pools[i].name, s);
-		json_object_set_new(teams, pools[i].name, json_string(pools[i].team));
+		json_object_set_new(incs, pools[i].name,
+		                    json_integer(pools[i].incarnation));
 	}
 	gb_store_inst_list(e->o.store, NULL, 0, &rows, &n);
 	gb_store_inst_rolled_back(e->o.store, &rolled, &nrolled);
@@ -256,11 +262,8 @@ json_t *gb_engine_cost(gb_engine *e, const char *by, int64_t since_s,
 		int rb;
 		double hours, cost;
 		const char *key;
-		if (team_filter) {
-			const char *t = json_string_value(json_object_get(teams, r->pool));
-			if (!t || strcmp(t, team_filter) != 0)
-				continue;
-		}
+		if (team_filter && (!r->team || strcmp(r->team, team_filter) != 0))
+			continue;
 		if (!start)
 			continue;
 		if (since_s * 1000 > start)
@@ -270,7 +273,7 @@ json_t *gb_engine_cost(gb_engine *e, const char *by, int64_t since_s,
 		hours = (double)(end - start) / 3600000.0;
 		cost = hours * r->price_per_hour;
 		rb = has_id(rolled, nrolled, r->id);
-		key = group_key(by, r, specs, teams);
+		key = group_key(by, r, specs, incs);
 		g = json_object_get(groups, key);
 		if (!g) {
 			g = json_pack("{s:s, s:f, s:f, s:i, s:i, s:f}", "key", key,
@@ -295,7 +298,7 @@ json_t *gb_engine_cost(gb_engine *e, const char *by, int64_t since_s,
 	                gb_json_time(since_s * 1000), "groups", arr);
 	json_decref(groups);
 	json_decref(specs);
-	json_decref(teams);
+	json_decref(incs);
 	free(rolled);
 	gb_inst_list_free(rows, n);
 	gb_pool_list_free(pools, np);

@@ -139,26 +139,21 @@ typedef struct pool_sum {
 json_t *gb_engine_usage(gb_engine *e, const char *by, const char *pool,
                         const char *team, int64_t since_ms, int64_t until_ms)
 {
-	gb_pool_row *pools = NULL;
 	gb_inst_row *rows = NULL;
 	gb_hb_sample *samples = NULL;
 	gb_usage_inst *v = NULL;
 	gb_usage_bucket buckets[24], *per = NULL, total;
-	size_t np = 0, n = 0, ns = 0, nv = 0, unmeasured = 0;
+	size_t n = 0, ns = 0, nv = 0, unmeasured = 0;
 	int by_weekday = by && strcmp(by, "weekday") == 0;
 	int nb = by_weekday ? 7 : 24;
-	json_t *teams = json_object(), *out = NULL, *arr, *bypool, *g;
+	json_t *out = NULL, *arr, *bypool, *g;
 	pool_sum *ps = NULL;
 	size_t nps = 0;
 
-	if (gb_store_pool_list(e->o.store, NULL, 1, &pools, &np) != 0 ||
-	    gb_store_inst_list(e->o.store, pool, 0, &rows, &n) != 0 ||
+	if (gb_store_inst_list(e->o.store, pool, 0, &rows, &n) != 0 ||
 	    gb_store_hb_list(e->o.store, pool, since_ms - GB_USAGE_HOLD_MS,
 	                     until_ms, &samples, &ns) != 0)
 		goto done;
-	for (size_t i = 0; i < np; i++)
-		json_object_set_new(teams, pools[i].name,
-		                    json_string(pools[i].team));
 	v = calloc(n ? n : 1, sizeof(*v));
 	per = calloc(n ? n : 1, sizeof(*per));
 	ps = calloc(n ? n : 1, sizeof(*ps));
@@ -166,8 +161,8 @@ json_t *gb_engine_usage(gb_engine *e, const char *by, const char *pool,
 		goto done;
 	for (size_t i = 0; i < n; i++) {
 		const gb_inst_row *r = &rows[i];
-		const char *t = json_string_value(json_object_get(teams, r->pool));
-		if (team && (!t || strcmp(t, team) != 0))
+		/* the team that owned the pool when the instance was made */
+		if (team && (!r->team || strcmp(r->team, team) != 0))
 			continue;
 		if (!r->launched_ms || r->gpu_count <= 0)
 			continue;
@@ -194,19 +189,25 @@ json_t *gb_engine_usage(gb_engine *e, const char *by, const char *pool,
 		json_array_append_new(arr, b);
 		add_to(&total, &buckets[i]);
 	}
-	/* per pool: the sums of its instances (index into ps by name) */
+	/* per pool and team that owned it (a destroyed pool's name may be
+	 * another team's since): the sums of its instances (index into ps by
+	 * "team/name") */
 	bypool = json_object();
 	for (size_t i = 0; i < nv; i++) {
 		const gb_inst_row *r = &rows[v[i].row];
-		json_t *at = json_object_get(bypool, r->pool);
+		char *key = gb_xasprintf("%s/%s", r->team ? r->team : "", r->pool);
+		json_t *at = json_object_get(bypool, key);
 		pool_sum *p;
-		if (per[i].bought_h <= 0)
+		if (per[i].bought_h <= 0) {
+			free(key);
 			continue;
+		}
 		if (!at) {
 			at = json_integer((json_int_t)nps);
-			json_object_set_new(bypool, r->pool, at);
+			json_object_set_new(bypool, key, at);
 			ps[nps++].row = v[i].row;
 		}
+		free(key);
 		p = &ps[json_integer_value(at)];
 		add_to(&p->sum, &per[i]);
 		p->instances++;
@@ -225,9 +226,9 @@ json_t *gb_engine_usage(gb_engine *e, const char *by, const char *pool,
 	                    json_integer((json_int_t)unmeasured));
 	arr = json_array();
 	for (size_t i = 0; i < nps; i++) {
-		const char *name = rows[ps[i].row].pool;
-		g = json_pack("{s:s, s:s?, s:i, s:i}", "pool", name, "team",
-		              json_string_value(json_object_get(teams, name)),
+		const gb_inst_row *r = &rows[ps[i].row];
+		g = json_pack("{s:s, s:s?, s:i, s:i}", "pool", r->pool, "team",
+		              r->team,
 		              "instances", ps[i].instances, "unmeasured_instances",
 		              ps[i].unmeasured);
 		set_figures(g, &ps[i].sum);
@@ -235,12 +236,10 @@ json_t *gb_engine_usage(gb_engine *e, const char *by, const char *pool,
 	}
 	json_object_set_new(out, "pools", arr);
 done:
-	json_decref(teams);
 	free(v);
 	free(per);
 	free(ps);
 	free(samples);
 	gb_inst_list_free(rows, n);
-	gb_pool_list_free(pools, np);
 	return out;
 }

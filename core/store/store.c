@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "drivers.h"
@@ -96,6 +97,33 @@ static const char *const migrations[] = {
 	" NOT NULL, pool TEXT NOT NULL, time_ms INTEGER NOT NULL, gpu_util REAL"
 	" NOT NULL);"
 	"CREATE INDEX heartbeats_time ON heartbeats(time_ms);",
+	/* 5: a pool name may be reused once destroyed, by another team: the
+	 * pool's incarnation (bumped when a destroyed pool is applied again)
+	 * and the team that owned it then are kept on its instances, events
+	 * and heartbeat samples, so cost, usage and events follow them, not
+	 * the name's present owner.  Rows from before: the owner now. */
+	"ALTER TABLE pools ADD COLUMN incarnation INTEGER NOT NULL DEFAULT 1;"
+	"ALTER TABLE instances ADD COLUMN team TEXT;"
+	"ALTER TABLE instances ADD COLUMN pool_inc INTEGER NOT NULL DEFAULT 1;"
+	"ALTER TABLE events ADD COLUMN team TEXT;"
+	"ALTER TABLE events ADD COLUMN pool_inc INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE heartbeats ADD COLUMN team TEXT;"
+	"ALTER TABLE heartbeats ADD COLUMN pool_inc INTEGER NOT NULL DEFAULT 1;"
+	"UPDATE instances SET team = (SELECT team FROM pools"
+	" WHERE pools.name = instances.pool);"
+	"UPDATE events SET team = (SELECT team FROM pools"
+	" WHERE pools.name = events.pool), pool_inc = 1 WHERE pool IS NOT NULL;"
+	"UPDATE heartbeats SET team = (SELECT team FROM pools"
+	" WHERE pools.name = heartbeats.pool);",
+	/* 6: an instance's samples by time (gb_store_hb_add keeps one a
+	 * second per instance) */
+	"CREATE INDEX heartbeats_instance ON heartbeats(instance_id, time_ms);",
+	/* 7: an autoscaled pool's demand signal and decision state
+	 * (store_autoscale.c), shared by the replicas and kept across
+	 * restarts; rows of an earlier incarnation of the name are not read */
+	"CREATE TABLE autoscale (pool TEXT PRIMARY KEY, pool_inc INTEGER NOT"
+	" NULL, demand INTEGER NOT NULL DEFAULT 0, demand_until INTEGER NOT"
+	" NULL DEFAULT 0, state TEXT, last TEXT, refused TEXT);",
 };
 
 /* The calling thread's last store error.  Per thread, not per
@@ -518,6 +546,7 @@ int gb_store_open_auth(const char *target, const char *password,
 	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
 	pthread_mutex_init(&s->lock, &ma);
 	pthread_mutexattr_destroy(&ma);
+	s->serve_fd = -1;
 	gb_store_lease_owner_init(s);
 	if (s->be->open(s, target, password, err, cap) != 0) {
 		gb_store_close(s);
@@ -529,6 +558,24 @@ int gb_store_open_auth(const char *target, const char *password,
 		return -1;
 	}
 	*out = s;
+	return 0;
+}
+
+int gb_store_open_retryable(const char *err)
+{
+	/* PostgreSQL's messages (SQLSTATE 53300, 57P03): libpq hands a
+	 * refused connection's cause over as text only */
+	static const char *const busy[] = {
+		"too many clients", "too many connections",
+		"connection slots are reserved",
+		"the database system is starting up",
+		"the database system is shutting down",
+		"the database system is in recovery mode",
+		"the database system is not yet accepting connections",
+	};
+	for (size_t i = 0; err && i < GB_ARRAY_LEN(busy); i++)
+		if (strstr(err, busy[i]))
+			return 1;
 	return 0;
 }
 
@@ -562,6 +609,8 @@ void gb_store_close(gb_store *s)
 	if (!s)
 		return;
 	gb_store_lease_release_all(s);
+	if (s->serve_fd >= 0)
+		close(s->serve_fd); /* releases the serving lock */
 	for (size_t i = 0; i < s->ncache; i++)
 		s->be->finalize(s->cache[i].st);
 	if (s->db)

@@ -39,7 +39,7 @@
 
 typedef struct gb_store gb_store;
 
-#define GB_STORE_SCHEMA_VERSION 4
+#define GB_STORE_SCHEMA_VERSION 7
 
 /* Opens (creating and migrating) the state at `target`: a SQLite path,
  * or a postgresql:// URL.  password: NULL = libpq's own mechanisms; it is
@@ -54,6 +54,12 @@ struct gb_config;
 int gb_store_open_cfg(const struct gb_config *cfg, gb_store **out, char *err,
                       size_t cap);
 void gb_store_close(gb_store *s);
+/* Whether an open's error (err of gb_store_open*) says the database is
+ * there but cannot take this connection now -- no free connection slot
+ * (the server's, the database's or the role's), starting up, shutting
+ * down, in recovery -- so a later try may work (a
+ * daemon starting waits for it, as a running one reconnects). */
+int gb_store_open_retryable(const char *err);
 /* Whether target names a PostgreSQL database (postgresql:// or
  * postgres://) rather than a SQLite file. */
 int gb_store_is_url(const char *target);
@@ -125,11 +131,16 @@ typedef struct gb_pool_row {
 	int64_t retry_at_ms;    /* unix ms before which placing more cannot
 	                           succeed (every candidate cooling down or
 	                           paced); 0 = now */
+	int64_t incarnation;    /* 1, bumped each time the name is applied
+	                           again after a destroy (gb_store_pool_put):
+	                           instances, events and samples keep the
+	                           incarnation and team they were made under */
 } gb_pool_row;
 
 void gb_pool_row_free(gb_pool_row *r);
 /* Insert or update by name (keeps created_at of an existing pool unless
- * it was destroyed, in which case the pool starts over). */
+ * it was destroyed, in which case the pool starts over as a new
+ * incarnation: r->incarnation is not read). */
 int gb_store_pool_put(gb_store *s, const gb_pool_row *r);
 int gb_store_pool_get(gb_store *s, const char *name, gb_pool_row *out);
 /* team NULL = all; include_destroyed 0 = only active/destroying. */
@@ -187,6 +198,9 @@ typedef struct gb_inst_row {
 	double last_gpu_util;
 	int64_t intent_id;
 	int name_index;         /* the N in <pool>-<N> */
+	char *team;             /* the pool's team and incarnation when the */
+	int64_t pool_inc;       /* instance was recorded (not written by
+	                           gb_store_inst_put: taken from the pool) */
 } gb_inst_row;
 
 void gb_inst_row_free(gb_inst_row *r);
@@ -274,6 +288,8 @@ typedef struct gb_event_row {
 	char *instance;   /* provider id or name; may be NULL */
 	char *kind;       /* created, running, preempted, failover, ... */
 	char *message;
+	char *team;       /* the pool's team when written; NULL without pool */
+	int64_t pool_inc; /* the pool's incarnation then; 0 without pool */
 } gb_event_row;
 
 int gb_store_event(gb_store *s, const char *pool, const char *instance,
@@ -284,6 +300,8 @@ int gb_store_event_list(gb_store *s, const char *pool, int64_t after_id,
                         int64_t since_ms, size_t limit, gb_event_row **out,
                         size_t *n);
 void gb_event_list_free(gb_event_row *v, size_t n);
+/* Frees one row's strings (the row itself is the caller's). */
+void gb_event_row_free(gb_event_row *e);
 
 /* ---- audit ---- */
 typedef struct gb_audit_row {
@@ -298,6 +316,8 @@ int gb_store_audit_list(gb_store *s, int64_t after_id, size_t limit,
 void gb_audit_list_free(gb_audit_row *v, size_t n);
 
 /* ---- decisions (plan records) ---- */
+/* Records the pool's decision, unless it is the same record as the
+ * pool's latest (one record per change, not per apply). */
 int gb_store_decision(gb_store *s, const char *pool, json_t *record);
 /* The pool's latest decision record (the plan its placement walked):
  * 0 with *out = {"time": when it was recorded (RFC 3339), "plan": the
@@ -345,7 +365,9 @@ typedef struct gb_hb_sample {
 	double gpu_util;  /* 0..1 */
 } gb_hb_sample;
 /* Keeps one heartbeat of instance `id` (its pool read from the
- * instance's row; nothing when there is no such row) at `at_ms`. */
+ * instance's row; nothing when there is no such row) at `at_ms`, unless
+ * the instance has a sample less than a second older (a flood of
+ * heartbeats keeps one row a second). */
 int gb_store_hb_add(gb_store *s, int64_t id, int64_t at_ms, double gpu_util);
 /* The samples with from_ms <= time_ms < to_ms, of `pool` only when it is
  * not NULL, ordered by instance then time.  0 with *out (caller frees
@@ -356,6 +378,34 @@ int gb_store_hb_list(gb_store *s, const char *pool, int64_t from_ms,
  * gb_store_prune.  0 with *n deleted, or -1. */
 int gb_store_hb_prune(gb_store *s, int64_t before_ms, int64_t *n);
 
+/* ---- autoscale (store_autoscale.c) ----
+ * An autoscaled pool's demand signal and the autoscaler's state, in the
+ * store so that a signal sent to any replica reaches the one that
+ * converges the pool, every replica shows the same state, and a restart
+ * keeps the window clocks.  A row belongs to the pool's incarnation: a
+ * name applied again after a destroy starts empty. */
+typedef struct gb_as_row {
+	int demand;            /* 0 = none */
+	int64_t demand_until;  /* unix s */
+	char *state;           /* the decision state (JSON text); may be NULL */
+	char *last;            /* the latest decision as status shows it
+	                          (JSON text); may be NULL */
+	char *refused;         /* the last refusal reported; may be NULL */
+} gb_as_row;
+void gb_as_row_free(gb_as_row *r);
+/* The pool's row: 0, 1 when none (*out zeroed), -1. */
+int gb_store_as_get(gb_store *s, const char *pool, gb_as_row *out);
+/* Sets the demand signal (n 0 withdraws it).  *changed: 1 when that
+ * changes the signal in force at now_s (another n, or none was in
+ * force), 0 when it only moves an identical signal's end.  0 or -1. */
+int gb_store_as_demand(gb_store *s, const char *pool, int n, int64_t until,
+                       int64_t now_s, int *changed);
+/* Saves the decision state, the latest decision and the last refusal
+ * (NULL clears it); the demand stays.  Writes nothing when they are
+ * what is stored already.  0 or -1. */
+int gb_store_as_save(gb_store *s, const char *pool, const char *state,
+                     const char *last, const char *refused);
+
 /* ---- retention and size (store_prune.c) ---- */
 /* Deletes audit rows written before audit_before_ms and events before
  * events_before_ms (unix ms; 0 = keep them all), in transactions of at
@@ -364,6 +414,10 @@ int gb_store_hb_prune(gb_store *s, int64_t before_ms, int64_t *n);
 int gb_store_prune(gb_store *s, int64_t audit_before_ms,
                    int64_t events_before_ms, int64_t *audit_n,
                    int64_t *events_n);
+/* Deletes the decision records written before before_ms, except each
+ * pool's latest (what `status` shows), in batches as gb_store_prune.
+ * 0 with *n deleted, or -1. */
+int gb_store_decisions_prune(gb_store *s, int64_t before_ms, int64_t *n);
 /* The state's size on disk (the database and its -wal and -shm files,
  * bytes) and what the filesystem holding it has left for this user
  * (bytes; -1 unknown).  Never waits for the store. */
@@ -422,6 +476,22 @@ int gb_store_lease_check(gb_store *s, const char *pool);
 void gb_store_fence_on(gb_store *s);
 /* Sets the owner id at open (store.c). */
 void gb_store_lease_owner_init(gb_store *s);
+
+/* ---- the serving lock (store_serve.c) ----
+ * A daemon serving from a SQLite state holds a shared lock on
+ * "<file>.serving" for as long as it runs (released by gb_store_close or
+ * its exit); `state migrate` takes it exclusive, without waiting, for as
+ * long as it copies, so it never copies a state a daemon still writes to
+ * and no daemon starts on a state being copied.  PostgreSQL states: no
+ * lock (nothing is migrated from them). */
+/* 0 held (or PostgreSQL), -1 with the error set: a migration holds it,
+ * or the lock file cannot be made. */
+int gb_store_serve_hold(gb_store *s);
+/* For `state migrate` of the SQLite file `path`: 0 with *fd (close it
+ * when done: that releases the lock), 1 when a daemon serves from it, -1
+ * error; err says which. */
+int gb_store_serve_exclusive(const char *path, int *fd, char *err,
+                             size_t cap);
 
 /* ---- copying a state (store_copy.c) ---- */
 /* Copies every row of every table of `from` into `to` (another backend

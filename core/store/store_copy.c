@@ -17,6 +17,9 @@
 
 #include "util.h"
 
+/* rows of one table a copy takes at most */
+#define GB_COPY_MAX_ROWS 100000000LL
+
 typedef struct copy_table {
 	const char *name;
 	const char *cols;  /* as in store.c's CREATE TABLE */
@@ -31,8 +34,9 @@ static const copy_table tables[] = {
 	{ "pools",
 	  "name, team, spec_json, spec_hash, state, desired, created_at,"
 	  " updated_at, ttl_s, idle_timeout_s, last_heartbeat_at,"
-	  " last_gpu_use_at, destroy_reason, generation, note, retry_at_ms",
-	  "tttttiiiiiiititi", "name", NULL, 0 },
+	  " last_gpu_use_at, destroy_reason, generation, note, retry_at_ms,"
+	  " incarnation",
+	  "tttttiiiiiiititii", "name", NULL, 0 },
 	{ "intents",
 	  "id, kind, pool, cloud, region, zone, instance_type, capacity, count,"
 	  " token, name_prefix, first_index, price_per_hour, gpu_model,"
@@ -43,16 +47,21 @@ static const copy_table tables[] = {
 	  " name, token, state, state_reason, private_ip, public_ip, gpu_model,"
 	  " gpu_count, price_per_hour, launched_ms, running_ms,"
 	  " terminate_requested_ms, terminated_ms, last_seen_ms,"
-	  " last_heartbeat_at, last_gpu_util, intent_id, name_index",
-	  "itttttttttttttt" "iriiiiiirii", "id", NULL, 1 },
-	{ "events", "id, time_ms, pool, instance, kind, message", "iitttt",
-	  "id", NULL, 1 },
+	  " last_heartbeat_at, last_gpu_util, intent_id, name_index, team,"
+	  " pool_inc",
+	  "itttttttttttttt" "iriiiiiirii" "ti", "id", NULL, 1 },
+	{ "events", "id, time_ms, pool, instance, kind, message, team, pool_inc",
+	  "iittttti", "id", NULL, 1 },
 	{ "audit",
 	  "id, time_ms, actor, role, team, action, target, result, detail",
 	  "iittttttt", "id", NULL, 1 },
 	{ "decisions", "id, time_ms, pool, record", "iitt", "id", NULL, 1 },
-	{ "heartbeats", "id, instance_id, pool, time_ms, gpu_util", "iitir",
+	{ "heartbeats", "id, instance_id, pool, time_ms, gpu_util, team,"
+	  " pool_inc", "iitirti",
 	  "id", NULL, 1 },
+	{ "autoscale",
+	  "pool, pool_inc, demand, demand_until, state, last, refused",
+	  "tiiittt", "pool", NULL, 0 },
 	{ "offers",
 	  "cloud, region, zone, instance_type, capacity, gpu_model, gpu_count,"
 	  " gpu_memory_gb, vcpus, ram_gb, price, source, fetched_at",
@@ -166,7 +175,13 @@ static int copy_table_rows(gb_store *from, gb_store *to, const copy_table *t,
 			goto out;
 		}
 		gb_sql_reset(wr);
-		(*copied)++;
+		if (++*copied > GB_COPY_MAX_ROWS) {
+			gb_store__failf(to, "copy %s: more than %lld rows in %s: "
+			                "refusing to copy (delete old rows, e.g. "
+			                "with daemon.*_retention, first)", t->name,
+			                (long long)GB_COPY_MAX_ROWS, from->path);
+			goto out;
+		}
 	}
 	if (step == GB_SQL_ERR) {
 		char *what = gb_xasprintf("read %s", t->name);
@@ -212,6 +227,26 @@ static int check_empty(gb_store *to)
 	return 1;
 }
 
+/* Every table of the source is a table (a view in its place, maybe of
+ * endless rows, is refused before anything is read).  0, 1 refused
+ * (error set), -1 error. */
+static int check_tables(gb_store *from)
+{
+	for (size_t i = 0; i < GB_ARRAY_LEN(tables); i++) {
+		int rc = from->be->has_table(from, tables[i].name);
+		if (rc < 0)
+			return -1;
+		if (rc == 0) {
+			gb_store__failf(from, "state database %s: %s is not a "
+			                "table (a view, or missing): this is not "
+			                "a state gpubroker wrote; refusing to copy "
+			                "it", from->path, tables[i].name);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /* After the copy, PostgreSQL's identity sequences start past the copied
  * ids (else the next insert would reuse id 1). */
 static int move_sequences(gb_store *to)
@@ -253,7 +288,7 @@ int gb_store_copy(gb_store *from, gb_store *to, char **report)
 		gb_store_rollback(from);
 		return -1;
 	}
-	if ((rc = check_empty(to)) != 0)
+	if ((rc = check_empty(to)) != 0 || (rc = check_tables(from)) != 0)
 		goto fail;
 	rc = -1;
 	for (size_t i = 0; i < GB_ARRAY_LEN(tables); i++) {

@@ -9,7 +9,8 @@
 	" name, token, state, state_reason, private_ip, public_ip, gpu_model," \
 	" gpu_count, price_per_hour, launched_ms, running_ms,"                 \
 	" terminate_requested_ms, terminated_ms, last_seen_ms,"                \
-	" last_heartbeat_at, last_gpu_util, intent_id, name_index"
+	" last_heartbeat_at, last_gpu_util, intent_id, name_index, team,"     \
+	" pool_inc"
 
 void gb_inst_row_free(gb_inst_row *r)
 {
@@ -29,6 +30,7 @@ void gb_inst_row_free(gb_inst_row *r)
 	free(r->private_ip);
 	free(r->public_ip);
 	free(r->gpu_model);
+	free(r->team);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -73,6 +75,8 @@ static void read_inst(gb_sql *st, void *row)
 	r->last_gpu_util = gb_sql_double(st, 23);
 	r->intent_id = gb_sql_int(st, 24);
 	r->name_index = (int)gb_sql_int(st, 25);
+	r->team = gb_sql_strdup(st, 26);
+	r->pool_inc = gb_sql_int(st, 27);
 }
 
 static const gb_store__rows inst_rows = {
@@ -86,9 +90,11 @@ int gb_store_inst_put(gb_store *s, gb_inst_row *r)
 		" capacity, provider_id, name, token, state, state_reason,"
 		" private_ip, public_ip, gpu_model, gpu_count, price_per_hour,"
 		" launched_ms, running_ms, terminate_requested_ms, terminated_ms,"
-		" last_seen_ms, intent_id, name_index) VALUES (?1, ?2, ?3, ?4, ?5,"
+		" last_seen_ms, intent_id, name_index, team, pool_inc)"
+		" VALUES (?1, ?2, ?3, ?4, ?5,"
 		" ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,"
-		" ?20, ?21, ?22, ?23)"
+		" ?20, ?21, ?22, ?23, (SELECT team FROM pools WHERE name = ?1),"
+		" COALESCE((SELECT incarnation FROM pools WHERE name = ?1), 1))"
 		" ON CONFLICT(cloud, provider_id) WHERE state != 'terminated'"
 		" DO UPDATE SET region = ?3,"
 		" zone = ?4, state = ?10, state_reason = ?11,"

@@ -106,6 +106,7 @@ struct gb_store {
 	int fenced;             /* journal writes check the pool's lease */
 	gb_store_lease *leases;
 	size_t nleases;
+	int serve_fd;           /* the serving lock (store_serve.c); -1 none */
 };
 
 /* Prepared (cached) statement for a static SQL string; reset and

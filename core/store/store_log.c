@@ -10,8 +10,10 @@ int gb_store_event(gb_store *s, const char *pool, const char *instance,
                    const char *kind, const char *fmt, ...)
 {
 	static const char sql[] =
-		"INSERT INTO events (time_ms, pool, instance, kind, message)"
-		" VALUES (?1, ?2, ?3, ?4, ?5)";
+		"INSERT INTO events (time_ms, pool, instance, kind, message, team,"
+		" pool_inc) VALUES (?1, ?2, ?3, ?4, ?5,"
+		" (SELECT team FROM pools WHERE name = ?2),"
+		" COALESCE((SELECT incarnation FROM pools WHERE name = ?2), 0))";
 	gb_sql *st;
 	va_list ap;
 	char *msg;
@@ -36,14 +38,20 @@ int gb_store_event(gb_store *s, const char *pool, const char *instance,
 	return rc;
 }
 
+void gb_event_row_free(gb_event_row *e)
+{
+	free(e->pool);
+	free(e->instance);
+	free(e->kind);
+	free(e->message);
+	free(e->team);
+	memset(e, 0, sizeof(*e));
+}
+
 void gb_event_list_free(gb_event_row *v, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		free(v[i].pool);
-		free(v[i].instance);
-		free(v[i].kind);
-		free(v[i].message);
-	}
+	for (size_t i = 0; i < n; i++)
+		gb_event_row_free(&v[i]);
 	free(v);
 }
 
@@ -61,6 +69,8 @@ static void read_event(gb_sql *st, void *row)
 	e->instance = gb_sql_strdup(st, 3);
 	e->kind = gb_sql_strdup(st, 4);
 	e->message = gb_sql_strdup(st, 5);
+	e->team = gb_sql_strdup(st, 6);
+	e->pool_inc = gb_sql_int(st, 7);
 }
 
 static const gb_store__rows event_rows = {
@@ -72,7 +82,8 @@ int gb_store_event_list(gb_store *s, const char *pool, int64_t after_id,
                         size_t *n)
 {
 	static const char sql[] =
-		"SELECT id, time_ms, pool, instance, kind, message FROM events"
+		"SELECT id, time_ms, pool, instance, kind, message, team, pool_inc"
+		" FROM events"
 		" WHERE id > ?1 AND (CAST(?2 AS TEXT) IS NULL OR pool = ?2) AND time_ms >= ?3"
 		" ORDER BY id LIMIT ?4";
 	const gb_store__arg args[] = { GB_STORE_INT(after_id),
@@ -166,7 +177,10 @@ int gb_store_audit_list(gb_store *s, int64_t after_id, size_t limit,
 int gb_store_decision(gb_store *s, const char *pool, json_t *record)
 {
 	static const char sql[] =
-		"INSERT INTO decisions (time_ms, pool, record) VALUES (?1, ?2, ?3)";
+		"INSERT INTO decisions (time_ms, pool, record) SELECT ?1, ?2, ?3"
+		" WHERE NOT EXISTS (SELECT 1 FROM decisions d WHERE d.id ="
+		" (SELECT MAX(id) FROM decisions WHERE pool = ?2)"
+		" AND d.record = ?3)";
 	gb_sql *st;
 	char *text = json_dumps(record, JSON_COMPACT | JSON_SORT_KEYS);
 	int rc;

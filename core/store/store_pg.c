@@ -423,8 +423,10 @@ static int pg_has_table(gb_store *s, const char *name)
 	int yes;
 	if (usable(s) != 0)
 		return gb_store__fail(s, "read schema");
-	r = PQexecParams(PG(s)->conn, "SELECT to_regclass($1) IS NOT NULL", 1,
-	                 NULL, v, NULL, NULL, 0);
+	/* a table (plain or partitioned), not a view */
+	r = PQexecParams(PG(s)->conn, "SELECT EXISTS (SELECT 1 FROM pg_class"
+	                 " WHERE oid = to_regclass($1) AND relkind IN ('r',"
+	                 " 'p'))", 1, NULL, v, NULL, NULL, 0);
 	if (!result_ok(s, r)) {
 		PQclear(r);
 		return gb_store__fail(s, "read schema");

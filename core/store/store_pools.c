@@ -7,7 +7,8 @@
 #define POOL_COLS                                                          \
 	"name, team, spec_json, spec_hash, state, desired, created_at,"    \
 	" updated_at, ttl_s, idle_timeout_s, last_heartbeat_at,"           \
-	" last_gpu_use_at, destroy_reason, generation, note, retry_at_ms"
+	" last_gpu_use_at, destroy_reason, generation, note, retry_at_ms,"  \
+	" incarnation"
 
 void gb_pool_row_free(gb_pool_row *r)
 {
@@ -54,6 +55,7 @@ static void read_pool(gb_sql *st, void *row)
 	r->generation = gb_sql_int(st, 13);
 	r->note = gb_sql_strdup(st, 14);
 	r->retry_at_ms = gb_sql_int(st, 15);
+	r->incarnation = gb_sql_int(st, 16);
 }
 
 static const gb_store__rows pool_rows = {
@@ -66,7 +68,8 @@ int gb_store_pool_put(gb_store *s, const gb_pool_row *r)
 	 * TTL counts afresh); an active one keeps created_at. */
 	static const char sql[] =
 		"INSERT INTO pools (" POOL_COLS ") VALUES"
-		" (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 0, 0, NULL, 1, NULL, 0)"
+		" (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 0, 0, NULL, 1, NULL, 0,"
+		" 1)"
 		" ON CONFLICT(name) DO UPDATE SET team = ?2, spec_json = ?3,"
 		" spec_hash = ?4, state = ?5, desired = ?6, updated_at = ?8,"
 		" ttl_s = ?9, idle_timeout_s = ?10, generation = pools.generation + 1,"
@@ -76,6 +79,8 @@ int gb_store_pool_put(gb_store *s, const gb_pool_row *r)
 		"   ELSE pools.last_heartbeat_at END,"
 		" last_gpu_use_at = CASE WHEN pools.state = 'destroyed' THEN 0"
 		"   ELSE pools.last_gpu_use_at END,"
+		" incarnation = CASE WHEN pools.state = 'destroyed'"
+		"   THEN pools.incarnation + 1 ELSE pools.incarnation END,"
 		" destroy_reason = NULL, note = NULL, retry_at_ms = 0";
 	gb_sql *st;
 	int rc;

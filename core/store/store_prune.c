@@ -1,5 +1,5 @@
-/* store_prune.c -- retention (old audit, event and heartbeat rows) and
- * the state's size on disk. */
+/* store_prune.c -- retention (old audit, event, decision and heartbeat
+ * rows) and the state's size on disk. */
 #include "store_int.h"
 
 #include <stdlib.h>
@@ -90,5 +90,17 @@ int gb_store_hb_prune(gb_store *s, int64_t before_ms, int64_t *n)
 	static const char del[] =
 		"DELETE FROM heartbeats WHERE id IN (SELECT id FROM heartbeats"
 		" WHERE id < ? ORDER BY id LIMIT ?)";
+	return prune_table(s, first, del, before_ms, n);
+}
+
+int gb_store_decisions_prune(gb_store *s, int64_t before_ms, int64_t *n)
+{
+	static const char first[] =
+		"SELECT id FROM decisions WHERE time_ms >= ? ORDER BY id LIMIT 1";
+	/* each pool's latest record stays, however old */
+	static const char del[] =
+		"DELETE FROM decisions WHERE id IN (SELECT id FROM decisions d"
+		" WHERE id < ?1 AND id < (SELECT MAX(id) FROM decisions l"
+		" WHERE l.pool = d.pool) ORDER BY id LIMIT ?2)";
 	return prune_table(s, first, del, before_ms, n);
 }

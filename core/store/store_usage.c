@@ -7,8 +7,12 @@
 int gb_store_hb_add(gb_store *s, int64_t id, int64_t at_ms, double gpu_util)
 {
 	static const char sql[] =
-		"INSERT INTO heartbeats (instance_id, pool, time_ms, gpu_util)"
-		" SELECT id, pool, ?2, ?3 FROM instances WHERE id = ?1";
+		"INSERT INTO heartbeats (instance_id, pool, time_ms, gpu_util,"
+		" team, pool_inc)"
+		" SELECT id, pool, ?2, ?3, team, pool_inc FROM instances"
+		" WHERE id = ?1 AND NOT EXISTS (SELECT 1 FROM heartbeats h"
+		" WHERE h.instance_id = ?1 AND h.time_ms <= ?2"
+		" AND h.time_ms + 1000 > ?2)";
 	gb_sql *st;
 	int rc;
 	gb_store__lock(s);

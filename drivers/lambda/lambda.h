@@ -48,6 +48,7 @@ typedef struct lambda_ctx {
 	char *file_system;   /* option file_system, or NULL */
 	unsigned max_quantity; /* option max_quantity: instances per launch */
 	int tags;            /* option tags: launches carry tags (default 1) */
+	int64_t http_timeout_ms; /* the host's option http_timeout_ms (60000) */
 	drvc_cache keys;     /* gpubroker-<hash> -> the registered key's name */
 } lambda_ctx;
 

@@ -442,7 +442,12 @@ static int launch(lambda_ctx *c, const gb_create_req *req, const char *name,
  * attempt only): 1 when it is worth another launch -- after the delay
  * Lambda asked for, or a backoff, and, for TRANSIENT, after listing again
  * what carries the name (the failed launch may have made some) -- and 0
- * when the class is definite or the tries are spent. */
+ * when the class is definite or the tries are spent.  A launch that got
+ * no answer at all (timed out, connection lost: http_status 0) may still
+ * be on its way and land after the list (driver.h: look up the names
+ * before creating again): the list waits until as long again as the
+ * transport's timeout has passed, so a late launch is found, not made
+ * twice. */
 static int retry_launch(lambda_ctx *c, found *f, int *tries, gb_error *err)
 {
 	const gb_host *h = c->host;
@@ -457,6 +462,9 @@ static int retry_launch(lambda_ctx *c, found *f, int *tries, gb_error *err)
 		wait = err->retry_after_ms;
 	if (wait > 30000)
 		wait = 30000;
+	if (err->cls == GB_ERR_TRANSIENT && err->http_status == 0 &&
+	    wait < c->http_timeout_ms)
+		wait = c->http_timeout_ms; /* unanswered: it may still land */
 	(*tries)++;
 	if (h->log)
 		h->log(h->ctx, GB_LOG_INFO, "lambda: launch of %s: %s; trying "

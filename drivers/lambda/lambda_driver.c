@@ -102,6 +102,15 @@ static int lambda_init(const gb_host *host, void **out, gb_error *err)
 		return -1;
 	}
 	c->max_quantity = (unsigned)q;
+	/* the host's transport timeout (it reads the option too; 60 s by
+	 * default): how long a launch may still land after its answer
+	 * timed out (lambda_create.c) */
+	if (drvc_opt_int(host, "http_timeout_ms", 60000, 1, 3600000, &q,
+	                 err) != 0) {
+		ctx_free(c);
+		return -1;
+	}
+	c->http_timeout_ms = q;
 	/* tags on launch are in the current API but not in the v1.4.0
 	 * OpenAPI document (API.md, "Other facts"): tags: false leaves them
 	 * out, and describe then reads pool/broker/token from names */

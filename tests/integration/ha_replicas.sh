@@ -47,6 +47,9 @@ sim_post /_sim/scenario '{"latency": {"aws": {"*": {"base_ms": 50, "jitter_ms": 
 
 # replica_start I: (re)starts replica I; sets R_I (pid) and U_I (URL)
 replica_start() {
+	# gone first: a restarted replica's old address must not be read
+	# before its new one is written
+	rm -f "$T/r$1.out"
 	"$GB" -c "$CONF" serve >"$T/r$1.out" 2>>"$T/replica$1.log" &
 	eval "R_$1=$!"
 	wait_until 20 "test -s '$T/r$1.out'" || fail "replica $1 did not start"

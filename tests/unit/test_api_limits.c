@@ -132,6 +132,14 @@ static void test_token_budget(void **state)
 	assert_int_equal(retry, 0);
 	/* 0 = no budget */
 	assert_int_equal(gb_api_token_admit(l, "ci", 0, &retry), 1);
+	/* thousands of other budgets (one per instance for heartbeats):
+	 * those used within the minute are kept, so ci stays refused */
+	for (int i = 0; i < 3000; i++) {
+		char who[32];
+		snprintf(who, sizeof(who), "hb:instance %d", i);
+		assert_int_equal(gb_api_token_admit(l, who, 6, &retry), 1);
+	}
+	assert_int_equal(gb_api_token_admit(l, "ci", 6, &retry), 0);
 	gb_api_limits_free(l);
 }
 

@@ -618,6 +618,66 @@ static void test_heartbeat_samples(void **state)
 	gb_store_close(s);
 }
 
+/* A destroyed pool's name applied again, by another team: a new
+ * incarnation; instances, events and heartbeat samples keep the team
+ * and incarnation they were written under. */
+static void test_pool_incarnations(void **state)
+{
+	gb_store *s = open_store();
+	gb_pool_row p;
+	gb_inst_row r, *list;
+	gb_event_row *ev;
+	size_t n;
+	int64_t a, b;
+	(void)state;
+	put_pool(s, "p1", 1, 1000); /* team research */
+	assert_int_equal(gb_store_pool_get(s, "p1", &p), 0);
+	assert_int_equal(p.incarnation, 1);
+	gb_pool_row_free(&p);
+	put_pool(s, "p1", 2, 1500); /* re-applied while active: same */
+	a = put_made_inst(s, "vm-a", 0);
+	assert_int_equal(gb_store_hb_add(s, a, 2000, 0.5), 0);
+	assert_int_equal(gb_store_event(s, "p1", NULL, "created", "one"), 0);
+	assert_int_equal(gb_store_event(s, NULL, NULL, "gc", "no pool"), 0);
+	assert_int_equal(gb_store_pool_set_state(s, "p1", "destroyed", "x"), 0);
+	memset(&p, 0, sizeof(p));
+	p.name = (char *)"p1";
+	p.team = (char *)"product";
+	p.spec_json = (char *)"{}";
+	p.spec_hash = (char *)"h";
+	p.desired = 1;
+	p.created_at = 3000;
+	assert_int_equal(gb_store_pool_put(s, &p), 0);
+	assert_int_equal(gb_store_pool_get(s, "p1", &p), 0);
+	assert_int_equal(p.incarnation, 2);
+	assert_string_equal(p.team, "product");
+	gb_pool_row_free(&p);
+	b = put_made_inst(s, "vm-b", 0);
+	assert_int_equal(gb_store_event(s, "p1", NULL, "created", "two"), 0);
+	assert_int_equal(gb_store_inst_get(s, a, &r), 0);
+	assert_string_equal(r.team, "research");
+	assert_int_equal(r.pool_inc, 1);
+	gb_inst_row_free(&r);
+	assert_int_equal(gb_store_inst_list(s, "p1", 0, &list, &n), 0);
+	assert_int_equal(n, 2);
+	for (size_t i = 0; i < n; i++) {
+		assert_string_equal(list[i].team,
+		                    list[i].id == b ? "product" : "research");
+		assert_int_equal(list[i].pool_inc, list[i].id == b ? 2 : 1);
+	}
+	gb_inst_list_free(list, n);
+	assert_int_equal(gb_store_event_list(s, NULL, 0, 0, 0, &ev, &n), 0);
+	assert_int_equal(n, 3);
+	assert_string_equal(ev[0].team, "research");
+	assert_int_equal(ev[0].pool_inc, 1);
+	assert_null(ev[1].team);
+	assert_int_equal(ev[1].pool_inc, 0);
+	assert_string_equal(ev[2].team, "product");
+	assert_int_equal(ev[2].pool_inc, 2);
+	gb_event_list_free(ev, n);
+	gb_store_close(s);
+}
+
 static void test_rollback_discards(void **state)
 {
 	gb_store *s = open_store();
@@ -1008,6 +1068,121 @@ static void test_decision_last(void **state)
 	gb_store_close(s);
 }
 
+/* One decision record per change: the same record again writes
+ * nothing; retention deletes the old ones but each pool's latest. */
+static void test_decisions_once_per_change(void **state)
+{
+	gb_store *s = open_store();
+	json_t *a = json_pack("{s:i}", "candidate_count", 3);
+	json_t *b = json_pack("{s:i}", "candidate_count", 4);
+	json_t *got;
+	int64_t n = -1;
+	(void)state;
+	for (int i = 0; i < 300; i++)
+		assert_int_equal(gb_store_decision(s, "p1", a), 0);
+	assert_int_equal(gb_store_decision(s, "p1", b), 0);
+	assert_int_equal(gb_store_decision(s, "p1", a), 0); /* a change */
+	assert_int_equal(gb_store_decision(s, "p2", b), 0);
+	assert_int_equal(gb_store_decisions_prune(s, 0, &n), 0);
+	assert_int_equal(n, 0); /* nothing older than the epoch */
+	/* everything is old an hour from now: p1's first two go, p1's
+	 * and p2's latest stay */
+	assert_int_equal(gb_store_decisions_prune(s, gb_now_ms() + 3600000,
+	                                          &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(gb_store_decision_last(s, "p1", &got), 0);
+	assert_int_equal(json_integer_value(json_object_get(
+		json_object_get(got, "plan"), "candidate_count")), 3);
+	json_decref(got);
+	assert_int_equal(gb_store_decision_last(s, "p2", &got), 0);
+	json_decref(got);
+	assert_int_equal(gb_store_decisions_prune(s, gb_now_ms() + 3600000,
+	                                          &n), 0);
+	assert_int_equal(n, 0);
+	json_decref(a);
+	json_decref(b);
+	gb_store_close(s);
+}
+
+/* A heartbeat flood keeps one sample a second per instance. */
+static void test_heartbeat_samples_coalesce(void **state)
+{
+	gb_store *s = open_store();
+	gb_hb_sample *v;
+	size_t n;
+	int64_t a, b;
+	(void)state;
+	put_pool(s, "p1", 2, 1000);
+	a = put_made_inst(s, "vm-a", 0);
+	b = put_made_inst(s, "vm-b", 0);
+	for (int i = 0; i < 500; i++) /* 500 in 2.5 s */
+		assert_int_equal(gb_store_hb_add(s, a, 10000 + i * 5, 0.5), 0);
+	assert_int_equal(gb_store_hb_add(s, b, 10001, 0.5), 0);
+	assert_int_equal(gb_store_hb_list(s, "p1", 0, 99999, &v, &n), 0);
+	assert_int_equal(n, 4); /* a: 10000, 11000, 12000; b: 10001 */
+	assert_int_equal(v[0].time_ms, 10000);
+	assert_int_equal(v[1].time_ms, 11000);
+	assert_int_equal(v[2].time_ms, 12000);
+	assert_int_equal(v[3].instance_id, b);
+	free(v);
+	gb_store_close(s);
+}
+
+/* An autoscaled pool's demand signal and decision state: a repeat of
+ * the signal in force is no change, a save keeps the demand, and a new
+ * incarnation of the name starts empty. */
+static void test_autoscale_state(void **state)
+{
+	gb_store *s = open_store();
+	gb_as_row a;
+	int ch = -1;
+	(void)state;
+	put_pool(s, "p1", 1, 1000);
+	assert_int_equal(gb_store_as_get(s, "p1", &a), 1);
+	assert_int_equal(gb_store_as_demand(s, "p1", 3, 1000, 500, &ch), 0);
+	assert_int_equal(ch, 1);
+	assert_int_equal(gb_store_as_demand(s, "p1", 3, 2000, 600, &ch), 0);
+	assert_int_equal(ch, 0); /* the same signal, a later end */
+	assert_int_equal(gb_store_as_demand(s, "p1", 4, 2000, 600, &ch), 0);
+	assert_int_equal(ch, 1);
+	assert_int_equal(gb_store_as_demand(s, "p1", 4, 3000, 2500, &ch), 0);
+	assert_int_equal(ch, 1); /* the one before had lapsed */
+	assert_int_equal(gb_store_as_save(s, "p1", "{\"a\":1}", "{\"b\":2}",
+	                                  "no"), 0);
+	assert_int_equal(gb_store_as_get(s, "p1", &a), 0);
+	assert_int_equal(a.demand, 4);
+	assert_int_equal(a.demand_until, 3000);
+	assert_string_equal(a.state, "{\"a\":1}");
+	assert_string_equal(a.last, "{\"b\":2}");
+	assert_string_equal(a.refused, "no");
+	gb_as_row_free(&a);
+	assert_int_equal(gb_store_as_save(s, "p1", "{\"a\":1}", "{\"b\":2}",
+	                                  "no"), 0); /* unchanged */
+	assert_int_equal(gb_store_as_save(s, "p1", "{\"a\":2}", NULL, NULL), 0);
+	assert_int_equal(gb_store_as_demand(s, "p1", 0, 0, 2600, &ch), 0);
+	assert_int_equal(ch, 1); /* withdrawn */
+	assert_int_equal(gb_store_as_demand(s, "p1", 0, 0, 2600, &ch), 0);
+	assert_int_equal(ch, 0);
+	assert_int_equal(gb_store_as_get(s, "p1", &a), 0);
+	assert_int_equal(a.demand, 0);
+	assert_string_equal(a.state, "{\"a\":2}");
+	assert_null(a.last);
+	assert_null(a.refused);
+	gb_as_row_free(&a);
+	/* a demand in force, then the name destroyed and applied again */
+	assert_int_equal(gb_store_as_demand(s, "p1", 2, 9000, 2600, &ch), 0);
+	assert_int_equal(gb_store_pool_set_state(s, "p1", "destroyed", "x"), 0);
+	put_pool(s, "p1", 1, 5000);
+	assert_int_equal(gb_store_as_get(s, "p1", &a), 1);
+	assert_int_equal(gb_store_as_demand(s, "p1", 2, 9000, 2700, &ch), 0);
+	assert_int_equal(ch, 1);
+	assert_int_equal(gb_store_as_get(s, "p1", &a), 0);
+	assert_null(a.state);
+	assert_int_equal(a.demand, 2);
+	gb_as_row_free(&a);
+	gb_store_close(s);
+}
+
 static void test_unavailable_cooldown(void **state)
 {
 	gb_store *s = open_store();
@@ -1304,6 +1479,34 @@ static void test_leases_fence_the_journal(void **state)
 }
 
 /* A password in the URL is refused, and not echoed. */
+/* The serving lock: a daemon's shared hold refuses `state migrate`'s
+ * exclusive one, and a migration's refuses a daemon; both end with the
+ * holder. */
+static void test_serving_lock(void **state)
+{
+	gb_store *a, *b;
+	char err[512];
+	int fd = -1;
+	(void)state;
+	a = open_store();
+	b = open_store();
+	assert_int_equal(gb_store_serve_exclusive(path, &fd, err, sizeof(err)), 0);
+	assert_true(fd >= 0);
+	assert_int_equal(gb_store_serve_hold(a), -1);
+	assert_non_null(strstr(gb_store_errmsg(a), "state migrate` is copying"));
+	close(fd);
+	assert_int_equal(gb_store_serve_hold(a), 0);
+	assert_int_equal(gb_store_serve_hold(b), 0); /* daemons share it */
+	assert_int_equal(gb_store_serve_exclusive(path, &fd, err, sizeof(err)), 1);
+	assert_non_null(strstr(err, "daemon is serving from"));
+	assert_int_equal(fd, -1);
+	gb_store_close(a);
+	assert_int_equal(gb_store_serve_exclusive(path, &fd, err, sizeof(err)), 1);
+	gb_store_close(b);
+	assert_int_equal(gb_store_serve_exclusive(path, &fd, err, sizeof(err)), 0);
+	close(fd);
+}
+
 static void test_pg_url_password_refused(void **state)
 {
 	gb_store *s = NULL;
@@ -1382,10 +1585,14 @@ int main(void)
 		BOTH(test_pools_steady),
 		BOTH(test_inst_rolled_back),
 		BOTH(test_heartbeat_samples),
+		BOTH(test_pool_incarnations),
 		BOTH(test_rollback_discards),
 		BOTH(test_version),
 		BOTH(test_events_and_audit),
 		BOTH(test_decision_last),
+		BOTH(test_decisions_once_per_change),
+		BOTH(test_heartbeat_samples_coalesce),
+		BOTH(test_autoscale_state),
 		BOTH(test_unavailable_cooldown),
 		BOTH(test_offers_replace),
 		BOTH(test_concurrent_connections),
@@ -1396,6 +1603,7 @@ int main(void)
 	const struct CMUnitTest sqlite_only[] = {
 		BOTH(test_commit_keeps_the_cause),
 		BOTH(test_no_write_after_the_transaction_is_lost),
+		BOTH(test_serving_lock),
 		cmocka_unit_test(test_pg_url_password_refused),
 	};
 	int rc;

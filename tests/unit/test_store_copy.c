@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include <jansson.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,12 +140,17 @@ static void fill(gb_store *s)
 	                                           4000000000, "no capacity"),
 	                 0);
 	assert_int_equal(gb_store_meta_set(s, "note", "kept"), 0);
+	{
+		int ch;
+		assert_int_equal(gb_store_as_demand(s, "p1", 2, 5000, 100, &ch),
+		                 0);
+	}
 }
 
 static const char expected_report[] =
 	/* meta: "note" and "offers_version" (offers_replace moves it) */
 	"pools 2\nintents 3\ninstances 3\nevents 5\naudit 1\ndecisions 1\n"
-	"heartbeats 3\noffers 1\nunavailable 1\nmeta 2\n";
+	"heartbeats 3\nautoscale 1\noffers 1\nunavailable 1\nmeta 2\n";
 
 /* The target holds what fill() wrote, with the source's ids. */
 static void check_copied(gb_store *src, gb_store *dst)
@@ -314,6 +320,36 @@ static void test_empty_source(void **state)
 	gb_store_close(dst);
 }
 
+/* A source whose table is a view of endless rows (not a state gpubroker
+ * wrote) is refused before anything is read. */
+static void test_view_source_refused(void **state)
+{
+	char a[512], b[512], *report = NULL;
+	gb_store *src, *dst;
+	sqlite3 *db;
+	(void)state;
+	snprintf(a, sizeof(a), "%s/a.db", dir);
+	snprintf(b, sizeof(b), "%s/b.db", dir);
+	gb_store_close(open_at(a));
+	assert_int_equal(sqlite3_open(a, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "DROP TABLE events; CREATE VIEW"
+	                              " events AS WITH RECURSIVE c(x) AS"
+	                              " (SELECT 1 UNION ALL SELECT x + 1 FROM c)"
+	                              " SELECT x AS id, x AS time_ms, NULL AS"
+	                              " pool, NULL AS instance, 'k' AS kind,"
+	                              " 'm' AS message, NULL AS team, 0 AS"
+	                              " pool_inc FROM c", NULL, NULL, NULL),
+	                 SQLITE_OK);
+	sqlite3_close(db);
+	src = open_at(a);
+	dst = open_at(b);
+	assert_int_equal(gb_store_copy(src, dst, &report), 1);
+	assert_null(report);
+	assert_non_null(strstr(gb_store_errmsg(dst), "events is not a table"));
+	gb_store_close(src);
+	gb_store_close(dst);
+}
+
 static void test_sqlite_to_pg_and_back(void **state)
 {
 	char a[512], url[512], back[512];
@@ -340,6 +376,7 @@ int main(void)
 	const struct CMUnitTest sqlite[] = {
 		T(test_sqlite_to_sqlite),
 		T(test_empty_source),
+		T(test_view_source_refused),
 	};
 	const struct CMUnitTest pg[] = {
 		T(test_sqlite_to_pg_and_back),
