@@ -35,7 +35,7 @@ enum kind { KIND_AUTO, KIND_SPEC, KIND_CONFIG, KIND_INVENTORY };
 static const char *const config_keys[] = {
 	"broker_id", "state",  "policy_path", "org_policies", "drivers",
 	"listen",    "tls",    "tokens",      "teams",        "reservations",
-	"onprem",    "daemon", NULL};
+	"onprem",    "daemon", "auth", NULL};
 
 static int is_config_key(const char *k)
 {

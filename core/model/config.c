@@ -1,6 +1,6 @@
 /* config.c -- the broker's own configuration file (see config.h for the
  * schema): decoded with the same located errors as pool specs. */
-#include "config.h"
+#include "config_int.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -18,7 +18,7 @@
 static const char *const top_keys[] = {
 	"broker_id", "state",  "state_password", "policy_path", "org_policies", "drivers",
 	"listen",    "tls",    "tokens",      "teams",        "reservations",
-	"onprem",    "daemon", NULL};
+	"onprem",    "daemon", "auth", NULL};
 static const char *const driver_keys[] = {"name", "path", "options",
                                           "credentials", NULL};
 static const char *const tls_keys[] = {"cert", "key", NULL};
@@ -125,6 +125,7 @@ void gb_config_free(gb_config *c)
 	for (size_t i = 0; i < c->nteams; i++)
 		free(c->teams[i].name);
 	free(c->teams);
+	gb_config__free_auth(c);
 	for (size_t i = 0; i < c->nreservations; i++) {
 		free(c->reservations[i].cloud);
 		free(c->reservations[i].region);
@@ -178,6 +179,11 @@ static int valid_ident(const char *s, size_t max, const char *extra)
 		      (s[i] >= '0' && s[i] <= '9') || strchr(extra, s[i])))
 			return 0;
 	return 1;
+}
+
+int gb_config__valid_name(const char *s)
+{
+	return valid_ident(s, NAME_MAX_LEN, "_.-");
 }
 
 static int valid_var_name(const char *s)
@@ -869,6 +875,8 @@ static void dec_config(gb_ydec *c, const gb_ynode *root, gb_config *cfg)
 	if (cfg->nteams && (v = gb_ymap_get(root, "tokens")) &&
 	    v->kind == GB_Y_SEQ)
 		check_token_teams(c, v, cfg);
+	if ((v = gb_ymap_get(root, "auth")))
+		gb_config__dec_auth(c, v, cfg);
 	if ((v = gb_ymap_get(root, "reservations")) &&
 	    list_of_maps(c, v, "reservations", "reservations"))
 		for (size_t i = 0; i < v->n; i++) {
