@@ -116,6 +116,8 @@ typedef struct gb_daemon {
 	/* elastic pools (autoscale.c; under mmu) */
 	struct gb_as_table *autoscale; /* per-pool decision state, demand */
 	uint64_t autoscale_up, autoscale_down, autoscale_refused; /* decisions */
+	struct gb_oidc *oidc;     /* auth.oidc's issuers and their keys
+	                             (api_auth.c) */
 } gb_daemon;
 
 /* The stop flag is written once, under mu, by the main thread; threads
