@@ -129,5 +129,6 @@ GB_DECLARE_CMD(validate);
 GB_DECLARE_CMD(policy);
 GB_DECLARE_CMD(state);
 GB_DECLARE_CMD(completion);
+GB_DECLARE_CMD(token);
 
 #endif

@@ -6,8 +6,12 @@
 #include "remote.h"
 
 #include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "log.h"
 
@@ -115,6 +119,83 @@ static char *id_token(const gb_cli *cli, int *failed)
 	return NULL;
 }
 
+/* The broker token of an ID token is kept until it expires, in
+ * $XDG_CACHE_HOME/gpubroker (or ~/.cache/gpubroker), 0600, named by a
+ * hash of the server and the ID token: a job that holds one ID token for
+ * its whole life (GitLab's id_tokens:) runs gpubroker several times, and
+ * the daemon exchanges each ID token once only (replays are refused).
+ * Caller frees the path; NULL without a home. */
+static char *cache_path(const gb_cli *cli, const char *idt, int make)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	char *dir, *key, *path, hex[65];
+	if (xdg && xdg[0] == '/')
+		dir = gb_xasprintf("%s/gpubroker", xdg);
+	else if (home && home[0] == '/')
+		dir = gb_xasprintf("%s/.cache/gpubroker", home);
+	else
+		return NULL;
+	if (make) {
+		char *parent = gb_xstrndup(dir, (size_t)(strrchr(dir, '/') - dir));
+		(void)mkdir(parent, 0700);
+		free(parent);
+		if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+			free(dir);
+			return NULL;
+		}
+	}
+	key = gb_xasprintf("%s\n%s", cli->server, idt);
+	gb_sha256_hex(key, strlen(key), hex);
+	free(key);
+	path = gb_xasprintf("%s/oidc-%.32s", dir, hex);
+	free(dir);
+	return path;
+}
+
+/* "TOKEN EXPIRES_S" from the cache, unexpired for a minute more.
+ * Caller frees; NULL when none. */
+static char *cache_get(const gb_cli *cli, const char *idt)
+{
+	char *path = cache_path(cli, idt, 0), *s = NULL, *sp, *tok = NULL;
+	size_t len;
+	int64_t exp;
+	if (path && gb_read_file(path, 4096, &s, &len) == 0 &&
+	    (sp = strchr(s, ' '))) {
+		*sp++ = '\0';
+		sp[strcspn(sp, "\n")] = '\0';
+		if (gb_parse_int64(sp, &exp) == 0 &&
+		    exp > gb_now_ms() / 1000 + 60)
+			tok = gb_xstrdup(s);
+	}
+	if (s) {
+		memset(s, 0, strlen(s));
+		free(s);
+	}
+	free(path);
+	return tok;
+}
+
+static void cache_put(const gb_cli *cli, const char *idt, const char *tok,
+                      int64_t expires_in)
+{
+	char *path = cache_path(cli, idt, 1), *line;
+	int fd;
+	if (!path)
+		return;
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+	          0600);
+	line = gb_xasprintf("%s %lld\n", tok,
+	                    (long long)(gb_now_ms() / 1000 + expires_in));
+	if (fd >= 0) {
+		if (write(fd, line, strlen(line)) != (ssize_t)strlen(line))
+			(void)unlink(path);
+		close(fd);
+	}
+	memset(line, 0, strlen(line));
+	free(line);
+	free(path);
+}
+
 int gb_remote_bearer(const gb_cli *cli, const char **out)
 {
 	char *idt;
@@ -132,20 +213,31 @@ int gb_remote_bearer(const gb_cli *cli, const char **out)
 	if (!(idt = id_token(cli, &failed)))
 		return failed ? GB_EXIT_FAIL : 0;
 	gb_redact_register(idt);
+	if ((exchanged = cache_get(cli, idt))) {
+		memset(idt, 0, strlen(idt));
+		free(idt);
+		gb_redact_register(exchanged);
+		*out = exchanged;
+		return 0;
+	}
 	body = json_pack("{s:s}", "token", idt);
-	memset(idt, 0, strlen(idt));
-	free(idt);
 	exchanging = 1;
 	rc = gb_remote_call(cli, "POST", "/v1/auth/oidc", body, &status, &resp);
 	exchanging = 0;
 	json_decref(body);
-	if (rc != 0)
-		return rc; /* printed: the daemon's reason (401 and why) */
-	tok = json_string_value(json_object_get(resp, "token"));
-	if (!tok) {
-		json_decref(resp);
+	tok = rc == 0 ? json_string_value(json_object_get(resp, "token")) : NULL;
+	if (rc == 0 && !tok) {
 		gb_cli_err(cli, "the daemon's OIDC exchange answered no token");
-		return GB_EXIT_FAIL;
+		rc = GB_EXIT_FAIL;
+	}
+	if (tok)
+		cache_put(cli, idt, tok, json_integer_value(json_object_get(
+		                             resp, "expires_in")));
+	memset(idt, 0, strlen(idt));
+	free(idt);
+	if (rc != 0) {
+		json_decref(resp);
+		return rc; /* printed: the daemon's reason (401 and why) */
 	}
 	exchanged = gb_xstrdup(tok);
 	gb_redact_register(exchanged);
