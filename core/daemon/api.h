@@ -218,6 +218,8 @@ int gb_api_xtoken_auth(gb_api_req *r, const char *hex);
 /* Adds the labels of r's exchanged token to p (overriding the spec's own
  * of those names); nothing for other tokens. */
 void gb_api_ci_labels(gb_api_req *r, gb_pool_spec *p);
+/* The pool's "ci" event: applied by a CI job, with its labels. */
+void gb_api_ci_event(gb_api_req *r, const char *pool);
 
 /* ---- api_console.c: the web console's files.  GET / and GET
  * /console/NAME: 1 answered (a file, 404 or 405), 0 not a console path.

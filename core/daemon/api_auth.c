@@ -180,3 +180,19 @@ void gb_api_ci_labels(gb_api_req *r, gb_pool_spec *p)
 		if (json_is_string(v))
 			gb_kvs_set(&p->labels, k, json_string_value(v));
 }
+
+void gb_api_ci_event(gb_api_req *r, const char *pool)
+{
+	gb_buf b = GB_BUF_INIT;
+	const char *k;
+	json_t *v;
+	json_object_foreach(r->ci_labels, k, v)
+		if (json_is_string(v))
+			gb_buf_printf(&b, " %s=%s", k, json_string_value(v));
+	if (gb_store_event(r->d->store, pool, NULL, "ci", "applied by %s%s",
+	                   r->actor, b.len ? gb_buf_str(&b) : "") != 0)
+		gb_log(GB_LOG_WARN, "api", "pool %s: cannot record its ci event: "
+		       "%s", pool, gb_store_errmsg(r->d->store));
+	gb_api_wake(r->d, pool);
+	gb_buf_free(&b);
+}

@@ -654,6 +654,8 @@ void gb_api_pool_put(gb_api_req *r, const char *name)
 		return;
 	}
 	pools_changed();
+	if (r->ci_labels)
+		gb_api_ci_event(r, name);
 	gb_daemon_enqueue(r->d, GB_JOB_CONVERGE, name, NULL);
 	r->resp = res.pool;
 	res.pool = NULL;
