@@ -17,7 +17,9 @@
 
 #define MAX_ID_TOKEN (64u << 10)
 
-static char *exchanged;  /* the broker token, once per process */
+static char *exchanged;  /* the broker token, until 30 s before ... */
+static int64_t exchanged_exp; /* ... this (unix s): then a new exchange
+                                 (on GitHub Actions a new ID token) */
 static int exchanging;   /* the exchange's own call needs no bearer */
 
 static size_t on_body(char *p, size_t size, size_t n, void *ud)
@@ -154,7 +156,7 @@ static char *cache_path(const gb_cli *cli, const char *idt, int make)
 
 /* "TOKEN EXPIRES_S" from the cache, unexpired for a minute more.
  * Caller frees; NULL when none. */
-static char *cache_get(const gb_cli *cli, const char *idt)
+static char *cache_get(const gb_cli *cli, const char *idt, int64_t *expires)
 {
 	char *path = cache_path(cli, idt, 0), *s = NULL, *sp, *tok = NULL;
 	size_t len;
@@ -164,8 +166,10 @@ static char *cache_get(const gb_cli *cli, const char *idt)
 		*sp++ = '\0';
 		sp[strcspn(sp, "\n")] = '\0';
 		if (gb_parse_int64(sp, &exp) == 0 &&
-		    exp > gb_now_ms() / 1000 + 60)
+		    exp > gb_now_ms() / 1000 + 60) {
 			tok = gb_xstrdup(s);
+			*expires = exp;
+		}
 	}
 	if (s) {
 		memset(s, 0, strlen(s));
@@ -206,14 +210,19 @@ int gb_remote_bearer(const gb_cli *cli, const char **out)
 	*out = cli->token;
 	if (cli->token || exchanging)
 		return 0;
-	if (exchanged) {
+	if (exchanged && exchanged_exp > gb_now_ms() / 1000 + 30) {
 		*out = exchanged;
 		return 0;
+	}
+	if (exchanged) { /* a long wait outlived it */
+		memset(exchanged, 0, strlen(exchanged));
+		free(exchanged);
+		exchanged = NULL;
 	}
 	if (!(idt = id_token(cli, &failed)))
 		return failed ? GB_EXIT_FAIL : 0;
 	gb_redact_register(idt);
-	if ((exchanged = cache_get(cli, idt))) {
+	if ((exchanged = cache_get(cli, idt, &exchanged_exp))) {
 		memset(idt, 0, strlen(idt));
 		free(idt);
 		gb_redact_register(exchanged);
@@ -240,6 +249,8 @@ int gb_remote_bearer(const gb_cli *cli, const char **out)
 		return rc; /* printed: the daemon's reason (401 and why) */
 	}
 	exchanged = gb_xstrdup(tok);
+	exchanged_exp = gb_now_ms() / 1000 +
+	                json_integer_value(json_object_get(resp, "expires_in"));
 	gb_redact_register(exchanged);
 	if (cli->verbose)
 		gb_cli_info(cli, "signed in as %s (role %s, team %s) until %s",
