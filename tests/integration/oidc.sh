@@ -114,6 +114,17 @@ check "[ \"\$(sim_live ci-4242)\" = 0 ]" "the CI job's destroy released the inst
 check "[ ! -e \"\$HOME/.config/gpubroker/token\" ] && ! grep -rq 'gbo_' '$T/apply.log' '$T/destroy.log' '$T/daemon.log'" \
 	"no broker token in the CLI's output or the daemon's log"
 
+# ---- GitHub Actions: the CLI asks the runner for the ID token itself
+# (here the test issuer serves the runner's answer)
+jq -cn --arg v "$(mint RS256 k1 "$T/keys/k1.pem" "$(claims)")" '{value: $v}' >"$T/iss/runner.json"
+ACTIONS_ID_TOKEN_REQUEST_URL="$ISS/runner.json?api-version=2.0" ACTIONS_ID_TOKEN_REQUEST_TOKEN=runner-secret \
+	GPUBROKER_OIDC_AUDIENCE=gpubroker gb token >"$T/gh.tok" 2>"$T/gh.log" ||
+	fail "gpubroker token on GitHub Actions failed: $(cat "$T/gh.log")"
+check "curl -sf -H \"Authorization: Bearer \$(cat '$T/gh.tok')\" \$U/v1/whoami | jq -e '.role == \"operator\" and .labels[\"ci-repository\"] == \"org/repo\"' >/dev/null" \
+	"on GitHub Actions the CLI gets the ID token from the runner and exchanges it (whoami: operator, with the labels)"
+check "grep -q 'GET /runner.json?api-version=2.0&audience=gpubroker ' '$T/issuer.log'" \
+	"it asks the runner for the configured audience"
+
 # ---- the same token again: a replay
 refused "replayed ID token" "$GOOD" 'replay'
 
