@@ -504,7 +504,12 @@
 				fact('TTL left', p.ttl_left_s === null ? '-' : duration(p.ttl_left_s)),
 				fact('Age', duration(p.age_s)),
 				p.waiting ? fact('Waiting', waitingText(p)) : '',
-				p.reason ? fact('Reason', p.reason) : '');
+				p.reason ? fact('Reason', p.reason) : '',
+				// a CI job's pool: ci-repository, ci-ref, ci-run among them
+				Object.keys(p.labels || {}).length
+					? fact('Labels', Object.keys(p.labels).sort()
+						.map((k) => k + '=' + p.labels[k]).join(', '))
+					: '');
 			if (document.activeElement !== count && count.value === '')
 				count.value = p.desired;
 			const now = nowS();

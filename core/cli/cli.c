@@ -22,6 +22,8 @@ static const gb_flag common_flags[] = {
 	                     "GPUBROKER_ALLOW_INSECURE_HTTP=1)",
 	 NULL, NULL, NULL},
 	{"token", 0, "TOKEN", "bearer token for --server (or GPUBROKER_TOKEN)", NULL, NULL, NULL},
+	{"oidc-token-file", 0, "FILE", "sign in to --server with the CI job's OIDC ID token in FILE (or the token in GPUBROKER_OIDC_TOKEN; on GitHub Actions with id-token: write, asked of the runner): exchanged for a short-lived broker token, no stored secret", NULL, NULL, NULL},
+	{"oidc-audience", 0, "AUD", "the audience to ask GitHub Actions' ID token for (or GPUBROKER_OIDC_AUDIENCE; default gpubroker): the broker's auth.oidc rule names it", NULL, NULL, NULL},
 	{"help", 'h', NULL, "show help for the command", NULL, NULL, NULL},
 	{NULL, 0, NULL, NULL, NULL, NULL, NULL},
 };
@@ -121,6 +123,10 @@ static int apply_common(gb_cli *cli, const char *name, const char *val)
 		cli->server = val;
 	else if (strcmp(name, "token") == 0)
 		cli->token = val;
+	else if (strcmp(name, "oidc-token-file") == 0)
+		cli->oidc_token_file = val;
+	else if (strcmp(name, "oidc-audience") == 0)
+		cli->oidc_audience = val;
 	return 0;
 }
 
@@ -145,6 +151,8 @@ int gb_cli_parse(gb_cli *cli, const gb_cmd *cmd, int argc, char **argv)
 		cli->server = env;
 	if ((env = getenv("GPUBROKER_TOKEN")) && *env)
 		cli->token = env;
+	if ((env = getenv("GPUBROKER_OIDC_AUDIENCE")) && *env)
+		cli->oidc_audience = env;
 
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i];

@@ -47,6 +47,8 @@ typedef struct gb_cli {
 	int verbose;
 	const char *server;  /* --server / GPUBROKER_SERVER */
 	const char *token;   /* --token / GPUBROKER_TOKEN */
+	const char *oidc_token_file; /* --oidc-token-file (remote_oidc.c) */
+	const char *oidc_audience;   /* --oidc-audience / GPUBROKER_OIDC_AUDIENCE */
 	/* positional arguments after flag parsing */
 	gb_strv args;
 	/* the loaded config (gb_cli_config) */
@@ -131,5 +133,6 @@ GB_DECLARE_CMD(validate);
 GB_DECLARE_CMD(policy);
 GB_DECLARE_CMD(state);
 GB_DECLARE_CMD(completion);
+GB_DECLARE_CMD(token);
 
 #endif

@@ -17,6 +17,7 @@ const gb_cmd *const gb_commands[] = {
 	&gb_cmd_gc,
 	&gb_cmd_serve,
 	&gb_cmd_audit,
+	&gb_cmd_token,
 	&gb_cmd_state,
 	&gb_cmd_offers,
 	&gb_cmd_drivers,

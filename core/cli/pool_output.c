@@ -132,6 +132,24 @@ void gb_print_pools(const gb_cli *cli, json_t *pools, int instances)
 	}
 	json_array_foreach(pools, i, p)
 		print_autoscale(p);
+	/* a CI job's pool (made with a token exchanged for its OIDC ID
+	 * token) says which repository, ref and run */
+	json_array_foreach(pools, i, p) {
+		json_t *l = json_object_get(p, "labels");
+		const char *keys[] = {"ci-repository", "ci-ref", "ci-run"};
+		int any = 0;
+		for (size_t k = 0; k < 3; k++) {
+			const char *v = json_string_value(json_object_get(l, keys[k]));
+			if (!v)
+				continue;
+			if (!any++)
+				printf("%s: CI", json_string_value(json_object_get(p,
+				                                                   "name")));
+			printf(" %s=%s", keys[k], v);
+		}
+		if (any)
+			printf("\n");
+	}
 	if (!instances)
 		return;
 	json_array_foreach(pools, i, p) {

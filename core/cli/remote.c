@@ -95,9 +95,17 @@ int gb_remote_try(const gb_cli *cli, const char *method, const char *path,
 	                                           ? blen - 1
 	                                           : blen),
 	                   cli->server, path);
-	if (cli->token) {
-		auth = gb_xasprintf("Authorization: Bearer %s", cli->token);
-		hl = curl_slist_append(hl, auth);
+	{
+		const char *bearer = NULL;
+		if (gb_remote_bearer(cli, &bearer) != 0) {
+			curl_easy_cleanup(h);
+			free(url);
+			return GB_EXIT_FAIL;
+		}
+		if (bearer) {
+			auth = gb_xasprintf("Authorization: Bearer %s", bearer);
+			hl = curl_slist_append(hl, auth);
+		}
 	}
 	hl = curl_slist_append(hl, "Accept: application/json");
 	if (body) {

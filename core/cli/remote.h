@@ -15,6 +15,13 @@
  * restart or a failover answers (HTTP 502, 503, 504). */
 #define GB_REMOTE_UNREACHABLE (-2)
 
+/* The bearer token for the daemon (remote_oidc.c): --token, else one
+ * exchanged (once per process) for the CI job's OIDC ID token
+ * (--oidc-token-file, GPUBROKER_OIDC_TOKEN, or GitHub Actions' runner
+ * when ACTIONS_ID_TOKEN_REQUEST_URL is set), else NULL.  0, or
+ * GB_EXIT_FAIL after printing why.  *out is borrowed (process lifetime). */
+int gb_remote_bearer(const gb_cli *cli, const char **out);
+
 /* One API call.  body may be NULL.  On success (2xx) returns 0 and the
  * decoded JSON in *out (new reference, may be NULL for empty bodies).
  * On failure prints why (the server's message, or the network error)

@@ -139,15 +139,17 @@ int gb_api_pool_visible(gb_api_req *r, const char *pool)
 	return 1;
 }
 
-/* Authenticates; 0 on success, else the error response is set. */
-static int authenticate(gb_api_req *r)
+/* Authenticates; 0 on success, else the error response is set (-1), or
+ * 1 when the token is none of the config's and only the store can tell
+ * (exchanged CI tokens) but use_store is 0: nothing is set. */
+static int authenticate(gb_api_req *r, int use_store)
 {
 	const char *h = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
 	                                            "Authorization");
 	const gb_config *cfg = r->d->cfg;
 	char hex[65];
 	const gb_token_cfg *hit = NULL;
-	if (!cfg->ntokens) {
+	if (!cfg->ntokens && !cfg->noidc) {
 		/* no tokens configured: loopback-only daemon (enforced at
 		 * start), everyone is admin */
 		r->actor = "anonymous";
@@ -167,9 +169,17 @@ static int authenticate(gb_api_req *r)
 		if (gb_ct_streq(hex, cfg->tokens[i].sha256) && !hit)
 			hit = &cfg->tokens[i];
 	if (!hit) {
-		gb_api_error(r, 401, "Unauthenticated",
-		             "the bearer token is not valid for this broker");
-		return -1;
+		int rc = cfg->noidc && !use_store ? 1
+		         : gb_api_xtoken_auth(r, hex);
+		if (rc == 1 && use_store)
+			gb_api_error(r, 401, "Unauthenticated",
+			             "the bearer token is not valid for this broker"
+			             "%s", cfg->noidc ? " (a token exchanged for a "
+			             "CI ID token ends with it: sign in again)" : "");
+		else if (rc < 0)
+			gb_api_error(r, 500, "StoreError", "%s",
+			             gb_store_errmsg(r->d->store));
+		return rc == 1 && !use_store ? 1 : rc == 0 ? 0 : -1;
 	}
 	if (strlen(h + 7) < GB_TOKEN_MIN_LEN) {
 		gb_log(GB_LOG_WARN, "api", "token %s is shorter than %d "
@@ -390,7 +400,17 @@ static void route(gb_api_req *r)
 	/* DNS rebinding, cross-origin writes, untyped bodies: api_guard.c */
 	if (gb_api_guard_host(r) != 0 || gb_api_console(r))
 		return;
-	if (authenticate(r) != 0 || gb_api_guard_write(r) != 0)
+	if (n == 3 && strcmp(parts[0], "v1") == 0 &&
+	    strcmp(parts[1], "auth") == 0 && strcmp(parts[2], "oidc") == 0) {
+		/* the exchange is how a CI job gets its token */
+		if (strcmp(m, "POST") != 0)
+			gb_api_error(r, 405, "MethodNotAllowed",
+			             "%s is not allowed on %s", m, r->path);
+		else if (gb_api_guard_write(r) == 0)
+			gb_api_auth_oidc(r);
+		return;
+	}
+	if (authenticate(r, 1) != 0 || gb_api_guard_write(r) != 0)
 		return;
 	/* Changes need the state store: refused at once, with why, while a
 	 * shared one is unreachable (reads answer what they can). */
@@ -463,8 +483,12 @@ int gb_api_run_now(gb_api_req *r)
 	/* a reload holds the write lock: not now */
 	if (pthread_rwlock_tryrdlock(&r->d->cfg_lock) != 0)
 		return 0;
-	if (gb_api_guard_host(r) != 0 || authenticate(r) != 0) {
-		done = 1; /* the 403 or 401 (GETs are not audited) */
+	if (gb_api_guard_host(r) != 0) {
+		done = 1; /* the 403 */
+	} else if ((done = authenticate(r, 0)) != 0) {
+		/* -1: the 401 (GETs are not audited); 1: a handler thread
+		 * asks the store */
+		done = done < 0;
 	} else if (metrics) {
 		if ((r->text = gb_metrics_render_now(r->d)) != NULL) {
 			r->text = gb_metrics_for_team(r->text, metrics_team(r));

@@ -73,6 +73,8 @@ struct gb_api_req {
 	const char *team;    /* NULL for admins without a team */
 	char *actor_copy;    /* owned copies of the token's name and team:  */
 	char *team_copy;     /* a SIGHUP reload frees the config's strings */
+	json_t *ci_labels;   /* a token exchanged for a CI ID token: the
+	                        labels its pools get (owned), else NULL */
 	/* result */
 	unsigned status;
 	json_t *resp;        /* owned; sent as JSON */
@@ -229,6 +231,18 @@ int gb_api_guard_write(gb_api_req *r);
 /* Whether Content-Type ct (may be NULL) is one of types (parameters
  * after ';' allowed, case ignored). */
 int gb_api_type_in(const char *ct, const char *const *types, size_t n);
+/* ---- api_auth.c: the OIDC token exchange ---- */
+/* POST /v1/auth/oidc (no bearer token needed). */
+void gb_api_auth_oidc(gb_api_req *r);
+/* The exchanged token whose SHA-256 is hex: 0 with r's actor, role, team
+ * and ci_labels set; 1 none (unknown, expired, or no auth.oidc); -1 a
+ * store error. */
+int gb_api_xtoken_auth(gb_api_req *r, const char *hex);
+/* Adds the labels of r's exchanged token to p (overriding the spec's own
+ * of those names); nothing for other tokens. */
+void gb_api_ci_labels(gb_api_req *r, gb_pool_spec *p);
+/* The pool's "ci" event: applied by a CI job, with its labels. */
+void gb_api_ci_event(gb_api_req *r, const char *pool);
 
 /* ---- api_console.c: the web console's files.  GET / and GET
  * /console/NAME: 1 answered (a file, 404 or 405), 0 not a console path.

@@ -129,5 +129,7 @@ void gb_api_whoami(gb_api_req *r)
 	r->resp = json_pack("{s:s, s:s, s:o}", "name", r->actor, "role",
 	                    gb_role_name(r->role), "team",
 	                    r->team ? json_string(r->team) : json_null());
+	if (r->ci_labels) /* a CI job's exchanged token */
+		json_object_set(r->resp, "labels", r->ci_labels);
 	r->status = 200;
 }

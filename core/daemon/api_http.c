@@ -411,6 +411,7 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	gb_buf_free(&r->body);
 	free(r->actor_copy);
 	free(r->team_copy);
+	json_decref(r->ci_labels);
 	free(r->path);
 	free(r->park_pool);
 	free(r);

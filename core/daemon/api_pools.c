@@ -623,6 +623,7 @@ void gb_api_pool_put(gb_api_req *r, const char *name)
 	gb_pool_row row;
 	if (body_spec(r, name, &set) != 0)
 		return;
+	gb_api_ci_labels(r, &set.pools[0]);
 	if (!gb_api_sees_team(r, set.pools[0].team)) {
 		gb_api_error(r, 403, "Forbidden",
 		             "token '%s' is for team %s and cannot create pools "
@@ -650,6 +651,8 @@ void gb_api_pool_put(gb_api_req *r, const char *name)
 		return;
 	}
 	pools_changed();
+	if (r->ci_labels)
+		gb_api_ci_event(r, name);
 	gb_daemon_enqueue(r->d, GB_JOB_CONVERGE, name, NULL);
 	r->resp = res.pool;
 	res.pool = NULL;
@@ -665,6 +668,7 @@ void gb_api_pool_diff(gb_api_req *r, const char *name)
 	char err[1024];
 	if (body_spec(r, name, &set) != 0)
 		return;
+	gb_api_ci_labels(r, &set.pools[0]);
 	if (!gb_api_sees_team(r, set.pools[0].team)) {
 		gb_api_error(r, 403, "Forbidden", "token '%s' is for team %s",
 		             r->actor, r->team);

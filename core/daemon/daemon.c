@@ -11,6 +11,7 @@
 
 #include "api.h"
 #include "log.h"
+#include "oidc.h"
 #include "serve.h"
 
 /* first look at a pool's new instances, then twice the wait each time */
@@ -464,7 +465,7 @@ int gb_daemon_serve(const gb_daemon_opts *o, char *err, size_t cap)
 	int rc, watchdog_started;
 
 	memset(&d, 0, sizeof(d));
-	if (!cfg->ntokens && !listen_is_loopback(cfg->listen)) {
+	if (!cfg->ntokens && !cfg->noidc && !listen_is_loopback(cfg->listen)) {
 		snprintf(err, cap, "refusing to listen on %s without API tokens: "
 		                   "anyone who can reach it could create and "
 		                   "destroy pools. Add tokens to the config (see "
@@ -518,6 +519,7 @@ int gb_daemon_serve(const gb_daemon_opts *o, char *err, size_t cap)
 		rc = 0;
 		goto out_engine;
 	}
+	d.oidc = gb_oidc_new(NULL, NULL);
 	if (gb_api_start(&d, err, cap) != 0) {
 		rc = -1;
 		goto out_engine;
@@ -605,6 +607,7 @@ out_engine:
 	free(d.metrics_cache);
 	gb_metrics_release();
 	free(d.pools_cache);
+	gb_oidc_free(d.oidc);
 	pthread_rwlock_destroy(&d.cfg_lock);
 	return rc;
 }

@@ -121,6 +121,8 @@ typedef struct gb_daemon {
 	int leader;               /* holds the "leader" lease (gc) */
 	/* elastic pools (autoscale.c; under mmu) */
 	uint64_t autoscale_up, autoscale_down, autoscale_refused; /* decisions */
+	struct gb_oidc *oidc;     /* auth.oidc's issuers and their keys
+	                             (api_auth.c) */
 } gb_daemon;
 
 /* The stop flag is written once, under mu, by the main thread; threads

@@ -151,6 +151,9 @@ static void housekeeping(gb_daemon *d)
 			       "records older than daemon.audit_retention / "
 			       "daemon.events_retention", (long long)na,
 			       (long long)ne, (long long)nd);
+		if (c->noidc && gb_store_xtoken_prune(d->store, wall, NULL) != 0)
+			gb_log(GB_LOG_ERROR, "reconcile", "expired CI tokens: %s",
+			       gb_store_errmsg(d->store));
 		pthread_mutex_lock(&d->mmu);
 		d->pruned_audit += (uint64_t)na;
 		d->pruned_events += (uint64_t)ne;

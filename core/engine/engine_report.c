@@ -122,6 +122,17 @@ static json_t *pool_json(gb_engine *e, const gb_pool_row *p,
 	} else {
 		json_object_set_new(j, "waiting", json_null());
 	}
+	{
+		/* the spec's labels: cost --by label:KEY groups by them, and a
+		 * CI job's pool carries ci-repository, ci-ref, ci-run */
+		json_t *spec = json_loads(p->spec_json ? p->spec_json : "{}", 0,
+		                          NULL);
+		json_t *l = json_object_get(json_object_get(spec, "pool"),
+		                            "labels"); /* {"pool": {...}} */
+		json_object_set_new(j, "labels", json_is_object(l) ? json_incref(l)
+		                                                   : json_object());
+		json_decref(spec);
+	}
 	json_object_set_new(j, "instances", insts);
 	return j;
 }

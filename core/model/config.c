@@ -1,6 +1,6 @@
 /* config.c -- the broker's own configuration file (see config.h for the
  * schema): decoded with the same located errors as pool specs. */
-#include "config.h"
+#include "config_int.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -50,6 +50,8 @@ static const gb_config_key keys[] = {
 	{"", "onprem", "map", "none", "the on-prem driver's nodes: "
 	 "onprem.inventory"},
 	{"", "daemon", "map", "", "the daemon's settings: the daemon.* keys"},
+	{"", "auth", "map", "none", "who may sign in without a stored token: "
+	 "auth.oidc"},
 	{"drivers[]", "name", "string", "required", "the driver: aws, azure, "
 	 "gcp, lambda, onprem, or a third-party driver's name"},
 	{"drivers[]", "path", "path", "the shipped driver", "a driver .so to "
@@ -132,6 +134,22 @@ static const gb_config_key keys[] = {
 	{"daemon", "allowed_hosts", "list of names", "[]", "DNS names the API "
 	 "answers in a Host header besides loopback names, IP literals and the "
 	 "listen host (checked without tokens or when set)"},
+	{"auth", "oidc", "list", "none", "trust rules of the OIDC token "
+	 "exchange (POST /v1/auth/oidc), each with the auth.oidc[] keys"},
+	{"auth.oidc[]", "issuer", "https URL", "required", "the ID tokens' iss "
+	 "(http only to loopback)"},
+	{"auth.oidc[]", "audience", "string", "required", "the aud the ID "
+	 "token must carry"},
+	{"auth.oidc[]", "jwks_url", "https URL", "from the issuer's discovery "
+	 "document", "where the issuer's signing keys are"},
+	{"auth.oidc[]", "claims", "map", "required (one at least)", "claim "
+	 "name to an exact value or glob, every one must match"},
+	{"auth.oidc[]", "role", "viewer|operator", "required", "the role of "
+	 "the exchanged token (never admin)"},
+	{"auth.oidc[]", "team", "string", "required", "the team of the "
+	 "exchanged token"},
+	{"auth.oidc[]", "max_ttl", "duration", "1h", "the exchanged token's "
+	 "longest life (1m-24h), never past the ID token's exp"},
 };
 
 const gb_config_key *gb_config_keys(size_t *n)
@@ -142,8 +160,8 @@ const gb_config_key *gb_config_keys(size_t *n)
 
 /* The keys of section (NULL-terminated) into out[cap]: what the decoder
  * accepts there. */
-static const char *const *keys_in(const char *section, const char **out,
-                                  size_t cap)
+const char *const *gb_config__keys_in(const char *section,
+                                      const char **out, size_t cap)
 {
 	size_t k = 0;
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]) && k + 1 < cap;
@@ -153,7 +171,7 @@ static const char *const *keys_in(const char *section, const char **out,
 	out[k] = NULL;
 	return out;
 }
-#define KEYS(section) keys_in(section, (const char *[32]){NULL}, 32)
+
 
 static const char *const role_names[] = {"viewer", "operator", "admin", NULL};
 static const char *const log_formats[] = {"text", "json", NULL};
@@ -247,6 +265,7 @@ void gb_config_free(gb_config *c)
 	for (size_t i = 0; i < c->nteams; i++)
 		free(c->teams[i].name);
 	free(c->teams);
+	gb_config__free_auth(c);
 	for (size_t i = 0; i < c->nreservations; i++) {
 		free(c->reservations[i].cloud);
 		free(c->reservations[i].region);
@@ -300,6 +319,11 @@ static int valid_ident(const char *s, size_t max, const char *extra)
 		      (s[i] >= '0' && s[i] <= '9') || strchr(extra, s[i])))
 			return 0;
 	return 1;
+}
+
+int gb_config__valid_name(const char *s)
+{
+	return valid_ident(s, NAME_MAX_LEN, "_.-");
 }
 
 static int valid_var_name(const char *s)
@@ -422,7 +446,7 @@ static void dec_driver(gb_ydec *c, const gb_ynode *n, const char *path,
 	const gb_ynode *v;
 	char kp[192], t[80];
 	memset(&dc, 0, sizeof(dc));
-	if (gb_ydec_map(c, n, path, KEYS("drivers[]")) != 0 &&
+	if (gb_ydec_map(c, n, path, GB_CONFIG_KEYS("drivers[]")) != 0 &&
 	    (!n || n->kind != GB_Y_MAP))
 		return;
 	snprintf(kp, sizeof(kp), "%s.name", path);
@@ -577,7 +601,7 @@ static void dec_token(gb_ydec *c, const gb_ynode *n, const char *path,
 	char kp[192], t[80];
 	int role = -1;
 	memset(&tc, 0, sizeof(tc));
-	if (gb_ydec_map(c, n, path, KEYS("tokens[]")) != 0 &&
+	if (gb_ydec_map(c, n, path, GB_CONFIG_KEYS("tokens[]")) != 0 &&
 	    (!n || n->kind != GB_Y_MAP))
 		return;
 	snprintf(kp, sizeof(kp), "%s.name", path);
@@ -663,7 +687,7 @@ static void dec_team(gb_ydec *c, const gb_ynode *n, const char *path,
 	char kp[192], t[80];
 	int64_t x;
 	memset(&tm, 0, sizeof(tm));
-	if (gb_ydec_map(c, n, path, KEYS("teams[]")) != 0 &&
+	if (gb_ydec_map(c, n, path, GB_CONFIG_KEYS("teams[]")) != 0 &&
 	    (!n || n->kind != GB_Y_MAP))
 		return;
 	snprintf(kp, sizeof(kp), "%s.name", path);
@@ -735,7 +759,7 @@ static void dec_reservation(gb_ydec *c, const gb_ynode *n, const char *path,
 	int64_t x;
 	int ci;
 	memset(&r, 0, sizeof(r));
-	if (gb_ydec_map(c, n, path, KEYS("reservations[]")) != 0 &&
+	if (gb_ydec_map(c, n, path, GB_CONFIG_KEYS("reservations[]")) != 0 &&
 	    (!n || n->kind != GB_Y_MAP))
 		return;
 	r.line = n->line;
@@ -904,7 +928,7 @@ static void dec_daemon(gb_ydec *c, const gb_ynode *n, gb_config *cfg)
 	const gb_ynode *v;
 	int64_t x;
 	int i;
-	if (gb_ydec_map(c, n, "daemon", KEYS("daemon")) != 0 &&
+	if (gb_ydec_map(c, n, "daemon", GB_CONFIG_KEYS("daemon")) != 0 &&
 	    (!n || n->kind != GB_Y_MAP))
 		return;
 	if ((v = gb_ymap_get(n, "reconcile_period")) &&
@@ -997,7 +1021,7 @@ static void dec_config(gb_ydec *c, const gb_ynode *root, gb_config *cfg)
 {
 	const gb_ynode *v;
 	char *s, t[80], ip[64];
-	if (gb_ydec_map(c, root, "", KEYS("")) != 0 &&
+	if (gb_ydec_map(c, root, "", GB_CONFIG_KEYS("")) != 0 &&
 	    root->kind != GB_Y_MAP)
 		return;
 	if ((v = gb_ymap_get(root, "broker_id")) &&
@@ -1077,7 +1101,7 @@ static void dec_config(gb_ydec *c, const gb_ynode *root, gb_config *cfg)
 		}
 	}
 	if ((v = gb_ymap_get(root, "tls")) &&
-	    (gb_ydec_map(c, v, "tls", KEYS("tls")) == 0 || v->kind == GB_Y_MAP)) {
+	    (gb_ydec_map(c, v, "tls", GB_CONFIG_KEYS("tls")) == 0 || v->kind == GB_Y_MAP)) {
 		const gb_ynode *cert = gb_ymap_get(v, "cert");
 		const gb_ynode *key = gb_ymap_get(v, "key");
 		if (!cert || !key)
@@ -1105,6 +1129,8 @@ static void dec_config(gb_ydec *c, const gb_ynode *root, gb_config *cfg)
 	if (cfg->nteams && (v = gb_ymap_get(root, "tokens")) &&
 	    v->kind == GB_Y_SEQ)
 		check_token_teams(c, v, cfg);
+	if ((v = gb_ymap_get(root, "auth")))
+		gb_config__dec_auth(c, v, cfg);
 	if ((v = gb_ymap_get(root, "reservations")) &&
 	    list_of_maps(c, v, "reservations", "reservations"))
 		for (size_t i = 0; i < v->n; i++) {
@@ -1112,7 +1138,7 @@ static void dec_config(gb_ydec *c, const gb_ynode *root, gb_config *cfg)
 			dec_reservation(c, v->items[i], ip, cfg);
 		}
 	if ((v = gb_ymap_get(root, "onprem")) &&
-	    (gb_ydec_map(c, v, "onprem", KEYS("onprem")) == 0 ||
+	    (gb_ydec_map(c, v, "onprem", GB_CONFIG_KEYS("onprem")) == 0 ||
 	     v->kind == GB_Y_MAP)) {
 		const gb_ynode *inv = gb_ymap_get(v, "inventory");
 		if (!inv)

@@ -16,6 +16,12 @@
  *   tls: {cert: /path/cert.pem, key: /path/key.pem}
  *   tokens:
  *     - {name: ci, sha256: <hex>, role: operator, team: research}
+ *   auth:
+ *     oidc:                          # CI jobs sign in with their ID token
+ *       - {issuer: https://token.actions.githubusercontent.com,
+ *          audience: gpubroker, jwks_url: (default: the issuer's discovery
+ *          document), claims: {repository: org/repo, ref: refs/heads/main},
+ *          role: operator, team: research, max_ttl: 1h}
  *   teams:
  *     - {name: research, max_gpus: 64, max_price_per_hour: 500, monthly_budget: 20000}
  *   reservations: [{cloud: aws, region: us-east-1, instance_type: p5.48xlarge, count: 2, price_per_hour: 60}]
@@ -68,6 +74,20 @@ typedef struct gb_token_cfg {
 	char *team;          /* NULL for admins without a team */
 } gb_token_cfg;
 
+/* auth.oidc: one trust rule (config_auth.c).  An ID token of `issuer`
+ * for `audience` whose claims match every entry of `claims` (exact, or a
+ * glob when the value has * ? or [) is exchanged for a broker token of
+ * `role` and `team` (POST /v1/auth/oidc). */
+typedef struct gb_oidc_rule {
+	char *issuer;        /* https://..., or http:// on loopback (tests) */
+	char *audience;
+	char *jwks_url;      /* NULL = the issuer's discovery document */
+	gb_kvs claims;       /* claim name -> value or glob */
+	gb_role role;        /* viewer or operator */
+	char *team;
+	int64_t max_ttl_s;   /* default 3600 */
+} gb_oidc_rule;
+
 typedef struct gb_team_cfg {
 	char *name;
 	int max_gpus;              /* 0 = unlimited */
@@ -102,6 +122,8 @@ typedef struct gb_config {
 	size_t ntokens;
 	gb_team_cfg *teams;
 	size_t nteams;
+	gb_oidc_rule *oidc;        /* auth.oidc, in order (first match wins) */
+	size_t noidc;
 	gb_reservation_cfg *reservations;
 	size_t nreservations;
 	char *onprem_inventory;
@@ -181,6 +203,11 @@ int gb_config_state_is_url(const char *state);
  * reservations and the defaults of placement.clouds all use this one
  * list: a cloud is whatever a driver is loaded for. */
 size_t gb_config_clouds(const gb_config *c, const char **out, size_t cap);
+
+/* An OIDC issuer or JWKS URL the broker may fetch: https://HOST..., or
+ * http:// only to a loopback host (127.0.0.0/8, [::1], localhost), for
+ * test issuers.  1 = allowed. */
+int gb_oidc_url_ok(const char *url);
 
 const gb_team_cfg *gb_config_team(const gb_config *c, const char *name);
 const char *gb_role_name(gb_role r);

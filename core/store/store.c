@@ -124,6 +124,14 @@ static const char *const migrations[] = {
 	"CREATE TABLE autoscale (pool TEXT PRIMARY KEY, pool_inc INTEGER NOT"
 	" NULL, demand INTEGER NOT NULL DEFAULT 0, demand_until INTEGER NOT"
 	" NULL DEFAULT 0, state TEXT, last TEXT, refused TEXT);",
+	/* 8: broker tokens exchanged for CI ID tokens (store_auth.c), by
+	 * the SHA-256 of the token, and the ID tokens already exchanged
+	 * (replay), each kept until it expires */
+	"CREATE TABLE oidc_tokens (sha256 TEXT PRIMARY KEY, actor TEXT NOT"
+	" NULL, role TEXT NOT NULL, team TEXT NOT NULL, labels TEXT NOT NULL,"
+	" created_ms INTEGER NOT NULL, expires_ms INTEGER NOT NULL);"
+	"CREATE TABLE oidc_seen (key TEXT PRIMARY KEY, expires_ms INTEGER"
+	" NOT NULL);",
 };
 
 /* The calling thread's last store error.  Per thread, not per

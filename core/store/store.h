@@ -39,7 +39,7 @@
 
 typedef struct gb_store gb_store;
 
-#define GB_STORE_SCHEMA_VERSION 7
+#define GB_STORE_SCHEMA_VERSION 8
 
 /* Opens (creating and migrating) the state at `target`: a SQLite path,
  * or a postgresql:// URL.  password: NULL = libpq's own mechanisms; it is
@@ -364,6 +364,33 @@ typedef struct gb_hb_sample {
 	int64_t time_ms;  /* unix ms */
 	double gpu_util;  /* 0..1 */
 } gb_hb_sample;
+/* Broker tokens exchanged for CI ID tokens (POST /v1/auth/oidc), kept
+ * by the SHA-256 (hex) of the token, never the token (store_auth.c). */
+typedef struct gb_xtoken_row {
+	char *actor;        /* "oidc:" + the ID token's subject */
+	char *role;         /* gb_role_name */
+	char *team;
+	char *labels;       /* JSON object: ci-repository, ci-ref, ci-run */
+	int64_t created_ms; /* wall clock */
+	int64_t expires_ms;
+} gb_xtoken_row;
+/* Records a token: 0, or -1 (also when the hash is there already). */
+int gb_store_xtoken_add(gb_store *s, const char *sha256,
+                        const gb_xtoken_row *row);
+/* The token of sha256 unexpired at now_ms: 0 with *out
+ * (gb_xtoken_row_free it), 1 none (unknown or expired), -1 error. */
+int gb_store_xtoken_get(gb_store *s, const char *sha256, int64_t now_ms,
+                        gb_xtoken_row *out);
+void gb_xtoken_row_free(gb_xtoken_row *r);
+/* Replay: records key (an ID token's hash, or its issuer and jti) until
+ * expires_ms, first dropping every key expired at now_ms.  0 = first
+ * time (recorded), 1 = seen before and not expired, -1 error. */
+int gb_store_oidc_seen(gb_store *s, const char *key, int64_t expires_ms,
+                       int64_t now_ms);
+/* Deletes exchanged tokens expired at now_ms; *n (may be NULL) gets
+ * how many.  0 / -1. */
+int gb_store_xtoken_prune(gb_store *s, int64_t now_ms, int64_t *n);
+
 /* Keeps one heartbeat of instance `id` (its pool read from the
  * instance's row; nothing when there is no such row) at `at_ms`, unless
  * the instance has a sample less than a second older (a flood of

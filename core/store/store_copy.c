@@ -9,7 +9,8 @@
  * its columns (as migrations[] in store.c creates them) and their types,
  * so integers and reals travel as numbers (a REAL read as SQLite's text
  * would lose digits).  leases are not copied: they belong to the
- * processes of the old store. */
+ * processes of the old store; nor are oidc_tokens and oidc_seen (CI
+ * tokens live an hour or so: a job signs in again). */
 #include "store_int.h"
 
 #include <stdlib.h>

@@ -346,6 +346,14 @@ static void test_example_file(void **state)
 	assert_string_equal(c.file, path);
 	assert_true(c.ndrivers >= 1);
 	assert_true(c.ntokens >= 1);
+	/* CI signs in by OIDC, not with a token of its own */
+	assert_int_equal(c.noidc, 1);
+	assert_string_equal(c.oidc[0].issuer,
+	                    "https://token.actions.githubusercontent.com");
+	assert_int_equal(c.oidc[0].role, GB_ROLE_OPERATOR);
+	assert_int_equal(c.oidc[0].max_ttl_s, 7200);
+	assert_string_equal(gb_kvs_get(&c.oidc[0].claims, "ref"),
+	                    "refs/heads/main");
 	gb_config_free(&c);
 }
 

@@ -1569,6 +1569,52 @@ static void test_pg_sslmode_warned(void **state)
 	assert_null(strstr(buf, "connection to 127.0.0.1"));
 }
 
+/* Tokens exchanged for CI ID tokens: found by hash until they expire,
+ * then gone (and pruned); ID tokens seen once are a replay the second
+ * time, until they expire. */
+static void test_exchanged_tokens(void **state)
+{
+	gb_store *s = open_store();
+	gb_xtoken_row row, got;
+	int64_t del = -1;
+	char h1[65], h2[65];
+	(void)state;
+	gb_sha256_hex("gbo_one", 7, h1);
+	gb_sha256_hex("gbo_two", 7, h2);
+	memset(&row, 0, sizeof(row));
+	row.actor = "oidc:repo:org/repo";
+	row.role = "operator";
+	row.team = "research";
+	row.labels = "{\"ci-repository\":\"org/repo\"}";
+	row.created_ms = 1000;
+	row.expires_ms = 5000;
+	assert_int_equal(gb_store_xtoken_add(s, h1, &row), 0);
+	row.expires_ms = 9000;
+	assert_int_equal(gb_store_xtoken_add(s, h2, &row), 0);
+	assert_int_equal(gb_store_xtoken_add(s, h2, &row), -1); /* once */
+	assert_int_equal(gb_store_xtoken_get(s, h1, 4999, &got), 0);
+	assert_string_equal(got.actor, "oidc:repo:org/repo");
+	assert_string_equal(got.role, "operator");
+	assert_string_equal(got.team, "research");
+	assert_string_equal(got.labels, "{\"ci-repository\":\"org/repo\"}");
+	assert_int_equal(got.created_ms, 1000);
+	assert_int_equal(got.expires_ms, 5000);
+	gb_xtoken_row_free(&got);
+	assert_int_equal(gb_store_xtoken_get(s, h1, 5000, &got), 1); /* expired */
+	assert_int_equal(gb_store_xtoken_get(s, "0000", 0, &got), 1);
+	assert_int_equal(gb_store_xtoken_prune(s, 6000, &del), 0);
+	assert_int_equal(del, 1);
+	assert_int_equal(gb_store_xtoken_get(s, h2, 6000, &got), 0);
+	gb_xtoken_row_free(&got);
+	/* replay */
+	assert_int_equal(gb_store_oidc_seen(s, "tABC", 5000, 1000), 0);
+	assert_int_equal(gb_store_oidc_seen(s, "tABC", 5000, 2000), 1);
+	assert_int_equal(gb_store_oidc_seen(s, "jXYZ", 5000, 2000), 0);
+	/* expired keys are forgotten */
+	assert_int_equal(gb_store_oidc_seen(s, "tABC", 9000, 5000), 0);
+	gb_store_close(s);
+}
+
 #define BOTH(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
 
 int main(void)
@@ -1586,6 +1632,7 @@ int main(void)
 		BOTH(test_inst_rolled_back),
 		BOTH(test_heartbeat_samples),
 		BOTH(test_pool_incarnations),
+		BOTH(test_exchanged_tokens),
 		BOTH(test_rollback_discards),
 		BOTH(test_version),
 		BOTH(test_events_and_audit),
