@@ -36,6 +36,8 @@ static const gb_exit_code exit_codes[] = {
 	{GB_EXIT_USAGE, "usage error (unknown command or flag, missing argument)"},
 	{GB_EXIT_TIMEOUT, "timed out waiting (apply --wait --timeout, scale --wait --timeout)"},
 	{GB_EXIT_UNREACHABLE, "lost the daemon: a wait through --server (apply --wait, scale --wait, destroy) could not reach it again before its timeout"},
+	{130, "interrupted by SIGINT (Ctrl-C) during apply, scale --wait or destroy: what is left running is printed (a daemon goes on with it)"},
+	{143, "stopped by SIGTERM (a cancelled CI job), as 130"},
 	{-1, NULL},
 };
 

@@ -113,6 +113,10 @@ static int run_apply(gb_cli *cli)
 		return gb_cli_usage(cli, "--timeout: expected a duration like "
 		                         "90s, 15m or 2h, found \"%s\"", a_timeout);
 	}
+	if (a_timeout && !a_wait) {
+		gb_strv_free(&files);
+		return gb_cli_usage(cli, "--timeout is for --wait: give both");
+	}
 	if (!a_yes && !interactive) {
 		gb_strv_free(&files);
 		gb_cli_err(cli, "refusing to apply without confirmation: there "
@@ -146,7 +150,8 @@ static int run_apply(gb_cli *cli)
 	if (gb_backend_stopped(b)) {
 		gb_cli_err(cli, "interrupted: the journal is consistent; re-run "
 		                "apply (or let the daemon) converge");
-		rc = GB_EXIT_FAIL;
+		gb_pool_interrupted(b, results);
+		rc = gb_backend_stop_status(b);
 	}
 	gb_print_pools(cli, results, 1);
 	json_decref(results);
@@ -169,6 +174,9 @@ const gb_cmd gb_cmd_apply = {
 	"refused (exit 1, nothing stored) with the plan's reasons.  Through a\n"
 	"daemon (--server) the wait prints the events as it does locally, and\n"
 	"rides out a daemon restart or failover until the timeout (10m\n"
-	"without one); exit 4 when the daemon does not come back in time.",
+	"without one); exit 4 when the daemon does not come back in time.\n"
+	"A wait ends (exit 1) as soon as the pool is destroyed (its TTL, its\n"
+	"idle timeout, a destroy).  SIGINT or SIGTERM stops apply (exit 130\n"
+	"or 143) and says what is left running and how to remove it.",
 	apply_flags, run_apply,
 };

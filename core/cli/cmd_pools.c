@@ -73,6 +73,11 @@ static int run_destroy(gb_cli *cli)
 		printf("pool %s destroyed\n", pool);
 	}
 	json_decref(p);
+	if (rc && gb_backend_stopped(b)) {
+		rc = gb_backend_stop_status(b);
+		gb_backend_close(b);
+		return rc;
+	}
 	gb_backend_close(b);
 	if (rc == GB_BACKEND_LOST)
 		return GB_EXIT_UNREACHABLE;
@@ -137,10 +142,15 @@ static int run_scale(gb_cli *cli)
 	if (s_wait && (rc == GB_EXIT_OK || gb_pool_waits(p, timeout)))
 		rc = gb_pool_wait(b, cli->args.v[0], timeout, &p);
 	if (s_wait && gb_backend_stopped(b)) {
+		json_t *a = json_array();
 		gb_cli_err(cli, "interrupted: the journal is consistent; the "
 		                "pool converges on the next apply or scale (or "
 		                "through the daemon)");
-		rc = GB_EXIT_FAIL;
+		if (p)
+			json_array_append(a, p);
+		gb_pool_interrupted(b, a);
+		json_decref(a);
+		rc = gb_backend_stop_status(b);
 	}
 	if (p) {
 		json_t *a = json_array();
@@ -161,7 +171,8 @@ const gb_cmd gb_cmd_scale = {
 	"with min/max in their spec stay within them.  With --wait, waits\n"
 	"as 'apply --wait' does until every instance runs and prints their\n"
 	"addresses (exit 3 when --timeout passes first), locally or through\n"
-	"--server.",
+	"--server; the wait ends (exit 1) when the pool is destroyed, and\n"
+	"SIGINT or SIGTERM ends it with exit 130 or 143.",
 	scale_flags, run_scale,
 };
 

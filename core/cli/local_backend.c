@@ -68,9 +68,11 @@ static int local_wait(gb_backend *b, const char *pool, int64_t timeout_s,
 	local_backend *l = lb(b);
 	int w = gb_engine_wait(l->s.eng, pool, timeout_s, err, cap);
 	progress_done(l);
+	*out = gb_engine_pool_json(l->s.eng, pool);
+	if (w == GB_ENGINE_WAIT_GONE)
+		return GB_BACKEND_GONE; /* gb_pool_wait says so */
 	if (w < 0)
 		gb_cli_err(b->cli, "pool %s: %s", pool, err);
-	*out = gb_engine_pool_json(l->s.eng, pool);
 	return w;
 }
 

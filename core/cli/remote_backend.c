@@ -262,6 +262,7 @@ static int remote_wait(gb_backend *b, const char *pool, int64_t timeout_s,
 		json_int_t running, desired;
 		size_t i;
 		json_t *in;
+		const char *st;
 		int c = call(r, "GET", path, NULL, 0, NULL, &p, deadline);
 		if (c != 0) {
 			rc = c;
@@ -271,6 +272,13 @@ static int remote_wait(gb_backend *b, const char *pool, int64_t timeout_s,
 		*last = p;
 		running = json_integer_value(json_object_get(p, "running"));
 		desired = json_integer_value(json_object_get(p, "desired"));
+		st = json_string_value(json_object_get(p, "state"));
+		if (st && strcmp(st, "active") != 0) {
+			/* destroyed under the wait (TTL, idle, destroy) */
+			follow(r, pool, 0, -1);
+			rc = GB_BACKEND_GONE;
+			break;
+		}
 		json_array_foreach(json_object_get(p, "instances"), i, in)
 			if (strcmp(json_string_value(json_object_get(in, "state")),
 			           "failed") == 0) {

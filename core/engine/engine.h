@@ -206,7 +206,11 @@ int gb_engine_refresh(gb_engine *e, const char *pool);
 int gb_engine_refresh_all(gb_engine *e, int keep_for_gc);
 #define GB_GC_REUSE_MS 60000
 /* Refresh until every desired instance runs, or timeout_s passes (0 =
- * wait forever until *stop).  1 = all running, 0 = timed out, -1 error. */
+ * wait forever until *stop).  1 = all running, 0 = timed out (or
+ * stopped), -1 error, GB_ENGINE_WAIT_GONE when the pool is being (or
+ * has been) destroyed: a TTL, an idle teardown or a destroy ends the
+ * wait at once (err says which). */
+#define GB_ENGINE_WAIT_GONE (-2)
 int gb_engine_wait(gb_engine *e, const char *pool, int64_t timeout_s,
                    char *err, size_t cap);
 

@@ -607,6 +607,13 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 			         need, gb_plural(need));
 			goto out;
 		}
+		if (gb_engine__destroy_wanted(e, spec->name)) {
+			/* a destroy (user, TTL, idle) waits for this walk */
+			snprintf(msg, cap, "pool %s: placed %d of %d instance%s; "
+			         "stopped: the pool is being destroyed",
+			         spec->name, need - left, need, gb_plural(need));
+			goto out;
+		}
 		if ((cloud && strcmp(o->cloud, cloud) != 0) ||
 		    (region && strcmp(o->region, region) != 0) ||
 		    (zone && strcmp(o->zone, zone) != 0))

@@ -456,7 +456,7 @@ int gb_engine_destroy(gb_engine *e, const char *pool, const char *reason,
 	int rc;
 
 	memset(res, 0, sizeof(*res));
-	if (gb_engine__begin(e, pool, res) != 0)
+	if (gb_engine__begin_destroy(e, pool, res) != 0)
 		return -1;
 	rc = gb_store_pool_get(e->o.store, pool, &row);
 	if (rc != 0) {
@@ -549,7 +549,7 @@ int gb_engine_request_destroy(gb_engine *e, const char *pool,
 	gb_pool_row row;
 	int rc;
 	memset(res, 0, sizeof(*res));
-	if ((rc = gb_engine__begin(e, pool, res)) != 0)
+	if ((rc = gb_engine__begin_destroy(e, pool, res)) != 0)
 		return rc;
 	rc = gb_store_pool_get(e->o.store, pool, &row);
 	if (rc != 0) {
@@ -588,7 +588,7 @@ int gb_engine_destroy_step(gb_engine *e, const char *pool, const char *reason,
 	int rc;
 
 	memset(res, 0, sizeof(*res));
-	rc = gb_engine__begin(e, pool, res);
+	rc = gb_engine__begin_destroy(e, pool, res);
 	if (rc != 0)
 		return rc == 1 ? 0 : -1; /* 1: the store refuses writes for now */
 	rc = gb_store_pool_get(e->o.store, pool, &row);

@@ -422,6 +422,12 @@ int gb_engine_wait(gb_engine *e, const char *pool, int64_t timeout_s,
 			         rc == 1 ? pool : gb_store_errmsg(e->o.store));
 			return -1;
 		}
+		if (strcmp(row.state, "active") != 0) {
+			snprintf(err, cap, "the pool is %s (%s)", row.state,
+			         row.destroy_reason ? row.destroy_reason : "user");
+			gb_pool_row_free(&row);
+			return GB_ENGINE_WAIT_GONE;
+		}
 		gb_engine_refresh(e, pool);
 		if (gb_store_inst_list(e->o.store, pool, 1, &rows, &n) != 0) {
 			gb_pool_row_free(&row);

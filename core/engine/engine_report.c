@@ -66,7 +66,7 @@ static json_t *pool_json(gb_engine *e, const gb_pool_row *p,
                          const gb_inst_row *rows, size_t n)
 {
 	int64_t now = gb_now_ms() / 1000;
-	int running = 0, pending = 0, other = 0;
+	int running = 0, pending = 0, other = 0, active;
 	double per_hour = 0;
 	json_t *j = json_object(), *insts = json_array(), *clouds = json_array();
 
@@ -102,7 +102,10 @@ static json_t *pool_json(gb_engine *e, const gb_pool_row *p,
 	json_object_set_new(j, "price_per_hour", json_real(per_hour));
 	json_object_set_new(j, "created_at", gb_json_time(p->created_at * 1000));
 	json_object_set_new(j, "age_s", json_integer(now - p->created_at));
-	if (p->ttl_s)
+	/* a pool being destroyed (or gone) has no TTL left and waits for
+	 * nothing */
+	active = strcmp(p->state, "active") == 0;
+	if (p->ttl_s && active)
 		json_object_set_new(j, "ttl_left_s",
 		                    json_integer(p->created_at + p->ttl_s - now));
 	else
@@ -110,7 +113,7 @@ static json_t *pool_json(gb_engine *e, const gb_pool_row *p,
 	json_object_set_new(j, "idle_timeout_s", json_integer(p->idle_timeout_s));
 	json_object_set_new(j, "last_heartbeat_at",
 	                    gb_json_time(p->last_heartbeat_at * 1000));
-	if (p->note) {
+	if (p->note && active) {
 		json_t *w = json_object();
 		json_object_set_new(w, "reason", json_string(p->note));
 		json_object_set_new(w, "next_attempt_at",
