@@ -50,8 +50,9 @@ typedef struct gb_backend_ops {
 	 * set on failure too, or NULL). */
 	int (*scale)(gb_backend *b, const char *pool, int n, json_t **out);
 	/* With pool: that pool with its instances (refreshed from the
-	 * clouds); without: an array of every pool.  0 or -1. */
-	int (*status)(gb_backend *b, const char *pool, json_t **out);
+	 * clouds); without: an array of every pool.  Destroyed pools are
+	 * gone (a destroyed `pool` is not found) unless all.  0 or -1. */
+	int (*status)(gb_backend *b, const char *pool, int all, json_t **out);
 	/* Events of pool (NULL: all) after *after (an event id; moved to the
 	 * last one returned) and not older than since_ms (unix ms, 0 = all).
 	 * With wait, an empty answer may take a while (long poll).  0 or -1;

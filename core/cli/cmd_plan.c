@@ -43,10 +43,13 @@ static const gb_flag *plan_flags(void)
 static int emit(gb_cli *cli, const gb_pool_spec *s, json_t *j, json_t *all)
 {
 	const char *none = json_string_value(json_object_get(j, "no_candidate"));
-	int rc = json_array_size(json_object_get(j, "candidates")) == 0
+	const char *refused = json_string_value(json_object_get(j,
+	                                                        "apply_refused"));
+	int rc = json_array_size(json_object_get(j, "candidates")) == 0 || refused
 	                 ? GB_EXIT_FAIL
 	                 : GB_EXIT_OK;
-	char *msg = rc ? gb_xstrdup(none ? none : "no offer qualifies") : NULL;
+	char *msg = refused ? gb_xasprintf("apply would refuse it: %s", refused)
+	            : rc ? gb_xstrdup(none ? none : "no offer qualifies") : NULL;
 	if (cli->out != GB_OUT_TABLE) {
 		json_array_append_new(all, j);
 	} else {
@@ -88,7 +91,9 @@ static int plan_remote(gb_cli *cli, const gb_pool_spec *s, size_t limit,
 	return rc;
 }
 
-static int plan_one(gb_cli *cli, gb_runtime *rt, gb_store *st,
+/* eng: the engine on the state for apply's quota and budget checks
+ * (NULL: no state, the pool alone counts) */
+static int plan_one(gb_cli *cli, gb_runtime *rt, gb_store *st, gb_engine *eng,
                     const gb_pool_spec *s, size_t limit, json_t *all)
 {
 	gb_plan p;
@@ -116,7 +121,14 @@ static int plan_one(gb_cli *cli, gb_runtime *rt, gb_store *st,
 		gb_policy_set_free(ps);
 		return GB_EXIT_FAIL;
 	}
-	rc = emit(cli, s, gb_plan_report(&p, limit, f_explain), all);
+	{
+		json_t *rep = gb_plan_report(&p, limit, f_explain);
+		char *refusal = gb_engine_check_plan(eng, &cli->cfg, s, &p);
+		json_object_set_new(rep, "apply_refused",
+		                    refusal ? json_string(refusal) : json_null());
+		free(refusal);
+		rc = emit(cli, s, rep, all);
+	}
 	gb_plan_free(&p);
 	gb_policy_set_free(ps);
 	return rc;
@@ -126,6 +138,7 @@ static int run_plan(gb_cli *cli)
 {
 	gb_runtime rt;
 	gb_store *st = NULL;
+	gb_engine *eng = NULL;
 	int64_t limit = 10;
 	int rc = GB_EXIT_OK, r;
 	json_t *all;
@@ -164,6 +177,16 @@ static int run_plan(gb_cli *cli)
 	}
 	if (!cli->server)
 		gb_cli_runtime(cli, &rt, st, 1);
+	if (st) {
+		/* for apply's quota and budget checks: no cloud call */
+		gb_engine_opts eo;
+		memset(&eo, 0, sizeof(eo));
+		eo.cfg = &cli->cfg;
+		eo.store = st;
+		eo.drivers = &rt.drivers;
+		eo.cat = rt.cat;
+		eng = gb_engine_new(&eo);
+	}
 	for (size_t i = 0; i < rt.problems.n; i++)
 		gb_cli_info(cli, "warning: %s", rt.problems.v[i]);
 	all = json_array();
@@ -176,7 +199,7 @@ static int run_plan(gb_cli *cli)
 		for (size_t i = 0; i < set.n; i++)
 			if ((cli->server ? plan_remote(cli, &set.pools[i],
 			                               (size_t)limit, all)
-			                 : plan_one(cli, &rt, st, &set.pools[i],
+			                 : plan_one(cli, &rt, st, eng, &set.pools[i],
 			                            (size_t)limit, all)) != GB_EXIT_OK)
 				rc = GB_EXIT_FAIL;
 		gb_spec_set_free(&set);
@@ -185,6 +208,7 @@ static int run_plan(gb_cli *cli)
 		gb_out_render(cli, stdout, all, NULL, NULL);
 	json_decref(all);
 	gb_strv_free(&files);
+	gb_engine_free(eng);
 	gb_store_close(st);
 	if (!cli->server)
 		gb_runtime_free(&rt);

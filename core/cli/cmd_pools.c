@@ -89,8 +89,11 @@ const gb_cmd gb_cmd_destroy = {
 	"NAME [--auto-approve] [--timeout DURATION] [--ignore-not-found]",
 	"Journals, terminates every instance, and waits until each cloud\n"
 	"confirms (describe says terminated, or the instance is gone) before\n"
-	"marking it terminated.  Safe to re-run after any crash.  A pool that\n"
-	"does not exist fails (exit 1) unless --ignore-not-found is given.\n"
+	"marking it terminated.  Safe to re-run after any crash.  A destroyed\n"
+	"pool is gone: 'status' no longer lists it ('status --all' and\n"
+	"'events --pool NAME' keep its history), and destroying it again\n"
+	"fails as for a pool that does not exist (exit 1; HTTP 404), unless\n"
+	"--ignore-not-found is given.\n"
 	"Through a daemon (--server) it rides out a daemon restart or\n"
 	"failover until --timeout; exit 4 when the daemon does not come back\n"
 	"in time.",
@@ -176,6 +179,18 @@ const gb_cmd gb_cmd_scale = {
 	scale_flags, run_scale,
 };
 
+static int st_all;
+
+static const gb_flag *status_flags(void)
+{
+	static const gb_flag f[] = {
+		{"all", 0, NULL, "include destroyed pools (their history: state, "
+		 "reason, the instances they had)", NULL, &st_all, NULL},
+		{NULL, 0, NULL, NULL, NULL, NULL, NULL},
+	};
+	return f;
+}
+
 static int run_status(gb_cli *cli)
 {
 	gb_backend *b;
@@ -186,7 +201,7 @@ static int run_status(gb_cli *cli)
 		return gb_cli_usage(cli, "give at most one pool name");
 	if ((rc = gb_backend_open(cli, 0, &b)))
 		return rc;
-	if (b->ops->status(b, name, &res) != 0) {
+	if (b->ops->status(b, name, st_all, &res) != 0) {
 		gb_backend_close(b);
 		return GB_EXIT_FAIL;
 	}
@@ -210,10 +225,12 @@ static int run_status(gb_cli *cli)
 }
 
 const gb_cmd gb_cmd_status = {
-	"status", "show pools (or one pool with its instances)", "[NAME]",
+	"status", "show pools (or one pool with its instances)", "[NAME] [--all]",
 	"Asks the clouds first (one describe per driver and region), so the\n"
 	"states are current.  A pool short of its size says why, and when it\n"
 	"tries again, on a line 'NAME: waiting: REASON' (JSON: its \"waiting\"\n"
-	"object, {reason, next_attempt_at}).",
-	NULL, run_status,
+	"object, {reason, next_attempt_at}).  Destroyed pools are gone (as\n"
+	"'kubectl get' after a delete): not listed, and 'status NAME' of one\n"
+	"fails (exit 1); --all shows them too, with their state and reason.",
+	status_flags, run_status,
 };

@@ -29,7 +29,8 @@ void gb_api_plan(gb_api_req *r)
 	for (size_t i = 0; i < set.n; i++) {
 		gb_plan p;
 		gb_plan_opts po;
-		char err[1024];
+		char err[1024], *refusal;
+		json_t *rep;
 		int failed = 0;
 		gb_policy_set *ps = gb_plan_load_policies(r->d->cfg, &set.pools[i],
 		                                          NULL, &failed, err,
@@ -54,8 +55,15 @@ void gb_api_plan(gb_api_req *r)
 			gb_spec_set_free(&set);
 			return;
 		}
-		json_array_append_new(out, gb_plan_report(&p, (size_t)limit,
-		                                           gb_api_query(r, "explain") != NULL));
+		rep = gb_plan_report(&p, (size_t)limit,
+		                     gb_api_query(r, "explain") != NULL);
+		/* what apply would refuse (quota, budget), plan says too */
+		refusal = gb_engine_check_plan(r->d->eng, r->d->cfg,
+		                               &set.pools[i], &p);
+		json_object_set_new(rep, "apply_refused",
+		                    refusal ? json_string(refusal) : json_null());
+		free(refusal);
+		json_array_append_new(out, rep);
 		gb_plan_free(&p);
 		gb_policy_set_free(ps);
 	}

@@ -448,6 +448,20 @@ int gb_engine__terminate_rows(gb_engine *e, gb_inst_row **rows, size_t n,
 	return rc;
 }
 
+/* A destroyed pool is gone: a second destroy finds no pool (as
+ * kubectl's second delete), and says where its history is.  1 with
+ * res->message, or 0. */
+static int gone(const gb_pool_row *row, const char *pool,
+                gb_engine_result *res)
+{
+	if (strcmp(row->state, "destroyed") != 0)
+		return 0;
+	snprintf(res->message, sizeof(res->message), "no pool named %s (one "
+	         "was destroyed: 'gpubroker status --all %s' shows it, "
+	         "'gpubroker events --pool %s' its history)", pool, pool, pool);
+	return 1;
+}
+
 int gb_engine_destroy(gb_engine *e, const char *pool, const char *reason,
                       gb_engine_result *res)
 {
@@ -459,11 +473,15 @@ int gb_engine_destroy(gb_engine *e, const char *pool, const char *reason,
 	if (gb_engine__begin_destroy(e, pool, res) != 0)
 		return -1;
 	rc = gb_store_pool_get(e->o.store, pool, &row);
-	if (rc != 0) {
-		snprintf(res->message, sizeof(res->message),
-		         rc == 1 ? "no pool named %s (see 'gpubroker status')" : "%s",
-		         rc == 1 ? pool : gb_store_errmsg(e->o.store));
-		res->not_found = rc == 1;
+	if (rc != 0 || gone(&row, pool, res)) {
+		if (rc != 0)
+			snprintf(res->message, sizeof(res->message),
+			         rc == 1 ? "no pool named %s (see 'gpubroker "
+			                   "status')" : "%s",
+			         rc == 1 ? pool : gb_store_errmsg(e->o.store));
+		else
+			gb_pool_row_free(&row);
+		res->not_found = rc <= 1;
 		gb_engine__unlock_pool(e, pool);
 		return -1;
 	}
@@ -552,10 +570,14 @@ int gb_engine_request_destroy(gb_engine *e, const char *pool,
 	if ((rc = gb_engine__begin_destroy(e, pool, res)) != 0)
 		return rc;
 	rc = gb_store_pool_get(e->o.store, pool, &row);
-	if (rc != 0) {
-		snprintf(res->message, sizeof(res->message),
-		         rc == 1 ? "no pool named %s" : "%s",
-		         rc == 1 ? pool : gb_store_errmsg(e->o.store));
+	if (rc != 0 || gone(&row, pool, res)) {
+		if (rc != 0)
+			snprintf(res->message, sizeof(res->message),
+			         rc == 1 ? "no pool named %s" : "%s",
+			         rc == 1 ? pool : gb_store_errmsg(e->o.store));
+		else
+			gb_pool_row_free(&row);
+		res->not_found = rc <= 1;
 		gb_engine__unlock_pool(e, pool);
 		return -1;
 	}

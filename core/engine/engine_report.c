@@ -141,13 +141,15 @@ json_t *gb_engine_pool_json(gb_engine *e, const char *pool)
 	return j;
 }
 
-json_t *gb_engine_pools_json(gb_engine *e, const char *team)
+json_t *gb_engine_pools_json(gb_engine *e, const char *team,
+                             int include_destroyed)
 {
 	gb_pool_row *v;
 	gb_inst_row *rows = NULL;
 	size_t n, nrows = 0, k = 0;
 	json_t *a = json_array();
-	if (gb_store_pool_list(e->o.store, team, 0, &v, &n) != 0)
+	if (gb_store_pool_list(e->o.store, team, include_destroyed, &v,
+	                       &n) != 0)
 		return a;
 	/* Every live instance in one read instead of one per pool: both
 	 * lists come sorted by pool name (byte order), so walk them side by
@@ -156,6 +158,8 @@ json_t *gb_engine_pools_json(gb_engine *e, const char *team)
 		gb_store_inst_list(e->o.store, NULL, 1, &rows, &nrows);
 	for (size_t i = 0; i < n; i++) {
 		size_t start;
+		if (strcmp(v[i].name, GB_ORPHAN_POOL) == 0)
+			continue; /* the gc's, never a user's */
 		while (k < nrows && strcmp(rows[k].pool, v[i].name) < 0)
 			k++;
 		start = k;
@@ -319,18 +323,20 @@ int gb_engine__check_team(gb_engine *e, const gb_pool_spec *spec, int desired,
  * not allow: GPUs, $/h across the team's pools, and the monthly budget
  * (spent this month + this pool's price for its TTL or the rest of the
  * month). */
-int gb_engine__check_team(gb_engine *e, const gb_pool_spec *spec, int desired,
-                          double pool_price, char *msg, size_t cap)
+/* e: NULL without a state (no other pools, nothing spent) */
+static int check_team(gb_engine *e, const gb_config *cfg,
+                      const gb_pool_spec *spec, int desired,
+                      double pool_price, char *msg, size_t cap)
 {
-	const gb_team_cfg *t = gb_config_team(e->o.cfg, spec->team);
-	gb_pool_row *pools;
-	size_t np;
+	const gb_team_cfg *t = gb_config_team(cfg, spec->team);
+	gb_pool_row *pools = NULL;
+	size_t np = 0;
 	int gpus = desired * spec->gpu_count;
 	double per_hour = pool_price;
 	int64_t now = gb_now_ms() / 1000;
 	if (!t)
 		return 0;
-	if (gb_store_pool_list(e->o.store, spec->team, 0, &pools, &np) != 0)
+	if (e && gb_store_pool_list(e->o.store, spec->team, 0, &pools, &np) != 0)
 		return 0;
 	for (size_t i = 0; i < np; i++) {
 		gb_inst_row *rows;
@@ -363,7 +369,8 @@ int gb_engine__check_team(gb_engine *e, const gb_pool_spec *spec, int desired,
 		return -1;
 	}
 	if (t->monthly_budget > 0 && pool_price > 0) {
-		json_t *c = gb_engine_cost(e, "team", month_start(now), t->name);
+		json_t *c = e ? gb_engine_cost(e, "team", month_start(now), t->name)
+		              : NULL;
 		double spent = 0, hours, projected;
 		size_t i;
 		json_t *g;
@@ -388,4 +395,23 @@ int gb_engine__check_team(gb_engine *e, const gb_pool_spec *spec, int desired,
 		}
 	}
 	return 0;
+}
+
+int gb_engine__check_team(gb_engine *e, const gb_pool_spec *spec, int desired,
+                          double pool_price, char *msg, size_t cap)
+{
+	return check_team(e, e->o.cfg, spec, desired, pool_price, msg, cap);
+}
+
+char *gb_engine_check_plan(gb_engine *e, const gb_config *cfg,
+                           const gb_pool_spec *spec, const gb_plan *p)
+{
+	char msg[1024];
+	/* priced as apply prices it: its first candidate */
+	double price = p->ncands ? p->cands[0].offer->price : -1;
+	if (check_team(e, cfg, spec, spec->count,
+	               price > 0 ? price * spec->count : 0, msg,
+	               sizeof(msg)) == 0)
+		return NULL;
+	return gb_xstrdup(msg);
 }

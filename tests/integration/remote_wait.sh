@@ -129,7 +129,7 @@ sim_post /_sim/scenario '{"lifecycle": {"aws": {"stopping_ms": 4000}}}'
 interrupt_at di 'rw-i terminating ' destroy rw-i --auto-approve
 check "[ \$rc = 130 ] && grep -q \"pool rw-i: interrupted; termination was asked for and the daemon goes on with it ('gpubroker status rw-i')\" $T/di.err" \
 	"SIGINT ends destroy through a daemon, saying the daemon goes on (exit $rc)"
-wait_until 20 "[ \"\$(remote_gb status rw-i -o json | jq -r .state)\" = destroyed ]" ||
+wait_until 20 "[ \"\$(remote_gb status --all rw-i -o json | jq -r .state)\" = destroyed ]" ||
 	fail "the daemon did not go on destroying rw-i"
 echo "ok: the daemon destroyed the pool"
 sim_post /_sim/scenario '{"lifecycle": {"aws": {"stopping_ms": 400}}}'

@@ -160,6 +160,19 @@ daemon_stop() {
 	rm -f "$T/daemon.out"
 }
 
+# team_limits GPUS PRICE BUDGET: CONF becomes a copy of the example
+# config ($T/broker.yaml) whose team "research" has these max_gpus,
+# max_price_per_hour and monthly_budget (its on-prem inventory given by
+# a whole path, as the copy is elsewhere)
+team_limits() {
+	export GPUBROKER_INVENTORY="$GB_SRC/examples/demo-inventory.yaml"
+	sed -e "s|^  - {name: research, max_gpus: .*|  - {name: research, max_gpus: $1, max_price_per_hour: $2, monthly_budget: $3}|" \
+		"$GB_SRC/examples/cloudsim-broker.yaml" >"$T/broker.yaml"
+	grep -q "max_gpus: $1, max_price_per_hour: $2, monthly_budget: $3}" "$T/broker.yaml" ||
+		fail "could not set the team limits in the test's broker config"
+	CONF="$T/broker.yaml"
+}
+
 # write_spec FILE NAME CLOUD GPU COUNT [CAPACITY] [extra yaml lines...]
 # PLACE='{...}' overrides the placement (default: those clouds, no
 # co-location).
