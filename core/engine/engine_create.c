@@ -55,15 +55,20 @@ static int err_rank(gb_err_class c)
 	}
 }
 
+/* A fresh create's token (journaled with its intent, which a replay
+ * reuses).  The attempt's time is part of it: a refused create on a
+ * clean cloud spends no names (gb_store_inst_max_spent), so a later
+ * attempt of the same offer may ask for the same names, and must not
+ * meet the first one's answer (EC2 ClientToken, GCE requestId). */
 static void derive_token(gb_engine *e, const char *pool, int64_t generation,
                          int first_index, int count, const gb_coffer *o,
                          char out[48])
 {
 	char buf[512], hex[65];
-	int n = snprintf(buf, sizeof(buf), "%s|%s|%lld|%d|%d|%s|%s|%s|%s|%d",
+	int n = snprintf(buf, sizeof(buf), "%s|%s|%lld|%d|%d|%s|%s|%s|%s|%d|%lld",
 	                 e->broker_id, pool, (long long)generation, first_index,
 	                 count, o->cloud, o->region, o->zone, o->instance_type,
-	                 (int)o->capacity);
+	                 (int)o->capacity, (long long)gb_mono_ns());
 	gb_sha256_hex(buf, n > 0 ? (size_t)n : 0, hex);
 	snprintf(out, 48, "gb%.40s", hex);
 }
@@ -337,6 +342,27 @@ out:
 	free(tags);
 }
 
+/* The clouds whose refused creates made nothing (GB_DRV_CAP_ATOMIC_CREATE)
+ * as gb_store_inst_max_spent takes them: "aws,gcp" into out. */
+static const char *clean_clouds(gb_engine *e, char *out, size_t cap)
+{
+	size_t at = 0;
+	out[0] = '\0';
+	for (size_t i = 0; e->o.drivers && i < e->o.drivers->n; i++) {
+		const gb_drv *d = e->o.drivers->v[i];
+		int n;
+		if (!d->d || !(d->d->caps & GB_DRV_CAP_ATOMIC_CREATE))
+			continue;
+		n = snprintf(out + at, cap - at, "%s%s", at ? "," : "", d->name);
+		if (n < 0 || (size_t)n >= cap - at) {
+			out[at] = '\0'; /* the ones that fit */
+			break;
+		}
+		at += (size_t)n;
+	}
+	return out;
+}
+
 /* Try to create `count` instances on one candidate: journal, then
  * execute. */
 static void try_candidate(gb_engine *e, const gb_pool_spec *spec,
@@ -345,11 +371,13 @@ static void try_candidate(gb_engine *e, const gb_pool_spec *spec,
 {
 	gb_intent_row in;
 	int maxi = -1;
-	char token[48];
+	char token[48], clean[512];
 	create_desc cd;
 
 	memset(a, 0, sizeof(*a));
-	if (gb_store_inst_max_index(e->o.store, spec->name, &maxi) != 0) {
+	if (gb_store_inst_max_spent(e->o.store, spec->name,
+	                            clean_clouds(e, clean, sizeof(clean)),
+	                            &maxi) != 0) {
 		gb_error_set(&a->err, GB_ERR_INTERNAL, 0, "Store", "%s",
 		             gb_store_errmsg(e->o.store));
 		a->failed = 1;
@@ -366,7 +394,8 @@ static void try_candidate(gb_engine *e, const gb_pool_spec *spec,
 	cd.price = o->price;
 	cd.count = count;
 	cd.first_index = maxi + 1;
-	derive_token(e, spec->name, generation, cd.first_index, count, o, token);
+	derive_token(e, spec->name, generation, cd.first_index, count, o,
+	             token);
 	cd.token = token;
 
 	/* the journal, committed before the cloud is asked anything */

@@ -239,7 +239,12 @@ static void apply_seen(gb_engine *e, gb_inst_row *r, const gb_seen *s,
 		return;
 	if (s->state == GB_INST_TERMINATED && strcmp(cur, "preempted") == 0)
 		nxt = "terminated";
-	gb_store_inst_set_state(e->o.store, r->id, nxt, s->state_reason, now);
+	/* from the state this refresh read: a concurrent refresh (another
+	 * thread, a replica taking over, a CLI wait) that moved it first
+	 * has announced it, and the event is not written twice */
+	if (gb_store_inst_move_state(e->o.store, r->id, cur, nxt,
+	                             s->state_reason, now) == 0)
+		return;
 	if (s->state == GB_INST_RUNNING)
 		gb_engine__event(e, r->pool, r->provider_id, "running",
 		                 "%s is running%s%s", r->name,
