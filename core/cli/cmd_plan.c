@@ -98,6 +98,7 @@ static int plan_one(gb_cli *cli, gb_runtime *rt, gb_store *st, gb_engine *eng,
 {
 	gb_plan p;
 	gb_plan_opts o;
+	gb_engine_cool cool = {st, 0};
 	char err[1024];
 	int failed = 0, rc = GB_EXIT_OK;
 	gb_policy_set *ps;
@@ -113,7 +114,7 @@ static int plan_one(gb_cli *cli, gb_runtime *rt, gb_store *st, gb_engine *eng,
 	o.team = gb_config_team(&cli->cfg, s->team);
 	if (st) {
 		o.unavailable = gb_engine_unavailable;
-		o.unavailable_ud = st;
+		o.unavailable_ud = &cool;
 	}
 	if (gb_plan_pool(s, rt->cat, &o, &p, err, sizeof(err)) != 0) {
 		gb_cli_err(cli, "pool %s: %s", s->name, err);
@@ -124,9 +125,16 @@ static int plan_one(gb_cli *cli, gb_runtime *rt, gb_store *st, gb_engine *eng,
 	{
 		json_t *rep = gb_plan_report(&p, limit, f_explain);
 		char *refusal = gb_engine_check_plan(eng, &cli->cfg, s, &p);
+		char *cooling = st ? gb_engine_cooldown_msg(s, rt->cat, &o, &p,
+		                                            &cool)
+		                   : NULL;
 		json_object_set_new(rep, "apply_refused",
 		                    refusal ? json_string(refusal) : json_null());
+		if (cooling) /* when the pool would be tried again */
+			json_object_set_new(rep, "no_candidate",
+			                    json_string(cooling));
 		free(refusal);
+		free(cooling);
 		rc = emit(cli, s, rep, all);
 	}
 	gb_plan_free(&p);
@@ -223,7 +231,10 @@ const gb_cmd gb_cmd_plan = {
 	"then the org-wide and the pool's Lua policies (filters must all pass,\n"
 	"scores add), ranked by the capacity order, then score, then price.\n"
 	"Exit 1 when a pool has no candidate (the message lists the commonest\n"
-	"refusal reasons).  With --server the daemon plans with its own\n"
+	"refusal reasons, or, when only failover cooldowns stand in the way,\n"
+	"when the first ends and a pool would be tried again), or when\n"
+	"apply's quota and budget checks (teams[]) would refuse it.  With\n"
+	"--server the daemon plans with its own\n"
 	"catalog, policies and capacity cooldowns (POST /v1/plan).",
 	plan_flags, run_plan,
 };

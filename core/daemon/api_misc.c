@@ -29,8 +29,9 @@ void gb_api_plan(gb_api_req *r)
 	for (size_t i = 0; i < set.n; i++) {
 		gb_plan p;
 		gb_plan_opts po;
-		char err[1024], *refusal;
+		char err[1024], *refusal, *cooling;
 		json_t *rep;
+		gb_engine_cool cool = {r->d->store, 0};
 		int failed = 0;
 		gb_policy_set *ps = gb_plan_load_policies(r->d->cfg, &set.pools[i],
 		                                          NULL, &failed, err,
@@ -45,7 +46,7 @@ void gb_api_plan(gb_api_req *r)
 		po.policies = ps;
 		po.team = gb_config_team(r->d->cfg, set.pools[i].team);
 		po.unavailable = gb_engine_unavailable;
-		po.unavailable_ud = r->d->store;
+		po.unavailable_ud = &cool;
 		if (gb_plan_pool(&set.pools[i], r->d->app.rt.cat, &po, &p, err,
 		                 sizeof(err)) != 0) {
 			gb_api_error(r, 422, "PolicyError", "%s", err);
@@ -62,7 +63,14 @@ void gb_api_plan(gb_api_req *r)
 		                               &set.pools[i], &p);
 		json_object_set_new(rep, "apply_refused",
 		                    refusal ? json_string(refusal) : json_null());
+		/* when the pool would be tried again */
+		cooling = gb_engine_cooldown_msg(&set.pools[i],
+		                                 r->d->app.rt.cat, &po, &p, &cool);
+		if (cooling)
+			json_object_set_new(rep, "no_candidate",
+			                    json_string(cooling));
 		free(refusal);
+		free(cooling);
 		json_array_append_new(out, rep);
 		gb_plan_free(&p);
 		gb_policy_set_free(ps);

@@ -90,9 +90,24 @@ typedef struct gb_engine_opts {
 } gb_engine_opts;
 
 /* A gb_unavailable_fn over the state store's failover cooldowns (ud: a
- * gb_store *), so plans skip what the engine would skip right now. */
+ * gb_engine_cool), so plans skip what the engine would skip right now;
+ * first_s gets the earliest end of the cooldowns it applied (unix s; 0:
+ * none), when a pool they leave without a candidate is tried again. */
+typedef struct gb_engine_cool {
+	gb_store *st;     /* borrowed */
+	int64_t first_s;  /* set by the calls; start it at 0 */
+} gb_engine_cool;
 int gb_engine_unavailable(void *ud, const gb_coffer *o, char *why,
                           size_t cap);
+/* For plan p of spec, made from cat with po (whose unavailable is
+ * gb_engine_unavailable over cool): when only the cooldowns left it
+ * without a candidate (a plan without them has some), what a pool of it
+ * does: "no candidate: 5 offers refused by capacity cooldown (CODE);
+ * next attempt TIME (in 2m30s), when the first cooldown ends" (caller
+ * frees); else NULL. */
+char *gb_engine_cooldown_msg(const gb_pool_spec *spec, const gb_catalog *cat,
+                             const gb_plan_opts *po, const gb_plan *p,
+                             const gb_engine_cool *cool);
 
 /* Whether this process may converge `pool` now: on a shared store, takes
  * or renews the pool's lease without waiting.  0 = yes (always on
