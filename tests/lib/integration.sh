@@ -137,9 +137,10 @@ sim_live() {
 	fi
 }
 
-# store_live POOL: instances gpubroker thinks are live (pending/running)
+# store_live POOL: instances gpubroker thinks are live (pending/running);
+# --all: a destroyed pool is gone from plain status, and has none
 store_live() {
-	gb status "$1" -o json 2>/dev/null |
+	gb status --all "$1" -o json 2>/dev/null |
 		jq '[.instances[] | select(.state=="running" or .state=="pending")] | length'
 }
 
