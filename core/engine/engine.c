@@ -433,6 +433,26 @@ int gb_engine__begin(gb_engine *e, const char *pool, gb_engine_result *res)
 	                            sizeof(res->message));
 }
 
+const char *gb_engine__walk_stop(gb_engine *e, const char *name)
+{
+	gb_strv wanted = {0};
+	char lname[300];
+	int asked = 0;
+	if (gb_engine__destroy_wanted(e, name))
+		return "the pool is being destroyed";
+	if (!gb_store_is_shared(e->o.store))
+		return NULL;
+	/* another replica's operation (a destroy through it) waits for the
+	 * pool's lease; wants lapse after 2 s, so a dead asker stops nothing */
+	snprintf(lname, sizeof(lname), "pool:%s", name);
+	if (gb_store_lease_wanted(e->o.store, &wanted) == 0)
+		asked = gb_strv_contains(&wanted, lname);
+	gb_strv_free(&wanted);
+	return asked ? "another replica asks for the pool (a destroy, scale "
+	               "or apply through it)"
+	             : NULL;
+}
+
 int gb_engine__begin_destroy(gb_engine *e, const char *pool,
                              gb_engine_result *res)
 {

@@ -577,10 +577,15 @@ static void no_room_msg(const gb_pool_spec *spec, int need, int left,
 
 /* An attempt that made nothing still used its names (they are never
  * given again: an intent may have used them): "lab-burst-0..3" onto b,
- * comma-separated, so the gaps in a pool's numbering are explained. */
-static void note_unused(gb_buf *b, const gb_pool_spec *spec, const attempt *a)
+ * comma-separated, so the gaps in a pool's numbering are explained.
+ * Not on a cloud whose refused creates made nothing (o's driver has
+ * GB_DRV_CAP_ATOMIC_CREATE): there the names are given again. */
+static void note_unused(gb_engine *e, const gb_coffer *o, gb_buf *b,
+                        const gb_pool_spec *spec, const attempt *a)
 {
-	if (a->created || a->rolled_back || a->unknown || a->count < 1)
+	gb_drv *drv = gb_engine__drv(e, o->cloud);
+	if (a->created || a->rolled_back || a->unknown || a->count < 1 ||
+	    (drv && drv->d && (drv->d->caps & GB_DRV_CAP_ATOMIC_CREATE)))
 		return;
 	gb_buf_printf(b, "%s%s-%d", b->len ? ", " : "", spec->name,
 	              a->first_index);
@@ -625,6 +630,7 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 	all_or_nothing = spec->colocate != GB_COLOCATE_NONE;
 	for (size_t i = 0; i < pl->ncands && left > 0; i++) {
 		const gb_coffer *o = pl->cands[i].offer;
+		const char *stop;
 		attempt a;
 		int64_t until;
 		if (e->o.stop && *e->o.stop) {
@@ -636,11 +642,11 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 			         need, gb_plural(need));
 			goto out;
 		}
-		if (gb_engine__destroy_wanted(e, spec->name)) {
+		if ((stop = gb_engine__walk_stop(e, spec->name)) != NULL) {
 			/* a destroy (user, TTL, idle) waits for this walk */
 			snprintf(msg, cap, "pool %s: placed %d of %d instance%s; "
-			         "stopped: the pool is being destroyed",
-			         spec->name, need - left, need, gb_plural(need));
+			         "stopped: %s", spec->name, need - left, need,
+			         gb_plural(need), stop);
 			goto out;
 		}
 		if ((cloud && strcmp(o->cloud, cloud) != 0) ||
@@ -705,7 +711,7 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 		try_candidate(e, spec, generation, o, ask, all_or_nothing, &a);
 		left -= a.created;
 		*placed += a.created;
-		note_unused(&unused, spec, &a);
+		note_unused(e, o, &unused, spec, &a);
 		if (a.rolled_back) {
 			/* the journal now holds this partial: pace the next */
 			gb_engine__pace_load(e, spec->name, need, &pace);
@@ -728,7 +734,7 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 				left -= h.created;
 				*placed += h.created;
 				most -= h.created;
-				note_unused(&unused, spec, &h);
+				note_unused(e, o, &unused, spec, &h);
 				if (h.unknown) {
 					a = h; /* stops the walk, below */
 					break;

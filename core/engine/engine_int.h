@@ -149,6 +149,12 @@ void gb_engine__unlock_pool(gb_engine *e, const char *name);
  * failover walk. */
 void gb_engine__want_destroy(gb_engine *e, const char *name, int on);
 int gb_engine__destroy_wanted(gb_engine *e, const char *name);
+/* Whether a placement walk of pool `name` stops before its next
+ * candidate: a destroy of this process waits for it, or (shared store)
+ * another replica asks for the pool's lease -- a user's destroy, scale
+ * or apply there.  NULL to go on, else why ("the pool is being
+ * destroyed"). */
+const char *gb_engine__walk_stop(gb_engine *e, const char *name);
 /* gb_engine__begin for a destroy: says it wants the lock first. */
 int gb_engine__begin_destroy(gb_engine *e, const char *pool,
                              gb_engine_result *res);
