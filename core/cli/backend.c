@@ -3,10 +3,10 @@
 
 static volatile sig_atomic_t stop_flag;
 
+/* the signal's number: both are non-zero */
 static void on_signal(int sig)
 {
-	(void)sig;
-	stop_flag = 1;
+	stop_flag = sig;
 }
 
 void gb_backend_catch_signals(gb_backend *b)
@@ -33,4 +33,9 @@ void gb_backend_close(gb_backend *b)
 int gb_backend_stopped(const gb_backend *b)
 {
 	return b->stop && *b->stop;
+}
+
+int gb_backend_stop_status(const gb_backend *b)
+{
+	return gb_backend_stopped(b) ? 128 + (int)*b->stop : GB_EXIT_FAIL;
 }

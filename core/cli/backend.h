@@ -35,7 +35,8 @@ typedef struct gb_backend_ops {
 	 * timeout_s (0 = none) passed first (err says more, may be empty;
 	 * nothing printed), -1 after printing why, GB_BACKEND_LOST (after
 	 * printing why) when a daemon stopped answering and did not come
-	 * back in time.  The pool's events are printed as they come (with
+	 * back in time, GB_BACKEND_GONE (not printed) when the pool is
+	 * destroyed meanwhile.  The pool's events are printed as they come (with
 	 * GB_BACKEND_PROGRESS).  *out: the pool as last seen, or NULL. */
 	int (*wait)(gb_backend *b, const char *pool, int64_t timeout_s,
 	            char *err, size_t cap, json_t **out);
@@ -50,8 +51,9 @@ typedef struct gb_backend_ops {
 	 * set on failure too, or NULL). */
 	int (*scale)(gb_backend *b, const char *pool, int n, json_t **out);
 	/* With pool: that pool with its instances (refreshed from the
-	 * clouds); without: an array of every pool.  0 or -1. */
-	int (*status)(gb_backend *b, const char *pool, json_t **out);
+	 * clouds); without: an array of every pool.  Destroyed pools are
+	 * gone (a destroyed `pool` is not found) unless all.  0 or -1. */
+	int (*status)(gb_backend *b, const char *pool, int all, json_t **out);
 	/* Events of pool (NULL: all) after *after (an event id; moved to the
 	 * last one returned) and not older than since_ms (unix ms, 0 = all).
 	 * With wait, an empty answer may take a while (long poll).  0 or -1;
@@ -89,6 +91,10 @@ struct gb_backend {
  * reset, HTTP 502/503/504) and did not come back before the timeout
  * (the remote backend tries again with a backoff until then). */
 #define GB_BACKEND_LOST (-2)
+/* wait: the pool is being (or has been) destroyed -- a TTL, an idle
+ * teardown or a destroy -- so it will never run; nothing printed, *out
+ * holds the pool (its "state" and "reason" say which). */
+#define GB_BACKEND_GONE (-3)
 
 /* What a command needs from a backend (the remote one: the daemon's
  * events of the pool printed while wait and destroy wait, and a signal
@@ -104,6 +110,10 @@ int gb_backend_open(gb_cli *cli, unsigned needs, gb_backend **out);
 void gb_backend_close(gb_backend *b);
 /* 1 once SIGINT/SIGTERM asked to stop (with GB_BACKEND_SIGNALS only). */
 int gb_backend_stopped(const gb_backend *b);
+/* The exit status of a command a signal stopped: 128 + the signal
+ * (130 SIGINT, 143 SIGTERM), as shells report it; GB_EXIT_FAIL when
+ * none did. */
+int gb_backend_stop_status(const gb_backend *b);
 /* For the backends' open: SIGINT/SIGTERM set b->stop. */
 void gb_backend_catch_signals(gb_backend *b);
 

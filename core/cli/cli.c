@@ -11,7 +11,7 @@
 /* Common flags, accepted by every command. */
 static const gb_flag common_flags[] = {
 	{"config", 'c', "FILE", "broker config (default: built-in defaults)", NULL, NULL, NULL},
-	{"state", 0, "FILE|URL", "state database: a SQLite file, or postgresql://USER@HOST:PORT/DB (no password: PGPASSWORD, ~/.pgpass or the config's state_password) shared by replicas (or GPUBROKER_STATE; default: from config, else $XDG_STATE_HOME/gpubroker/state.db)", NULL, NULL, NULL},
+	{"state", 0, "FILE|URL", "state database: a SQLite file, or postgresql://USER@HOST:PORT/DB (no password: PGPASSWORD, ~/.pgpass or the config's state_password) shared by replicas (or GPUBROKER_STATE; default: from config, else $XDG_STATE_HOME/gpubroker/state.db); given, it wins over a GPUBROKER_SERVER in the environment", NULL, NULL, NULL},
 	{"output", 'o', "FORMAT", "table | json | yaml (default table)", NULL, NULL, NULL},
 	{"quiet", 'q', NULL, "print only results and errors", NULL, NULL, NULL},
 	{"verbose", 'v', NULL, "log more (repeat for debug)", NULL, NULL, NULL},
@@ -41,6 +41,8 @@ static const gb_exit_code exit_codes[] = {
 	{GB_EXIT_USAGE, "usage error (unknown command or flag, missing argument)"},
 	{GB_EXIT_TIMEOUT, "timed out waiting (apply --wait --timeout, scale --wait --timeout)"},
 	{GB_EXIT_UNREACHABLE, "lost the daemon: a wait through --server (apply --wait, scale --wait, destroy) could not reach it again before its timeout"},
+	{130, "interrupted by SIGINT (Ctrl-C) during apply, scale --wait or destroy: what is left running is printed (a daemon goes on with it)"},
+	{143, "stopped by SIGTERM (a cancelled CI job), as 130"},
 	{-1, NULL},
 };
 
@@ -145,10 +147,10 @@ int gb_cli_parse(gb_cli *cli, const gb_cmd *cmd, int argc, char **argv)
 {
 	const gb_flag *flags = cmd->flags ? cmd->flags() : NULL;
 	int only_pos = 0;
-	const char *env;
+	const char *env, *env_server = NULL;
 
 	if ((env = getenv("GPUBROKER_SERVER")) && *env)
-		cli->server = env;
+		cli->server = env_server = env;
 	if ((env = getenv("GPUBROKER_TOKEN")) && *env)
 		cli->token = env;
 	if ((env = getenv("GPUBROKER_OIDC_AUDIENCE")) && *env)
@@ -270,6 +272,13 @@ int gb_cli_parse(gb_cli *cli, const gb_cmd *cmd, int argc, char **argv)
 			return gb_cli_usage(cli, "unknown flag %s", a);
 		}
 	}
+	/* explicit flags win over the environment: --state names local
+	 * state, so a GPUBROKER_SERVER from the environment is not used */
+	if (cli->state_path && cli->server && cli->server == env_server)
+		cli->server = NULL;
+	else if (cli->state_path && cli->server)
+		return gb_cli_usage(cli, "--state is local state and --server a "
+		                         "daemon's: give one");
 	return 0;
 }
 

@@ -43,32 +43,51 @@ int gb_cli_confirm(const gb_cli *cli, const char *question)
 	return strcmp(line, "yes") == 0;
 }
 
-/* Shows spec's diff (unless -q), asks (unless --auto-approve), applies
- * and with --wait waits; the pool as it ends up goes into results. */
-static int apply_one(gb_backend *b, const gb_pool_spec *spec,
-                     int64_t timeout, json_t *results)
+/* Plans spec (authorised and validated as its apply would be, nothing
+ * stored): its diff (new reference), or NULL after saying why apply
+ * would refuse it (no offer can match it, a quota or budget, a token of
+ * another team), with the diff unless -q. */
+static json_t *check_one(gb_backend *b, const gb_pool_spec *spec)
 {
 	gb_cli *cli = b->cli;
-	json_t *pool = NULL;
-	int rc = GB_EXIT_OK;
-	/* the plan is made in both modes, -q or not: a spec that cannot be
-	 * placed is refused before anything is stored */
 	json_t *diff = b->ops->plan_diff(b, spec);
+	const char *refused;
 	if (!diff)
-		return GB_EXIT_FAIL;
-	if (!cli->quiet)
-		gb_print_diff(stderr, diff);
+		return NULL;
+	refused = json_string_value(json_object_get(diff, "apply_refused"));
 	if (json_is_true(json_object_get(diff, "no_match"))) {
 		/* nothing to wait for: no offer can ever match it */
 		const char *why = json_string_value(json_object_get(diff, "error"));
+		if (!cli->quiet)
+			gb_print_diff(stderr, diff);
 		gb_cli_err(cli, "pool %s: not applied (nothing stored): no offer "
 		           "can match this spec; change the spec or the policies "
 		           "('gpubroker plan --explain' lists every refusal)%s%s",
 		           spec->name, cli->quiet && why ? ":\n" : "",
 		           cli->quiet && why ? why : "");
-		json_decref(diff);
-		return GB_EXIT_FAIL;
+	} else if (refused) {
+		if (!cli->quiet)
+			gb_print_diff(stderr, diff);
+		gb_cli_err(cli, "pool %s: not applied (nothing stored): %s",
+		           spec->name, refused);
+	} else {
+		return diff;
 	}
+	json_decref(diff);
+	return NULL;
+}
+
+/* Shows spec's diff (unless -q; takes it), asks (unless --auto-approve),
+ * applies and with --wait waits; the pool as it ends up goes into
+ * results. */
+static int apply_one(gb_backend *b, const gb_pool_spec *spec, json_t *diff,
+                     int64_t timeout, json_t *results)
+{
+	gb_cli *cli = b->cli;
+	json_t *pool = NULL;
+	int rc = GB_EXIT_OK;
+	if (!cli->quiet)
+		gb_print_diff(stderr, diff);
 	json_decref(diff);
 	if (!a_yes) {
 		char q[256];
@@ -93,14 +112,44 @@ static int apply_one(gb_backend *b, const gb_pool_spec *spec,
 	return rc;
 }
 
+/* Every pool of every file is loaded and checked (check_one) before any
+ * is applied: one that would be refused (a 403 for its team, a quota)
+ * stops them all, with nothing changed.  GB_EXIT_OK, or GB_EXIT_FAIL
+ * after saying why; *sets (nsets) the files' pools, *diffs their diffs
+ * in order (both the caller's). */
+static int check_all(gb_backend *b, const gb_strv *files, gb_spec_set *sets,
+                     json_t *diffs)
+{
+	gb_cli *cli = b->cli;
+	size_t total = 0, bad = 0;
+	for (size_t fi = 0; fi < files->n; fi++)
+		if (gb_cli_spec_load_in(cli, files->v[fi], b->catalog,
+		                        &sets[fi]) != 0)
+			return GB_EXIT_FAIL;
+	for (size_t fi = 0; fi < files->n; fi++)
+		for (size_t i = 0; i < sets[fi].n && !gb_backend_stopped(b); i++) {
+			json_t *d = check_one(b, &sets[fi].pools[i]);
+			total++;
+			bad += !d;
+			json_array_append_new(diffs, d ? d : json_null());
+		}
+	if (bad && total > 1)
+		gb_cli_err(cli, "nothing applied: %zu of %zu pools would be "
+		           "refused (above); fix them and apply again", bad,
+		           total);
+	return bad ? GB_EXIT_FAIL : GB_EXIT_OK;
+}
+
 static int run_apply(gb_cli *cli)
 {
 	gb_backend *b;
 	gb_strv files = {0};
 	int64_t timeout = 0;
 	int rc = GB_EXIT_OK, r;
-	json_t *results;
-	int interactive = isatty(STDIN_FILENO) && isatty(STDERR_FILENO);
+	json_t *results, *diffs;
+	gb_spec_set *sets;
+	size_t k = 0;
+	int checked, interactive = isatty(STDIN_FILENO) && isatty(STDERR_FILENO);
 
 	for (size_t i = 0; i < a_files.n; i++)
 		gb_strv_push(&files, a_files.v[i]);
@@ -113,6 +162,10 @@ static int run_apply(gb_cli *cli)
 		gb_strv_free(&files);
 		return gb_cli_usage(cli, "--timeout: expected a duration like "
 		                         "90s, 15m or 2h, found \"%s\"", a_timeout);
+	}
+	if (a_timeout && !a_wait) {
+		gb_strv_free(&files);
+		return gb_cli_usage(cli, "--timeout is for --wait: give both");
 	}
 	if (!a_yes && !interactive) {
 		gb_strv_free(&files);
@@ -127,27 +180,29 @@ static int run_apply(gb_cli *cli)
 		return r;
 	}
 	results = json_array();
+	diffs = json_array();
+	sets = gb_xcalloc(files.n, sizeof(*sets));
+	checked = (rc = check_all(b, &files, sets, diffs)) == GB_EXIT_OK;
 	for (size_t fi = 0; fi < files.n; fi++) {
-		gb_spec_set set;
-		if (gb_cli_spec_load_in(cli, files.v[fi], b->catalog,
-		                        &set) != 0) {
-			rc = GB_EXIT_FAIL;
-			continue;
-		}
-		for (size_t i = 0; i < set.n && !gb_backend_stopped(b); i++) {
-			r = apply_one(b, &set.pools[i], timeout, results);
+		for (size_t i = 0; i < sets[fi].n && checked &&
+		                   !gb_backend_stopped(b); i++) {
+			json_t *d = json_incref(json_array_get(diffs, k++));
+			r = apply_one(b, &sets[fi].pools[i], d, timeout, results);
 			/* a failure outranks a timeout */
 			if (r == GB_EXIT_TIMEOUT)
 				rc = rc ? rc : r;
 			else if (r)
 				rc = r;
 		}
-		gb_spec_set_free(&set);
+		gb_spec_set_free(&sets[fi]);
 	}
+	free(sets);
+	json_decref(diffs);
 	if (gb_backend_stopped(b)) {
 		gb_cli_err(cli, "interrupted: the journal is consistent; re-run "
 		                "apply (or let the daemon) converge");
-		rc = GB_EXIT_FAIL;
+		gb_pool_interrupted(b, results);
+		rc = gb_backend_stop_status(b);
 	}
 	gb_print_pools(cli, results, 1);
 	json_decref(results);
@@ -173,6 +228,9 @@ const gb_cmd gb_cmd_apply = {
 	"once (exit 1, the refusal's words; 'waiting: refused: ...').  Through a\n"
 	"daemon (--server) the wait prints the events as it does locally, and\n"
 	"rides out a daemon restart or failover until the timeout (10m\n"
-	"without one); exit 4 when the daemon does not come back in time.",
+	"without one); exit 4 when the daemon does not come back in time.\n"
+	"A wait ends (exit 1) as soon as the pool is destroyed (its TTL, its\n"
+	"idle timeout, a destroy).  SIGINT or SIGTERM stops apply (exit 130\n"
+	"or 143) and says what is left running and how to remove it.",
 	apply_flags, run_apply,
 };

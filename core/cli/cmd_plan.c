@@ -43,10 +43,13 @@ static const gb_flag *plan_flags(void)
 static int emit(gb_cli *cli, const gb_pool_spec *s, json_t *j, json_t *all)
 {
 	const char *none = json_string_value(json_object_get(j, "no_candidate"));
-	int rc = json_array_size(json_object_get(j, "candidates")) == 0
+	const char *refused = json_string_value(json_object_get(j,
+	                                                        "apply_refused"));
+	int rc = json_array_size(json_object_get(j, "candidates")) == 0 || refused
 	                 ? GB_EXIT_FAIL
 	                 : GB_EXIT_OK;
-	char *msg = rc ? gb_xstrdup(none ? none : "no offer qualifies") : NULL;
+	char *msg = refused ? gb_xasprintf("apply would refuse it: %s", refused)
+	            : rc ? gb_xstrdup(none ? none : "no offer qualifies") : NULL;
 	size_t i;
 	json_t *w;
 	json_array_foreach(json_object_get(j, "warnings"), i, w)
@@ -92,11 +95,14 @@ static int plan_remote(gb_cli *cli, const gb_pool_spec *s, size_t limit,
 	return rc;
 }
 
-static int plan_one(gb_cli *cli, gb_runtime *rt, gb_store *st,
+/* eng: the engine on the state for apply's quota and budget checks
+ * (NULL: no state, the pool alone counts) */
+static int plan_one(gb_cli *cli, gb_runtime *rt, gb_store *st, gb_engine *eng,
                     const gb_pool_spec *s, size_t limit, json_t *all)
 {
 	gb_plan p;
 	gb_plan_opts o;
+	gb_engine_cool cool = {st, 0};
 	char err[1024];
 	int failed = 0, rc = GB_EXIT_OK;
 	gb_policy_set *ps;
@@ -112,7 +118,7 @@ static int plan_one(gb_cli *cli, gb_runtime *rt, gb_store *st,
 	o.team = gb_config_team(&cli->cfg, s->team);
 	if (st) {
 		o.unavailable = gb_engine_unavailable;
-		o.unavailable_ud = st;
+		o.unavailable_ud = &cool;
 	}
 	if (gb_plan_pool(s, rt->cat, &o, &p, err, sizeof(err)) != 0) {
 		gb_cli_err(cli, "pool %s: %s", s->name, err);
@@ -121,10 +127,21 @@ static int plan_one(gb_cli *cli, gb_runtime *rt, gb_store *st,
 		return GB_EXIT_FAIL;
 	}
 	{
-		json_t *j = gb_plan_report(&p, limit, f_explain);
-		json_object_set_new(j, "warnings",
+		json_t *rep = gb_plan_report(&p, limit, f_explain);
+		char *refusal = gb_engine_check_plan(eng, &cli->cfg, s, &p);
+		char *cooling = st ? gb_engine_cooldown_msg(s, rt->cat, &o, &p,
+		                                            &cool)
+		                   : NULL;
+		json_object_set_new(rep, "warnings",
 		                    gb_spec_warnings(&rt->drivers, rt->cat, s, &p));
-		rc = emit(cli, s, j, all);
+		json_object_set_new(rep, "apply_refused",
+		                    refusal ? json_string(refusal) : json_null());
+		if (cooling) /* when the pool would be tried again */
+			json_object_set_new(rep, "no_candidate",
+			                    json_string(cooling));
+		free(refusal);
+		free(cooling);
+		rc = emit(cli, s, rep, all);
 	}
 	gb_plan_free(&p);
 	gb_policy_set_free(ps);
@@ -135,6 +152,7 @@ static int run_plan(gb_cli *cli)
 {
 	gb_runtime rt;
 	gb_store *st = NULL;
+	gb_engine *eng = NULL;
 	int64_t limit = 10;
 	int rc = GB_EXIT_OK, r;
 	json_t *all;
@@ -173,6 +191,16 @@ static int run_plan(gb_cli *cli)
 	}
 	if (!cli->server)
 		gb_cli_runtime(cli, &rt, st, 1);
+	if (st) {
+		/* for apply's quota and budget checks: no cloud call */
+		gb_engine_opts eo;
+		memset(&eo, 0, sizeof(eo));
+		eo.cfg = &cli->cfg;
+		eo.store = st;
+		eo.drivers = &rt.drivers;
+		eo.cat = rt.cat;
+		eng = gb_engine_new(&eo);
+	}
 	for (size_t i = 0; i < rt.problems.n; i++)
 		gb_cli_info(cli, "warning: %s", rt.problems.v[i]);
 	all = json_array();
@@ -185,7 +213,7 @@ static int run_plan(gb_cli *cli)
 		for (size_t i = 0; i < set.n; i++)
 			if ((cli->server ? plan_remote(cli, &set.pools[i],
 			                               (size_t)limit, all)
-			                 : plan_one(cli, &rt, st, &set.pools[i],
+			                 : plan_one(cli, &rt, st, eng, &set.pools[i],
 			                            (size_t)limit, all)) != GB_EXIT_OK)
 				rc = GB_EXIT_FAIL;
 		gb_spec_set_free(&set);
@@ -194,6 +222,7 @@ static int run_plan(gb_cli *cli)
 		gb_out_render(cli, stdout, all, NULL, NULL);
 	json_decref(all);
 	gb_strv_free(&files);
+	gb_engine_free(eng);
 	gb_store_close(st);
 	if (!cli->server)
 		gb_runtime_free(&rt);
@@ -208,7 +237,10 @@ const gb_cmd gb_cmd_plan = {
 	"then the org-wide and the pool's Lua policies (filters must all pass,\n"
 	"scores add), ranked by the capacity order, then score, then price.\n"
 	"Exit 1 when a pool has no candidate (the message lists the commonest\n"
-	"refusal reasons).  With --server the daemon plans with its own\n"
+	"refusal reasons, or, when only failover cooldowns stand in the way,\n"
+	"when the first ends and a pool would be tried again), or when\n"
+	"apply's quota and budget checks (teams[]) would refuse it.  With\n"
+	"--server the daemon plans with its own\n"
 	"catalog, policies and capacity cooldowns (POST /v1/plan).",
 	plan_flags, run_plan,
 };

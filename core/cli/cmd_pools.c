@@ -73,6 +73,11 @@ static int run_destroy(gb_cli *cli)
 		printf("pool %s destroyed\n", pool);
 	}
 	json_decref(p);
+	if (rc && gb_backend_stopped(b)) {
+		rc = gb_backend_stop_status(b);
+		gb_backend_close(b);
+		return rc;
+	}
 	gb_backend_close(b);
 	if (rc == GB_BACKEND_LOST)
 		return GB_EXIT_UNREACHABLE;
@@ -84,8 +89,11 @@ const gb_cmd gb_cmd_destroy = {
 	"NAME [--auto-approve] [--timeout DURATION] [--ignore-not-found]",
 	"Journals, terminates every instance, and waits until each cloud\n"
 	"confirms (describe says terminated, or the instance is gone) before\n"
-	"marking it terminated.  Safe to re-run after any crash.  A pool that\n"
-	"does not exist fails (exit 1) unless --ignore-not-found is given.\n"
+	"marking it terminated.  Safe to re-run after any crash.  A destroyed\n"
+	"pool is gone: 'status' no longer lists it ('status --all' and\n"
+	"'events --pool NAME' keep its history), and destroying it again\n"
+	"fails as for a pool that does not exist (exit 1; HTTP 404), unless\n"
+	"--ignore-not-found is given.\n"
 	"Through a daemon (--server) it rides out a daemon restart or\n"
 	"failover until --timeout; exit 4 when the daemon does not come back\n"
 	"in time.",
@@ -138,10 +146,15 @@ static int run_scale(gb_cli *cli)
 	if (s_wait && (rc == GB_EXIT_OK || gb_pool_waits(p, timeout)))
 		rc = gb_pool_wait(b, cli->args.v[0], timeout, &p);
 	if (s_wait && gb_backend_stopped(b)) {
+		json_t *a = json_array();
 		gb_cli_err(cli, "interrupted: the journal is consistent; the "
 		                "pool converges on the next apply or scale (or "
 		                "through the daemon)");
-		rc = GB_EXIT_FAIL;
+		if (p)
+			json_array_append(a, p);
+		gb_pool_interrupted(b, a);
+		json_decref(a);
+		rc = gb_backend_stop_status(b);
 	}
 	if (p) {
 		json_t *a = json_array();
@@ -164,9 +177,23 @@ const gb_cmd gb_cmd_scale = {
 	"addresses; a scale-down waits, as destroy does, until the clouds\n"
 	"confirm that the removed instances terminated (billing stopped).\n"
 	"Exit 3 when --timeout passes first; exit 1 at once when the pool's\n"
-	"clouds or policies refused it for good; locally or through --server.",
+	"clouds or policies refused it for good, or when the pool is\n"
+	"destroyed; SIGINT or SIGTERM ends it with exit 130 or 143; locally\n"
+	"or through --server.",
 	scale_flags, run_scale,
 };
+
+static int st_all;
+
+static const gb_flag *status_flags(void)
+{
+	static const gb_flag f[] = {
+		{"all", 0, NULL, "include destroyed pools (their history: state, "
+		 "reason, the instances they had)", NULL, &st_all, NULL},
+		{NULL, 0, NULL, NULL, NULL, NULL, NULL},
+	};
+	return f;
+}
 
 static int run_status(gb_cli *cli)
 {
@@ -178,7 +205,7 @@ static int run_status(gb_cli *cli)
 		return gb_cli_usage(cli, "give at most one pool name");
 	if ((rc = gb_backend_open(cli, 0, &b)))
 		return rc;
-	if (b->ops->status(b, name, &res) != 0) {
+	if (b->ops->status(b, name, st_all, &res) != 0) {
 		gb_backend_close(b);
 		return GB_EXIT_FAIL;
 	}
@@ -202,12 +229,14 @@ static int run_status(gb_cli *cli)
 }
 
 const gb_cmd gb_cmd_status = {
-	"status", "show pools (or one pool with its instances)", "[NAME]",
+	"status", "show pools (or one pool with its instances)", "[NAME] [--all]",
 	"Asks the clouds first (one describe per driver and region), so the\n"
 	"states are current.  A pool short of its size says why, and when it\n"
 	"tries again, on a line 'NAME: waiting: REASON' (JSON: its \"waiting\"\n"
 	"object, {reason, next_attempt_at, refused}); 'waiting: refused: ...'\n"
 	"is a refusal only a change can fix (a cloud's auth or invalid\n"
-	"answer, a failing policy).",
-	NULL, run_status,
+	"answer, a failing policy).  Destroyed pools are gone (as\n"
+	"'kubectl get' after a delete): not listed, and 'status NAME' of one\n"
+	"fails (exit 1); --all shows them too, with their state and reason.",
+	status_flags, run_status,
 };

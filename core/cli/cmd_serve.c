@@ -34,22 +34,26 @@ static void on_listening(void *ud, const char *url)
 static int run_serve(gb_cli *cli)
 {
 	gb_daemon_opts o = {0};
-	char err[1024];
+	char err[1024], *file_listen;
 	int rc;
 	if (cli->args.n)
 		return gb_cli_usage(cli, "unexpected argument \"%s\"",
 		                    cli->args.v[0]);
 	if ((rc = gb_cli_config(cli)))
 		return rc;
+	file_listen = cli->cfg.listen ? gb_xstrdup(cli->cfg.listen) : NULL;
 	if (s_listen) {
 		free(cli->cfg.listen);
 		cli->cfg.listen = gb_xstrdup(s_listen);
 	}
 	o.cfg = &cli->cfg;
 	o.config_path = cli->config_path;
+	o.file_listen = file_listen;
 	o.reconcile_once = s_once;
 	o.listening = on_listening;
-	if (gb_daemon_serve(&o, err, sizeof(err)) != 0) {
+	rc = gb_daemon_serve(&o, err, sizeof(err));
+	free(file_listen);
+	if (rc != 0) {
 		gb_cli_err(cli, "%s", err);
 		return GB_EXIT_FAIL;
 	}

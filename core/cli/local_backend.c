@@ -68,9 +68,11 @@ static int local_wait(gb_backend *b, const char *pool, int64_t timeout_s,
 	local_backend *l = lb(b);
 	int w = gb_engine_wait(l->s.eng, pool, timeout_s, err, cap);
 	progress_done(l);
+	*out = gb_engine_pool_json(l->s.eng, pool);
+	if (w == GB_ENGINE_WAIT_GONE)
+		return GB_BACKEND_GONE; /* gb_pool_wait says so */
 	if (w < 0)
 		gb_cli_err(b->cli, "pool %s: %s", pool, err);
-	*out = gb_engine_pool_json(l->s.eng, pool);
 	return w;
 }
 
@@ -114,11 +116,23 @@ static int local_scale(gb_backend *b, const char *pool, int n, json_t **out)
 	return finish(l, rc, &res, out);
 }
 
-static int local_status(gb_backend *b, const char *pool, json_t **out)
+static int local_status(gb_backend *b, const char *pool, int all,
+                        json_t **out)
 {
 	gb_engine *e = lb(b)->s.eng;
+	const char *st;
 	gb_engine_refresh(e, pool);
-	*out = pool ? gb_engine_pool_json(e, pool) : gb_engine_pools_json(e, NULL);
+	*out = pool ? gb_engine_pool_json(e, pool)
+	            : gb_engine_pools_json(e, NULL, all);
+	st = pool ? json_string_value(json_object_get(*out, "state")) : NULL;
+	if (st && !all && strcmp(st, "destroyed") == 0) {
+		/* gone, as from the list; as the daemon answers */
+		json_decref(*out);
+		*out = NULL;
+		gb_cli_err(b->cli, "no pool named %s (one was destroyed: "
+		           "'gpubroker status --all %s' shows it)", pool, pool);
+		return -1;
+	}
 	if (!*out) {
 		gb_cli_err(b->cli, "no pool named %s", pool);
 		return -1;

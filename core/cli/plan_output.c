@@ -164,11 +164,16 @@ void gb_plan_print(const gb_pool_spec *s, const json_t *plan, int explain,
 		const char *why = strcmp(jstr(plan, "scored_by"), "policies") == 0
 		                          ? "ranked by policy score"
 		                          : "ranked by price";
+		/* apply's quota and budget checks refuse it: not chosen */
+		const char *chosen = json_is_string(json_object_get(
+		                             plan, "apply_refused"))
+		                             ? "Refused by apply (below), else:"
+		                             : "Chosen:";
 		if (json_array_size(parts) > 1 || json_object_get(plan, "unplaced")) {
 			/* no one offer has room for the whole pool: its parts */
 			const json_t *pt;
 			size_t k;
-			printf("Chosen:");
+			printf("%s", chosen);
 			json_array_foreach(parts, k, pt)
 				printf("%s %lld x %s %s%s%s %s %s", k ? " +" : "",
 				       (long long)json_integer_value(
@@ -186,8 +191,8 @@ void gb_plan_print(const gb_pool_spec *s, const json_t *plan, int explain,
 				       (long long)json_integer_value(json_object_get(
 				               plan, "unplaced")));
 		} else {
-			printf("Chosen: %s %s%s%s %s %s, $%.2f/h for the pool (%s)\n",
-			       jstr(c, "cloud"), jstr(c, "region"),
+			printf("%s %s %s%s%s %s %s, $%.2f/h for the pool (%s)\n",
+			       chosen, jstr(c, "cloud"), jstr(c, "region"),
 			       *jstr(c, "zone") ? "/" : "", jstr(c, "zone"),
 			       jstr(c, "instance_type"), jstr(c, "capacity"),
 			       json_number_value(json_object_get(c, "pool_price_per_hour")),

@@ -251,7 +251,7 @@ static int remote_wait(gb_backend *b, const char *pool, int64_t timeout_s,
 {
 	remote_backend *r = rb(b);
 	int64_t deadline = timeout_s > 0 ? gb_mono_ms() + timeout_s * 1000 : 0;
-	char *path = pool_path(pool, "");
+	char *path = pool_path(pool, "?all=1"); /* destroyed: seen, not 404 */
 	int rc = -1;
 	*last = NULL;
 	if (cap)
@@ -262,6 +262,7 @@ static int remote_wait(gb_backend *b, const char *pool, int64_t timeout_s,
 		json_int_t running, desired, ending = 0;
 		size_t i;
 		json_t *in;
+		const char *st;
 		int c = call(r, "GET", path, NULL, 0, NULL, &p, deadline);
 		if (c != 0) {
 			rc = c;
@@ -271,11 +272,18 @@ static int remote_wait(gb_backend *b, const char *pool, int64_t timeout_s,
 		*last = p;
 		running = json_integer_value(json_object_get(p, "running"));
 		desired = json_integer_value(json_object_get(p, "desired"));
+		st = json_string_value(json_object_get(p, "state"));
+		if (st && strcmp(st, "active") != 0) {
+			/* destroyed under the wait (TTL, idle, destroy) */
+			follow(r, pool, 0, -1);
+			rc = GB_BACKEND_GONE;
+			break;
+		}
 		json_array_foreach(json_object_get(p, "instances"), i, in) {
-			const char *st = json_string_value(json_object_get(in,
-			                                                   "state"));
-			ending += st && strcmp(st, "terminating") == 0;
-			if (st && strcmp(st, "failed") == 0) {
+			const char *ist = json_string_value(json_object_get(in,
+			                                                    "state"));
+			ending += ist && strcmp(ist, "terminating") == 0;
+			if (ist && strcmp(ist, "failed") == 0) {
 				follow(r, pool, 0, -1);
 				progress_done(r);
 				gb_cli_err(b->cli, "pool %s: instance %s failed", pool,
@@ -333,7 +341,7 @@ static int remote_destroy(gb_backend *b, const char *pool, int64_t timeout_s,
                           json_t **res)
 {
 	remote_backend *r = rb(b);
-	char *path = pool_path(pool, "");
+	char *path = pool_path(pool, ""), *seen = pool_path(pool, "?all=1");
 	int64_t deadline = gb_mono_ms() + (timeout_s > 0 ? timeout_s : 600) * 1000;
 	long status = 0;
 	int rc;
@@ -341,6 +349,7 @@ static int remote_destroy(gb_backend *b, const char *pool, int64_t timeout_s,
 	rc = call(r, "DELETE", path, NULL, 0, &status, res, deadline);
 	if (rc == -1 && status == 404) {
 		free(path);
+		free(seen);
 		return 1;
 	}
 	if (rc == GB_BACKEND_LOST || (rc && gb_backend_stopped(b))) {
@@ -349,6 +358,7 @@ static int remote_destroy(gb_backend *b, const char *pool, int64_t timeout_s,
 		                                       : "interrupted",
 		           rc == GB_BACKEND_LOST ? " when it is back" : "");
 		free(path);
+		free(seen);
 		return rc;
 	}
 	while (rc == 0) {
@@ -374,7 +384,8 @@ static int remote_destroy(gb_backend *b, const char *pool, int64_t timeout_s,
 		}
 		json_decref(*res);
 		*res = NULL;
-		rc = call(r, "GET", path, NULL, 0, NULL, res, deadline);
+		/* ?all=1: once destroyed, the pool is gone from a plain GET */
+		rc = call(r, "GET", seen, NULL, 0, NULL, res, deadline);
 	}
 	progress_done(r);
 	if (rc == -1 && gb_backend_stopped(b)) {
@@ -388,6 +399,7 @@ static int remote_destroy(gb_backend *b, const char *pool, int64_t timeout_s,
 		                   "goes on with it when it is back ('gpubroker "
 		                   "status %s')", pool, pool);
 	free(path);
+	free(seen);
 	if (rc) {
 		json_decref(*res);
 		*res = NULL;
@@ -410,12 +422,13 @@ static int remote_scale(gb_backend *b, const char *pool, int n, json_t **res)
 
 /* One pool, or every pool: the list comes in pages (next_after), each
  * pool in the same shape as the one. */
-static int remote_status(gb_backend *b, const char *pool, json_t **out)
+static int remote_status(gb_backend *b, const char *pool, int with_destroyed,
+                         json_t **out)
 {
 	json_t *all;
 	char *after = NULL;
 	if (pool) {
-		char *path = pool_path(pool, "");
+		char *path = pool_path(pool, with_destroyed ? "?all=1" : "");
 		int rc = gb_remote_call(b->cli, "GET", path, NULL, NULL, out);
 		free(path);
 		return rc ? -1 : 0;
@@ -428,7 +441,8 @@ static int remote_status(gb_backend *b, const char *pool, json_t **out)
 		char *enc = after ? curl_easy_escape(NULL, after, 0) : NULL;
 		/* each pool as GET /v1/pools/NAME has it: with its
 		 * instances */
-		char *path = gb_xasprintf("/v1/pools?instances=1%s%s",
+		char *path = gb_xasprintf("/v1/pools?instances=1%s%s%s",
+		                          with_destroyed ? "&all=1" : "",
 		                          enc ? "&after=" : "", enc ? enc : "");
 		int rc = gb_remote_call(b->cli, "GET", path, NULL, NULL, &res);
 		curl_free(enc);

@@ -49,6 +49,8 @@ static json_t *plan_one(gb_api_req *r, const gb_pool_spec *s, size_t limit,
 	char err[1024];
 	int failed = 0;
 	json_t *j;
+	char *refusal, *cooling;
+	gb_engine_cool cool = {r->d->store, 0};
 	gb_policy_set *ps = gb_plan_load_policies(r->d->cfg, s, NULL, &failed,
 	                                          err, sizeof(err));
 	if (failed) {
@@ -59,7 +61,7 @@ static json_t *plan_one(gb_api_req *r, const gb_pool_spec *s, size_t limit,
 	po.policies = ps;
 	po.team = gb_config_team(r->d->cfg, s->team);
 	po.unavailable = gb_engine_unavailable;
-	po.unavailable_ud = r->d->store;
+	po.unavailable_ud = &cool;
 	if (gb_plan_pool(s, r->d->app.rt.cat, &po, &p, err, sizeof(err)) != 0) {
 		gb_api_error(r, 422, "PolicyError", "%s", err);
 		j = NULL;
@@ -68,6 +70,17 @@ static json_t *plan_one(gb_api_req *r, const gb_pool_spec *s, size_t limit,
 		json_object_set_new(j, "warnings", gb_spec_warnings(
 		                            &r->d->app.rt.drivers,
 		                            r->d->app.rt.cat, s, &p));
+		/* what apply would refuse (quota, budget), plan says too */
+		refusal = gb_engine_check_plan(r->d->eng, r->d->cfg, s, &p);
+		json_object_set_new(j, "apply_refused",
+		                    refusal ? json_string(refusal) : json_null());
+		/* when the pool would be tried again */
+		cooling = gb_engine_cooldown_msg(s, r->d->app.rt.cat, &po, &p,
+		                                 &cool);
+		if (cooling)
+			json_object_set_new(j, "no_candidate", json_string(cooling));
+		free(refusal);
+		free(cooling);
 	}
 	gb_plan_free(&p);
 	gb_policy_set_free(ps);

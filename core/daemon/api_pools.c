@@ -99,7 +99,7 @@ static char *summary_text(json_t *p)
 
 static pools_snap *snap_build(gb_daemon *d)
 {
-	json_t *all = gb_engine_pools_json(d->eng, NULL), *p;
+	json_t *all = gb_engine_pools_json(d->eng, NULL, 0), *p;
 	size_t n = json_array_size(all), i, text = 0;
 	char **parts = gb_xcalloc(n ? n * 2 : 1, sizeof(char *));
 	pools_snap *s;
@@ -296,7 +296,7 @@ void gb_api_pools_list(gb_api_req *r)
 int gb_api_pools_list_now(gb_api_req *r)
 {
 	pools_snap *s;
-	if (gb_api_query(r, "instances"))
+	if (gb_api_query(r, "instances") || gb_api_query(r, "all"))
 		return 0; /* not from the snapshot */
 	s = snap_now(r->d);
 	if (!s)
@@ -321,7 +321,9 @@ static void with_autoscale(gb_daemon *d, json_t *pool)
 static void pools_list_full(gb_api_req *r, const char *team,
                             const char *after, int64_t limit)
 {
-	json_t *all = gb_engine_pools_json(r->d->eng, NULL), *p;
+	json_t *all = gb_engine_pools_json(r->d->eng, NULL,
+	                                   gb_api_query(r, "all") != NULL);
+	json_t *p;
 	json_t *page = json_array();
 	const char *next = NULL;
 	size_t i;
@@ -369,7 +371,8 @@ static void pools_list(gb_api_req *r, pools_snap *given)
 			snap_release(given);
 		return;
 	}
-	if (!given && gb_api_query(r, "instances")) {
+	/* the snapshot has neither instances nor destroyed pools */
+	if (!given && (gb_api_query(r, "instances") || gb_api_query(r, "all"))) {
 		pools_list_full(r, team, after, limit);
 		return;
 	}
@@ -424,9 +427,20 @@ static void pools_list(gb_api_req *r, pools_snap *given)
 
 void gb_api_pool_get(gb_api_req *r, const char *name)
 {
+	const char *st;
 	if (!gb_api_pool_visible(r, name))
 		return;
 	r->resp = gb_engine_pool_json(r->d->eng, name);
+	st = json_string_value(json_object_get(r->resp, "state"));
+	if (st && strcmp(st, "destroyed") == 0 && !gb_api_query(r, "all")) {
+		/* gone, as from the list: its history only on asking */
+		json_decref(r->resp);
+		r->resp = NULL;
+		gb_api_error(r, 404, "NotFound", "no pool named %s (one was "
+		             "destroyed: 'gpubroker status --all %s', or "
+		             "?all=1, shows it)", name, name);
+		return;
+	}
 	r->status = r->resp ? 200 : 404;
 	if (r->resp)
 		with_autoscale(r->d, r->resp);
@@ -626,8 +640,9 @@ void gb_api_pool_put(gb_api_req *r, const char *name)
 	gb_api_ci_labels(r, &set.pools[0]);
 	if (!gb_api_sees_team(r, set.pools[0].team)) {
 		gb_api_error(r, 403, "Forbidden",
-		             "token '%s' is for team %s and cannot create pools "
-		             "for team %s", r->actor, r->team, set.pools[0].team);
+		             "pool %s: token '%s' is for team %s and cannot "
+		             "create pools for team %s", name, r->actor, r->team,
+		             set.pools[0].team);
 		gb_spec_set_free(&set);
 		return;
 	}
@@ -670,8 +685,9 @@ void gb_api_pool_diff(gb_api_req *r, const char *name)
 		return;
 	gb_api_ci_labels(r, &set.pools[0]);
 	if (!gb_api_sees_team(r, set.pools[0].team)) {
-		gb_api_error(r, 403, "Forbidden", "token '%s' is for team %s",
-		             r->actor, r->team);
+		gb_api_error(r, 403, "Forbidden", "pool %s: token '%s' is for "
+		             "team %s and cannot plan pools for team %s", name,
+		             r->actor, r->team, set.pools[0].team);
 		gb_spec_set_free(&set);
 		return;
 	}
@@ -690,6 +706,12 @@ void gb_api_pool_delete(gb_api_req *r, const char *name)
 	if (!gb_api_pool_visible(r, name))
 		return;
 	rc = gb_engine_request_destroy(r->d->eng, name, "user", r->actor, &res);
+	if (rc != 0 && res.not_found) {
+		/* destroyed already: gone, as kubectl's second delete */
+		gb_api_error(r, 404, "NotFound", "%s", res.message);
+		gb_engine_result_free(&res);
+		return;
+	}
 	if (rc != 0) {
 		if (rc == 1)
 			r->retry_after_s = 5;

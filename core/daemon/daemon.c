@@ -340,11 +340,18 @@ static void reload(gb_daemon *d)
 	}
 	gb_diags_free(&dg);
 	pthread_rwlock_wrlock(&d->cfg_lock);
+	/* the file's listen against the file's as last read: a --listen
+	 * override is no change */
 	if (nc.ndrivers != d->cfg->ndrivers ||
-	    strcmp(nc.listen ? nc.listen : "", d->cfg->listen ? d->cfg->listen : "") != 0)
+	    strcmp(nc.listen ? nc.listen : "",
+	           d->file_listen ? d->file_listen : "") != 0)
 		gb_log(GB_LOG_WARN, "daemon", "SIGHUP: driver or listen changes "
 		                              "need a restart to take effect");
+	free(d->file_listen);
+	d->file_listen = nc.listen ? gb_xstrdup(nc.listen) : NULL;
 	/* keep what cannot change while running */
+	free(nc.listen);
+	nc.listen = d->cfg->listen ? gb_xstrdup(d->cfg->listen) : NULL;
 	free(nc.state_path);
 	nc.state_path = gb_xstrdup(d->cfg->state_path);
 	free(nc.state_password);
@@ -478,6 +485,7 @@ int gb_daemon_serve(const gb_daemon_opts *o, char *err, size_t cap)
 	if (gb_log_get_level() < GB_LOG_INFO)
 		gb_log_set_level(GB_LOG_INFO);
 	d.config_path = o->config_path;
+	d.file_listen = o->file_listen ? gb_xstrdup(o->file_listen) : NULL;
 	d.cfg = cfg;
 	pthread_rwlock_init(&d.cfg_lock, NULL);
 	pthread_mutex_init(&d.mu, NULL);
@@ -495,6 +503,7 @@ int gb_daemon_serve(const gb_daemon_opts *o, char *err, size_t cap)
 
 	if (open_session(&d, &set, err, cap) != 0) {
 		pthread_rwlock_destroy(&d.cfg_lock);
+		free(d.file_listen);
 		return -1;
 	}
 	d.store = d.app.store;
@@ -608,6 +617,7 @@ out_engine:
 	gb_metrics_release();
 	free(d.pools_cache);
 	gb_oidc_free(d.oidc);
+	free(d.file_listen);
 	pthread_rwlock_destroy(&d.cfg_lock);
 	return rc;
 }

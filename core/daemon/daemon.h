@@ -53,6 +53,8 @@ enum { GB_JOB_CONVERGE = 1, GB_JOB_DESTROY = 2, GB_JOB_CONVERGE_FRESH = 3 };
 
 typedef struct gb_daemon {
 	const char *config_path;  /* re-read on SIGHUP; NULL: none */
+	char *file_listen;        /* the config file's listen as last read
+	                             (gb_daemon_opts), owned; NULL: none */
 	gb_config *cfg;           /* the caller's; swapped on reload */
 	pthread_rwlock_t cfg_lock;
 	gb_session app;           /* runtime, store and engine */

@@ -22,6 +22,10 @@ typedef struct gb_daemon_opts {
 	 * gb_config_free after gb_daemon_serve returns. */
 	gb_config *cfg;
 	const char *config_path; /* re-read on SIGHUP; NULL = no file */
+	/* The config file's own listen, before an override (--listen);
+	 * NULL: the file names none.  A SIGHUP warns only when the file's
+	 * listen changed (the running address stays either way). */
+	const char *file_listen;
 	int reconcile_once;      /* one reconcile pass, then return */
 	/* Called once the API listens, with its URL ("http://127.0.0.1:PORT"
 	 * or https); may be NULL. */

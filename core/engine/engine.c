@@ -236,16 +236,24 @@ out:
 	return fd;
 }
 
+/* The lock entry of pool `name`, or NULL.  Caller holds locks_mu. */
+static pool_lock *lock_find(gb_engine *e, const char *name)
+{
+	pool_lock *l;
+	for (l = e->locks; l; l = l->next)
+		if (strcmp(l->name, name) == 0)
+			break;
+	return l;
+}
+
 /* Whether pool `name` is in use by an operation of this process. */
 static int pool_busy(gb_engine *e, const char *name)
 {
-	int busy = 0;
+	pool_lock *l;
+	int busy;
 	pthread_mutex_lock(&e->locks_mu);
-	for (pool_lock *l = e->locks; l; l = l->next)
-		if (strcmp(l->name, name) == 0) {
-			busy = l->users > 0;
-			break;
-		}
+	l = lock_find(e, name);
+	busy = l && l->users > 0;
 	pthread_mutex_unlock(&e->locks_mu);
 	return busy;
 }
@@ -355,23 +363,49 @@ static int lease_pool(gb_engine *e, const char *name, char *err, size_t cap)
 	}
 }
 
+/* The lock entry of pool `name`, made when there is none yet (kept
+ * until gb_engine_free).  Caller holds locks_mu. */
+static pool_lock *lock_entry(gb_engine *e, const char *name)
+{
+	pool_lock *l = lock_find(e, name);
+	if (l)
+		return l;
+	l = gb_xcalloc(1, sizeof(*l));
+	l->name = gb_xstrdup(name);
+	l->fd = -1;
+	pthread_mutex_init(&l->mu, NULL);
+	l->next = e->locks;
+	e->locks = l;
+	return l;
+}
+
+void gb_engine__want_destroy(gb_engine *e, const char *name, int on)
+{
+	pool_lock *l;
+	pthread_mutex_lock(&e->locks_mu);
+	l = lock_entry(e, name);
+	l->destroy_wanted += on ? 1 : -1;
+	pthread_mutex_unlock(&e->locks_mu);
+}
+
+int gb_engine__destroy_wanted(gb_engine *e, const char *name)
+{
+	pool_lock *l;
+	int wanted;
+	pthread_mutex_lock(&e->locks_mu);
+	l = lock_find(e, name);
+	wanted = l && l->destroy_wanted > 0;
+	pthread_mutex_unlock(&e->locks_mu);
+	return wanted;
+}
+
 int gb_engine__lock_pool(gb_engine *e, const char *name, char *err,
                          size_t cap)
 {
 	pool_lock *l;
 	int fd = -1, shared = gb_store_is_shared(e->o.store);
 	pthread_mutex_lock(&e->locks_mu);
-	for (l = e->locks; l; l = l->next)
-		if (strcmp(l->name, name) == 0)
-			break;
-	if (!l) {
-		l = gb_xcalloc(1, sizeof(*l));
-		l->name = gb_xstrdup(name);
-		l->fd = -1;
-		pthread_mutex_init(&l->mu, NULL);
-		l->next = e->locks;
-		e->locks = l;
-	}
+	l = lock_entry(e, name);
 	l->users++;
 	pthread_mutex_unlock(&e->locks_mu);
 	pthread_mutex_lock(&l->mu);
@@ -400,6 +434,36 @@ int gb_engine__begin(gb_engine *e, const char *pool, gb_engine_result *res)
 	}
 	return gb_engine__lock_pool(e, pool, res->message,
 	                            sizeof(res->message));
+}
+
+const char *gb_engine__walk_stop(gb_engine *e, const char *name)
+{
+	gb_strv wanted = {0};
+	char lname[300];
+	int asked = 0;
+	if (gb_engine__destroy_wanted(e, name))
+		return "the pool is being destroyed";
+	if (!gb_store_is_shared(e->o.store))
+		return NULL;
+	/* another replica's operation (a destroy through it) waits for the
+	 * pool's lease; wants lapse after 2 s, so a dead asker stops nothing */
+	snprintf(lname, sizeof(lname), "pool:%s", name);
+	if (gb_store_lease_wanted(e->o.store, &wanted) == 0)
+		asked = gb_strv_contains(&wanted, lname);
+	gb_strv_free(&wanted);
+	return asked ? "another replica asks for the pool (a destroy, scale "
+	               "or apply through it)"
+	             : NULL;
+}
+
+int gb_engine__begin_destroy(gb_engine *e, const char *pool,
+                             gb_engine_result *res)
+{
+	int rc;
+	gb_engine__want_destroy(e, pool, 1);
+	rc = gb_engine__begin(e, pool, res);
+	gb_engine__want_destroy(e, pool, 0);
+	return rc;
 }
 
 void gb_engine__unlock_pool(gb_engine *e, const char *name)

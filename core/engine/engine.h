@@ -90,9 +90,24 @@ typedef struct gb_engine_opts {
 } gb_engine_opts;
 
 /* A gb_unavailable_fn over the state store's failover cooldowns (ud: a
- * gb_store *), so plans skip what the engine would skip right now. */
+ * gb_engine_cool), so plans skip what the engine would skip right now;
+ * first_s gets the earliest end of the cooldowns it applied (unix s; 0:
+ * none), when a pool they leave without a candidate is tried again. */
+typedef struct gb_engine_cool {
+	gb_store *st;     /* borrowed */
+	int64_t first_s;  /* set by the calls; start it at 0 */
+} gb_engine_cool;
 int gb_engine_unavailable(void *ud, const gb_coffer *o, char *why,
                           size_t cap);
+/* For plan p of spec, made from cat with po (whose unavailable is
+ * gb_engine_unavailable over cool): when only the cooldowns left it
+ * without a candidate (a plan without them has some), what a pool of it
+ * does: "no candidate: 5 offers refused by capacity cooldown (CODE);
+ * next attempt TIME (in 2m30s), when the first cooldown ends" (caller
+ * frees); else NULL. */
+char *gb_engine_cooldown_msg(const gb_pool_spec *spec, const gb_catalog *cat,
+                             const gb_plan_opts *po, const gb_plan *p,
+                             const gb_engine_cool *cool);
 
 /* Whether this process may converge `pool` now: on a shared store, takes
  * or renews the pool's lease without waiting.  0 = yes (always on
@@ -129,7 +144,8 @@ void gb_engine_result_free(gb_engine_result *r);
 
 /* What apply would do, terraform-style, without doing it.  Returns a JSON
  * object {pool, create:[..], keep:[..], destroy:[..], replace:[..],
- * price_per_hour_before/after, candidates:[..], no_match, error} (new
+ * price_per_hour_before/after, candidates:[..], no_match, error,
+ * apply_refused (gb_engine_check_plan's refusal, or null)} (new
  * reference) or NULL with err.  error (only when instances are missing
  * and no candidate is left) says why; no_match is true when no offer can
  * match the spec at all (an apply of it is refused), false when only
@@ -137,6 +153,14 @@ void gb_engine_result_free(gb_engine_result *r);
  * waits for the first to end). */
 json_t *gb_engine_diff(gb_engine *e, const gb_pool_spec *spec, char *err,
                        size_t cap);
+
+/* The quota and budget checks apply makes (teams[].max_gpus,
+ * max_price_per_hour, monthly_budget), for plan p of spec, priced as
+ * apply prices it: NULL when apply would go ahead, else its refusal
+ * (caller frees).  e: the engine on the state (the team's other pools
+ * and this month's spending count); NULL without a state. */
+char *gb_engine_check_plan(gb_engine *e, const gb_config *cfg,
+                           const gb_pool_spec *spec, const gb_plan *p);
 
 /* Store the spec and converge the pool to it.  Quotas and budgets are
  * checked before any call (refused with a message), and so is a spec no
@@ -171,8 +195,10 @@ int gb_engine_set_desired(gb_engine *e, const char *pool, int n,
 int gb_engine_scale(gb_engine *e, const char *pool, int n,
                     gb_engine_result *res);
 /* Terminate every instance, confirm through describe, mark the pool
- * destroyed.  Idempotent; safe to re-run after any crash.  reason is
- * recorded ("user", "ttl", "idle"). */
+ * destroyed.  Safe to re-run after any crash (a pool left destroying
+ * is finished); a pool destroyed already is gone: -1 with
+ * res->not_found, as for no such pool.  reason is recorded ("user",
+ * "ttl", "idle"). */
 int gb_engine_destroy(gb_engine *e, const char *pool, const char *reason,
                       gb_engine_result *res);
 
@@ -180,7 +206,8 @@ int gb_engine_destroy(gb_engine *e, const char *pool, const char *reason,
  * an active pool destroying (reason recorded; the event names `by`); no
  * cloud call (gb_engine_destroy_step does the rest).  0 done (res->pool
  * set); 1 the store refuses writes now (a full disk); -1 refused (no such
- * pool, or its lock cannot be taken), with res->message. */
+ * pool, or its lock cannot be taken), with res->message; res->not_found
+ * when there is no such pool, or it was destroyed already. */
 int gb_engine_request_destroy(gb_engine *e, const char *pool,
                               const char *reason, const char *by,
                               gb_engine_result *res);
@@ -208,7 +235,11 @@ int gb_engine_refresh_all(gb_engine *e, int keep_for_gc);
 /* Refresh until the pool is as asked -- as many instances run as it
  * desires, and the ones it ended (a scale-down) are confirmed gone by
  * their cloud -- or timeout_s passes (0 = wait forever until *stop).
- * 1 = as asked, 0 = timed out, -1 error. */
+ * 1 = as asked, 0 = timed out (or stopped), -1 error,
+ * GB_ENGINE_WAIT_GONE when the pool is being (or has been) destroyed: a
+ * TTL, an idle teardown or a destroy ends the wait at once (err says
+ * which). */
+#define GB_ENGINE_WAIT_GONE (-2)
 int gb_engine_wait(gb_engine *e, const char *pool, int64_t timeout_s,
                    char *err, size_t cap);
 
@@ -232,8 +263,10 @@ int gb_engine_gc(gb_engine *e, int adopt, json_t **report);
  * pending, clouds, price_per_hour, age_s, ttl_left_s, instances[...].
  * New reference, NULL when unknown. */
 json_t *gb_engine_pool_json(gb_engine *e, const char *pool);
-/* Every pool (team NULL = all). New reference (array). */
-json_t *gb_engine_pools_json(gb_engine *e, const char *team);
+/* Every pool (team NULL = all) but the destroyed ones (kept as
+ * history: with include_destroyed, those too).  New reference (array). */
+json_t *gb_engine_pools_json(gb_engine *e, const char *team,
+                             int include_destroyed);
 
 /* Cost: billed seconds x price at launch, grouped by "team", "pool",
  * "cloud" or "label:KEY", counting time after since_s (0 = all time),

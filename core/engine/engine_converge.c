@@ -843,6 +843,13 @@ json_t *gb_engine_diff(gb_engine *e, const gb_pool_spec *spec, char *err,
 	}
 	json_object_set_new(out, "no_match",
 	                    json_boolean(need > 0 && ep.no_match));
+	{
+		/* apply's quota and budget checks, on this plan */
+		char *refusal = gb_engine_check_plan(e, e->o.cfg, spec, pl);
+		json_object_set_new(out, "apply_refused",
+		                    refusal ? json_string(refusal) : json_null());
+		free(refusal);
+	}
 	classified_free(&c);
 	gb_engine__plan_free(&ep);
 	gb_inst_list_free(rows, n);

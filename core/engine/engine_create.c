@@ -56,15 +56,20 @@ static int err_rank(gb_err_class c)
 	}
 }
 
+/* A fresh create's token (journaled with its intent, which a replay
+ * reuses).  The attempt's time is part of it: a refused create on a
+ * clean cloud spends no names (gb_store_inst_max_spent), so a later
+ * attempt of the same offer may ask for the same names, and must not
+ * meet the first one's answer (EC2 ClientToken, GCE requestId). */
 static void derive_token(gb_engine *e, const char *pool, int64_t generation,
                          int first_index, int count, const gb_coffer *o,
                          char out[48])
 {
 	char buf[512], hex[65];
-	int n = snprintf(buf, sizeof(buf), "%s|%s|%lld|%d|%d|%s|%s|%s|%s|%d",
+	int n = snprintf(buf, sizeof(buf), "%s|%s|%lld|%d|%d|%s|%s|%s|%s|%d|%lld",
 	                 e->broker_id, pool, (long long)generation, first_index,
 	                 count, o->cloud, o->region, o->zone, o->instance_type,
-	                 (int)o->capacity);
+	                 (int)o->capacity, (long long)gb_mono_ns());
 	gb_sha256_hex(buf, n > 0 ? (size_t)n : 0, hex);
 	snprintf(out, 48, "gb%.40s", hex);
 }
@@ -338,6 +343,27 @@ out:
 	free(tags);
 }
 
+/* The clouds whose refused creates made nothing (GB_DRV_CAP_ATOMIC_CREATE)
+ * as gb_store_inst_max_spent takes them: "aws,gcp" into out. */
+static const char *clean_clouds(gb_engine *e, char *out, size_t cap)
+{
+	size_t at = 0;
+	out[0] = '\0';
+	for (size_t i = 0; e->o.drivers && i < e->o.drivers->n; i++) {
+		const gb_drv *d = e->o.drivers->v[i];
+		int n;
+		if (!d->d || !(d->d->caps & GB_DRV_CAP_ATOMIC_CREATE))
+			continue;
+		n = snprintf(out + at, cap - at, "%s%s", at ? "," : "", d->name);
+		if (n < 0 || (size_t)n >= cap - at) {
+			out[at] = '\0'; /* the ones that fit */
+			break;
+		}
+		at += (size_t)n;
+	}
+	return out;
+}
+
 /* Try to create `count` instances on one candidate: journal, then
  * execute. */
 static void try_candidate(gb_engine *e, const gb_pool_spec *spec,
@@ -346,11 +372,13 @@ static void try_candidate(gb_engine *e, const gb_pool_spec *spec,
 {
 	gb_intent_row in;
 	int maxi = -1;
-	char token[48];
+	char token[48], clean[512];
 	create_desc cd;
 
 	memset(a, 0, sizeof(*a));
-	if (gb_store_inst_max_index(e->o.store, spec->name, &maxi) != 0) {
+	if (gb_store_inst_max_spent(e->o.store, spec->name,
+	                            clean_clouds(e, clean, sizeof(clean)),
+	                            &maxi) != 0) {
 		gb_error_set(&a->err, GB_ERR_INTERNAL, 0, "Store", "%s",
 		             gb_store_errmsg(e->o.store));
 		a->failed = 1;
@@ -367,7 +395,8 @@ static void try_candidate(gb_engine *e, const gb_pool_spec *spec,
 	cd.price = o->price;
 	cd.count = count;
 	cd.first_index = maxi + 1;
-	derive_token(e, spec->name, generation, cd.first_index, count, o, token);
+	derive_token(e, spec->name, generation, cd.first_index, count, o,
+	             token);
 	cd.token = token;
 
 	/* the journal, committed before the cloud is asked anything */
@@ -549,10 +578,15 @@ static void no_room_msg(const gb_pool_spec *spec, int need, int left,
 
 /* An attempt that made nothing still used its names (they are never
  * given again: an intent may have used them): "lab-burst-0..3" onto b,
- * comma-separated, so the gaps in a pool's numbering are explained. */
-static void note_unused(gb_buf *b, const gb_pool_spec *spec, const attempt *a)
+ * comma-separated, so the gaps in a pool's numbering are explained.
+ * Not on a cloud whose refused creates made nothing (o's driver has
+ * GB_DRV_CAP_ATOMIC_CREATE): there the names are given again. */
+static void note_unused(gb_engine *e, const gb_coffer *o, gb_buf *b,
+                        const gb_pool_spec *spec, const attempt *a)
 {
-	if (a->created || a->rolled_back || a->unknown || a->count < 1)
+	gb_drv *drv = gb_engine__drv(e, o->cloud);
+	if (a->created || a->rolled_back || a->unknown || a->count < 1 ||
+	    (drv && drv->d && (drv->d->caps & GB_DRV_CAP_ATOMIC_CREATE)))
 		return;
 	gb_buf_printf(b, "%s%s-%d", b->len ? ", " : "", spec->name,
 	              a->first_index);
@@ -668,6 +702,7 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 	all_or_nothing = spec->colocate != GB_COLOCATE_NONE;
 	for (size_t i = 0; i < pl->ncands && left > 0; i++) {
 		const gb_coffer *o = pl->cands[i].offer;
+		const char *stop;
 		attempt a;
 		int64_t until;
 		if (e->o.stop && *e->o.stop) {
@@ -677,6 +712,13 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 			         "stopped (shutting down) before the other "
 			         "candidates were tried", spec->name, need - left,
 			         need, gb_plural(need));
+			goto out;
+		}
+		if ((stop = gb_engine__walk_stop(e, spec->name)) != NULL) {
+			/* a destroy (user, TTL, idle) waits for this walk */
+			snprintf(msg, cap, "pool %s: placed %d of %d instance%s; "
+			         "stopped: %s", spec->name, need - left, need,
+			         gb_plural(need), stop);
 			goto out;
 		}
 		if ((cloud && strcmp(o->cloud, cloud) != 0) ||
@@ -758,7 +800,7 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 		try_candidate(e, spec, generation, o, ask, all_or_nothing, &a);
 		left -= a.created;
 		*placed += a.created;
-		note_unused(&unused, spec, &a);
+		note_unused(e, o, &unused, spec, &a);
 		if (a.rolled_back) {
 			/* the journal now holds this partial: pace the next */
 			gb_engine__pace_load(e, spec->name, need, &pace);
@@ -781,7 +823,7 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 				left -= h.created;
 				*placed += h.created;
 				most -= h.created;
-				note_unused(&unused, spec, &h);
+				note_unused(e, o, &unused, spec, &h);
 				if (h.unknown) {
 					a = h; /* stops the walk, below */
 					break;

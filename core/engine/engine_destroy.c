@@ -448,6 +448,20 @@ int gb_engine__terminate_rows(gb_engine *e, gb_inst_row **rows, size_t n,
 	return rc;
 }
 
+/* A destroyed pool is gone: a second destroy finds no pool (as
+ * kubectl's second delete), and says where its history is.  1 with
+ * res->message, or 0. */
+static int gone(const gb_pool_row *row, const char *pool,
+                gb_engine_result *res)
+{
+	if (strcmp(row->state, "destroyed") != 0)
+		return 0;
+	snprintf(res->message, sizeof(res->message), "no pool named %s (one "
+	         "was destroyed: 'gpubroker status --all %s' shows it, "
+	         "'gpubroker events --pool %s' its history)", pool, pool, pool);
+	return 1;
+}
+
 int gb_engine_destroy(gb_engine *e, const char *pool, const char *reason,
                       gb_engine_result *res)
 {
@@ -456,14 +470,18 @@ int gb_engine_destroy(gb_engine *e, const char *pool, const char *reason,
 	int rc;
 
 	memset(res, 0, sizeof(*res));
-	if (gb_engine__begin(e, pool, res) != 0)
+	if (gb_engine__begin_destroy(e, pool, res) != 0)
 		return -1;
 	rc = gb_store_pool_get(e->o.store, pool, &row);
-	if (rc != 0) {
-		snprintf(res->message, sizeof(res->message),
-		         rc == 1 ? "no pool named %s (see 'gpubroker status')" : "%s",
-		         rc == 1 ? pool : gb_store_errmsg(e->o.store));
-		res->not_found = rc == 1;
+	if (rc != 0 || gone(&row, pool, res)) {
+		if (rc != 0)
+			snprintf(res->message, sizeof(res->message),
+			         rc == 1 ? "no pool named %s (see 'gpubroker "
+			                   "status')" : "%s",
+			         rc == 1 ? pool : gb_store_errmsg(e->o.store));
+		else
+			gb_pool_row_free(&row);
+		res->not_found = rc <= 1;
 		gb_engine__unlock_pool(e, pool);
 		return -1;
 	}
@@ -550,13 +568,17 @@ int gb_engine_request_destroy(gb_engine *e, const char *pool,
 	gb_pool_row row;
 	int rc;
 	memset(res, 0, sizeof(*res));
-	if ((rc = gb_engine__begin(e, pool, res)) != 0)
+	if ((rc = gb_engine__begin_destroy(e, pool, res)) != 0)
 		return rc;
 	rc = gb_store_pool_get(e->o.store, pool, &row);
-	if (rc != 0) {
-		snprintf(res->message, sizeof(res->message),
-		         rc == 1 ? "no pool named %s" : "%s",
-		         rc == 1 ? pool : gb_store_errmsg(e->o.store));
+	if (rc != 0 || gone(&row, pool, res)) {
+		if (rc != 0)
+			snprintf(res->message, sizeof(res->message),
+			         rc == 1 ? "no pool named %s" : "%s",
+			         rc == 1 ? pool : gb_store_errmsg(e->o.store));
+		else
+			gb_pool_row_free(&row);
+		res->not_found = rc <= 1;
 		gb_engine__unlock_pool(e, pool);
 		return -1;
 	}
@@ -589,7 +611,7 @@ int gb_engine_destroy_step(gb_engine *e, const char *pool, const char *reason,
 	int rc;
 
 	memset(res, 0, sizeof(*res));
-	rc = gb_engine__begin(e, pool, res);
+	rc = gb_engine__begin_destroy(e, pool, res);
 	if (rc != 0)
 		return rc == 1 ? 0 : -1; /* 1: the store refuses writes for now */
 	rc = gb_store_pool_get(e->o.store, pool, &row);

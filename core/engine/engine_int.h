@@ -27,6 +27,7 @@ typedef struct pool_lock {
 	int users;
 	int fd;          /* flock'ed file while held, else -1 */
 	int leased;      /* shared store: this operation took its lease */
+	int destroy_wanted; /* destroys waiting for this lock (locks_mu) */
 	struct pool_lock *next;
 } pool_lock;
 
@@ -174,6 +175,22 @@ gb_drv *gb_engine__drv(gb_engine *e, const char *cloud);
 int gb_engine__lock_pool(gb_engine *e, const char *name, char *err,
                          size_t cap);
 void gb_engine__unlock_pool(gb_engine *e, const char *name);
+/* A destroy (user, TTL, idle) of pool `name` waits for its lock (on = 1,
+ * until it holds it: on = 0).  While one does, a placement walk that
+ * holds the lock stops before its next candidate
+ * (gb_engine__destroy_wanted), so a destroy never waits for a long
+ * failover walk. */
+void gb_engine__want_destroy(gb_engine *e, const char *name, int on);
+int gb_engine__destroy_wanted(gb_engine *e, const char *name);
+/* Whether a placement walk of pool `name` stops before its next
+ * candidate: a destroy of this process waits for it, or (shared store)
+ * another replica asks for the pool's lease -- a user's destroy, scale
+ * or apply there.  NULL to go on, else why ("the pool is being
+ * destroyed"). */
+const char *gb_engine__walk_stop(gb_engine *e, const char *name);
+/* gb_engine__begin for a destroy: says it wants the lock first. */
+int gb_engine__begin_destroy(gb_engine *e, const char *pool,
+                             gb_engine_result *res);
 /* How every operation on a pool starts: the terminate outcomes the store
  * refused earlier are written first (gb_engine__settle), then the pool's
  * lock is taken.  0 with the lock held; 1 when the store still refuses

@@ -298,7 +298,12 @@ static void apply_seen(gb_engine *e, gb_inst_row *r, const gb_seen *s,
 		return;
 	if (s->state == GB_INST_TERMINATED && strcmp(cur, "preempted") == 0)
 		nxt = "terminated";
-	gb_store_inst_set_state(e->o.store, r->id, nxt, s->state_reason, now);
+	/* from the state this refresh read: a concurrent refresh (another
+	 * thread, a replica taking over, a CLI wait) that moved it first
+	 * has announced it, and the event is not written twice */
+	if (gb_store_inst_move_state(e->o.store, r->id, cur, nxt,
+	                             s->state_reason, now) == 0)
+		return;
 	if (s->state == GB_INST_RUNNING)
 		gb_engine__event(e, r->pool, r->provider_id, "running",
 		                 "%s is running%s%s", r->name,
@@ -485,6 +490,12 @@ int gb_engine_wait(gb_engine *e, const char *pool, int64_t timeout_s,
 			snprintf(err, cap, rc == 1 ? "no pool named %s" : "%s",
 			         rc == 1 ? pool : gb_store_errmsg(e->o.store));
 			return -1;
+		}
+		if (strcmp(row.state, "active") != 0) {
+			snprintf(err, cap, "the pool is %s (%s)", row.state,
+			         row.destroy_reason ? row.destroy_reason : "user");
+			gb_pool_row_free(&row);
+			return GB_ENGINE_WAIT_GONE;
 		}
 		gb_engine_refresh(e, pool);
 		if (gb_store_inst_list(e->o.store, pool, 1, &rows, &n) != 0) {

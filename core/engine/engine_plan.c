@@ -30,8 +30,13 @@ static int cooling(gb_store *st, const gb_coffer *o, char *why, size_t cap,
 int gb_engine_unavailable(void *ud, const gb_coffer *o, char *why,
                           size_t cap)
 {
+	gb_engine_cool *c = ud;
 	int64_t until;
-	return cooling(ud, o, why, cap, &until);
+	if (!cooling(c->st, o, why, cap, &until))
+		return 0;
+	if (until > 0 && (!c->first_s || until < c->first_s))
+		c->first_s = until;
+	return 1;
 }
 
 int gb_engine__cooling(gb_engine *e, const gb_coffer *o, char *why,
@@ -40,24 +45,6 @@ int gb_engine__cooling(gb_engine *e, const gb_coffer *o, char *why,
 	return cooling(e->o.store, o, why, cap, until_s);
 }
 
-/* The planner's hook for one engine plan: also notes the earliest end of
- * the cooldowns it skipped (when the pool may be tried again). */
-typedef struct plan_cool {
-	gb_store *st;
-	int64_t first_s;
-} plan_cool;
-
-static int plan_unavailable(void *ud, const gb_coffer *o, char *why,
-                            size_t cap)
-{
-	plan_cool *pc = ud;
-	int64_t until;
-	if (!cooling(pc->st, o, why, cap, &until))
-		return 0;
-	if (until > 0 && (!pc->first_s || until < pc->first_s))
-		pc->first_s = until;
-	return 1;
-}
 
 /* What a co-located pool already holds where: its live instances count
  * towards the room at their place (gb_plan_opts.held). */
@@ -120,7 +107,7 @@ int gb_engine__plan(gb_engine *e, const gb_pool_spec *spec,
                     gb_engine_plan *ep)
 {
 	gb_plan_opts po;
-	plan_cool pc;
+	gb_engine_cool pc;
 	plan_held held;
 	int failed = 0, rc;
 	memset(ep, 0, sizeof(*ep));
@@ -135,7 +122,7 @@ int gb_engine__plan(gb_engine *e, const gb_pool_spec *spec,
 	po.team = gb_config_team(e->o.cfg, spec->team);
 	pc.st = e->o.store;
 	pc.first_s = 0;
-	po.unavailable = plan_unavailable;
+	po.unavailable = gb_engine_unavailable;
 	po.unavailable_ud = &pc;
 	plan_room_opts(e, spec, &po, &held);
 	rc = gb_plan_pool(spec, e->o.cat, &po, &ep->plan, ep->err,
@@ -188,13 +175,16 @@ char *gb_engine__no_match_note(const gb_engine_plan *ep)
 	return gb_buf_take(&b);
 }
 
-char *gb_engine__cooldown_note(const gb_engine_plan *ep)
+/* The note of a plan p that cooldowns (the first ending at until_s)
+ * left without a candidate; caller frees.  with_in: how long from now
+ * too (not in a pool's stored note, which would change every pass). */
+static char *cooldown_note(const gb_plan *p, int64_t until_s, int with_in)
 {
 	gb_buf b = GB_BUF_INIT;
-	const gb_plan *p = &ep->plan;
 	const char *code[2] = {NULL, NULL};
 	size_t len[2] = {0, 0}, ncodes = 0, more = 0;
-	char when[32];
+	char when[32], in[32];
+	int64_t left;
 	/* the distinct error codes behind the cooldowns ("InsufficientInstanceCapacity,
 	 * until ...": the part before the comma) */
 	for (size_t i = 0; i < p->nrefusals; i++) {
@@ -222,9 +212,38 @@ char *gb_engine__cooldown_note(const gb_engine_plan *ep)
 		gb_buf_printf(&b, "%s%.*s", k ? ", " : " (", (int)len[k], code[k]);
 	if (ncodes)
 		gb_buf_puts(&b, more ? ", ...)" : ")");
-	gb_buf_printf(&b, "; next attempt %s, when the first cooldown ends",
-	              gb_format_time(ep->cool_until_s, when, sizeof(when)));
+	left = until_s - gb_now_ms() / 1000;
+	gb_buf_printf(&b, "; next attempt %s%s%s%s, when the first cooldown "
+	              "ends", gb_format_time(until_s, when, sizeof(when)),
+	              with_in ? " (in " : "",
+	              with_in ? gb_format_duration(left > 0 ? left : 0, in,
+	                                           sizeof(in))
+	                      : "",
+	              with_in ? ")" : "");
 	return gb_buf_take(&b);
+}
+
+char *gb_engine__cooldown_note(const gb_engine_plan *ep)
+{
+	return cooldown_note(&ep->plan, ep->cool_until_s, 0);
+}
+
+char *gb_engine_cooldown_msg(const gb_pool_spec *spec, const gb_catalog *cat,
+                             const gb_plan_opts *po, const gb_plan *p,
+                             const gb_engine_cool *cool)
+{
+	gb_plan_opts o = *po;
+	gb_plan all;
+	char err[256];
+	int some;
+	if (p->ncands || !p->counts[GB_REFUSE_UNAVAILABLE] || !cool->first_s)
+		return NULL;
+	/* would the spec and the policies take those offers at all? */
+	o.unavailable = NULL;
+	some = gb_plan_pool(spec, cat, &o, &all, err, sizeof(err)) == 0 &&
+	       all.ncands;
+	gb_plan_free(&all);
+	return some ? cooldown_note(p, cool->first_s, 1) : NULL;
 }
 
 void gb_engine__plan_free(gb_engine_plan *ep)

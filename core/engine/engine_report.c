@@ -66,7 +66,7 @@ static json_t *pool_json(gb_engine *e, const gb_pool_row *p,
                          const gb_inst_row *rows, size_t n)
 {
 	int64_t now = gb_now_ms() / 1000;
-	int running = 0, pending = 0, other = 0;
+	int running = 0, pending = 0, other = 0, active;
 	double per_hour = 0;
 	json_t *j = json_object(), *insts = json_array(), *clouds = json_array();
 
@@ -102,7 +102,10 @@ static json_t *pool_json(gb_engine *e, const gb_pool_row *p,
 	json_object_set_new(j, "price_per_hour", json_real(per_hour));
 	json_object_set_new(j, "created_at", gb_json_time(p->created_at * 1000));
 	json_object_set_new(j, "age_s", json_integer(now - p->created_at));
-	if (p->ttl_s)
+	/* a pool being destroyed (or gone) has no TTL left and waits for
+	 * nothing */
+	active = strcmp(p->state, "active") == 0;
+	if (p->ttl_s && active)
 		json_object_set_new(j, "ttl_left_s",
 		                    json_integer(p->created_at + p->ttl_s - now));
 	else
@@ -110,7 +113,7 @@ static json_t *pool_json(gb_engine *e, const gb_pool_row *p,
 	json_object_set_new(j, "idle_timeout_s", json_integer(p->idle_timeout_s));
 	json_object_set_new(j, "last_heartbeat_at",
 	                    gb_json_time(p->last_heartbeat_at * 1000));
-	if (p->note) {
+	if (p->note && active) {
 		json_t *w = json_object();
 		json_object_set_new(w, "reason", json_string(p->note));
 		json_object_set_new(w, "next_attempt_at",
@@ -152,13 +155,15 @@ json_t *gb_engine_pool_json(gb_engine *e, const char *pool)
 	return j;
 }
 
-json_t *gb_engine_pools_json(gb_engine *e, const char *team)
+json_t *gb_engine_pools_json(gb_engine *e, const char *team,
+                             int include_destroyed)
 {
 	gb_pool_row *v;
 	gb_inst_row *rows = NULL;
 	size_t n, nrows = 0, k = 0;
 	json_t *a = json_array();
-	if (gb_store_pool_list(e->o.store, team, 0, &v, &n) != 0)
+	if (gb_store_pool_list(e->o.store, team, include_destroyed, &v,
+	                       &n) != 0)
 		return a;
 	/* Every live instance in one read instead of one per pool: both
 	 * lists come sorted by pool name (byte order), so walk them side by
@@ -167,6 +172,8 @@ json_t *gb_engine_pools_json(gb_engine *e, const char *team)
 		gb_store_inst_list(e->o.store, NULL, 1, &rows, &nrows);
 	for (size_t i = 0; i < n; i++) {
 		size_t start;
+		if (strcmp(v[i].name, GB_ORPHAN_POOL) == 0)
+			continue; /* the gc's, never a user's */
 		while (k < nrows && strcmp(rows[k].pool, v[i].name) < 0)
 			k++;
 		start = k;
@@ -330,19 +337,21 @@ static int64_t month_start(int64_t now)
  * not allow: GPUs, $/h across the team's pools, and the monthly budget
  * (spent this month + this pool's price for its TTL or the rest of the
  * month). */
-int gb_engine__check_team(gb_engine *e, const gb_pool_spec *spec, int desired,
-                          double pool_price, char *msg, size_t cap)
+/* e: NULL without a state (no other pools, nothing spent) */
+static int check_team(gb_engine *e, const gb_config *cfg,
+                      const gb_pool_spec *spec, int desired,
+                      double pool_price, char *msg, size_t cap)
 {
-	const gb_team_cfg *t = gb_config_team(e->o.cfg, spec->team);
-	gb_pool_row *pools;
-	size_t np;
+	const gb_team_cfg *t = gb_config_team(cfg, spec->team);
+	gb_pool_row *pools = NULL;
+	size_t np = 0;
 	int gpus = desired * spec->gpu_count;
 	double per_hour = pool_price;
 	int64_t now = gb_now_ms() / 1000;
 	if (!t || (t->max_gpus <= 0 && t->max_price_per_hour <= 0 &&
 	           t->monthly_budget <= 0))
 		return 0; /* nothing to check: no store reads */
-	if (gb_store_pool_list(e->o.store, spec->team, 0, &pools, &np) != 0)
+	if (e && gb_store_pool_list(e->o.store, spec->team, 0, &pools, &np) != 0)
 		return 0;
 	for (size_t i = 0; i < np; i++) {
 		gb_inst_row *rows;
@@ -375,7 +384,8 @@ int gb_engine__check_team(gb_engine *e, const gb_pool_spec *spec, int desired,
 		return -1;
 	}
 	if (t->monthly_budget > 0 && pool_price > 0) {
-		json_t *c = gb_engine_cost(e, "team", month_start(now), t->name);
+		json_t *c = e ? gb_engine_cost(e, "team", month_start(now), t->name)
+		              : NULL;
 		double spent = 0, hours, projected;
 		size_t i;
 		json_t *g;
@@ -400,4 +410,23 @@ int gb_engine__check_team(gb_engine *e, const gb_pool_spec *spec, int desired,
 		}
 	}
 	return 0;
+}
+
+int gb_engine__check_team(gb_engine *e, const gb_pool_spec *spec, int desired,
+                          double pool_price, char *msg, size_t cap)
+{
+	return check_team(e, e->o.cfg, spec, desired, pool_price, msg, cap);
+}
+
+char *gb_engine_check_plan(gb_engine *e, const gb_config *cfg,
+                           const gb_pool_spec *spec, const gb_plan *p)
+{
+	char msg[1024];
+	/* priced as apply prices it: its first candidate */
+	double price = p->ncands ? p->cands[0].offer->price : -1;
+	if (check_team(e, cfg, spec, spec->count,
+	               price > 0 ? price * spec->count : 0, msg,
+	               sizeof(msg)) == 0)
+		return NULL;
+	return gb_xstrdup(msg);
 }

@@ -225,6 +225,12 @@ int gb_store_inst_rolled_back(gb_store *s, int64_t **out, size_t *n);
 /* at: unix ms of the observation. */
 int gb_store_inst_set_state(gb_store *s, int64_t id, const char *state,
                             const char *reason, int64_t at);
+/* The same, only while the row is still in state `from` (NULL: any): 1
+ * when it moved, 0 when another process (or thread) moved it first --
+ * then the caller does not announce the change again -- or -1. */
+int gb_store_inst_move_state(gb_store *s, int64_t id, const char *from,
+                             const char *state, const char *reason,
+                             int64_t at);
 /* The cloud accepted a terminate request sent at `at` (unix ms): billing
  * ends there once termination is confirmed.  Only the first accepted
  * request counts. */
@@ -234,6 +240,13 @@ int gb_store_inst_heartbeat(gb_store *s, int64_t id, int64_t at,
 /* Highest name index used by the pool's instances or journaled creates
  * (-1 when none), so a new create never reuses a name. */
 int gb_store_inst_max_index(gb_store *s, const char *pool, int *out);
+/* The same, but a failed create on a cloud named in clean_clouds ("aws,
+ * gcp"; NULL: none) that recorded no instance spent no name: there a
+ * refused create made nothing that could hold one (driver.h's
+ * GB_DRV_CAP_ATOMIC_CREATE), so a walk of refusals does not push the
+ * pool's names up. */
+int gb_store_inst_max_spent(gb_store *s, const char *pool,
+                            const char *clean_clouds, int *out);
 
 /* ---- intents (the journal) ---- */
 typedef struct gb_intent_row {

@@ -293,8 +293,9 @@ int gb_store_inst_rolled_back(gb_store *s, int64_t **out, size_t *n)
 	return rc;
 }
 
-int gb_store_inst_set_state(gb_store *s, int64_t id, const char *state,
-                            const char *reason, int64_t at)
+int gb_store_inst_move_state(gb_store *s, int64_t id, const char *from,
+                             const char *state, const char *reason,
+                             int64_t at)
 {
 	static const char sql[] =
 		"UPDATE instances SET state = ?2, state_reason = CASE WHEN ?2 ="
@@ -305,21 +306,24 @@ int gb_store_inst_set_state(gb_store *s, int64_t id, const char *state,
 		"   WHEN ?2 = 'terminated' AND terminate_requested_ms > 0"
 		"     THEN terminate_requested_ms"
 		"   WHEN ?2 IN ('terminated', 'preempted') THEN ?4"
-		"   ELSE 0 END WHERE id = ?1";
-	gb_sql *st;
-	int rc;
-	gb_store__lock(s);
-	if (!(st = gb_store__stmt(s, sql))) {
-		gb_store__unlock(s);
+		"   ELSE 0 END WHERE id = ?1"
+		" AND (CAST(?5 AS TEXT) IS NULL OR state = ?5)";
+	const gb_store__arg args[] = {
+		GB_STORE_INT(id), GB_STORE_TEXT(state), GB_STORE_TEXT(reason),
+		GB_STORE_INT(at), GB_STORE_TEXT(from),
+	};
+	int64_t changed = 0;
+	if (gb_store__exec(s, sql, args, GB_ARRAY_LEN(args),
+	                   "set instance state", &changed) != 0)
 		return -1;
-	}
-	gb_sql_bind_int(st, 1, id);
-	gb_sql_bind_text(st, 2, state);
-	gb_sql_bind_text(st, 3, reason);
-	gb_sql_bind_int(st, 4, at);
-	rc = gb_store__exec_stmt(s, st, "set instance state");
-	gb_store__unlock(s);
-	return rc;
+	return changed > 0;
+}
+
+int gb_store_inst_set_state(gb_store *s, int64_t id, const char *state,
+                            const char *reason, int64_t at)
+{
+	return gb_store_inst_move_state(s, id, NULL, state, reason, at) < 0
+	               ? -1 : 0;
 }
 
 int gb_store_inst_term_accepted(gb_store *s, int64_t id, int64_t at)
@@ -364,13 +368,23 @@ int gb_store_inst_heartbeat(gb_store *s, int64_t id, int64_t at,
 
 int gb_store_inst_max_index(gb_store *s, const char *pool, int *out)
 {
+	return gb_store_inst_max_spent(s, pool, NULL, out);
+}
+
+int gb_store_inst_max_spent(gb_store *s, const char *pool,
+                            const char *clean_clouds, int *out)
+{
 	/* Names of every create ever journaled count, even failed ones: a
 	 * failed attempt may leave a half-deleted VM holding its name
-	 * (Azure names are unique per resource group). */
+	 * (Azure names are unique per resource group) -- except a failed
+	 * create on a cloud of clean_clouds that recorded no instance. */
 	static const char sql[] =
 		"SELECT GREATEST(COALESCE((SELECT MAX(name_index) FROM instances"
 		" WHERE pool = ?1), -1), COALESCE((SELECT MAX(first_index + count"
-		" - 1) FROM intents WHERE pool = ?1 AND kind = 'create'), -1))";
+		" - 1) FROM intents i WHERE pool = ?1 AND kind = 'create'"
+		" AND NOT (i.state = 'failed' AND (',' || COALESCE(?2, '') ||"
+		" ',') LIKE ('%,' || i.cloud || ',%') AND NOT EXISTS (SELECT 1"
+		" FROM instances x WHERE x.intent_id = i.id))), -1))";
 	gb_sql *st;
 	int rc;
 	gb_store__lock(s);
@@ -379,6 +393,7 @@ int gb_store_inst_max_index(gb_store *s, const char *pool, int *out)
 		return -1;
 	}
 	gb_sql_bind_text(st, 1, pool);
+	gb_sql_bind_text(st, 2, clean_clouds);
 	rc = gb_sql_step(st);
 	if (rc == GB_SQL_ROW) {
 		*out = (int)gb_sql_int(st, 0);

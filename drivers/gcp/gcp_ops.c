@@ -147,10 +147,18 @@ static int poll_once(gcp_ctx *c, gcp_op *op, int64_t *delay, gb_error *err)
 	return rc;
 }
 
+/* The first look at a fresh operation: most end within a few hundred
+ * ms (a zone without room refuses at once), so they are looked at
+ * soon, then every 2x as long, up to poll_interval_ms. */
+#define GCP_OPS_FIRST_MS 100
+
 int gcp_ops_wait(gcp_ctx *c, gcp_op *ops, size_t n, int64_t deadline,
                  gb_error *err)
 {
 	const gb_host *h = c->host;
+	int64_t backoff = GCP_OPS_FIRST_MS < c->poll_interval_ms
+	                          ? GCP_OPS_FIRST_MS
+	                          : c->poll_interval_ms;
 	for (;;) {
 		int64_t wait = 0;
 		size_t pending = 0;
@@ -172,8 +180,12 @@ int gcp_ops_wait(gcp_ctx *c, gcp_op *ops, size_t n, int64_t deadline,
 		}
 		if (!pending)
 			return 0;
-		if (wait <= 0)
-			wait = c->poll_interval_ms;
+		if (wait <= 0) {
+			wait = backoff;
+			backoff = backoff * 2 < c->poll_interval_ms
+			                  ? backoff * 2
+			                  : c->poll_interval_ms;
+		}
 		if (h->mono_ms(h->ctx) + wait > deadline) {
 			drvc_err(err, GB_ERR_TRANSIENT, 0, "OperationTimeout",
 			         "GCP: %zu operation(s) not DONE after the "

@@ -14,8 +14,8 @@ sim_start
 daemon_start
 export GPUBROKER_TOKEN=demo-ci-token
 
-state() { gb status "$1" -o json 2>/dev/null | jq -r .state; }
-reason() { gb status "$1" -o json 2>/dev/null | jq -r '.reason // empty'; }
+state() { gb status --all "$1" -o json 2>/dev/null | jq -r .state; }
+reason() { gb status --all "$1" -o json 2>/dev/null | jq -r '.reason // empty'; }
 
 # --- TTL, across a restart ---
 write_spec "$T/ttl.yaml" lc-ttl gcp L4 1 on-demand "lifecycle: {ttl: 8s}"

@@ -7,12 +7,7 @@
 . "$GB_SRC/tests/lib/integration.sh"
 
 # the example config with a small team "research"
-export GPUBROKER_INVENTORY="$GB_SRC/examples/demo-inventory.yaml"
-sed -e 's|^  - {name: research, max_gpus: .*|  - {name: research, max_gpus: 4, max_price_per_hour: 5, monthly_budget: 50}|' \
-	"$GB_SRC/examples/cloudsim-broker.yaml" >"$T/broker.yaml"
-grep -q 'max_gpus: 4, max_price_per_hour: 5, monthly_budget: 50' "$T/broker.yaml" ||
-	fail "could not set the team limits in the test's broker config"
-CONF="$T/broker.yaml"
+team_limits 4 5 50
 
 sim_start
 calls() { # creates cloudsim was asked for so far, on every cloud

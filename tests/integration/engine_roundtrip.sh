@@ -49,9 +49,13 @@ done
 check "[ \"\$(gb status -o json | jq length)\" = 0 ]" "no pools left in the store"
 check "[ \"\$(sim_live)\" = 0 ]" "cloudsim has no live instance at all"
 
-# destroy is idempotent
-gb destroy rt-aws --auto-approve >/dev/null 2>"$T/destroy-again.log" || fail "second destroy failed"
-echo "ok: destroying a destroyed pool succeeds"
+# a destroyed pool is gone (issue 31): destroying it again finds no
+# pool, which --ignore-not-found lets a clean-up step ignore
+rc=0
+gb destroy rt-aws --auto-approve >/dev/null 2>"$T/destroy-again.log" || rc=$?
+check "[ \$rc = 1 ] && grep -q 'no pool named rt-aws' $T/destroy-again.log" "a second destroy finds no pool (exit $rc)"
+gb destroy rt-aws --auto-approve --ignore-not-found >/dev/null 2>&1 || fail "second destroy with --ignore-not-found failed"
+echo "ok: with --ignore-not-found it succeeds"
 
 bill=$(curl -sf "$CONTROL/_sim/bill" | jq -r .total)
 ours=$(gb cost -o json | jq -r .total)

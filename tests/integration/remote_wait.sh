@@ -119,7 +119,7 @@ interrupt_at() {
 
 write_spec "$T/i.yaml" rw-i aws A10G 1
 interrupt_at i 'rw-i created ' apply -f "$T/i.yaml" --auto-approve --wait --timeout 60s
-check "[ \$rc = 1 ] && grep -q 'interrupted: the journal is consistent' $T/i.err && ! grep -q 'rw-i running' $T/i.err" \
+check "[ \$rc = 130 ] && grep -q 'interrupted: the journal is consistent' $T/i.err && ! grep -q 'rw-i running' $T/i.err" \
 	"SIGINT ends apply --wait through a daemon before the pool runs (exit $rc)"
 wait_until 20 "[ \"\$(remote_gb status rw-i -o json | jq .running)\" = 1 ]" ||
 	fail "the daemon did not go on with rw-i after the CLI was interrupted"
@@ -127,9 +127,9 @@ echo "ok: the daemon went on with the pool"
 # and so does destroy's
 sim_post /_sim/scenario '{"lifecycle": {"aws": {"stopping_ms": 4000}}}'
 interrupt_at di 'rw-i terminating ' destroy rw-i --auto-approve
-check "[ \$rc = 1 ] && grep -q \"pool rw-i: interrupted; termination was asked for and the daemon goes on with it ('gpubroker status rw-i')\" $T/di.err" \
+check "[ \$rc = 130 ] && grep -q \"pool rw-i: interrupted; termination was asked for and the daemon goes on with it ('gpubroker status rw-i')\" $T/di.err" \
 	"SIGINT ends destroy through a daemon, saying the daemon goes on (exit $rc)"
-wait_until 20 "[ \"\$(remote_gb status rw-i -o json | jq -r .state)\" = destroyed ]" ||
+wait_until 20 "[ \"\$(remote_gb status --all rw-i -o json | jq -r .state)\" = destroyed ]" ||
 	fail "the daemon did not go on destroying rw-i"
 echo "ok: the daemon destroyed the pool"
 sim_post /_sim/scenario '{"lifecycle": {"aws": {"stopping_ms": 400}}}'

@@ -137,9 +137,10 @@ sim_live() {
 	fi
 }
 
-# store_live POOL: instances gpubroker thinks are live (pending/running)
+# store_live POOL: instances gpubroker thinks are live (pending/running);
+# --all: a destroyed pool is gone from plain status, and has none
 store_live() {
-	gb status "$1" -o json 2>/dev/null |
+	gb status --all "$1" -o json 2>/dev/null |
 		jq '[.instances[] | select(.state=="running" or .state=="pending")] | length'
 }
 
@@ -158,6 +159,19 @@ daemon_stop() {
 		D_PID=""
 	fi
 	rm -f "$T/daemon.out"
+}
+
+# team_limits GPUS PRICE BUDGET: CONF becomes a copy of the example
+# config ($T/broker.yaml) whose team "research" has these max_gpus,
+# max_price_per_hour and monthly_budget (its on-prem inventory given by
+# a whole path, as the copy is elsewhere)
+team_limits() {
+	export GPUBROKER_INVENTORY="$GB_SRC/examples/demo-inventory.yaml"
+	sed -e "s|^  - {name: research, max_gpus: .*|  - {name: research, max_gpus: $1, max_price_per_hour: $2, monthly_budget: $3}|" \
+		"$GB_SRC/examples/cloudsim-broker.yaml" >"$T/broker.yaml"
+	grep -q "max_gpus: $1, max_price_per_hour: $2, monthly_budget: $3}" "$T/broker.yaml" ||
+		fail "could not set the team limits in the test's broker config"
+	CONF="$T/broker.yaml"
 }
 
 # write_spec FILE NAME CLOUD GPU COUNT [CAPACITY] [extra yaml lines...]

@@ -199,7 +199,7 @@ for r in $(seq 1 "$ROUNDS"); do
 		if [ "$n" -gt 0 ]; then
 			gb apply -f "$T/spec-$p.yaml" --auto-approve </dev/null >/dev/null 2>>"$T/cli.log" ||
 				fail "round $r: re-apply of $p failed: $(tail -n 3 "$T/cli.log")"
-		elif ! gb status "$p" -o json </dev/null 2>/dev/null | jq -e '.state == "destroyed"' >/dev/null; then
+		elif ! gb status --all "$p" -o json </dev/null 2>/dev/null | jq -e '.state == "destroyed"' >/dev/null; then
 			"$GB" -c "$CONF" destroy "$p" --auto-approve >/dev/null 2>>"$T/cli.log" &
 			pids="$pids $!"
 		fi

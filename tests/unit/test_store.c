@@ -187,6 +187,14 @@ static void test_instances_upsert_by_provider_id(void **state)
 	assert_string_equal(list[0].private_ip, "10.0.0.1");
 	assert_int_equal(list[0].running_ms, 1010);
 	gb_inst_list_free(list, n);
+	/* a move from a state the row has left is not made: a concurrent
+	 * refresh made it (and announced it) first */
+	assert_int_equal(gb_store_inst_move_state(s, r.id, "pending", "running",
+	                                          NULL, 1500), 0);
+	assert_int_equal(gb_store_inst_move_state(s, r.id, "running",
+	                                          "stopping", NULL, 1500), 1);
+	assert_int_equal(gb_store_inst_move_state(s, r.id, "running",
+	                                          "stopping", NULL, 1500), 0);
 	assert_int_equal(gb_store_inst_set_state(s, r.id, "terminated",
 	                                         "user", 2000), 0);
 	assert_int_equal(gb_store_inst_find(s, "aws", "i-1", &g), 0);
