@@ -322,7 +322,12 @@ static void pools_list_full(gb_api_req *r, const char *team,
                             const char *after, int64_t limit)
 {
 	json_t *all = gb_engine_pools_json(r->d->eng, NULL), *p;
-	json_t *page = json_array();
+	json_t *page;
+	if (!all) {
+		gb_api_store_failed(r);
+		return;
+	}
+	page = json_array();
 	const char *next = NULL;
 	size_t i;
 	json_array_foreach(all, i, p) {
@@ -427,9 +432,12 @@ void gb_api_pool_get(gb_api_req *r, const char *name)
 	if (!gb_api_pool_visible(r, name))
 		return;
 	r->resp = gb_engine_pool_json(r->d->eng, name);
-	r->status = r->resp ? 200 : 404;
-	if (r->resp)
-		with_autoscale(r->d, r->resp);
+	if (!r->resp) { /* visible a moment ago: the store failed */
+		gb_api_store_failed(r);
+		return;
+	}
+	r->status = 200;
+	with_autoscale(r->d, r->resp);
 }
 
 void gb_api_pool_instances(gb_api_req *r, const char *name)
@@ -437,7 +445,10 @@ void gb_api_pool_instances(gb_api_req *r, const char *name)
 	json_t *p;
 	if (!gb_api_pool_visible(r, name))
 		return;
-	p = gb_engine_pool_json(r->d->eng, name);
+	if (!(p = gb_engine_pool_json(r->d->eng, name))) {
+		gb_api_store_failed(r);
+		return;
+	}
 	r->resp = json_pack("{s:O}", "instances", json_object_get(p, "instances"));
 	json_decref(p);
 	r->status = 200;
@@ -619,6 +630,18 @@ static int body_spec(gb_api_req *r, const char *name, gb_spec_set *set)
 	return 0;
 }
 
+/* An engine operation's refusal: 503 StoreUnavailable when the store
+ * failed (nothing was done: send it again), else 422 Refused. */
+static void engine_error(gb_api_req *r, const gb_engine_result *res)
+{
+	if (res->store_failed) {
+		r->retry_after_s = 5;
+		gb_api_error(r, 503, "StoreUnavailable", "%s", res->message);
+	} else {
+		gb_api_error(r, 422, "Refused", "%s", res->message);
+	}
+}
+
 void gb_api_pool_put(gb_api_req *r, const char *name)
 {
 	gb_spec_set set;
@@ -647,7 +670,7 @@ void gb_api_pool_put(gb_api_req *r, const char *name)
 		}
 	}
 	if (gb_engine_submit(r->d->eng, &set.pools[0], &res) != 0) {
-		gb_api_error(r, 422, "Refused", "%s", res.message);
+		engine_error(r, &res);
 		gb_engine_result_free(&res);
 		gb_spec_set_free(&set);
 		return;
@@ -690,11 +713,13 @@ void gb_api_pool_delete(gb_api_req *r, const char *name)
 		return;
 	rc = gb_engine_request_destroy(r->d->eng, name, "user", r->actor, &res);
 	if (rc != 0) {
-		if (rc == 1)
+		if (rc == 1) {
 			r->retry_after_s = 5;
-		gb_api_error(r, rc == 1 ? 503 : 422,
-		             rc == 1 ? "StoreUnavailable" : "Refused", "%s",
-		             res.message);
+			gb_api_error(r, 503, "StoreUnavailable", "%s",
+			             res.message);
+		} else {
+			engine_error(r, &res);
+		}
 		gb_engine_result_free(&res);
 		return;
 	}
@@ -732,7 +757,7 @@ void gb_api_pool_scale(gb_api_req *r, const char *name)
 	}
 	if (gb_engine_set_desired(r->d->eng, name, (int)json_integer_value(c),
 	                          &res) != 0) {
-		gb_api_error(r, 422, "Refused", "%s", res.message);
+		engine_error(r, &res);
 	} else {
 		pools_changed();
 		gb_daemon_enqueue(r->d, GB_JOB_CONVERGE, name, NULL);
@@ -852,15 +877,16 @@ void gb_api_pool_demand(gb_api_req *r, const char *name)
 		return;
 	eff = want < spec.min ? spec.min : want > spec.max ? spec.max : want;
 	gb_daemon_set_demand(r->d, name, want, want ? now + secs : 0);
+	/* the signal is taken (in memory); its event is best effort */
 	if (want)
-		gb_store_event(r->d->store, name, NULL, "demand",
+		GB_IGNORE(gb_store_event(r->d->store, name, NULL, "demand",
 		               "demand signal %d for %llds from %s (within "
 		               "min..max: %d)", want, (long long)secs,
-		               r->actor ? r->actor : "-", eff);
+		               r->actor ? r->actor : "-", eff));
 	else
-		gb_store_event(r->d->store, name, NULL, "demand",
+		GB_IGNORE(gb_store_event(r->d->store, name, NULL, "demand",
 		               "demand signal withdrawn by %s",
-		               r->actor ? r->actor : "-");
+		               r->actor ? r->actor : "-"));
 	r->resp = json_pack("{s:s, s:i, s:i, s:o}", "pool", name, "desired",
 	                    want, "effective", eff, "until",
 	                    want ? gb_json_time((now + secs) * 1000)
@@ -904,12 +930,25 @@ void gb_api_heartbeat(gb_api_req *r, const char *id)
 		gb_inst_row_free(&inst);
 		return;
 	}
-	gb_store_inst_heartbeat(r->d->store, inst.id, now, util);
+	if (gb_store_inst_heartbeat(r->d->store, inst.id, now, util) != 0) {
+		gb_api_error(r, 503, "StoreUnavailable", "state store failed: "
+		             "%s; the heartbeat was not recorded: send it again",
+		             gb_store_errmsg(r->d->store));
+		gb_inst_row_free(&inst);
+		return;
+	}
 	if (gb_store_hb_add(r->d->store, inst.id, gb_now_ms(), util) != 0)
 		gb_log(GB_LOG_ERROR, "api", "keep heartbeat of %s: %s", id,
 		       gb_store_errmsg(r->d->store));
 	prune_heartbeats(r->d);
-	gb_store_pool_heartbeat(r->d->store, inst.pool, now, util > 0.05);
+	if (gb_store_pool_heartbeat(r->d->store, inst.pool, now,
+	                            util > 0.05) != 0) {
+		gb_api_error(r, 503, "StoreUnavailable", "state store failed: "
+		             "%s; the pool's GPU use was not recorded: send the "
+		             "heartbeat again", gb_store_errmsg(r->d->store));
+		gb_inst_row_free(&inst);
+		return;
+	}
 	pools_changed();
 	r->resp = json_pack("{s:s, s:s, s:f}", "instance", id, "pool",
 	                    inst.pool, "gpu_util", util);

@@ -7,6 +7,7 @@
 
 #include "api.h"
 #include "daemon.h"
+#include "log.h"
 
 static const double api_bounds[GB_API_LAT_BUCKETS] = {
 	0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1,
@@ -138,10 +139,13 @@ static char *render_store(gb_daemon *d)
 	json_t *v;
 	int pools_by[3] = {0, 0, 0};
 
-	gb_store_pool_list(d->store, NULL, 0, &pools, &np);
+	/* unreadable: logged (the gauges below then count nothing) */
+	if (gb_store_pool_list(d->store, NULL, 0, &pools, &np) != 0)
+		gb_log(GB_LOG_ERROR, "metrics", "%s", gb_store_errmsg(d->store));
 	for (size_t i = 0; i < np; i++)
 		pools_by[strcmp(pools[i].state, "active") == 0 ? 0 : 1]++;
-	gb_store_inst_list(d->store, NULL, 1, &rows, &n);
+	if (gb_store_inst_list(d->store, NULL, 1, &rows, &n) != 0)
+		gb_log(GB_LOG_ERROR, "metrics", "%s", gb_store_errmsg(d->store));
 	for (size_t i = 0; i < n; i++) {
 		char key[256];
 		json_int_t c;
@@ -386,8 +390,10 @@ static void render_live(gb_daemon *d, gb_buf *b)
 		int leader;
 		/* only a shared store has leases; the list takes the store's
 		 * lock, which a reconcile pass may hold for a while */
-		if (gb_store_is_shared(d->store))
-			gb_store_lease_list(d->store, &held);
+		if (gb_store_is_shared(d->store) &&
+		    gb_store_lease_list(d->store, &held) != 0)
+			gb_log(GB_LOG_ERROR, "metrics", "%s",
+			       gb_store_errmsg(d->store));
 		pthread_mutex_lock(&d->mmu);
 		leader = d->leader;
 		pthread_mutex_unlock(&d->mmu);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "log.h"
 #include "workers.h"
 
 /* Result of trying one candidate. */
@@ -405,8 +406,25 @@ static void try_candidate(gb_engine *e, const gb_pool_spec *spec,
 		 * recorded for this intent (a replay that failed again reports
 		 * only part of what the first one did, or nothing). */
 		int all;
-		gb_engine__live(e, spec->name, cd.intent_id, &all, &a->created);
+		/* unreadable: 0 made (the intent stays open and its replay
+		 * tells the rest) */
+		GB_IGNORE(gb_engine__live(e, spec->name, cd.intent_id, &all,
+		                          &a->created));
 	}
+}
+
+/* Marks a place unavailable for the cooldown.  A store that refuses it
+ * costs only the sharing of the cooldown (this walk moves on anyway):
+ * logged, not fatal. */
+static void cool_down(gb_engine *e, const char *cloud, const char *region,
+                      const char *zone, const char *type,
+                      const char *capacity, int64_t until_s, const char *why)
+{
+	if (gb_store_unavailable_mark(e->o.store, cloud, region, zone, type,
+	                              capacity, until_s, why) != 0)
+		gb_log(GB_LOG_ERROR, "engine", "cooldown of %s/%s %s not "
+		       "recorded: %s", cloud, region, type,
+		       gb_store_errmsg(e->o.store));
 }
 
 /* Recovery of an open create intent of an active pool: the same call
@@ -455,11 +473,9 @@ int gb_engine__replay_create(gb_engine *e, const gb_pool_spec *spec,
 		                 (long long)((gb_now_ms() - in->created_at) / 1000),
 		                 a.err.code[0] ? a.err.code
 		                               : gb_err_class_name(a.err.cls));
-		gb_store_unavailable_mark(e->o.store, in->cloud, in->region,
-		                          cd.zone, in->instance_type, in->capacity,
-		                          gb_now_ms() / 1000 + e->cooldown_s,
-		                          a.err.code[0] ? a.err.code
-		                                        : gb_err_class_name(a.err.cls));
+		cool_down(e, in->cloud, in->region, cd.zone, in->instance_type,
+		          in->capacity, gb_now_ms() / 1000 + e->cooldown_s,
+		          a.err.code[0] ? a.err.code : gb_err_class_name(a.err.cls));
 		gb_engine__resolve_by_describe(e, in);
 		return 1;
 	}
@@ -771,11 +787,10 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 		if (left > 0 &&
 		    (a.err.cls == GB_ERR_CAPACITY || a.err.cls == GB_ERR_QUOTA)) {
 			until = gb_now_ms() / 1000 + e->cooldown_s;
-			gb_store_unavailable_mark(e->o.store, o->cloud, o->region,
-			                          o->zone, o->instance_type,
-			                          gb_capacity_name(o->capacity), until,
-			                          a.err.code[0] ? a.err.code
-			                                        : gb_err_class_name(a.err.cls));
+			cool_down(e, o->cloud, o->region, o->zone,
+			          o->instance_type, gb_capacity_name(o->capacity),
+			          until, a.err.code[0] ? a.err.code
+			                               : gb_err_class_name(a.err.cls));
 			note_retry(&w, until * 1000);
 			continue;
 		}

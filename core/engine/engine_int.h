@@ -147,6 +147,10 @@ void gb_engine__unlock_pool(gb_engine *e, const char *name);
  * those outcomes, -1 when the lock cannot be taken: both with
  * res->message, and nothing held. */
 int gb_engine__begin(gb_engine *e, const char *pool, gb_engine_result *res);
+/* The operation stops because the store failed: res->message becomes
+ * "state store failed: " and the store's error (the calling thread's),
+ * store_failed is set, ok cleared.  Returns -1. */
+int gb_engine__store_failed(gb_engine *e, gb_engine_result *res);
 /* Writes the terminate outcomes the store refused earlier (engine_destroy.c);
  * every engine operation that changes the store calls it first, so a
  * refresh never ends an instance's billing at the time it saw it gone
@@ -190,9 +194,18 @@ int gb_engine__refresh_rows(gb_engine *e, const char *pool, gb_inst_row *rows,
                             size_t n);
 /* Live (pending or running) instances of a pool in the store: *all of
  * them, and *of_intent those a create intent recorded (intent_id; 0 for
- * none).  A store error counts as none. */
-void gb_engine__live(gb_engine *e, const char *pool, int64_t intent_id,
-                     int *all, int *of_intent);
+ * none).  0, or -1 when the store failed (its error set; both 0): a
+ * store error is not "none". */
+GB_MUST_CHECK int gb_engine__live(gb_engine *e, const char *pool,
+                                  int64_t intent_id, int *all,
+                                  int *of_intent);
+/* The pool's live instance rows (not terminated), after a describe of
+ * them when refresh is set: 0 with *rows (caller frees with
+ * gb_inst_list_free) and *n, or -1 when the store failed (its error set;
+ * *rows NULL).  pool must name one pool: never NULL. */
+GB_MUST_CHECK int gb_engine__live_rows(gb_engine *e, const char *pool,
+                                       int refresh, gb_inst_row **rows,
+                                       size_t *n);
 
 /* The plan of one operation (engine_plan.c).  An apply makes it once,
  * with the pool lock held: it prices the budget check, is stored as the
