@@ -305,7 +305,7 @@ static int converge_locked(gb_engine *e, const gb_pool_row *row,
 	gb_inst_row *rows = NULL;
 	size_t n = 0;
 	classified c;
-	int need, placed = 0, rc = 0, outstanding, waiting = 0;
+	int need, placed = 0, rc = 0, outstanding, waiting = 0, unsent = 0;
 	char msg[1024] = "";
 	const char *cl = NULL, *rg = NULL, *zn = NULL;
 
@@ -353,7 +353,9 @@ static int converge_locked(gb_engine *e, const gb_pool_row *row,
 			                 c.broken[i]->state_reason
 			                         ? c.broken[i]->state_reason
 			                         : "");
-		gb_engine__terminate_rows(e, c.broken, c.nbroken, "replaced");
+		if (gb_engine__terminate_rows(e, c.broken, c.nbroken,
+		                              "replaced") == -2)
+			unsent += (int)c.nbroken;
 		res->replaced += (int)c.nbroken;
 	}
 	if (need > 0 && !ep && row->note && row->retry_at_ms > gb_now_ms()) {
@@ -421,13 +423,26 @@ static int converge_locked(gb_engine *e, const gb_pool_row *row,
 	/* Make before break: incompatible instances go only once their
 	 * replacements were placed. */
 	if (c.nincompat && rc == 0 && !waiting) {
-		gb_engine__terminate_rows(e, c.incompat, c.nincompat,
-		                          "replaced (spec changed)");
+		if (gb_engine__terminate_rows(e, c.incompat, c.nincompat,
+		                              "replaced (spec changed)") == -2)
+			unsent += (int)c.nincompat;
 		res->replaced += (int)c.nincompat;
 	}
 	if (c.nextra) {
-		gb_engine__terminate_rows(e, c.extra, c.nextra, "scale down");
+		if (gb_engine__terminate_rows(e, c.extra, c.nextra,
+		                              "scale down") == -2)
+			unsent += (int)c.nextra;
 		res->destroyed += (int)c.nextra;
+	}
+	if (unsent) {
+		/* not done: say so (the next converge sends them) */
+		size_t len;
+		gb_engine__store_failed(e, res);
+		len = strlen(res->message);
+		snprintf(res->message + len, sizeof(res->message) - len,
+		         "; pool %s: %d instance%s to terminate not sent", row->name,
+		         unsent, gb_plural(unsent));
+		rc = -1;
 	}
 	retry_terminating(e, rows, n);
 	if (ep == &own)

@@ -356,7 +356,7 @@ int gb_engine__terminate_rows(gb_engine *e, gb_inst_row **rows, size_t n,
 		tgroup *g = &groups[k];
 		if (g->intent_id)
 			continue;
-		rc = -1;
+		rc = -2;
 		gb_engine__event(e, g->rows[0]->pool, NULL, "error",
 		                 "terminate of %zu instance%s in %s/%s not sent: "
 		                 "%s%s; it is sent at the next step, once the "
@@ -438,7 +438,7 @@ int gb_engine__terminate_rows(gb_engine *e, gb_inst_row **rows, size_t n,
 				                 c->err.message);
 			}
 		}
-		if (failed)
+		if (failed && rc == 0)
 			rc = -1;
 		free(g->rows);
 		free(g->refs);

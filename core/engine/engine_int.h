@@ -184,7 +184,9 @@ const char *gb_engine__state_str(gb_instance_state st);
  * row whose terminate the cloud accepted gets terminate_requested_ms set
  * (when it was 0) to when the call returned: a caller that wants to know
  * which were accepted zeroes it in its copy first.  Returns 0 when every
- * call was sent and accepted. */
+ * call was sent and accepted, -2 when some were not sent because the
+ * store failed (the journal could not be written: its error is the
+ * thread's gb_store_errmsg), else -1 (a call the cloud refused). */
 int gb_engine__terminate_rows(gb_engine *e, gb_inst_row **rows, size_t n,
                               const char *reason);
 void gb_engine__stat(gb_engine *e, uint64_t *field, uint64_t by);

@@ -7,6 +7,7 @@
 #include "store_int.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,7 @@ static char *fault_match;     /* SUBSTRING or NULL */
 static const char *fault_msg; /* the failure's message */
 static char *count_file;      /* GB_STORE_FAULT_COUNT or NULL */
 static long long counted;     /* runs counted so far (under mu) */
+static _Atomic int armed;     /* anything to count: the fast way out */
 
 static void write_count(void)
 {
@@ -90,8 +92,11 @@ static void parse(void)
 			        "injection is on (a test switch)\n", v);
 	}
 	/* an unset switch keeps the matching off entirely */
-	if (!count_file && !fault_at)
+	if (!count_file && !fault_at) {
+		free(fault_match);
 		fault_match = NULL;
+	}
+	armed = count_file || fault_at;
 }
 
 void gb_store__fault_init(void)
@@ -99,15 +104,40 @@ void gb_store__fault_init(void)
 	pthread_once(&once, parse);
 }
 
+void gb_store__fault_set(long long n, const char *match, const char *kind)
+{
+	gb_store__fault_init();
+	pthread_mutex_lock(&mu);
+	free(fault_match);
+	fault_match = match ? gb_xstrdup(match) : NULL;
+	fault_at = n;
+	fault_msg = kinds[0].msg;
+	for (size_t i = 0; kind && i < GB_ARRAY_LEN(kinds); i++)
+		if (strcmp(kinds[i].name, kind) == 0)
+			fault_msg = kinds[i].msg;
+	counted = 0;
+	armed = 1;
+	pthread_mutex_unlock(&mu);
+}
+
+long long gb_store__fault_count(void)
+{
+	long long n;
+	pthread_mutex_lock(&mu);
+	n = counted;
+	pthread_mutex_unlock(&mu);
+	return n;
+}
+
 const char *gb_store__fault(const char *sql)
 {
 	const char *hit = NULL;
-	if (!fault_at && !count_file)
-		return NULL;
-	if (fault_match && (!sql || !strstr(sql, fault_match)))
+	if (!armed)
 		return NULL;
 	pthread_mutex_lock(&mu);
-	if (++counted == fault_at)
+	if ((fault_at || count_file || fault_match) &&
+	    (!fault_match || (sql && strstr(sql, fault_match))) &&
+	    ++counted == fault_at)
 		hit = fault_msg;
 	pthread_mutex_unlock(&mu);
 	return hit;

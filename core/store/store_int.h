@@ -136,6 +136,11 @@ int gb_store__fail(gb_store *s, const char *what);
  * go on, or the injected failure's message (static). */
 void gb_store__fault_init(void);
 const char *gb_store__fault(const char *sql);
+/* For unit tests: arms the switch as GB_STORE_FAULT=N:match:kind would
+ * (n 0 = off; match, kind may be NULL) and restarts the count. */
+void gb_store__fault_set(long long n, const char *match, const char *kind);
+/* The statement runs counted since the switch was (re)armed. */
+long long gb_store__fault_count(void);
 
 /* Sets the calling thread's error to a formatted message; -1. */
 int gb_store__failf(gb_store *s, const char *fmt, ...) GB_PRINTF(2, 3);

@@ -875,7 +875,7 @@ static void *holder(void *p)
 	while (h->stage != 2)
 		pthread_cond_wait(&h->cv, &h->mu);
 	pthread_mutex_unlock(&h->mu);
-	gb_store_commit(h->s);
+	assert_int_equal(gb_store_commit(h->s), 0);
 	return NULL;
 }
 
