@@ -384,7 +384,10 @@ static int converge_locked(gb_engine *e, const gb_pool_row *row,
 		rc = gb_engine__place(e, spec, ep, row->generation, need, cl, rg,
 		                      zn, &placed, msg, sizeof(msg), &retry_ms);
 		res->created += placed;
-		if (rc != 0 && cl && spec->colocate != GB_COLOCATE_NONE) {
+		if (rc == -2) {
+			/* no move, no note: the store failed, not the place */
+			res->store_failed = 1;
+		} else if (rc != 0 && cl && spec->colocate != GB_COLOCATE_NONE) {
 			/* No room next to the others: move the whole pool. */
 			int moved = 0;
 			char msg2[1024];
@@ -398,6 +401,7 @@ static int converge_locked(gb_engine *e, const gb_pool_row *row,
 			                      row->desired, NULL, NULL, NULL, &moved,
 			                      msg2, sizeof(msg2), &retry_ms);
 			res->created += moved;
+			res->store_failed = rc == -2;
 			if (rc == 0) {
 				/* the old ones become extra */
 				for (size_t i = 0; i < c.nkeep; i++)
@@ -408,7 +412,10 @@ static int converge_locked(gb_engine *e, const gb_pool_row *row,
 				snprintf(msg, sizeof(msg), "%s", msg2);
 			}
 		}
-		if (rc != 0) {
+		if (rc != 0 && res->store_failed) {
+			res->partial = 1;
+			snprintf(res->message, sizeof(res->message), "%s", msg);
+		} else if (rc != 0) {
 			char *note = walk_note(ep, msg, retry_ms);
 			res->partial = 1;
 			snprintf(res->message, sizeof(res->message), "%s", msg);

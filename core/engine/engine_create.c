@@ -19,6 +19,14 @@ typedef struct attempt {
 	int count;            /* .. first_index + count - 1 */
 } attempt;
 
+/* The attempt failed because the store did (its journal, or the record
+ * of what it made), not the candidate. */
+static int store_failed(const attempt *a)
+{
+	return a->failed && a->err.cls == GB_ERR_INTERNAL &&
+	       strcmp(a->err.code, "Store") == 0;
+}
+
 typedef struct cjob {
 	gb_engine *e;
 	gb_drv *drv;
@@ -592,6 +600,7 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 	char err[1024];
 	int left = need, tried = 0, cooling = 0, paced = 0, all_or_nothing;
 	int capacity_only = 1, full = 0, ask, before, said_partial = 0;
+	int stopped_by_store = 0;
 	attempt last;
 	const gb_coffer *prev = NULL;
 	gb_buf why = GB_BUF_INIT;
@@ -709,7 +718,7 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 				*placed += h.created;
 				most -= h.created;
 				note_unused(&unused, spec, &h);
-				if (h.unknown) {
+				if (h.unknown || store_failed(&h)) {
 					a = h; /* stops the walk, below */
 					break;
 				}
@@ -772,6 +781,16 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 			         need - left, need, gb_plural(need), o->cloud, where(o),
 			         gb_err_class_name(a.err.cls),
 			         a.err.code[0] ? " " : "", a.err.code);
+			goto out;
+		}
+		if (store_failed(&a)) {
+			/* not the candidate's fault: failing over would place
+			 * again what an open intent may already have made */
+			snprintf(msg, cap, "state store failed: pool %s: placed %d "
+			         "of %d instance%s; %s; nothing more is placed until "
+			         "the store works", spec->name, need - left, need,
+			         gb_plural(need), a.err.message);
+			stopped_by_store = 1;
 			goto out;
 		}
 		gb_buf_printf(&why, "\n  %s/%s %s %s: %s%s%s%s", o->cloud, where(o),
@@ -864,5 +883,5 @@ out:
 	gb_buf_free(&unused);
 	gb_strset_free(&w.types);
 	gb_engine__pace_free(&pace);
-	return left > 0 ? -1 : 0;
+	return stopped_by_store ? -2 : left > 0 ? -1 : 0;
 }

@@ -274,7 +274,8 @@ void gb_engine__drop_plans(gb_engine *e);
  * paced, or cooldowns left the plan no candidate), the unix ms before
  * which walking again cannot place anything, and msg then says so ("no
  * zone could hold ...", "no candidate: 5 offers refused by capacity
- * cooldown ..."); else 0. */
+ * cooldown ..."); else 0.  -2 when the walk stopped because the store
+ * failed (msg: "state store failed: ..."): it fails over to nothing. */
 int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
                      const gb_engine_plan *ep, int64_t generation, int need,
                      const char *cloud, const char *region, const char *zone,

@@ -137,8 +137,12 @@ const char *gb_store__fault(const char *sql)
 	pthread_mutex_lock(&mu);
 	if ((fault_at || count_file || fault_match) &&
 	    (!fault_match || (sql && strstr(sql, fault_match))) &&
-	    ++counted == fault_at)
+	    ++counted == fault_at) {
 		hit = fault_msg;
+		/* what failed, for whoever reads the test's log */
+		fprintf(stderr, "gpubroker: GB_STORE_FAULT: statement %lld "
+		        "fails: %.100s\n", counted, sql ? sql : "(not kept)");
+	}
 	pthread_mutex_unlock(&mu);
 	return hit;
 }
