@@ -13,7 +13,8 @@
 # the journal's, id by id.  The short sweep in make test is
 # tests/integration/store_faults.sh.
 # Env: SF_STRIDE (1: every statement), SF_KIND (ioerr), SF_BACKENDS
-# ("sqlite postgresql").
+# ("sqlite postgresql"), SF_SWEEPS (the sweeps to run: scale_down
+# scale_up scale_same destroy apply reconcile gc recover).
 . "$GB_SRC/tests/lib/integration.sh"
 . "$GB_SRC/tests/lib/store_faults.sh"
 . "$GB_SRC/tests/lib/pg.sh"
@@ -24,8 +25,12 @@
 sf_open_intent() {
 	GB_STORE_FAULT="1:UPDATE intents" gb scale a 3 >>"$T/restore.log" 2>&1 || true
 }
+# gc's own job never needed the intent resolved (an open intent's
+# token explains its instances); a start whose recovery the fault cut
+# leaves the intent open for the next start, which the check's own
+# status is: then the journal has what the cloud made
 sf_done_recover() {
-	sf_all_same
+	wait_until 10 sf_all_same
 }
 sf_restore_recover() {
 	gb serve --reconcile-once >>"$T/restore.log" 2>&1 || true
@@ -33,19 +38,29 @@ sf_restore_recover() {
 	sf_open_intent
 }
 
+# want NAME: the sweep is in SF_SWEEPS (default: all of them)
+want() {
+	case " ${SF_SWEEPS:-scale_down scale_up scale_same destroy apply reconcile gc recover} " in
+	*" $1 "*) return 0 ;;
+	*) return 1 ;;
+	esac
+}
+
 sweep_all() {
 	sim_start
 	sf_setup
 	write_spec "$T/b3.yaml" b aws A10G 3
-	sf_sweep scale_down a scale a 1
-	sf_sweep scale_up a scale a 3
-	sf_sweep scale_same a scale a 2
-	sf_sweep destroy c destroy c --auto-approve
-	sf_sweep apply b apply -f "$T/b3.yaml" --auto-approve
-	sf_sweep reconcile - serve --reconcile-once
-	sf_sweep gc - gc
-	sf_open_intent
-	sf_sweep recover a gc
+	want scale_down && sf_sweep scale_down a scale a 1
+	want scale_up && sf_sweep scale_up a scale a 3
+	want scale_same && sf_sweep scale_same a scale a 2
+	want destroy && sf_sweep destroy c destroy c --auto-approve
+	want apply && sf_sweep apply b apply -f "$T/b3.yaml" --auto-approve
+	want reconcile && sf_sweep reconcile - serve --reconcile-once
+	want gc && sf_sweep gc - gc
+	if want recover; then
+		sf_open_intent
+		sf_sweep recover a gc
+	fi
 	kill -TERM "$SIM_PID" 2>/dev/null || true
 	wait "$SIM_PID" 2>/dev/null || true
 	SIM_PID=""
