@@ -615,7 +615,7 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 	memset(&pace, 0, sizeof(pace));
 	if (ep->rc != 0) {
 		snprintf(msg, cap, "%s", ep->err);
-		return -1;
+		return ep->store_failed ? -2 : -1;
 	}
 	note_retry(&w, ep->cool_until_s * 1000);
 	all_or_nothing = spec->colocate != GB_COLOCATE_NONE;

@@ -219,6 +219,7 @@ typedef struct gb_engine_plan {
 	                          kept an offer out of the plan; 0 = none */
 	gb_policy_set *ps;     /* the reference the plan's reasons borrow */
 	int rc;                /* 0, or -1: planning failed, err says why */
+	int store_failed;      /* rc -1 because the store failed */
 	int no_match;          /* rc 0 and no candidate even without the
 	                          cooldowns: no offer of the catalog passes
 	                          the spec and the policies (the plan's
