@@ -183,8 +183,9 @@ GB_MUST_CHECK int gb_engine_destroy(gb_engine *e, const char *pool, const char *
 /* The first half of destroy, for the daemon: under the pool's lock, mark
  * an active pool destroying (reason recorded; the event names `by`); no
  * cloud call (gb_engine_destroy_step does the rest).  0 done (res->pool
- * set); 1 the store refuses writes now (a full disk); -1 refused (no such
- * pool, or its lock cannot be taken), with res->message. */
+ * set); 1 the store failed (refuses writes now, a full disk; or a
+ * read failed: res->store_failed); -1 refused (no such pool, or its lock
+ * cannot be taken), with res->message. */
 GB_MUST_CHECK int gb_engine_request_destroy(gb_engine *e, const char *pool,
                               const char *reason, const char *by,
                               gb_engine_result *res);

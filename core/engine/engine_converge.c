@@ -737,8 +737,7 @@ static int set_desired_locked(gb_engine *e, const char *pool, int n,
 		goto fail;
 	}
 	if (gb_store_pool_set_desired(e->o.store, pool, n) != 0) {
-		snprintf(res->message, sizeof(res->message), "%s",
-		         gb_store_errmsg(e->o.store));
+		gb_engine__store_failed(e, res);
 		goto fail;
 	}
 	gb_engine__event(e, pool, NULL, "scaled", "desired %d -> %d",

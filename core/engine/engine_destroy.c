@@ -565,17 +565,19 @@ int gb_engine_request_destroy(gb_engine *e, const char *pool,
 		return rc;
 	rc = gb_store_pool_get(e->o.store, pool, &row);
 	if (rc != 0) {
-		snprintf(res->message, sizeof(res->message),
-		         rc == 1 ? "no pool named %s" : "%s",
-		         rc == 1 ? pool : gb_store_errmsg(e->o.store));
+		if (rc < 0)
+			gb_engine__store_failed(e, res);
+		else
+			snprintf(res->message, sizeof(res->message),
+			         "no pool named %s", pool);
+		res->not_found = rc == 1;
 		gb_engine__unlock_pool(e, pool);
-		return -1;
+		return rc < 0 ? 1 : -1;
 	}
 	if (strcmp(row.state, "active") == 0) {
 		if (gb_store_pool_set_state(e->o.store, pool, "destroying",
 		                            reason) != 0) {
-			snprintf(res->message, sizeof(res->message), "%s",
-			         gb_store_errmsg(e->o.store));
+			gb_engine__store_failed(e, res);
 			gb_pool_row_free(&row);
 			gb_engine__unlock_pool(e, pool);
 			return 1;

@@ -56,3 +56,25 @@ check "[ $costfail -ge 1 ]" "cost: $costfail of $ncost failed reads of instances
 sf_sweep scale_down a scale a 1
 SF_STRIDE=${SF_DESTROY_STRIDE:-4} sf_sweep destroy c destroy c --auto-approve
 echo "ok: $SF_RUNS faults injected: $SF_FAILED commands failed saying the store failed, $SF_OK did their job anyway"
+
+# through the daemon: its write of a's new size fails; the API answers
+# 503 StoreUnavailable (the API's error shape) and the CLI exits
+# non-zero saying the state store failed; nothing else is touched
+SF_BEFORE=$(sf_sim_map)
+GB_STORE_FAULT="1:UPDATE pools SET desired" daemon_start
+export GPUBROKER_TOKEN=demo-ci-token
+code=$(curl -s -o "$T/dscale.json" -w '%{http_code}' -X POST -H "Authorization: Bearer $GPUBROKER_TOKEN" \
+	-H 'Content-Type: application/json' -d '{"count": 1}' "$GPUBROKER_SERVER/v1/pools/a/scale")
+check "[ '$code' = 503 ] && jq -e '.error.code == \"StoreUnavailable\" and (.error.message | startswith(\"state store failed: \"))' '$T/dscale.json' >/dev/null" \
+	"POST /v1/pools/a/scale with the daemon's store failing: 503 $(jq -c . "$T/dscale.json" | head -c 200)"
+daemon_stop
+GB_STORE_FAULT="1:UPDATE pools SET desired" daemon_start
+if gb scale a 1 >"$T/dscale.out" 2>"$T/dscale.err"; then
+	fail "scale through the daemon with its store failing exited 0: $(cat "$T/dscale.out")"
+fi
+check "grep -q 'state store failed' '$T/dscale.err'" \
+	"scale through the daemon: non-zero exit, and it says the state store failed: $(grep 'state store failed' "$T/dscale.err" | head -c 200)"
+gb scale a 1 >"$T/dscale2.out" 2>"$T/dscale2.err" || fail "the next scale through the daemon failed: $(cat "$T/dscale2.err")"
+check "[ \"\$(sf_desired a)\" = 1 ]" "the next scale through the daemon is stored"
+sf_untouched a || fail "scale through the daemon: an instance of b or c was terminated: $(sf_report)"
+daemon_stop
