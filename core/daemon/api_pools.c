@@ -101,9 +101,13 @@ static pools_snap *snap_build(gb_daemon *d)
 {
 	json_t *all = gb_engine_pools_json(d->eng, NULL), *p;
 	size_t n = json_array_size(all), i, text = 0;
-	char **parts = gb_xcalloc(n ? n * 2 : 1, sizeof(char *));
+	char **parts;
 	pools_snap *s;
 	char *at;
+
+	if (!all) /* the store failed: no snapshot (never an empty one) */
+		return NULL;
+	parts = gb_xcalloc(n ? n * 2 : 1, sizeof(char *));
 
 	json_array_foreach(all, i, p) {
 		parts[2 * i] = summary_text(p);
@@ -192,7 +196,12 @@ static void snap_refresh(gb_daemon *d)
 	gen = pools_gen_now(d);
 	pthread_mutex_unlock(&snap_mu);
 	gb_store_ver_read(d->store, &ver);
-	s = snap_build(d);
+	if (!(s = snap_build(d))) {
+		/* the last snapshot stays; a request with none gets 503 */
+		gb_log(GB_LOG_ERROR, "api", "pools snapshot: state store "
+		       "failed: %s", gb_store_errmsg(d->store));
+		return;
+	}
 	__atomic_fetch_add(&d->pools_builds, 1, __ATOMIC_RELAXED);
 	s->ver = ver;
 	pthread_mutex_lock(&snap_mu);
@@ -226,7 +235,8 @@ static int snap_check(gb_daemon *d, const pools_snap *s, int64_t now)
 	return rebuilt;
 }
 
-/* A referenced snapshot that the rules above allow. */
+/* A referenced snapshot that the rules above allow; NULL when none
+ * could ever be built (the store failed). */
 static pools_snap *snap_get(gb_daemon *d)
 {
 	for (int round = 0;; round++) {
@@ -263,7 +273,8 @@ static pools_snap *snap_get(gb_daemon *d)
 		if (round > 0) {
 			pthread_mutex_lock(&snap_mu);
 			s = (pools_snap *)(void *)d->pools_cache;
-			s->refs++;
+			if (s) /* NULL: none could be built (the store failed) */
+				s->refs++;
 			pthread_mutex_unlock(&snap_mu);
 			return s;
 		}
@@ -379,6 +390,10 @@ static void pools_list(gb_api_req *r, pools_snap *given)
 		return;
 	}
 	s = given ? given : snap_get(r->d);
+	if (!s) {
+		gb_api_store_failed(r);
+		return;
+	}
 	/* the page: visible pools after `after`, at most limit; next_after
 	 * names the page's last pool when more follow */
 	pick = gb_xmalloc((size_t)limit * sizeof(*pick));
