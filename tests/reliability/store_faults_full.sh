@@ -28,9 +28,11 @@ sf_open_intent() {
 # gc's own job never needed the intent resolved (an open intent's
 # token explains its instances); a start whose recovery the fault cut
 # leaves the intent open for the next start, which the check's own
-# status is: then the journal has what the cloud made
+# status is: then the journal has what the cloud made.  On PostgreSQL a
+# lease whose release the fault cut holds the pool until it lapses
+# (lease_s, 15 s), so the next start waits for that.
 sf_done_recover() {
-	wait_until 10 sf_all_same
+	wait_until 25 sf_all_same
 }
 sf_restore_recover() {
 	gb serve --reconcile-once >>"$T/restore.log" 2>&1 || true
