@@ -20,6 +20,21 @@
 #define GB_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 #define GB_UNUSED(x) ((void)(x))
 
+/* On every fallible function's declaration (HACKING.md, "Errors"): a
+ * caller that drops the result gets a warning, an error under -Werror.
+ * A result dropped on purpose goes through GB_IGNORE (GCC does not take
+ * a cast to void for an answer), with a comment saying why. */
+#if defined(__GNUC__) || defined(__clang__)
+#define GB_MUST_CHECK __attribute__((warn_unused_result))
+#else
+#define GB_MUST_CHECK
+#endif
+#define GB_IGNORE(x) \
+	do { \
+		if (x) { \
+		} \
+	} while (0)
+
 /* Version of gpubroker itself. */
 #define GB_VERSION "0.1.0"
 

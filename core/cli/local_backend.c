@@ -121,7 +121,10 @@ static int local_status(gb_backend *b, const char *pool, int all,
 {
 	gb_engine *e = lb(b)->s.eng;
 	const char *st;
-	gb_engine_refresh(e, pool);
+	gb_pool_row row;
+	int rc;
+	/* a failed describe: the status shows the rows as last seen */
+	GB_IGNORE(gb_engine_refresh(e, pool));
 	*out = pool ? gb_engine_pool_json(e, pool)
 	            : gb_engine_pools_json(e, NULL, all);
 	st = pool ? json_string_value(json_object_get(*out, "state")) : NULL;
@@ -133,11 +136,18 @@ static int local_status(gb_backend *b, const char *pool, int all,
 		           "'gpubroker status --all %s' shows it)", pool, pool);
 		return -1;
 	}
-	if (!*out) {
+	if (*out)
+		return 0;
+	/* no such pool, or a store that failed (not an empty answer) */
+	rc = pool ? gb_store_pool_get(lb(b)->s.store, pool, &row) : -1;
+	if (rc == 0)
+		gb_pool_row_free(&row);
+	if (rc == 1)
 		gb_cli_err(b->cli, "no pool named %s", pool);
-		return -1;
-	}
-	return 0;
+	else
+		gb_cli_err(b->cli, "state store failed: %s",
+		           gb_store_errmsg(lb(b)->s.store));
+	return -1;
 }
 
 /* Nothing new while following: look again in half a second. */
@@ -165,8 +175,14 @@ static int local_cost(gb_backend *b, const char *by, int64_t since_s,
                       json_t **cost)
 {
 	gb_engine *e = lb(b)->s.eng;
-	gb_engine_refresh(e, NULL);
+	/* a failed describe: billed to the last time seen */
+	GB_IGNORE(gb_engine_refresh(e, NULL));
 	*cost = gb_engine_cost(e, by, since_s, NULL);
+	if (!*cost) {
+		gb_cli_err(b->cli, "state store failed: %s (no cost report)",
+		           gb_store_errmsg(lb(b)->s.store));
+		return -1;
+	}
 	return 0;
 }
 

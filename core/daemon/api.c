@@ -36,6 +36,14 @@ void gb_api_error(gb_api_req *r, unsigned status, const char *code,
 	free(msg);
 }
 
+void gb_api_store_failed(gb_api_req *r)
+{
+	r->retry_after_s = 5;
+	gb_api_error(r, 503, "StoreUnavailable", "state store failed: %s; "
+	             "nothing more was done: retry when it works again",
+	             gb_store_errmsg(r->d->store));
+}
+
 /* Nesting depth of a JSON text without parsing it (strings skipped). */
 static int json_depth(const char *s, size_t n)
 {
@@ -130,8 +138,7 @@ int gb_api_pool_visible(gb_api_req *r, const char *pool)
 		gb_pool_row_free(&row);
 	if (!ok) {
 		if (rc < 0)
-			gb_api_error(r, 500, "StoreError", "%s",
-			             gb_store_errmsg(r->d->store));
+			gb_api_store_failed(r);
 		else
 			gb_api_error(r, 404, "NotFound", "no pool named %s", pool);
 		return 0;

@@ -93,6 +93,9 @@ struct gb_api_req {
 /* Set an error response: status, machine code, human message. */
 void gb_api_error(gb_api_req *r, unsigned status, const char *code,
                   const char *fmt, ...) GB_PRINTF(4, 5);
+/* The state store failed (the calling thread's gb_store_errmsg): 503
+ * StoreUnavailable, "state store failed: ...", Retry-After 5. */
+void gb_api_store_failed(gb_api_req *r);
 /* Parse the body as a JSON object (depth-checked); NULL after setting a
  * 400 error. New reference. */
 json_t *gb_api_body_json(gb_api_req *r);

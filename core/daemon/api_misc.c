@@ -140,6 +140,10 @@ void gb_api_cost(gb_api_req *r)
 	/* operators and viewers see their own team's pools only */
 	c = gb_engine_cost(r->d->eng, by, since,
 	                   r->role != GB_ROLE_ADMIN ? r->team : NULL);
+	if (!c) {
+		gb_api_store_failed(r);
+		return;
+	}
 	r->resp = c;
 	r->status = 200;
 }
@@ -287,7 +291,8 @@ void gb_api_offers_refresh(gb_api_req *r, const char *name)
 	                           gb_api_query(r, "cloud"),
 	                           gb_api_query(r, "region"), report, &done) != 0;
 	if (gb_store_is_shared(r->d->store))
-		gb_store_lease_release(r->d->store, "prices");
+		/* unreleased, it expires by itself */
+		GB_IGNORE(gb_store_lease_release(r->d->store, "prices"));
 	gb_api_reload_offers(r);
 	r->resp = json_pack("{s:o, s:I}", "refreshed", report, "offers",
 	                    (json_int_t)gb_catalog_count(r->d->app.rt.cat));

@@ -101,9 +101,13 @@ static pools_snap *snap_build(gb_daemon *d)
 {
 	json_t *all = gb_engine_pools_json(d->eng, NULL, 0), *p;
 	size_t n = json_array_size(all), i, text = 0;
-	char **parts = gb_xcalloc(n ? n * 2 : 1, sizeof(char *));
+	char **parts;
 	pools_snap *s;
 	char *at;
+
+	if (!all) /* the store failed: no snapshot (never an empty one) */
+		return NULL;
+	parts = gb_xcalloc(n ? n * 2 : 1, sizeof(char *));
 
 	json_array_foreach(all, i, p) {
 		parts[2 * i] = summary_text(p);
@@ -192,7 +196,12 @@ static void snap_refresh(gb_daemon *d)
 	gen = pools_gen_now(d);
 	pthread_mutex_unlock(&snap_mu);
 	gb_store_ver_read(d->store, &ver);
-	s = snap_build(d);
+	if (!(s = snap_build(d))) {
+		/* the last snapshot stays; a request with none gets 503 */
+		gb_log(GB_LOG_ERROR, "api", "pools snapshot: state store "
+		       "failed: %s", gb_store_errmsg(d->store));
+		return;
+	}
 	__atomic_fetch_add(&d->pools_builds, 1, __ATOMIC_RELAXED);
 	s->ver = ver;
 	pthread_mutex_lock(&snap_mu);
@@ -226,7 +235,8 @@ static int snap_check(gb_daemon *d, const pools_snap *s, int64_t now)
 	return rebuilt;
 }
 
-/* A referenced snapshot that the rules above allow. */
+/* A referenced snapshot that the rules above allow; NULL when none
+ * could ever be built (the store failed). */
 static pools_snap *snap_get(gb_daemon *d)
 {
 	for (int round = 0;; round++) {
@@ -263,7 +273,8 @@ static pools_snap *snap_get(gb_daemon *d)
 		if (round > 0) {
 			pthread_mutex_lock(&snap_mu);
 			s = (pools_snap *)(void *)d->pools_cache;
-			s->refs++;
+			if (s) /* NULL: none could be built (the store failed) */
+				s->refs++;
 			pthread_mutex_unlock(&snap_mu);
 			return s;
 		}
@@ -324,7 +335,12 @@ static void pools_list_full(gb_api_req *r, const char *team,
 	json_t *all = gb_engine_pools_json(r->d->eng, NULL,
 	                                   gb_api_query(r, "all") != NULL);
 	json_t *p;
-	json_t *page = json_array();
+	json_t *page;
+	if (!all) {
+		gb_api_store_failed(r);
+		return;
+	}
+	page = json_array();
 	const char *next = NULL;
 	size_t i;
 	json_array_foreach(all, i, p) {
@@ -377,6 +393,10 @@ static void pools_list(gb_api_req *r, pools_snap *given)
 		return;
 	}
 	s = given ? given : snap_get(r->d);
+	if (!s) {
+		gb_api_store_failed(r);
+		return;
+	}
 	/* the page: visible pools after `after`, at most limit; next_after
 	 * names the page's last pool when more follow */
 	pick = gb_xmalloc((size_t)limit * sizeof(*pick));
@@ -431,6 +451,10 @@ void gb_api_pool_get(gb_api_req *r, const char *name)
 	if (!gb_api_pool_visible(r, name))
 		return;
 	r->resp = gb_engine_pool_json(r->d->eng, name);
+	if (!r->resp) { /* visible a moment ago: the store failed */
+		gb_api_store_failed(r);
+		return;
+	}
 	st = json_string_value(json_object_get(r->resp, "state"));
 	if (st && strcmp(st, "destroyed") == 0 && !gb_api_query(r, "all")) {
 		/* gone, as from the list: its history only on asking */
@@ -441,9 +465,8 @@ void gb_api_pool_get(gb_api_req *r, const char *name)
 		             "?all=1, shows it)", name, name);
 		return;
 	}
-	r->status = r->resp ? 200 : 404;
-	if (r->resp)
-		with_autoscale(r->d, r->resp);
+	r->status = 200;
+	with_autoscale(r->d, r->resp);
 }
 
 void gb_api_pool_instances(gb_api_req *r, const char *name)
@@ -451,7 +474,10 @@ void gb_api_pool_instances(gb_api_req *r, const char *name)
 	json_t *p;
 	if (!gb_api_pool_visible(r, name))
 		return;
-	p = gb_engine_pool_json(r->d->eng, name);
+	if (!(p = gb_engine_pool_json(r->d->eng, name))) {
+		gb_api_store_failed(r);
+		return;
+	}
 	r->resp = json_pack("{s:O}", "instances", json_object_get(p, "instances"));
 	json_decref(p);
 	r->status = 200;
@@ -630,6 +656,18 @@ static int body_spec(gb_api_req *r, const char *name, gb_spec_set *set)
 	return 0;
 }
 
+/* An engine operation's refusal: 503 StoreUnavailable when the store
+ * failed (nothing was done: send it again), else 422 Refused. */
+static void engine_error(gb_api_req *r, const gb_engine_result *res)
+{
+	if (res->store_failed) {
+		r->retry_after_s = 5;
+		gb_api_error(r, 503, "StoreUnavailable", "%s", res->message);
+	} else {
+		gb_api_error(r, 422, "Refused", "%s", res->message);
+	}
+}
+
 void gb_api_pool_put(gb_api_req *r, const char *name)
 {
 	gb_spec_set set;
@@ -660,7 +698,7 @@ void gb_api_pool_put(gb_api_req *r, const char *name)
 		}
 	}
 	if (gb_engine_submit(r->d->eng, &set.pools[0], &res) != 0) {
-		gb_api_error(r, 422, "Refused", "%s", res.message);
+		engine_error(r, &res);
 		gb_engine_result_free(&res);
 		gb_spec_set_free(&set);
 		return;
@@ -713,11 +751,13 @@ void gb_api_pool_delete(gb_api_req *r, const char *name)
 		return;
 	}
 	if (rc != 0) {
-		if (rc == 1)
+		if (rc == 1) {
 			r->retry_after_s = 5;
-		gb_api_error(r, rc == 1 ? 503 : 422,
-		             rc == 1 ? "StoreUnavailable" : "Refused", "%s",
-		             res.message);
+			gb_api_error(r, 503, "StoreUnavailable", "%s",
+			             res.message);
+		} else {
+			engine_error(r, &res);
+		}
 		gb_engine_result_free(&res);
 		return;
 	}
@@ -755,7 +795,7 @@ void gb_api_pool_scale(gb_api_req *r, const char *name)
 	}
 	if (gb_engine_set_desired(r->d->eng, name, (int)json_integer_value(c),
 	                          &res) != 0) {
-		gb_api_error(r, 422, "Refused", "%s", res.message);
+		engine_error(r, &res);
 	} else {
 		pools_changed();
 		gb_daemon_enqueue(r->d, GB_JOB_CONVERGE, name, NULL);
@@ -912,15 +952,16 @@ void gb_api_pool_demand(gb_api_req *r, const char *name)
 	/* the same signal again only moves its end: one event and one
 	 * audit row per change, not per request */
 	r->no_audit = !changed;
+	/* the signal is kept; its event is best effort */
 	if (changed && want)
-		gb_store_event(r->d->store, name, NULL, "demand",
+		GB_IGNORE(gb_store_event(r->d->store, name, NULL, "demand",
 		               "demand signal %d for %llds from %s (within "
 		               "min..max: %d)", want, (long long)secs,
-		               r->actor ? r->actor : "-", eff);
+		               r->actor ? r->actor : "-", eff));
 	else if (changed)
-		gb_store_event(r->d->store, name, NULL, "demand",
+		GB_IGNORE(gb_store_event(r->d->store, name, NULL, "demand",
 		               "demand signal withdrawn by %s",
-		               r->actor ? r->actor : "-");
+		               r->actor ? r->actor : "-"));
 	r->resp = json_pack("{s:s, s:i, s:i, s:o, s:b}", "pool", name,
 	                    "desired", want, "effective", eff, "until",
 	                    want ? gb_json_time((now + secs) * 1000)
@@ -971,12 +1012,25 @@ void gb_api_heartbeat(gb_api_req *r, const char *id)
 		gb_inst_row_free(&inst);
 		return;
 	}
-	gb_store_inst_heartbeat(r->d->store, inst.id, now, util);
+	if (gb_store_inst_heartbeat(r->d->store, inst.id, now, util) != 0) {
+		gb_api_error(r, 503, "StoreUnavailable", "state store failed: "
+		             "%s; the heartbeat was not recorded: send it again",
+		             gb_store_errmsg(r->d->store));
+		gb_inst_row_free(&inst);
+		return;
+	}
 	if (gb_store_hb_add(r->d->store, inst.id, gb_now_ms(), util) != 0)
 		gb_log(GB_LOG_ERROR, "api", "keep heartbeat of %s: %s", id,
 		       gb_store_errmsg(r->d->store));
 	prune_heartbeats(r->d);
-	gb_store_pool_heartbeat(r->d->store, inst.pool, now, util > 0.05);
+	if (gb_store_pool_heartbeat(r->d->store, inst.pool, now,
+	                            util > 0.05) != 0) {
+		gb_api_error(r, 503, "StoreUnavailable", "state store failed: "
+		             "%s; the pool's GPU use was not recorded: send the "
+		             "heartbeat again", gb_store_errmsg(r->d->store));
+		gb_inst_row_free(&inst);
+		return;
+	}
 	pools_changed();
 	r->resp = json_pack("{s:s, s:s, s:f}", "instance", id, "pool",
 	                    inst.pool, "gpu_util", util);

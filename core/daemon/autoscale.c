@@ -122,8 +122,9 @@ int gb_daemon_autoscale(gb_daemon *d, const gb_pool_row *p,
 		memset(&res, 0, sizeof(res));
 		if (gb_engine_set_desired(d->eng, p->name, dec.desired,
 		                          &res) == 0) {
-			gb_store_event(d->store, p->name, NULL, "autoscale", "%s",
-			               dec.reason);
+			/* logged below as well: the event is best effort */
+			GB_IGNORE(gb_store_event(d->store, p->name, NULL,
+			                         "autoscale", "%s", dec.reason));
 			gb_log(GB_LOG_INFO, "autoscale", "pool %s: %s", p->name,
 			       dec.reason);
 			pthread_mutex_lock(&d->mmu);
@@ -144,9 +145,9 @@ int gb_daemon_autoscale(gb_daemon *d, const gb_pool_row *p,
 			free(refused);
 			refused = gb_xstrdup(res.message);
 			if (!same)
-				gb_store_event(d->store, p->name, NULL,
+				GB_IGNORE(gb_store_event(d->store, p->name, NULL,
 				               "autoscale-refused", "%s refused: %s",
-				               dec.reason, res.message);
+				               dec.reason, res.message));
 		}
 		gb_engine_result_free(&res);
 	}

@@ -164,7 +164,8 @@ static void watch_run(gb_daemon *d, gb_watch *w, int64_t period_ms)
 		} else if (strcmp(row.state, "active") == 0) {
 			gb_inst_row *rows = NULL;
 			size_t n = 0;
-			gb_engine_refresh(d->eng, w->pool);
+			/* a failed describe: pending rows say "look again" */
+			GB_IGNORE(gb_engine_refresh(d->eng, w->pool));
 			if (gb_store_inst_list(d->store, w->pool, 1, &rows, &n) == 0) {
 				for (size_t i = 0; i < n; i++)
 					again |= strcmp(rows[i].state, "pending") == 0 ||

@@ -7,6 +7,7 @@
 
 #include "api.h"
 #include "daemon.h"
+#include "log.h"
 
 static const double api_bounds[GB_API_LAT_BUCKETS] = {
 	0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1,
@@ -149,18 +150,21 @@ static const char *const live_states[] = {
 static char *render_store(gb_daemon *d)
 {
 	gb_buf b = GB_BUF_INIT;
-	gb_pool_row *pools;
-	gb_inst_row *rows;
+	gb_pool_row *pools = NULL;
+	gb_inst_row *rows = NULL;
 	size_t np = 0, n = 0;
 	json_t *inst_counts = json_object(), *team_cost = json_object();
 	const char *k;
 	json_t *v;
 	int pools_by[3] = {0, 0, 0};
 
-	gb_store_pool_list(d->store, NULL, 0, &pools, &np);
+	/* unreadable: logged (the gauges below then count nothing) */
+	if (gb_store_pool_list(d->store, NULL, 0, &pools, &np) != 0)
+		gb_log(GB_LOG_ERROR, "metrics", "%s", gb_store_errmsg(d->store));
 	for (size_t i = 0; i < np; i++)
 		pools_by[strcmp(pools[i].state, "active") == 0 ? 0 : 1]++;
-	gb_store_inst_list(d->store, NULL, 1, &rows, &n);
+	if (gb_store_inst_list(d->store, NULL, 1, &rows, &n) != 0)
+		gb_log(GB_LOG_ERROR, "metrics", "%s", gb_store_errmsg(d->store));
 	/* every series a dashboard plots is there from the start, 0 when
 	 * nothing counts: each team the config or a pool names, each live
 	 * state on each cloud the daemon drives (a series that went away
@@ -453,8 +457,10 @@ static void render_live(gb_daemon *d, gb_buf *b)
 		int leader;
 		/* only a shared store has leases; the list takes the store's
 		 * lock, which a reconcile pass may hold for a while */
-		if (gb_store_is_shared(d->store))
-			gb_store_lease_list(d->store, &held);
+		if (gb_store_is_shared(d->store) &&
+		    gb_store_lease_list(d->store, &held) != 0)
+			gb_log(GB_LOG_ERROR, "metrics", "%s",
+			       gb_store_errmsg(d->store));
 		pthread_mutex_lock(&d->mmu);
 		leader = d->leader;
 		pthread_mutex_unlock(&d->mmu);

@@ -57,13 +57,22 @@ static int autoscale_pool(gb_daemon *d, const gb_pool_row *p)
  * long-running operation, a GCE operation) does not hold back the
  * replacement of every pool after it in this pass; without workers
  * (--reconcile-once) it runs here. */
+/* Logs what a step of the pass on `pool` failed with (as the job
+ * workers do): a store failure among them, which stopped that step. */
+static void said(int rc, const gb_engine_result *res)
+{
+	if (rc < 0 && res->message[0] && !res->deferred && !res->repeated)
+		gb_log(res->store_failed ? GB_LOG_ERROR : GB_LOG_WARN,
+		       "reconcile", "%s", res->message);
+}
+
 static void converge_pool(gb_daemon *d, const char *pool,
                           gb_engine_result *res)
 {
 	if (d->nworkers > 0)
 		gb_daemon_enqueue(d, GB_JOB_CONVERGE_FRESH, pool, NULL);
 	else
-		gb_engine_converge_fresh(d->eng, pool, res);
+		said(gb_engine_converge_fresh(d->eng, pool, res), res);
 }
 
 static int gen_cmp(const void *a, const void *b)
@@ -159,7 +168,8 @@ static void housekeeping(gb_daemon *d)
 		d->pruned_events += (uint64_t)ne;
 		pthread_mutex_unlock(&d->mmu);
 	}
-	gb_store_size(d->store, &bytes, &avail);
+	if (gb_store_size(d->store, &bytes, &avail) != 0)
+		bytes = 0, avail = -1; /* unknown this pass: no warning */
 	pthread_mutex_lock(&d->mmu);
 	d->state_bytes = bytes;
 	d->state_free_bytes = avail;
@@ -210,7 +220,9 @@ void gb_daemon_reconcile(gb_daemon *d)
 
 	/* one describe per driver and region for every live instance (kept
 	 * for the gc when this pass runs one) */
-	gb_engine_refresh_all(d->eng, gc_due);
+	/* a failed describe leaves the rows as last seen; what it could
+	 * not tell, the converges below do not act on */
+	GB_IGNORE(gb_engine_refresh_all(d->eng, gc_due));
 	if (gb_store_pool_list(d->store, NULL, 0, &pools, &np) != 0) {
 		gb_log(GB_LOG_ERROR, "reconcile", "%s", gb_store_errmsg(d->store));
 		return;
@@ -243,18 +255,21 @@ void gb_daemon_reconcile(gb_daemon *d)
 		}
 		held++;
 		if (strcmp(p->state, "destroying") == 0) {
-			gb_engine_destroy_step(d->eng, p->name,
-			                       p->destroy_reason ? p->destroy_reason
-			                                         : "user", &res);
+			said(gb_engine_destroy_step(d->eng, p->name,
+			                            p->destroy_reason
+			                                    ? p->destroy_reason
+			                                    : "user", &res), &res);
 		} else if (p->ttl_s > 0 && now >= p->created_at + p->ttl_s) {
-			gb_store_event(d->store, p->name, NULL, "ttl",
+			/* events here announce what follows: best effort */
+			GB_IGNORE(gb_store_event(d->store, p->name, NULL, "ttl",
 			               "TTL of %llds reached (created %llds ago); "
 			               "destroying", (long long)p->ttl_s,
-			               (long long)(now - p->created_at));
+			               (long long)(now - p->created_at)));
 			pthread_mutex_lock(&d->mmu);
 			d->ttl_destroys++;
 			pthread_mutex_unlock(&d->mmu);
-			gb_engine_destroy_step(d->eng, p->name, "ttl", &res);
+			said(gb_engine_destroy_step(d->eng, p->name, "ttl", &res),
+			     &res);
 		} else if (p->idle_timeout_s > 0 &&
 		           now - (p->last_gpu_use_at > p->created_at
 		                          ? p->last_gpu_use_at
@@ -267,23 +282,25 @@ void gb_daemon_reconcile(gb_daemon *d)
 				pthread_mutex_unlock(&d->mmu);
 			}
 			if (max > min && p->desired > min) {
-				gb_store_event(d->store, p->name, NULL, "idle",
+				GB_IGNORE(gb_store_event(d->store, p->name, NULL, "idle",
 				               "no GPU use for %llds (idle_timeout "
 				               "%llds); scaling to min %d",
 				               (long long)(now - (p->last_gpu_use_at > p->created_at
 				                                          ? p->last_gpu_use_at
 				                                          : p->created_at)),
-				               (long long)p->idle_timeout_s, min);
-				gb_engine_scale(d->eng, p->name, min, &res);
+				               (long long)p->idle_timeout_s, min));
+				said(gb_engine_scale(d->eng, p->name, min, &res),
+				     &res);
 			} else if (max <= min) {
-				gb_store_event(d->store, p->name, NULL, "idle",
+				GB_IGNORE(gb_store_event(d->store, p->name, NULL, "idle",
 				               "no GPU use for %llds (idle_timeout "
 				               "%llds); destroying",
 				               (long long)(now - (p->last_gpu_use_at > p->created_at
 				                                          ? p->last_gpu_use_at
 				                                          : p->created_at)),
-				               (long long)p->idle_timeout_s);
-				gb_engine_destroy_step(d->eng, p->name, "idle", &res);
+				               (long long)p->idle_timeout_s));
+				said(gb_engine_destroy_step(d->eng, p->name, "idle",
+				                            &res), &res);
 			} else {
 				converge_unless_steady(d, p, steady, nsteady,
 				                       &skipped, &res);

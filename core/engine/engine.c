@@ -54,8 +54,12 @@ gb_engine *gb_engine_new(const gb_engine_opts *o)
 		gb_store_fence_on(o->store);
 		/* a replica paused inside a transaction holds the writers'
 		 * lock: ended by the server well within the others' renewals */
-		gb_store_set_idle_tx(o->store, e->lease_ms / 4 > 1000
-		                                       ? e->lease_ms / 4 : 1000);
+		if (gb_store_set_idle_tx(o->store, e->lease_ms / 4 > 1000
+		                                           ? e->lease_ms / 4
+		                                           : 1000) != 0)
+			gb_log(GB_LOG_ERROR, "engine", "%s (a paused replica "
+			       "may hold the others up for longer)",
+			       gb_store_errmsg(o->store));
 		e->keeper_started = pthread_create(&e->keeper, NULL, keeper_main,
 		                                   e) == 0;
 	}
@@ -114,6 +118,17 @@ void gb_engine_result_free(gb_engine_result *r)
 {
 	json_decref(r->pool);
 	r->pool = NULL;
+}
+
+int gb_engine__store_failed(gb_engine *e, gb_engine_result *res)
+{
+	snprintf(res->message, sizeof(res->message),
+	         "state store failed: %s (nothing more was done; run the "
+	         "command again once the store works)",
+	         gb_store_errmsg(e->o.store));
+	res->store_failed = 1;
+	res->ok = 0;
+	return -1;
 }
 
 void gb_engine_stats_get(gb_engine *e, gb_engine_stats *out)
@@ -342,7 +357,8 @@ static int lease_pool(gb_engine *e, const char *name, char *err, size_t cap)
 			         name, gb_store_errmsg(e->o.store));
 			return -1;
 		}
-		gb_store_lease_want(e->o.store, lname);
+		/* asking is a courtesy: the lease lapses anyway */
+		GB_IGNORE(gb_store_lease_want(e->o.store, lname));
 		if (e->o.stop && *e->o.stop) {
 			snprintf(err, cap, "pool %s is converged by %s (it holds "
 			         "the pool's lease); stopped waiting for it", name,
@@ -482,7 +498,8 @@ void gb_engine__unlock_pool(gb_engine *e, const char *name)
 			/* the CLI gives the pool back at once */
 			char lname[300];
 			snprintf(lname, sizeof(lname), "pool:%s", name);
-			gb_store_lease_release(e->o.store, lname);
+			/* unreleased, it expires by itself */
+			GB_IGNORE(gb_store_lease_release(e->o.store, lname));
 		}
 		l->leased = 0;
 		l->users--;

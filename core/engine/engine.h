@@ -115,7 +115,7 @@ char *gb_engine_cooldown_msg(const gb_pool_spec *spec, const gb_catalog *cat,
  * not NULL), -1 = the store failed (its message in err).  A fresh
  * take-over (the lease was another's, or lapsed) first recovers the
  * pool's open intents (*recovered = how many; may be NULL). */
-int gb_engine_claim(gb_engine *e, const char *pool, char *holder, size_t cap,
+GB_MUST_CHECK int gb_engine_claim(gb_engine *e, const char *pool, char *holder, size_t cap,
                     int *recovered);
 
 /* Ownership: free with gb_engine_free (borrowed things stay the caller's). */
@@ -136,6 +136,10 @@ typedef struct gb_engine_result {
 	                           failures need not log it again */
 	int created, kept, destroyed, replaced;
 	int not_found;          /* failed: there is no such pool */
+	int store_failed;       /* failed: the state store failed (message:
+	                           "state store failed: ..."); nothing was
+	                           done on the strength of what it could not
+	                           read (the daemon answers 503) */
 	char message[1024];     /* on failure: what, why, how to fix */
 	json_t *pool;           /* gb_engine_pool_json of the pool */
 } gb_engine_result;
@@ -151,7 +155,7 @@ void gb_engine_result_free(gb_engine_result *r);
  * match the spec at all (an apply of it is refused), false when only
  * failover cooldowns stand in the way (an apply stores the pool, which
  * waits for the first to end). */
-json_t *gb_engine_diff(gb_engine *e, const gb_pool_spec *spec, char *err,
+GB_MUST_CHECK json_t *gb_engine_diff(gb_engine *e, const gb_pool_spec *spec, char *err,
                        size_t cap);
 
 /* The quota and budget checks apply makes (teams[].max_gpus,
@@ -166,15 +170,15 @@ char *gb_engine_check_plan(gb_engine *e, const gb_config *cfg,
  * checked before any call (refused with a message), and so is a spec no
  * offer can match while the pool is short of instances (refused with the
  * plan's reasons; nothing stored).  Idempotent. */
-int gb_engine_apply(gb_engine *e, const gb_pool_spec *spec,
+GB_MUST_CHECK int gb_engine_apply(gb_engine *e, const gb_pool_spec *spec,
                     gb_engine_result *res);
 /* Converge a stored pool (replace preempted/failed instances, create
  * missing, destroy extra) -- the reconciler's step. */
-int gb_engine_converge(gb_engine *e, const char *pool, gb_engine_result *res);
+GB_MUST_CHECK int gb_engine_converge(gb_engine *e, const char *pool, gb_engine_result *res);
 /* The same without the pool's own describe first (the caller has just
  * refreshed every pool with gb_engine_refresh(e, NULL)), and without
  * res->pool (left NULL: the reconciler has no use for it). */
-int gb_engine_converge_fresh(gb_engine *e, const char *pool,
+GB_MUST_CHECK int gb_engine_converge_fresh(gb_engine *e, const char *pool,
                              gb_engine_result *res);
 /* 1 when the last converge of `pool` by this engine had nothing to do
  * and the pool's generation is still `generation` (no apply or scale
@@ -186,29 +190,30 @@ int gb_engine_settled(gb_engine *e, const char *pool, int64_t generation);
  * refusal of a spec no offer can match), store the spec and the decision
  * record, no cloud calls.  The caller converges
  * later (asynchronously). */
-int gb_engine_submit(gb_engine *e, const gb_pool_spec *spec,
+GB_MUST_CHECK int gb_engine_submit(gb_engine *e, const gb_pool_spec *spec,
                      gb_engine_result *res);
 /* The first half of scale: validate and store the new size. */
-int gb_engine_set_desired(gb_engine *e, const char *pool, int n,
+GB_MUST_CHECK int gb_engine_set_desired(gb_engine *e, const char *pool, int n,
                           gb_engine_result *res);
 /* Change the desired size (min..max of the spec when given). */
-int gb_engine_scale(gb_engine *e, const char *pool, int n,
+GB_MUST_CHECK int gb_engine_scale(gb_engine *e, const char *pool, int n,
                     gb_engine_result *res);
 /* Terminate every instance, confirm through describe, mark the pool
  * destroyed.  Safe to re-run after any crash (a pool left destroying
  * is finished); a pool destroyed already is gone: -1 with
  * res->not_found, as for no such pool.  reason is recorded ("user",
  * "ttl", "idle"). */
-int gb_engine_destroy(gb_engine *e, const char *pool, const char *reason,
+GB_MUST_CHECK int gb_engine_destroy(gb_engine *e, const char *pool, const char *reason,
                       gb_engine_result *res);
 
 /* The first half of destroy, for the daemon: under the pool's lock, mark
  * an active pool destroying (reason recorded; the event names `by`); no
  * cloud call (gb_engine_destroy_step does the rest).  0 done (res->pool
- * set); 1 the store refuses writes now (a full disk); -1 refused (no such
+ * set); 1 the store failed (refuses writes now, a full disk; or a
+ * read failed: res->store_failed); -1 refused (no such
  * pool, or its lock cannot be taken), with res->message; res->not_found
  * when there is no such pool, or it was destroyed already. */
-int gb_engine_request_destroy(gb_engine *e, const char *pool,
+GB_MUST_CHECK int gb_engine_request_destroy(gb_engine *e, const char *pool,
                               const char *reason, const char *by,
                               gb_engine_result *res);
 
@@ -219,18 +224,18 @@ int gb_engine_request_destroy(gb_engine *e, const char *pool,
  * 0 = still in progress (also while the store refuses writes: nothing
  * done, res->message says why), -1 = error (res->message; the pool's
  * lock cannot be taken, or the store failed). */
-int gb_engine_destroy_step(gb_engine *e, const char *pool, const char *reason,
+GB_MUST_CHECK int gb_engine_destroy_step(gb_engine *e, const char *pool, const char *reason,
                            gb_engine_result *res);
 
 /* Ask the drivers about live instances (of one pool, or all when NULL)
  * and update their states; one describe per driver and region. */
-int gb_engine_refresh(gb_engine *e, const char *pool);
+GB_MUST_CHECK int gb_engine_refresh(gb_engine *e, const char *pool);
 /* gb_engine_refresh(e, NULL); with keep_for_gc the listings it made are
  * kept for the next gb_engine_gc, which then lists again only the
  * (driver, region) pairs the refresh did not (or could not), if it runs
  * within GB_GC_REUSE_MS.  The reconciler's gc pass is one of its passes:
  * listing every instance twice in it cost as much as the pass itself. */
-int gb_engine_refresh_all(gb_engine *e, int keep_for_gc);
+GB_MUST_CHECK int gb_engine_refresh_all(gb_engine *e, int keep_for_gc);
 #define GB_GC_REUSE_MS 60000
 /* Refresh until the pool is as asked -- as many instances run as it
  * desires, and the ones it ended (a scale-down) are confirmed gone by
@@ -240,12 +245,12 @@ int gb_engine_refresh_all(gb_engine *e, int keep_for_gc);
  * TTL, an idle teardown or a destroy ends the wait at once (err says
  * which). */
 #define GB_ENGINE_WAIT_GONE (-2)
-int gb_engine_wait(gb_engine *e, const char *pool, int64_t timeout_s,
+GB_MUST_CHECK int gb_engine_wait(gb_engine *e, const char *pool, int64_t timeout_s,
                    char *err, size_t cap);
 
 /* Resolve open intents (call on every start).  Returns how many were
  * resolved, -1 on error. */
-int gb_engine_recover(gb_engine *e);
+GB_MUST_CHECK int gb_engine_recover(gb_engine *e);
 
 /* Instances carrying this broker's tag that the store does not know.
  * With adopt, those whose pool tag names an active pool are adopted;
@@ -257,15 +262,18 @@ int gb_engine_recover(gb_engine *e);
  * failed is a row {cloud, region, id: null, action: "unchecked", error}).
  * Returns 0, 1 when some region could not be listed (its orphans were not
  * looked for), -1 when the store could not be read. */
-int gb_engine_gc(gb_engine *e, int adopt, json_t **report);
+GB_MUST_CHECK int gb_engine_gc(gb_engine *e, int adopt, json_t **report);
 
 /* The pool as JSON: name, team, purpose, state, desired, running,
  * pending, clouds, price_per_hour, age_s, ttl_left_s, instances[...].
- * New reference, NULL when unknown. */
-json_t *gb_engine_pool_json(gb_engine *e, const char *pool);
+ * New reference, NULL when unknown or when the store failed
+ * (gb_store_errmsg): never a pool without the instances it could not
+ * read. */
+GB_MUST_CHECK json_t *gb_engine_pool_json(gb_engine *e, const char *pool);
 /* Every pool (team NULL = all) but the destroyed ones (kept as
- * history: with include_destroyed, those too).  New reference (array). */
-json_t *gb_engine_pools_json(gb_engine *e, const char *team,
+ * history: with include_destroyed, those too).  New reference (array),
+ * NULL when the store failed (gb_store_errmsg). */
+GB_MUST_CHECK json_t *gb_engine_pools_json(gb_engine *e, const char *team,
                              int include_destroyed);
 
 /* Cost: billed seconds x price at launch, grouped by "team", "pool",
@@ -277,8 +285,9 @@ json_t *gb_engine_pools_json(gb_engine *e, const char *team,
  * engine deleted them again), rolled_back_cost their cost (part of
  * cost).  hours: billed hours.
  * New reference: {total, currency, since, groups:[{key, cost, hours,
- * instances, rolled_back, rolled_back_cost}]} */
-json_t *gb_engine_cost(gb_engine *e, const char *by, int64_t since_s,
+ * instances, rolled_back, rolled_back_cost}]}; NULL when the store
+ * failed (gb_store_errmsg): never a report of what it could not read. */
+GB_MUST_CHECK json_t *gb_engine_cost(gb_engine *e, const char *by, int64_t since_s,
                        const char *team);
 
 /* ---- usage (engine_usage.c) ---- */
@@ -313,7 +322,7 @@ int gb_usage_compute(const gb_usage_inst *v, size_t n,
  *  buckets:[{bucket ("00".."23" | "mon".."sun"), gpu_hours, ...}],
  *  pools:[{pool, team, instances, unmeasured_instances, gpu_hours, ...}]}
  * New reference, NULL when the store failed (gb_store_errmsg). */
-json_t *gb_engine_usage(gb_engine *e, const char *by, const char *pool,
+GB_MUST_CHECK json_t *gb_engine_usage(gb_engine *e, const char *by, const char *pool,
                         const char *team, int64_t since_ms, int64_t until_ms);
 
 /* Replace the catalog the engine plans from (the caller makes sure no

@@ -21,16 +21,21 @@ int gb_engine__check_scale(gb_engine *e, const gb_pool_spec *spec, int n,
 	int kept = 0;
 	double kept_price = 0, each = 0;
 	gb_engine_plan ep;
-	if (gb_store_inst_list(e->o.store, spec->name, 1, &rows, &nr) == 0) {
-		for (size_t i = 0; i < nr && kept < n; i++)
-			if ((strcmp(rows[i].state, "running") == 0 ||
-			     strcmp(rows[i].state, "pending") == 0) &&
-			    !rows[i].terminate_requested_ms) {
-				kept++;
-				kept_price += rows[i].price_per_hour;
-			}
-		gb_inst_list_free(rows, nr);
+	if (gb_store_inst_list(e->o.store, spec->name, 1, &rows, &nr) != 0) {
+		/* what the pool keeps is unknown: the check cannot pass */
+		snprintf(msg, cap, "state store failed: %s (the team's quota "
+		         "could not be checked; nothing was done)",
+		         gb_store_errmsg(e->o.store));
+		return -2;
 	}
+	for (size_t i = 0; i < nr && kept < n; i++)
+		if ((strcmp(rows[i].state, "running") == 0 ||
+		     strcmp(rows[i].state, "pending") == 0) &&
+		    !rows[i].terminate_requested_ms) {
+			kept++;
+			kept_price += rows[i].price_per_hour;
+		}
+	gb_inst_list_free(rows, nr);
 	if (kept < n) {
 		/* the new ones go where an apply would put them */
 		if (gb_engine__plan(e, spec, &ep) == 0 && ep.plan.ncands)

@@ -1,6 +1,7 @@
 /* engine_converge.c -- diff, apply, converge and scale. */
 #include "engine_int.h"
 #include "autoscale.h"
+#include "log.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -177,7 +178,8 @@ static void classified_free(classified *c)
  * token first, so what they made is known before anything new is made.
  * Returns how many instances those still open may yet produce (asked
  * for, not recorded): converge does not place them again elsewhere,
- * which would leave the pool over size once the lost ones appear. */
+ * which would leave the pool over size once the lost ones appear.
+ * -1 when the store failed (its error set). */
 static int replay_open(gb_engine *e, const char *pool,
                        const gb_pool_spec *spec)
 {
@@ -185,7 +187,7 @@ static int replay_open(gb_engine *e, const char *pool,
 	size_t n;
 	int outstanding = 0;
 	if (gb_store_intent_list_open(e->o.store, &v, &n) != 0)
-		return 0;
+		return -1;
 	for (size_t i = 0; i < n; i++) {
 		char err[512];
 		if (strcmp(v[i].kind, "create") != 0 || strcmp(v[i].pool, pool) != 0)
@@ -197,12 +199,15 @@ static int replay_open(gb_engine *e, const char *pool,
 	}
 	gb_intent_list_free(v, n);
 	if (gb_store_intent_list_open(e->o.store, &v, &n) != 0)
-		return 0;
+		return -1;
 	for (size_t i = 0; i < n; i++) {
 		int all, mine;
 		if (strcmp(v[i].kind, "create") != 0 || strcmp(v[i].pool, pool) != 0)
 			continue;
-		gb_engine__live(e, pool, v[i].id, &all, &mine);
+		if (gb_engine__live(e, pool, v[i].id, &all, &mine) != 0) {
+			gb_intent_list_free(v, n);
+			return -1;
+		}
 		if (v[i].count > mine)
 			outstanding += v[i].count - mine;
 	}
@@ -245,8 +250,12 @@ static int note_pool(gb_engine *e, const gb_pool_row *row, const char *note,
 	const char *old = row->note, *cut;
 	size_t keep;
 	if (!note) {
-		if (old)
-			gb_store_pool_set_note(e->o.store, row->name, NULL, 0);
+		/* a note left behind says too much until the next pass: no
+		 * reason to stop the operation */
+		if (old && gb_store_pool_set_note(e->o.store, row->name, NULL,
+		                                  0) != 0)
+			gb_log(GB_LOG_ERROR, "engine", "pool %s: clearing its "
+			       "note: %s", row->name, gb_store_errmsg(e->o.store));
 		return 0;
 	}
 	if (gb_store_pool_set_note(e->o.store, row->name, note, retry_ms) != 0)
@@ -290,25 +299,29 @@ static int converge_locked(gb_engine *e, const gb_pool_row *row,
 	gb_inst_row *rows = NULL;
 	size_t n = 0;
 	classified c;
-	int need, placed = 0, rc = 0, outstanding, waiting = 0;
+	int need, placed = 0, rc = 0, outstanding, waiting = 0, unsent = 0;
 	char msg[1024] = "";
 	const char *cl = NULL, *rg = NULL, *zn = NULL;
 
-	outstanding = replay_open(e, row->name, spec);
-	if (gb_store_inst_list(e->o.store, row->name, 1, &rows, &n) != 0) {
-		snprintf(res->message, sizeof(res->message), "%s",
-		         gb_store_errmsg(e->o.store));
+	/* What converge acts on is one named, active pool as the store
+	 * just gave it: a row it could not read (zeroed: no name, desired
+	 * 0) would list every pool's instances and terminate them all. */
+	if (!row->name || !*row->name || !row->state ||
+	    strcmp(row->state, "active") != 0 || !spec->name ||
+	    strcmp(spec->name, row->name) != 0) {
+		snprintf(res->message, sizeof(res->message),
+		         "internal error: converge refused a pool row that is "
+		         "not an active pool named as its spec (%s); nothing "
+		         "was done; please report it",
+		         row->name ? row->name : "no name");
+		gb_log(GB_LOG_ERROR, "engine", "%s", res->message);
 		return -1;
 	}
-	if (n && refresh) {
-		gb_engine__refresh_rows(e, row->name, rows, n);
-		gb_inst_list_free(rows, n);
-		if (gb_store_inst_list(e->o.store, row->name, 1, &rows, &n) != 0) {
-			snprintf(res->message, sizeof(res->message), "%s",
-			         gb_store_errmsg(e->o.store));
-			return -1;
-		}
-	}
+	outstanding = replay_open(e, row->name, spec);
+	if (outstanding < 0)
+		return gb_engine__store_failed(e, res);
+	if (gb_engine__live_rows(e, row->name, refresh, &rows, &n) != 0)
+		return gb_engine__store_failed(e, res);
 	classify(spec, row->desired, rows, n, &c);
 	need = row->desired - (int)c.nkeep;
 	res->kept = (int)c.nkeep;
@@ -334,7 +347,9 @@ static int converge_locked(gb_engine *e, const gb_pool_row *row,
 			                 c.broken[i]->state_reason
 			                         ? c.broken[i]->state_reason
 			                         : "");
-		gb_engine__terminate_rows(e, c.broken, c.nbroken, "replaced");
+		if (gb_engine__terminate_rows(e, c.broken, c.nbroken,
+		                              "replaced") == -2)
+			unsent += (int)c.nbroken;
 		res->replaced += (int)c.nbroken;
 	}
 	if (need > 0 && !ep && row->note && row->retry_at_ms > gb_now_ms()) {
@@ -367,7 +382,10 @@ static int converge_locked(gb_engine *e, const gb_pool_row *row,
 		                      zn, &have, &placed, msg, sizeof(msg),
 		                      &retry_ms);
 		res->created += placed;
-		if (rc != 0 && cl && spec->colocate != GB_COLOCATE_NONE) {
+		if (rc == -2) {
+			/* no move, no note: the store failed, not the place */
+			res->store_failed = 1;
+		} else if (rc != 0 && cl && spec->colocate != GB_COLOCATE_NONE) {
 			/* No room next to the others: move the whole pool. */
 			int moved = 0;
 			char msg2[1024];
@@ -381,6 +399,7 @@ static int converge_locked(gb_engine *e, const gb_pool_row *row,
 			                      row->desired, NULL, NULL, NULL, NULL,
 			                      &moved, msg2, sizeof(msg2), &retry_ms);
 			res->created += moved;
+			res->store_failed = rc == -2;
 			if (rc == 0) {
 				/* the old ones become extra */
 				for (size_t i = 0; i < c.nkeep; i++)
@@ -391,7 +410,10 @@ static int converge_locked(gb_engine *e, const gb_pool_row *row,
 				snprintf(msg, sizeof(msg), "%s", msg2);
 			}
 		}
-		if (rc != 0) {
+		if (rc != 0 && res->store_failed) {
+			res->partial = 1;
+			snprintf(res->message, sizeof(res->message), "%s", msg);
+		} else if (rc != 0) {
 			char *note = walk_note(ep, msg, retry_ms);
 			res->partial = 1;
 			snprintf(res->message, sizeof(res->message), "%s", msg);
@@ -406,13 +428,26 @@ static int converge_locked(gb_engine *e, const gb_pool_row *row,
 	/* Make before break: incompatible instances go only once their
 	 * replacements were placed. */
 	if (c.nincompat && rc == 0 && !waiting) {
-		gb_engine__terminate_rows(e, c.incompat, c.nincompat,
-		                          "replaced (spec changed)");
+		if (gb_engine__terminate_rows(e, c.incompat, c.nincompat,
+		                              "replaced (spec changed)") == -2)
+			unsent += (int)c.nincompat;
 		res->replaced += (int)c.nincompat;
 	}
 	if (c.nextra) {
-		gb_engine__terminate_rows(e, c.extra, c.nextra, "scale down");
+		if (gb_engine__terminate_rows(e, c.extra, c.nextra,
+		                              "scale down") == -2)
+			unsent += (int)c.nextra;
 		res->destroyed += (int)c.nextra;
+	}
+	if (unsent) {
+		/* not done: say so (the next converge sends them) */
+		size_t len;
+		gb_engine__store_failed(e, res);
+		len = strlen(res->message);
+		snprintf(res->message + len, sizeof(res->message) - len,
+		         "; pool %s: %d instance%s to terminate not sent", row->name,
+		         unsent, gb_plural(unsent));
+		rc = -1;
 	}
 	retry_terminating(e, rows, n);
 	if (ep == &own)
@@ -437,9 +472,13 @@ static int converge(gb_engine *e, const char *pool, int refresh,
 		return -1;
 	rc = gb_store_pool_get(e->o.store, pool, &row);
 	if (rc != 0) {
-		snprintf(res->message, sizeof(res->message),
-		         rc == 1 ? "no pool named %s" : "%s",
-		         rc == 1 ? pool : gb_store_errmsg(e->o.store));
+		if (rc == 1) {
+			snprintf(res->message, sizeof(res->message),
+			         "no pool named %s", pool);
+			res->not_found = 1;
+		} else {
+			gb_engine__store_failed(e, res);
+		}
 		gb_engine__unlock_pool(e, pool);
 		return -1;
 	}
@@ -498,11 +537,16 @@ static int submit_locked(gb_engine *e, const gb_pool_spec *spec,
 
 	if (ep->rc == 0 && ep->plan.ncands)
 		price = ep->plan.cands[0].offer->price;
-	if (gb_engine__check_team(e, spec, spec->count,
-	                          price > 0 ? price * spec->count : 0,
-	                          res->message, sizeof(res->message)) != 0)
+	if ((rc = gb_engine__check_team(e, spec, spec->count,
+	                                price > 0 ? price * spec->count : 0,
+	                                res->message,
+	                                sizeof(res->message))) != 0) {
+		res->store_failed = rc == -2;
 		return -1;
-	existed = gb_store_pool_get(e->o.store, spec->name, &old) == 0;
+	}
+	if ((rc = gb_store_pool_get(e->o.store, spec->name, &old)) < 0)
+		return gb_engine__store_failed(e, res);
+	existed = rc == 0;
 	if (existed && strcmp(old.team, spec->team) != 0 &&
 	    strcmp(old.state, "destroyed") != 0) {
 		snprintf(res->message, sizeof(res->message),
@@ -528,11 +572,9 @@ static int submit_locked(gb_engine *e, const gb_pool_spec *spec,
 	free(json);
 	memset(row, 0, sizeof(*row));
 	if (rc != 0) {
-		snprintf(res->message, sizeof(res->message), "%s",
-		         gb_store_errmsg(e->o.store));
 		if (existed)
 			gb_pool_row_free(&old);
-		return -1;
+		return gb_engine__store_failed(e, res);
 	}
 	if (!existed || strcmp(old.state, "destroyed") == 0)
 		gb_engine__event(e, spec->name, NULL, "applied",
@@ -547,10 +589,9 @@ static int submit_locked(gb_engine *e, const gb_pool_spec *spec,
 		                 spec->count, gb_plural(spec->count));
 	if (existed)
 		gb_pool_row_free(&old);
-	if (gb_store_pool_get(e->o.store, spec->name, row) != 0) {
-		snprintf(res->message, sizeof(res->message), "%s",
-		         gb_store_errmsg(e->o.store));
-		return -1;
+	if ((rc = gb_store_pool_get(e->o.store, spec->name, row)) != 0) {
+		memset(row, 0, sizeof(*row));
+		return gb_engine__store_failed(e, res);
 	}
 	/* the decision record: the plan placement walks */
 	if (ep->rc == 0) {
@@ -561,7 +602,11 @@ static int submit_locked(gb_engine *e, const gb_pool_spec *spec,
 		                            &ep->plan, GB_DECISION_REFUSALS_PER_KIND));
 		json_object_set_new(rec, "refusals_per_rule",
 		                    json_integer(GB_DECISION_REFUSALS_PER_KIND));
-		gb_store_decision(e->o.store, spec->name, rec);
+		/* the record explains; the pool is stored without it */
+		if (gb_store_decision(e->o.store, spec->name, rec) != 0)
+			gb_log(GB_LOG_ERROR, "engine", "pool %s: recording the "
+			       "placement decision: %s", spec->name,
+			       gb_store_errmsg(e->o.store));
 		json_decref(rec);
 	}
 	return 0;
@@ -569,7 +614,8 @@ static int submit_locked(gb_engine *e, const gb_pool_spec *spec,
 
 /* An apply of a spec no offer can match (ep->no_match), for a pool
  * whose live instances do not already make it whole, is refused before
- * anything is stored: 1 with res->message (the plan's reasons).  Only
+ * anything is stored: 1 with res->message (the plan's reasons); -1 when
+ * the store failed (res says so).  Only
  * cooldowns in the way (offers exist, the clouds are out of room for
  * now) is no reason to refuse: the pool is stored and waits. */
 static int refuse_no_match(gb_engine *e, const gb_pool_spec *spec,
@@ -583,7 +629,7 @@ static int refuse_no_match(gb_engine *e, const gb_pool_spec *spec,
 	if (ep->rc != 0 || !ep->no_match)
 		return 0;
 	if (gb_store_inst_list(e->o.store, spec->name, 1, &rows, &n) != 0)
-		return 0; /* the apply meets the store's error itself */
+		return gb_engine__store_failed(e, res);
 	classify(spec, spec->count, rows, n, &c);
 	need = spec->count - (int)c.nkeep;
 	classified_free(&c);
@@ -658,10 +704,12 @@ static int set_desired_locked(gb_engine *e, const char *pool, int n,
                               gb_engine_result *res)
 {
 	int rc = gb_store_pool_get(e->o.store, pool, row);
+	if (rc < 0)
+		return gb_engine__store_failed(e, res);
 	if (rc != 0 || strcmp(row->state, "active") != 0) {
 		snprintf(res->message, sizeof(res->message),
-		         rc <= 1 ? "no active pool named %s" : "%s",
-		         rc <= 1 ? pool : gb_store_errmsg(e->o.store));
+		         "no active pool named %s", pool);
+		res->not_found = 1;
 		if (rc == 0)
 			gb_pool_row_free(row);
 		return -1;
@@ -683,18 +731,36 @@ static int set_desired_locked(gb_engine *e, const char *pool, int n,
 		goto fail;
 	}
 	if (n > row->desired &&
-	    gb_engine__check_scale(e, spec, n, res->message,
-	                           sizeof(res->message)) != 0)
+	    (rc = gb_engine__check_scale(e, spec, n, res->message,
+	                                 sizeof(res->message))) != 0) {
+		res->store_failed = rc == -2;
 		goto fail;
+	}
 	if (gb_store_pool_set_desired(e->o.store, pool, n) != 0) {
-		snprintf(res->message, sizeof(res->message), "%s",
-		         gb_store_errmsg(e->o.store));
+		gb_engine__store_failed(e, res);
 		goto fail;
 	}
 	gb_engine__event(e, pool, NULL, "scaled", "desired %d -> %d",
 	                 row->desired, n);
 	gb_pool_row_free(row);
-	gb_store_pool_get(e->o.store, pool, row);
+	/* the row converge acts on: when it cannot be read, stop here (a
+	 * zeroed row is no pool, and desired 0 of every pool) */
+	if ((rc = gb_store_pool_get(e->o.store, pool, row)) != 0) {
+		memset(row, 0, sizeof(*row));
+		if (rc == 1) {
+			snprintf(res->message, sizeof(res->message),
+			         "pool %s vanished from the store while it was "
+			         "scaled; nothing was done", pool);
+		} else {
+			gb_engine__store_failed(e, res);
+			snprintf(res->message + strlen(res->message),
+			         sizeof(res->message) - strlen(res->message),
+			         "; its new size %d is stored: 'gpubroker scale %s "
+			         "%d' again converges it", n, pool, n);
+		}
+		gb_pool_spec_free(spec);
+		return -1;
+	}
 	return 0;
 fail:
 	gb_pool_spec_free(spec);
@@ -755,7 +821,8 @@ json_t *gb_engine_diff(gb_engine *e, const gb_pool_spec *spec, char *err,
 	int need;
 
 	if (gb_store_inst_list(e->o.store, spec->name, 1, &rows, &n) != 0) {
-		snprintf(err, cap, "%s", gb_store_errmsg(e->o.store));
+		snprintf(err, cap, "state store failed: %s",
+		         gb_store_errmsg(e->o.store));
 		return NULL;
 	}
 	/* Its own plan, not the apply's: it is made without the pool lock,

@@ -19,6 +19,14 @@ typedef struct attempt {
 	int count;            /* .. first_index + count - 1 */
 } attempt;
 
+/* The attempt failed because the store did (its journal, or the record
+ * of what it made), not the candidate. */
+static int store_failed(const attempt *a)
+{
+	return a->failed && a->err.cls == GB_ERR_INTERNAL &&
+	       strcmp(a->err.code, "Store") == 0;
+}
+
 typedef struct cjob {
 	gb_engine *e;
 	gb_drv *drv;
@@ -435,8 +443,25 @@ static void try_candidate(gb_engine *e, const gb_pool_spec *spec,
 		 * recorded for this intent (a replay that failed again reports
 		 * only part of what the first one did, or nothing). */
 		int all;
-		gb_engine__live(e, spec->name, cd.intent_id, &all, &a->created);
+		/* unreadable: 0 made (the intent stays open and its replay
+		 * tells the rest) */
+		GB_IGNORE(gb_engine__live(e, spec->name, cd.intent_id, &all,
+		                          &a->created));
 	}
+}
+
+/* Marks a place unavailable for the cooldown.  A store that refuses it
+ * costs only the sharing of the cooldown (this walk moves on anyway):
+ * logged, not fatal. */
+static void cool_down(gb_engine *e, const char *cloud, const char *region,
+                      const char *zone, const char *type,
+                      const char *capacity, int64_t until_s, const char *why)
+{
+	if (gb_store_unavailable_mark(e->o.store, cloud, region, zone, type,
+	                              capacity, until_s, why) != 0)
+		gb_log(GB_LOG_ERROR, "engine", "cooldown of %s/%s %s not "
+		       "recorded: %s", cloud, region, type,
+		       gb_store_errmsg(e->o.store));
 }
 
 /* Recovery of an open create intent of an active pool: the same call
@@ -485,11 +510,9 @@ int gb_engine__replay_create(gb_engine *e, const gb_pool_spec *spec,
 		                 (long long)((gb_now_ms() - in->created_at) / 1000),
 		                 a.err.code[0] ? a.err.code
 		                               : gb_err_class_name(a.err.cls));
-		gb_store_unavailable_mark(e->o.store, in->cloud, in->region,
-		                          cd.zone, in->instance_type, in->capacity,
-		                          gb_now_ms() / 1000 + e->cooldown_s,
-		                          a.err.code[0] ? a.err.code
-		                                        : gb_err_class_name(a.err.cls));
+		cool_down(e, in->cloud, in->region, cd.zone, in->instance_type,
+		          in->capacity, gb_now_ms() / 1000 + e->cooldown_s,
+		          a.err.code[0] ? a.err.code : gb_err_class_name(a.err.cls));
 		gb_engine__resolve_by_describe(e, in);
 		return 1;
 	}
@@ -678,6 +701,7 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 	double placed_price = 0;    /* USD/h of what this walk placed */
 	int left = need, tried = 0, cooling = 0, paced = 0, all_or_nothing;
 	int capacity_only = 1, full = 0, ask, before, said_partial = 0;
+	int stopped_by_store = 0;
 	attempt last;
 	const gb_coffer *prev = NULL;
 	gb_buf why = GB_BUF_INIT;
@@ -693,6 +717,11 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 	memset(&w, 0, sizeof(w));
 	memset(&pace, 0, sizeof(pace));
 	if (ep->rc != 0) {
+		if (ep->store_failed) {
+			/* not a refusal: the store must answer first */
+			snprintf(msg, cap, "%s", ep->err);
+			return -2;
+		}
 		plan_refused(e, spec, ep, msg, cap, retry_ms);
 		return -1;
 	}
@@ -824,7 +853,7 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 				*placed += h.created;
 				most -= h.created;
 				note_unused(e, o, &unused, spec, &h);
-				if (h.unknown) {
+				if (h.unknown || store_failed(&h)) {
 					a = h; /* stops the walk, below */
 					break;
 				}
@@ -890,6 +919,16 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 			         a.err.code[0] ? " " : "", a.err.code);
 			goto out;
 		}
+		if (store_failed(&a)) {
+			/* not the candidate's fault: failing over would place
+			 * again what an open intent may already have made */
+			snprintf(msg, cap, "state store failed: pool %s: placed %d "
+			         "of %d instance%s; %s; nothing more is placed until "
+			         "the store works", spec->name, need - left, need,
+			         gb_plural(need), a.err.message);
+			stopped_by_store = 1;
+			goto out;
+		}
 		gb_buf_printf(&why, "\n  %s/%s %s %s: %s%s%s%s", o->cloud, where(o),
 		              o->instance_type, gb_capacity_name(o->capacity),
 		              gb_err_class_name(a.err.cls),
@@ -903,11 +942,10 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 		if (left > 0 &&
 		    (a.err.cls == GB_ERR_CAPACITY || a.err.cls == GB_ERR_QUOTA)) {
 			until = gb_now_ms() / 1000 + e->cooldown_s;
-			gb_store_unavailable_mark(e->o.store, o->cloud, o->region,
-			                          o->zone, o->instance_type,
-			                          gb_capacity_name(o->capacity), until,
-			                          a.err.code[0] ? a.err.code
-			                                        : gb_err_class_name(a.err.cls));
+			cool_down(e, o->cloud, o->region, o->zone,
+			          o->instance_type, gb_capacity_name(o->capacity),
+			          until, a.err.code[0] ? a.err.code
+			                               : gb_err_class_name(a.err.cls));
 			note_retry(&w, until * 1000);
 			continue;
 		}
@@ -1031,5 +1069,5 @@ out:
 	gb_buf_free(&unused);
 	gb_strset_free(&w.types);
 	gb_engine__pace_free(&pace);
-	return left > 0 ? -1 : 0;
+	return stopped_by_store ? -2 : left > 0 ? -1 : 0;
 }

@@ -356,7 +356,7 @@ int gb_engine__terminate_rows(gb_engine *e, gb_inst_row **rows, size_t n,
 		tgroup *g = &groups[k];
 		if (g->intent_id)
 			continue;
-		rc = -1;
+		rc = -2;
 		gb_engine__event(e, g->rows[0]->pool, NULL, "error",
 		                 "terminate of %zu instance%s in %s/%s not sent: "
 		                 "%s%s; it is sent at the next step, once the "
@@ -438,7 +438,7 @@ int gb_engine__terminate_rows(gb_engine *e, gb_inst_row **rows, size_t n,
 				                 c->err.message);
 			}
 		}
-		if (failed)
+		if (failed && rc == 0)
 			rc = -1;
 		free(g->rows);
 		free(g->refs);
@@ -462,6 +462,22 @@ static int gone(const gb_pool_row *row, const char *pool,
 	return 1;
 }
 
+/* Every instance of the pool is confirmed gone: the pool is destroyed.
+ * 0 (res->ok set), or -1 when the store refused it (res says so; the
+ * next destroy or reconcile pass marks it). */
+static int mark_destroyed(gb_engine *e, const char *pool, const char *reason,
+                          gb_engine_result *res)
+{
+	if (gb_store_pool_set_state(e->o.store, pool, "destroyed", reason) != 0)
+		return gb_engine__store_failed(e, res);
+	gb_engine__forget_refusals(e, pool);
+	gb_engine__event(e, pool, NULL, "destroyed",
+	                 "pool destroyed; every instance confirmed "
+	                 "terminated by its cloud");
+	res->ok = 1;
+	return 0;
+}
+
 int gb_engine_destroy(gb_engine *e, const char *pool, const char *reason,
                       gb_engine_result *res)
 {
@@ -474,19 +490,27 @@ int gb_engine_destroy(gb_engine *e, const char *pool, const char *reason,
 		return -1;
 	rc = gb_store_pool_get(e->o.store, pool, &row);
 	if (rc != 0 || gone(&row, pool, res)) {
-		if (rc != 0)
+		if (rc < 0)
+			gb_engine__store_failed(e, res);
+		else if (rc == 1)
 			snprintf(res->message, sizeof(res->message),
-			         rc == 1 ? "no pool named %s (see 'gpubroker "
-			                   "status')" : "%s",
-			         rc == 1 ? pool : gb_store_errmsg(e->o.store));
+			         "no pool named %s (see 'gpubroker status')", pool);
 		else
 			gb_pool_row_free(&row);
-		res->not_found = rc <= 1;
+		res->not_found = rc >= 0;
 		gb_engine__unlock_pool(e, pool);
 		return -1;
 	}
 	if (strcmp(row.state, "active") == 0) {
-		gb_store_pool_set_state(e->o.store, pool, "destroying", reason);
+		/* not marked destroying: a converge would place it again */
+		if (gb_store_pool_set_state(e->o.store, pool, "destroying",
+		                            reason) != 0) {
+			gb_engine__store_failed(e, res);
+			gb_pool_row_free(&row);
+			gb_engine__unlock_pool(e, pool);
+			res->pool = gb_engine_pool_json(e, pool);
+			return -1;
+		}
 		gb_engine__event(e, pool, NULL, "destroying", "destroying pool (%s)",
 		                 reason);
 	}
@@ -507,26 +531,13 @@ int gb_engine_destroy(gb_engine *e, const char *pool, const char *reason,
 			gb_sleep_ms(e->poll_ms);
 			continue;
 		}
-		if (gb_store_inst_list(e->o.store, pool, 1, &rows, &n) != 0) {
-			snprintf(res->message, sizeof(res->message), "%s",
-			         gb_store_errmsg(e->o.store));
-			rc = -1;
+		if (gb_engine__live_rows(e, pool, 1, &rows, &n) != 0) {
+			rc = gb_engine__store_failed(e, res);
 			break;
-		}
-		if (n) {
-			gb_engine__refresh_rows(e, pool, rows, n);
-			gb_inst_list_free(rows, n);
-			gb_store_inst_list(e->o.store, pool, 1, &rows, &n);
 		}
 		if (n == 0) {
 			free(rows);
-			gb_store_pool_set_state(e->o.store, pool, "destroyed", reason);
-			gb_engine__forget_refusals(e, pool);
-			gb_engine__event(e, pool, NULL, "destroyed",
-			                 "pool destroyed; every instance confirmed "
-			                 "terminated by its cloud");
-			res->ok = 1;
-			rc = 0;
+			rc = mark_destroyed(e, pool, reason, res);
 			break;
 		}
 		todo = gb_xcalloc(n, sizeof(*todo));
@@ -572,21 +583,21 @@ int gb_engine_request_destroy(gb_engine *e, const char *pool,
 		return rc;
 	rc = gb_store_pool_get(e->o.store, pool, &row);
 	if (rc != 0 || gone(&row, pool, res)) {
-		if (rc != 0)
+		if (rc < 0)
+			gb_engine__store_failed(e, res);
+		else if (rc == 1)
 			snprintf(res->message, sizeof(res->message),
-			         rc == 1 ? "no pool named %s" : "%s",
-			         rc == 1 ? pool : gb_store_errmsg(e->o.store));
+			         "no pool named %s", pool);
 		else
 			gb_pool_row_free(&row);
-		res->not_found = rc <= 1;
+		res->not_found = rc >= 0;
 		gb_engine__unlock_pool(e, pool);
-		return -1;
+		return rc < 0 ? 1 : -1;
 	}
 	if (strcmp(row.state, "active") == 0) {
 		if (gb_store_pool_set_state(e->o.store, pool, "destroying",
 		                            reason) != 0) {
-			snprintf(res->message, sizeof(res->message), "%s",
-			         gb_store_errmsg(e->o.store));
+			gb_engine__store_failed(e, res);
 			gb_pool_row_free(&row);
 			gb_engine__unlock_pool(e, pool);
 			return 1;
@@ -616,9 +627,12 @@ int gb_engine_destroy_step(gb_engine *e, const char *pool, const char *reason,
 		return rc == 1 ? 0 : -1; /* 1: the store refuses writes for now */
 	rc = gb_store_pool_get(e->o.store, pool, &row);
 	if (rc != 0) {
-		snprintf(res->message, sizeof(res->message),
-		         rc == 1 ? "no pool named %s" : "%s",
-		         rc == 1 ? pool : gb_store_errmsg(e->o.store));
+		if (rc < 0)
+			gb_engine__store_failed(e, res);
+		else
+			snprintf(res->message, sizeof(res->message),
+			         "no pool named %s", pool);
+		res->not_found = rc == 1;
 		gb_engine__unlock_pool(e, pool);
 		return -1;
 	}
@@ -629,32 +643,25 @@ int gb_engine_destroy_step(gb_engine *e, const char *pool, const char *reason,
 		return 1;
 	}
 	if (strcmp(row.state, "active") == 0) {
-		gb_store_pool_set_state(e->o.store, pool, "destroying", reason);
+		if (gb_store_pool_set_state(e->o.store, pool, "destroying",
+		                            reason) != 0) {
+			gb_pool_row_free(&row);
+			gb_engine__unlock_pool(e, pool);
+			return gb_engine__store_failed(e, res);
+		}
 		gb_engine__event(e, pool, NULL, "destroying", "destroying pool (%s)",
 		                 reason);
 	}
 	gb_pool_row_free(&row);
-	if (gb_store_inst_list(e->o.store, pool, 1, &rows, &n) != 0) {
-		snprintf(res->message, sizeof(res->message), "%s",
-		         gb_store_errmsg(e->o.store));
+	if (gb_engine__live_rows(e, pool, 1, &rows, &n) != 0) {
 		gb_engine__unlock_pool(e, pool);
-		return -1;
-	}
-	if (n) {
-		gb_engine__refresh_rows(e, pool, rows, n);
-		gb_inst_list_free(rows, n);
-		gb_store_inst_list(e->o.store, pool, 1, &rows, &n);
+		return gb_engine__store_failed(e, res);
 	}
 	if (n == 0) {
 		free(rows);
-		gb_store_pool_set_state(e->o.store, pool, "destroyed", reason);
-		gb_engine__forget_refusals(e, pool);
-		gb_engine__event(e, pool, NULL, "destroyed",
-		                 "pool destroyed; every instance confirmed "
-		                 "terminated by its cloud");
+		rc = mark_destroyed(e, pool, reason, res);
 		gb_engine__unlock_pool(e, pool);
-		res->ok = 1;
-		return 1;
+		return rc == 0 ? 1 : -1;
 	}
 	todo = gb_xcalloc(n, sizeof(*todo));
 	for (size_t i = 0; i < n; i++)

@@ -197,6 +197,10 @@ int gb_engine__begin_destroy(gb_engine *e, const char *pool,
  * those outcomes, -1 when the lock cannot be taken: both with
  * res->message, and nothing held. */
 int gb_engine__begin(gb_engine *e, const char *pool, gb_engine_result *res);
+/* The operation stops because the store failed: res->message becomes
+ * "state store failed: " and the store's error (the calling thread's),
+ * store_failed is set, ok cleared.  Returns -1. */
+int gb_engine__store_failed(gb_engine *e, gb_engine_result *res);
 /* Writes the terminate outcomes the store refused earlier (engine_destroy.c);
  * every engine operation that changes the store calls it first, so a
  * refresh never ends an instance's billing at the time it saw it gone
@@ -230,7 +234,9 @@ const char *gb_engine__state_str(gb_instance_state st);
  * row whose terminate the cloud accepted gets terminate_requested_ms set
  * (when it was 0) to when the call returned: a caller that wants to know
  * which were accepted zeroes it in its copy first.  Returns 0 when every
- * call was sent and accepted. */
+ * call was sent and accepted, -2 when some were not sent because the
+ * store failed (the journal could not be written: its error is the
+ * thread's gb_store_errmsg), else -1 (a call the cloud refused). */
 int gb_engine__terminate_rows(gb_engine *e, gb_inst_row **rows, size_t n,
                               const char *reason);
 void gb_engine__stat(gb_engine *e, uint64_t *field, uint64_t by);
@@ -240,9 +246,18 @@ int gb_engine__refresh_rows(gb_engine *e, const char *pool, gb_inst_row *rows,
                             size_t n);
 /* Live (pending or running) instances of a pool in the store: *all of
  * them, and *of_intent those a create intent recorded (intent_id; 0 for
- * none).  A store error counts as none. */
-void gb_engine__live(gb_engine *e, const char *pool, int64_t intent_id,
-                     int *all, int *of_intent);
+ * none).  0, or -1 when the store failed (its error set; both 0): a
+ * store error is not "none". */
+GB_MUST_CHECK int gb_engine__live(gb_engine *e, const char *pool,
+                                  int64_t intent_id, int *all,
+                                  int *of_intent);
+/* The pool's live instance rows (not terminated), after a describe of
+ * them when refresh is set: 0 with *rows (caller frees with
+ * gb_inst_list_free) and *n, or -1 when the store failed (its error set;
+ * *rows NULL).  pool must name one pool: never NULL. */
+GB_MUST_CHECK int gb_engine__live_rows(gb_engine *e, const char *pool,
+                                       int refresh, gb_inst_row **rows,
+                                       size_t *n);
 
 /* The plan of one operation (engine_plan.c).  An apply makes it once,
  * with the pool lock held: it prices the budget check, is stored as the
@@ -261,6 +276,7 @@ typedef struct gb_engine_plan {
 	                          kept an offer out of the plan; 0 = none */
 	gb_policy_set *ps;     /* the reference the plan's reasons borrow */
 	int rc;                /* 0, or -1: planning failed, err says why */
+	int store_failed;      /* rc -1 because the store failed */
 	int no_match;          /* rc 0 and no candidate even without the
 	                          cooldowns: no offer of the catalog passes
 	                          the spec and the policies (the plan's
@@ -319,7 +335,9 @@ void gb_engine__drop_plans(gb_engine *e);
  * cooldown ..."); also when every candidate left was refused for good
  * (engine_refused.c) or the plan failed: then msg's first line is
  * "pool P: refused: ...; next attempt T, ..." (GB_NOTE_REFUSED after
- * "pool P: ") and *retry_ms the end of the backoff; else 0. */
+ * "pool P: ") and *retry_ms the end of the backoff; else 0.  -2 when
+ * the walk stopped because the store failed (msg: "state store failed:
+ * ..."): it fails over to nothing. */
 int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
                      const gb_engine_plan *ep, int64_t generation, int need,
                      const char *cloud, const char *region, const char *zone,
@@ -327,7 +345,8 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
                      size_t cap, int64_t *retry_ms);
 
 /* The team's limits (engine_budget.c; the check itself is
- * gb_engine__check_team, engine_report.c): 0 allowed, -1 with msg.
+ * gb_engine__check_team, engine_report.c): 0 allowed, -1 refused, -2
+ * the store failed (both with msg).
  * check_team: `desired` instances of spec costing pool_price $/h in all
  * (the team's other pools counted from the store).  check_scale: the
  * pool at n instances (its live ones at their prices, the rest at its

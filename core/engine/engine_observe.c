@@ -243,12 +243,26 @@ static void record_reclaim(gb_engine *e, const gb_inst_row *r,
 	                 "%s was reclaimed by %s (%s)", r->name, r->cloud, why);
 }
 
+/* Records what a describe saw of row r: 0, or -1 when the store refused
+ * it (logged; the row stays as it was, no event claims otherwise, and
+ * the next describe tries again). */
+static int seen_state(gb_engine *e, const gb_inst_row *r, const char *state,
+                      const char *reason, int64_t now)
+{
+	if (gb_store_inst_set_state(e->o.store, r->id, state, reason, now) == 0)
+		return 0;
+	gb_log(GB_LOG_ERROR, "engine", "%s: %s not recorded: %s", r->name,
+	       state, gb_store_errmsg(e->o.store));
+	return -1;
+}
+
 static void apply_seen(gb_engine *e, gb_inst_row *r, const gb_seen *s,
                        int64_t now)
 {
 	const char *cur = r->state;
 	const char *nxt = gb_engine__state_str(s->state);
 	int terminating = strcmp(cur, "terminating") == 0;
+	int moved;
 	gb_inst_row upd;
 
 	/* addresses and last-seen, without touching the state; a row whose
@@ -264,14 +278,17 @@ static void apply_seen(gb_engine *e, gb_inst_row *r, const gb_seen *s,
 		upd.private_ip = s->private_ip;
 		upd.public_ip = s->public_ip;
 		upd.last_seen_ms = now;
-		gb_store_inst_put(e->o.store, &upd);
+		/* addresses and last-seen only: the next pass writes them */
+		if (gb_store_inst_put(e->o.store, &upd) != 0)
+			gb_log(GB_LOG_ERROR, "engine", "%s: addresses not "
+			       "recorded: %s", r->name, gb_store_errmsg(e->o.store));
 	}
 
 	if (terminating) {
 		/* only the end matters now */
-		if (s->state == GB_INST_TERMINATED || s->state == GB_INST_PREEMPTED) {
-			gb_store_inst_set_state(e->o.store, r->id, "terminated",
-			                        NULL, now);
+		if ((s->state == GB_INST_TERMINATED ||
+		     s->state == GB_INST_PREEMPTED) &&
+		    seen_state(e, r, "terminated", NULL, now) == 0) {
 			gb_engine__event(e, r->pool, r->provider_id, "terminated",
 			                 "%s terminated (confirmed by %s)", r->name,
 			                 r->cloud);
@@ -285,11 +302,12 @@ static void apply_seen(gb_engine *e, gb_inst_row *r, const gb_seen *s,
 		 * STOPPING, EC2's shutting-down with its reason, a PREEMPTED):
 		 * recorded and counted once, here, as the row becomes
 		 * "preempted". */
-		gb_store_inst_set_state(e->o.store, r->id, "preempted",
-		                        s->state_reason ? s->state_reason
-		                                        : "stopping: reclaimed",
-		                        now);
-		record_reclaim(e, r, s->state_reason ? s->state_reason : "spot");
+		if (seen_state(e, r, "preempted",
+		               s->state_reason ? s->state_reason
+		                               : "stopping: reclaimed",
+		               now) == 0)
+			record_reclaim(e, r, s->state_reason ? s->state_reason
+			                                     : "spot");
 		return;
 	}
 	if (strcmp(cur, "preempted") == 0 && s->state == GB_INST_STOPPING)
@@ -301,8 +319,12 @@ static void apply_seen(gb_engine *e, gb_inst_row *r, const gb_seen *s,
 	/* from the state this refresh read: a concurrent refresh (another
 	 * thread, a replica taking over, a CLI wait) that moved it first
 	 * has announced it, and the event is not written twice */
-	if (gb_store_inst_move_state(e->o.store, r->id, cur, nxt,
-	                             s->state_reason, now) == 0)
+	moved = gb_store_inst_move_state(e->o.store, r->id, cur, nxt,
+	                                 s->state_reason, now);
+	if (moved < 0)
+		gb_log(GB_LOG_ERROR, "engine", "%s: %s not recorded: %s",
+		       r->name, nxt, gb_store_errmsg(e->o.store));
+	if (moved != 1)
 		return;
 	if (s->state == GB_INST_RUNNING)
 		gb_engine__event(e, r->pool, r->provider_id, "running",
@@ -391,9 +413,8 @@ static int refresh_rows(gb_engine *e, const char *pool, gb_inst_row *rows,
 		}
 		/* not found */
 		if (strcmp(r->state, "terminating") == 0) {
-			gb_store_inst_set_state(e->o.store, r->id, "terminated", NULL,
-			                        now);
-			gb_engine__event(e, r->pool, r->provider_id, "terminated",
+			if (seen_state(e, r, "terminated", NULL, now) == 0)
+				gb_engine__event(e, r->pool, r->provider_id, "terminated",
 			                 "%s terminated (gone from %s)", r->name,
 			                 r->cloud);
 		} else if (strcmp(r->state, "pending") == 0 &&
@@ -407,8 +428,8 @@ static int refresh_rows(gb_engine *e, const char *pool, gb_inst_row *rows,
 			                r->capacity &&
 			                strcmp(r->capacity, "spot") == 0 &&
 			                not_ending_now(e, r);
-			gb_store_inst_set_state(e->o.store, r->id, "terminated",
-			                        "vanished", now);
+			if (seen_state(e, r, "terminated", "vanished", now) != 0)
+				continue; /* logged; the next describe tries again */
 			if (reclaimed)
 				record_reclaim(e, r, "gone from the listing");
 			gb_engine__event(e, r->pool, r->provider_id, "vanished",
@@ -487,7 +508,8 @@ int gb_engine_wait(gb_engine *e, const char *pool, int64_t timeout_s,
 		int desired;
 		int rc = gb_store_pool_get(e->o.store, pool, &row);
 		if (rc != 0) {
-			snprintf(err, cap, rc == 1 ? "no pool named %s" : "%s",
+			snprintf(err, cap, rc == 1 ? "no pool named %s"
+			                           : "state store failed: %s",
 			         rc == 1 ? pool : gb_store_errmsg(e->o.store));
 			return -1;
 		}
@@ -497,10 +519,12 @@ int gb_engine_wait(gb_engine *e, const char *pool, int64_t timeout_s,
 			gb_pool_row_free(&row);
 			return GB_ENGINE_WAIT_GONE;
 		}
-		gb_engine_refresh(e, pool);
+		/* a failed describe: the rows read below are the last seen */
+		GB_IGNORE(gb_engine_refresh(e, pool));
 		if (gb_store_inst_list(e->o.store, pool, 1, &rows, &n) != 0) {
 			gb_pool_row_free(&row);
-			snprintf(err, cap, "%s", gb_store_errmsg(e->o.store));
+			snprintf(err, cap, "state store failed: %s",
+			         gb_store_errmsg(e->o.store));
 			return -1;
 		}
 		for (size_t i = 0; i < n; i++) {
@@ -537,7 +561,13 @@ int gb_engine_wait(gb_engine *e, const char *pool, int64_t timeout_s,
 			 * would (an apply --wait without a daemon rides out the
 			 * backoff instead of giving up). */
 			gb_engine_result res;
-			gb_engine_converge(e, pool, &res);
+			if (gb_engine_converge(e, pool, &res) != 0 &&
+			    res.store_failed) {
+				snprintf(err, cap, "%s", res.message);
+				gb_engine_result_free(&res);
+				gb_pool_row_free(&row);
+				return -1;
+			}
 			gb_engine_result_free(&res);
 		}
 		gb_pool_row_free(&row);
@@ -564,14 +594,48 @@ static int token_matches(const char *tag, const char *token)
 	       (tag[n] == '\0' || tag[n] == '-');
 }
 
-void gb_engine__live(gb_engine *e, const char *pool, int64_t intent_id,
-                     int *all, int *of_intent)
+/* A programming error that would have the engine act on instances of
+ * pools the operation is not about: stop the process rather than
+ * terminate a fleet. */
+static _Noreturn void misuse(const char *pool, const char *what)
+{
+	gb_log(GB_LOG_ERROR, "engine", "internal error: %s (pool %s); "
+	       "stopped before acting on it", what, pool ? pool : "(none)");
+	abort();
+}
+
+int gb_engine__live_rows(gb_engine *e, const char *pool, int refresh,
+                         gb_inst_row **rows, size_t *n)
+{
+	*rows = NULL;
+	*n = 0;
+	if (!pool || !*pool) /* NULL lists every pool's instances */
+		misuse(pool, "live rows asked for no pool");
+	if (gb_store_inst_list(e->o.store, pool, 1, rows, n) != 0)
+		return -1;
+	if (*n && refresh) {
+		/* a failed describe leaves the rows as they were: read again */
+		GB_IGNORE(gb_engine__refresh_rows(e, pool, *rows, *n));
+		gb_inst_list_free(*rows, *n);
+		if (gb_store_inst_list(e->o.store, pool, 1, rows, n) != 0)
+			return -1;
+	}
+	for (size_t i = 0; i < *n; i++) {
+		if (!(*rows)[i].pool || strcmp((*rows)[i].pool, pool) != 0) {
+			misuse(pool, "the store listed a row of another pool");
+		}
+	}
+	return 0;
+}
+
+int gb_engine__live(gb_engine *e, const char *pool, int64_t intent_id,
+                    int *all, int *of_intent)
 {
 	gb_inst_row *rows;
 	size_t n;
 	*all = *of_intent = 0;
 	if (gb_store_inst_list(e->o.store, pool, 1, &rows, &n) != 0)
-		return;
+		return -1;
 	for (size_t i = 0; i < n; i++) {
 		int live = strcmp(rows[i].state, "pending") == 0 ||
 		           strcmp(rows[i].state, "running") == 0;
@@ -579,6 +643,7 @@ void gb_engine__live(gb_engine *e, const char *pool, int64_t intent_id,
 		*of_intent += live && intent_id && rows[i].intent_id == intent_id;
 	}
 	gb_inst_list_free(rows, n);
+	return 0;
 }
 
 /* An open create intent (a crash mid-call, or an unknown outcome).  For
@@ -592,12 +657,27 @@ void gb_engine__live(gb_engine *e, const char *pool, int64_t intent_id,
 static void recover_create(gb_engine *e, const gb_intent_row *in)
 {
 	gb_pool_row prow;
-	if (gb_store_pool_get(e->o.store, in->pool, &prow) == 0) {
+	int got = gb_store_pool_get(e->o.store, in->pool, &prow);
+	if (got < 0) {
+		/* what the pool wants is unknown: leave the intent open for
+		 * the next start or converge */
+		gb_log(GB_LOG_ERROR, "engine", "cannot resolve create intent "
+		       "%lld: state store failed: %s", (long long)in->id,
+		       gb_store_errmsg(e->o.store));
+		return;
+	}
+	if (got == 0) {
 		int all, mine;
 		int active;
 		gb_pool_spec spec;
 		char err[1024];
-		gb_engine__live(e, in->pool, in->id, &all, &mine);
+		if (gb_engine__live(e, in->pool, in->id, &all, &mine) != 0) {
+			gb_log(GB_LOG_ERROR, "engine", "cannot resolve create "
+			       "intent %lld: state store failed: %s",
+			       (long long)in->id, gb_store_errmsg(e->o.store));
+			gb_pool_row_free(&prow);
+			return;
+		}
 		active = strcmp(prow.state, "active") == 0 &&
 		         all - mine + in->count <= prow.desired;
 		if (active && gb_engine__spec(&prow, &spec, err, sizeof(err)) == 0) {
@@ -643,7 +723,7 @@ void gb_engine__resolve_by_describe(gb_engine *e, const gb_intent_row *in)
 	gb_seen_list seen = {0};
 	gb_error err;
 	gb_pool_row pool;
-	int adopted = 0, active;
+	int adopted = 0, unrecorded = 0, active;
 	int64_t now = gb_now_ms();
 	int idx = in->first_index;
 	if (!drv) {
@@ -669,9 +749,20 @@ void gb_engine__resolve_by_describe(gb_engine *e, const gb_intent_row *in)
 		return;
 	}
 	active = 0;
-	if (gb_store_pool_get(e->o.store, in->pool, &pool) == 0) {
+	switch (gb_store_pool_get(e->o.store, in->pool, &pool)) {
+	case 0:
 		active = strcmp(pool.state, "active") == 0;
 		gb_pool_row_free(&pool);
+		break;
+	case 1:
+		break;
+	default:
+		gb_engine__event(e, in->pool, NULL, "error",
+		                 "cannot resolve create intent %lld: state store "
+		                 "failed: %s; will retry", (long long)in->id,
+		                 gb_store_errmsg(e->o.store));
+		gb_seen_list_free(&seen);
+		return;
 	}
 	for (size_t i = 0; i < seen.n; i++) {
 		gb_seen *s = &seen.v[i];
@@ -706,7 +797,9 @@ void gb_engine__resolve_by_describe(gb_engine *e, const gb_intent_row *in)
 		r.last_seen_ms = now;
 		r.intent_id = in->id;
 		r.name_index = idx++;
-		if (gb_store_inst_put(e->o.store, &r) == 0) {
+		if (gb_store_inst_put(e->o.store, &r) != 0) {
+			unrecorded++;
+		} else {
 			adopted++;
 			gb_engine__event(e, in->pool, s->id, "recovered",
 			                 "adopted %s from an interrupted create%s",
@@ -715,9 +808,23 @@ void gb_engine__resolve_by_describe(gb_engine *e, const gb_intent_row *in)
 			                                       "terminated)");
 		}
 	}
-	gb_store_intent_close(e->o.store, in->id, "done",
-	                      adopted ? NULL : "recovered: nothing was created");
-	if (!adopted)
+	if (unrecorded) {
+		/* closed, the intent would no longer explain them: gc would
+		 * take them for orphans.  Open, the next start adopts them. */
+		gb_log(GB_LOG_ERROR, "engine", "create intent %lld: %d "
+		       "instance%s not recorded (state store failed: %s); the "
+		       "intent stays open", (long long)in->id, unrecorded,
+		       gb_plural(unrecorded), gb_store_errmsg(e->o.store));
+		gb_seen_list_free(&seen);
+		return;
+	}
+	if (gb_store_intent_close(e->o.store, in->id, "done",
+	                          adopted ? NULL
+	                                  : "recovered: nothing was created") != 0)
+		gb_log(GB_LOG_ERROR, "engine", "create intent %lld stays open "
+		       "(state store failed: %s); the next recovery closes it",
+		       (long long)in->id, gb_store_errmsg(e->o.store));
+	else if (!adopted)
 		gb_engine__event(e, in->pool, NULL, "recovered",
 		                 "interrupted create %lld made nothing; closed",
 		                 (long long)in->id);
@@ -743,8 +850,21 @@ static void recover_terminate(gb_engine *e, const gb_intent_row *in)
 
 	for (size_t i = 0; i < n; i++) {
 		const char *id = json_string_value(json_array_get(ids, i));
-		if (!id || gb_store_inst_find(e->o.store, in->cloud, id,
-		                              &rows[nr]) != 0)
+		int found = id ? gb_store_inst_find(e->o.store, in->cloud, id,
+		                                    &rows[nr])
+		               : 1;
+		if (found < 0) {
+			/* the intent stays open for the next recovery */
+			gb_log(GB_LOG_ERROR, "engine", "terminate intent %lld not "
+			       "recovered: state store failed: %s",
+			       (long long)in->id, gb_store_errmsg(e->o.store));
+			free(again);
+			free(grp);
+			gb_inst_list_free(rows, nr);
+			json_decref(d);
+			return;
+		}
+		if (found != 0)
 			continue;
 		if (strcmp(rows[nr].state, "terminated") == 0) {
 			gb_inst_row_free(&rows[nr]); /* confirmed already */
@@ -764,9 +884,12 @@ static void recover_terminate(gb_engine *e, const gb_intent_row *in)
 		/* not listed: gone (GCE and Azure drop deleted instances) or
 		 * not yet visible (EC2 eventual consistency): counted as
 		 * ended at the journal time, but sent again to be sure */
-		if (stopped || (gr->rc == 0 && !s))
-			gb_store_inst_term_accepted(e->o.store, rows[i].id,
-			                            in->created_at);
+		if ((stopped || (gr->rc == 0 && !s)) &&
+		    gb_store_inst_term_accepted(e->o.store, rows[i].id,
+		                                in->created_at) != 0)
+			gb_log(GB_LOG_ERROR, "engine", "%s: the end of its billing "
+			       "not recorded: %s", rows[i].name,
+			       gb_store_errmsg(e->o.store));
 		if (!stopped)
 			again[nagain++] = &rows[i];
 	}
@@ -775,7 +898,11 @@ static void recover_terminate(gb_engine *e, const gb_intent_row *in)
 		                          "interrupted terminate sent again");
 	/* handed over: the rows are terminating (with their end recorded)
 	 * or in a new intent; a failed new call is retried by converge */
-	gb_store_intent_close(e->o.store, in->id, "done", NULL);
+	if (gb_store_intent_close(e->o.store, in->id, "done", NULL) != 0)
+		gb_log(GB_LOG_ERROR, "engine", "terminate intent %lld stays "
+		       "open (state store failed: %s); the next recovery "
+		       "closes it", (long long)in->id,
+		       gb_store_errmsg(e->o.store));
 	groups_free(g, ng);
 	strindex_free(&gx);
 	free(grp);
@@ -851,6 +978,26 @@ static int known_has(const known *k, const char *cloud, const char *id)
 	return found;
 }
 
+/* An instance gc leaves alone because the store could not say what it
+ * is: a report row {cloud, region, id, pool, action "unchecked", error}
+ * and an error event.  Returns 1 (counted as unchecked). */
+static int gc_unread(gb_engine *e, json_t *rep, const char *cloud,
+                     const char *region, const gb_seen *s)
+{
+	char why[600];
+	snprintf(why, sizeof(why), "state store failed: %s",
+	         gb_store_errmsg(e->o.store));
+	gb_engine__event(e, NULL, s->id, "error", "gc: %s/%s %s left alone: "
+	                 "%s; the next gc looks at it again", cloud, region,
+	                 s->id, why);
+	json_array_append_new(rep, json_pack("{s:s, s:s, s:s, s:s?, s:s, s:s}",
+	                                     "cloud", cloud, "region", region,
+	                                     "id", s->id, "pool", s->pool,
+	                                     "action", "unchecked", "error",
+	                                     why));
+	return 1;
+}
+
 static int load_known(gb_engine *e, known *k)
 {
 	gb_intent_row *in;
@@ -870,7 +1017,12 @@ static int load_known(gb_engine *e, known *k)
 		gb_store_rollback(e->o.store);
 		return -1;
 	}
-	gb_store_commit(e->o.store);
+	if (gb_store_commit(e->o.store) != 0) {
+		/* a snapshot that may not be one: no gc on it */
+		gb_intent_list_free(in, nin);
+		gb_inst_list_free(rows, nrows);
+		return -1;
+	}
 	for (size_t i = 0; i < nin; i++)
 		if (strcmp(in[i].kind, "create") == 0)
 			gb_strv_push(&k->tokens, in[i].token);
@@ -1173,15 +1325,31 @@ static int gc_run(gb_engine *e, int adopt, json_t **report)
 				skip = token_matches(s->token, k.tokens.v[tk]);
 			if (skip)
 				continue;
-			if (!again && adopt && s->pool &&
-			    gb_store_pool_get(e->o.store, s->pool, &pool) == 0) {
-				int active = strcmp(pool.state, "active") == 0;
-				gb_pool_row_free(&pool);
+			if (!again && adopt && s->pool) {
+				int got = gb_store_pool_get(e->o.store, s->pool,
+				                            &pool);
+				int active = got == 0 &&
+				             strcmp(pool.state, "active") == 0;
+				if (got == 0)
+					gb_pool_row_free(&pool);
+				if (got < 0) {
+					/* it may be an active pool's: adopted, or
+					 * looked at again, by the next gc */
+					unchecked += gc_unread(e, rep, g[j].cloud,
+					                       region, s);
+					continue;
+				}
 				if (active) {
 					gb_inst_row r;
 					int maxi = -1;
 					char name[160];
-					gb_store_inst_max_index(e->o.store, s->pool, &maxi);
+					if (gb_store_inst_max_index(e->o.store, s->pool,
+					                            &maxi) != 0) {
+						unchecked += gc_unread(e, rep,
+						                       g[j].cloud,
+						                       region, s);
+						continue;
+					}
 					snprintf(name, sizeof(name), "%s-%d", s->pool, maxi + 1);
 					seen_row(e, s, s->pool, g[j].cloud, region, name,
 					         now, &r);
@@ -1199,6 +1367,10 @@ static int gc_run(gb_engine *e, int adopt, json_t **report)
 						continue;
 					}
 					free(r.state);
+					/* not recorded: not an orphan to end */
+					unchecked += gc_unread(e, rep, g[j].cloud,
+					                       region, s);
+					continue;
 				}
 			}
 			/* terminated below, all in one journaled terminate; the

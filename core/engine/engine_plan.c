@@ -52,6 +52,8 @@ typedef struct plan_held {
 	gb_store *st;
 	const char *pool;
 	int loaded;
+	int failed;             /* the read failed: no plan from it */
+	char err[512];
 	gb_inst_row *rows;
 	size_t n;
 } plan_held;
@@ -67,6 +69,9 @@ static int plan_held_at(void *ud, const gb_coffer *o)
 		if (gb_store_inst_list(h->st, h->pool, 1, &h->rows, &h->n) != 0) {
 			h->rows = NULL;
 			h->n = 0;
+			h->failed = 1;
+			snprintf(h->err, sizeof(h->err), "state store failed: %s",
+			         gb_store_errmsg(h->st));
 		}
 	}
 	for (size_t i = 0; i < h->n; i++) {
@@ -91,13 +96,21 @@ static void plan_room_opts(gb_engine *e, const gb_pool_spec *spec,
 	memset(h, 0, sizeof(*h));
 	if (spec->colocate == GB_COLOCATE_NONE)
 		return;
-	if (gb_store_pool_get(e->o.store, spec->name, &row) == 0) {
+	h->st = e->o.store;
+	switch (gb_store_pool_get(e->o.store, spec->name, &row)) {
+	case 0:
 		if (strcmp(row.state, "active") == 0 && row.desired > 0 &&
 		    row.desired < spec->count)
 			po->need = row.desired;
 		gb_pool_row_free(&row);
+		break;
+	case 1:
+		break;
+	default: /* a room check on a size it could not read: none */
+		h->failed = 1;
+		snprintf(h->err, sizeof(h->err), "state store failed: %s",
+		         gb_store_errmsg(e->o.store));
 	}
-	h->st = e->o.store;
 	h->pool = spec->name;
 	po->held = plan_held_at;
 	po->held_ud = h;
@@ -129,6 +142,12 @@ int gb_engine__plan(gb_engine *e, const gb_pool_spec *spec,
 	                  sizeof(ep->err));
 	gb_inst_list_free(held.rows, held.n);
 	ep->cool_until_s = pc.first_s;
+	if (rc == 0 && held.failed) {
+		/* a room check without what the pool holds would move it */
+		snprintf(ep->err, sizeof(ep->err), "%s", held.err);
+		ep->store_failed = 1;
+		rc = -1;
+	}
 	if (rc != 0) {
 		gb_plan_free(&ep->plan);
 		gb_policy_set_free(ep->ps);

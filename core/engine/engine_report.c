@@ -148,7 +148,10 @@ json_t *gb_engine_pool_json(gb_engine *e, const char *pool)
 	json_t *j;
 	if (gb_store_pool_get(e->o.store, pool, &p) != 0)
 		return NULL;
-	gb_store_inst_list(e->o.store, p.name, 1, &rows, &n);
+	if (gb_store_inst_list(e->o.store, p.name, 1, &rows, &n) != 0) {
+		gb_pool_row_free(&p);
+		return NULL; /* not a pool without instances */
+	}
 	j = pool_json(e, &p, rows, n);
 	gb_inst_list_free(rows, n);
 	gb_pool_row_free(&p);
@@ -161,15 +164,18 @@ json_t *gb_engine_pools_json(gb_engine *e, const char *team,
 	gb_pool_row *v;
 	gb_inst_row *rows = NULL;
 	size_t n, nrows = 0, k = 0;
-	json_t *a = json_array();
+	json_t *a;
 	if (gb_store_pool_list(e->o.store, team, include_destroyed, &v,
 	                       &n) != 0)
-		return a;
+		return NULL;
 	/* Every live instance in one read instead of one per pool: both
 	 * lists come sorted by pool name (byte order), so walk them side by
 	 * side. */
-	if (n)
-		gb_store_inst_list(e->o.store, NULL, 1, &rows, &nrows);
+	if (n && gb_store_inst_list(e->o.store, NULL, 1, &rows, &nrows) != 0) {
+		gb_pool_list_free(v, n);
+		return NULL;
+	}
+	a = json_array();
 	for (size_t i = 0; i < n; i++) {
 		size_t start;
 		if (strcmp(v[i].name, GB_ORPHAN_POOL) == 0)
@@ -263,7 +269,17 @@ json_t *gb_engine_cost(gb_engine *e, const char *by, int64_t since_s,
 	const char *k;
 	json_t *g;
 
-	gb_store_pool_list(e->o.store, NULL, 1, &pools, &np);
+	/* a store error is no report: never a total of $0 */
+	if (gb_store_pool_list(e->o.store, NULL, 1, &pools, &np) != 0 ||
+	    gb_store_inst_list(e->o.store, NULL, 0, &rows, &n) != 0 ||
+	    gb_store_inst_rolled_back(e->o.store, &rolled, &nrolled) != 0) {
+		gb_inst_list_free(rows, n);
+		gb_pool_list_free(pools, np);
+		json_decref(groups);
+		json_decref(specs);
+		json_decref(incs);
+		return NULL;
+	}
 	for (size_t i = 0; i < np; i++) {
 		json_t *s = json_loads(pools[i].spec_json, 0, NULL);
 		if (s)
@@ -271,8 +287,6 @@ json_t *gb_engine_cost(gb_engine *e, const char *by, int64_t since_s,
 		json_object_set_new(incs, pools[i].name,
 		                    json_integer(pools[i].incarnation));
 	}
-	gb_store_inst_list(e->o.store, NULL, 0, &rows, &n);
-	gb_store_inst_rolled_back(e->o.store, &rolled, &nrolled);
 	for (size_t i = 0; i < n; i++) {
 		const gb_inst_row *r = &rows[i];
 		int64_t start = r->launched_ms,
@@ -333,6 +347,15 @@ static int64_t month_start(int64_t now)
 	return (int64_t)timegm(&tm);
 }
 
+/* The team's use could not be read: the check cannot pass.  -2. */
+static int store_failed(gb_engine *e, char *msg, size_t cap)
+{
+	snprintf(msg, cap, "state store failed: %s (the team's quota could "
+	         "not be checked; nothing was done)",
+	         gb_store_errmsg(e->o.store));
+	return -2;
+}
+
 /* Refuses, before any cloud call, what the team's quota or budget does
  * not allow: GPUs, $/h across the team's pools, and the monthly budget
  * (spent this month + this pool's price for its TTL or the rest of the
@@ -352,20 +375,23 @@ static int check_team(gb_engine *e, const gb_config *cfg,
 	           t->monthly_budget <= 0))
 		return 0; /* nothing to check: no store reads */
 	if (e && gb_store_pool_list(e->o.store, spec->team, 0, &pools, &np) != 0)
-		return 0;
+		return store_failed(e, msg, cap);
 	for (size_t i = 0; i < np; i++) {
 		gb_inst_row *rows;
 		size_t n;
 		if (strcmp(pools[i].name, spec->name) == 0 ||
 		    strcmp(pools[i].state, "active") != 0)
 			continue;
-		if (gb_store_inst_list(e->o.store, pools[i].name, 1, &rows, &n) == 0) {
-			for (size_t k = 0; k < n; k++) {
-				gpus += rows[k].gpu_count;
-				per_hour += rows[k].price_per_hour;
-			}
-			gb_inst_list_free(rows, n);
+		if (gb_store_inst_list(e->o.store, pools[i].name, 1, &rows,
+		                       &n) != 0) {
+			gb_pool_list_free(pools, np);
+			return store_failed(e, msg, cap);
 		}
+		for (size_t k = 0; k < n; k++) {
+			gpus += rows[k].gpu_count;
+			per_hour += rows[k].price_per_hour;
+		}
+		gb_inst_list_free(rows, n);
 	}
 	gb_pool_list_free(pools, np);
 	if (t->max_gpus > 0 && gpus > t->max_gpus) {
@@ -389,6 +415,8 @@ static int check_team(gb_engine *e, const gb_config *cfg,
 		double spent = 0, hours, projected;
 		size_t i;
 		json_t *g;
+		if (e && !c)
+			return store_failed(e, msg, cap);
 		json_array_foreach(json_object_get(c, "groups"), i, g)
 			if (strcmp(json_string_value(json_object_get(g, "key")),
 			           t->name) == 0)

@@ -164,9 +164,24 @@ int gb_store_is_shared(const gb_store *s)
 /* After an error inside gb_store_begin .. commit: when the database
  * rolled the transaction back because of it, it is the cause a later
  * commit reports (caller holds the lock). */
+/* The backend's view, or an injected failure's (store_fault.c): such a
+ * failure inside a transaction ends it, as a real one does on
+ * PostgreSQL (and SQLite on SQLITE_FULL or IOERR). */
+static int be_tx_lost(gb_store *s)
+{
+	return s->fault_tx_lost || s->be->tx_lost(s);
+}
+
+/* The message of the last failure: the injected one when the last step
+ * was made to fail, else the database's. */
+static const char *be_errmsg(gb_store *s)
+{
+	return s->fault_msg ? s->fault_msg : s->be->errmsg(s);
+}
+
 static void note_tx_err(gb_store *s)
 {
-	if (s->tx_depth > 0 && !s->tx_err[0] && s->be->tx_lost(s))
+	if (s->tx_depth > 0 && !s->tx_err[0] && be_tx_lost(s))
 		memcpy(s->tx_err, thread_err, sizeof(s->tx_err));
 }
 
@@ -183,14 +198,14 @@ int gb_store__failf(gb_store *s, const char *fmt, ...)
 int gb_store__fail(gb_store *s, const char *what)
 {
 	return gb_store__failf(s, "state database %s: %s: %s", s->path, what,
-	                       s->be->errmsg(s));
+	                       be_errmsg(s));
 }
 
 /* Inside gb_store_begin .. commit, but the database has rolled the
  * transaction back: a statement now would run, and commit, on its own. */
 static int tx_lost(gb_store *s)
 {
-	return s->tx_depth > 0 && s->be->tx_lost(s);
+	return s->tx_depth > 0 && be_tx_lost(s);
 }
 
 static void fail_tx_lost(gb_store *s, const char *what)
@@ -225,11 +240,13 @@ gb_sql *gb_store__stmt(gb_store *s, const char *sql)
 		if (s->cache[i].sql == sql) {
 			st = s->cache[i].st;
 			s->be->reset(st);
+			st->stepped = 0;
 			return st;
 		}
 	}
 	if (!(st = s->be->prepare(s, sql)))
 		return NULL;
+	st->sql = sql;
 	if (s->ncache < GB_STMT_CACHE) {
 		s->cache[s->ncache].sql = sql;
 		s->cache[s->ncache].st = st;
@@ -267,9 +284,21 @@ void gb_sql_bind_null(gb_sql *st, int i)
 	st->s->be->bind_null(st, i);
 }
 
+/* Every statement's steps pass here: the first step of a run is where
+ * an injected fault (store_fault.c) makes it fail. */
 int gb_sql_step(gb_sql *st)
 {
-	return st->s->be->step(st);
+	gb_store *s = st->s;
+	s->fault_msg = NULL;
+	if (!st->stepped) {
+		st->stepped = 1;
+		if ((s->fault_msg = gb_store__fault(st->sql))) {
+			if (s->tx_depth > 0)
+				s->fault_tx_lost = 1;
+			return GB_SQL_ERR;
+		}
+	}
+	return s->be->step(st);
 }
 
 int64_t gb_sql_int(gb_sql *st, int i)
@@ -296,6 +325,7 @@ char *gb_sql_strdup(gb_sql *st, int i)
 void gb_sql_reset(gb_sql *st)
 {
 	st->s->be->reset(st);
+	st->stepped = 0;
 }
 
 int64_t gb_sql_changes(gb_sql *st)
@@ -385,8 +415,17 @@ int gb_store__list(gb_store *s, const char *sql, const gb_store__arg *args,
 	return 0;
 }
 
+/* ROLLBACK is never made to fail: it is the way out of a failure. */
 static int exec_sql(gb_store *s, const char *sql, const char *what)
 {
+	const char *fault;
+	s->fault_msg = NULL;
+	if (strcmp(sql, "ROLLBACK") != 0 && (fault = gb_store__fault(sql))) {
+		if (s->tx_depth > 0)
+			s->fault_tx_lost = 1;
+		return gb_store__failf(s, "state database %s: %s: %s", s->path,
+		                       what, fault);
+	}
 	return s->be->exec(s, sql, what);
 }
 
@@ -422,6 +461,7 @@ int gb_store_begin(gb_store *s)
 	gb_store__lock(s);
 	if (s->tx_depth == 0) {
 		s->tx_err[0] = '\0';
+		s->fault_tx_lost = 0;
 		if (exec_sql(s, s->be->begin_sql, "begin transaction") != 0) {
 			gb_store__unlock(s);
 			return -1;
@@ -438,6 +478,7 @@ static void rollback_open(gb_store *s)
 	char keep[sizeof(thread_err)];
 	memcpy(keep, thread_err, sizeof(keep));
 	exec_sql(s, "ROLLBACK", "rollback");
+	s->fault_tx_lost = 0;
 	memcpy(thread_err, keep, sizeof(keep));
 }
 
@@ -445,7 +486,7 @@ int gb_store_commit(gb_store *s)
 {
 	int rc = 0;
 	if (--s->tx_depth == 0) {
-		if (s->be->tx_lost(s)) {
+		if (be_tx_lost(s)) {
 			/* already rolled back (by the database after an error,
 			 * or an inner gb_store_rollback): nothing to commit */
 			fail_tx_lost(s, "commit");
@@ -480,7 +521,7 @@ static int schema_version(gb_store *s, int *v)
 	if (!(st = s->be->prepare(s, "SELECT value FROM meta WHERE key ="
 	                             " 'schema_version'")))
 		return -1;
-	rc = s->be->step(st);
+	rc = gb_sql_step(st);
 	if (rc == GB_SQL_ROW)
 		*v = atoi(s->be->col_text(st, 0));
 	else if (rc == GB_SQL_ERR)
@@ -548,6 +589,7 @@ int gb_store_open_auth(const char *target, const char *password,
 	gb_store *s;
 	pthread_mutexattr_t ma;
 	*out = NULL;
+	gb_store__fault_init();
 	s = gb_xcalloc(1, sizeof(*s));
 	s->be = backend_for(target);
 	pthread_mutexattr_init(&ma);
@@ -652,7 +694,7 @@ int gb_store_ping(gb_store *s)
 			rc = 0;
 		else
 			gb_store__failf(s, "the state store %s is unreachable: %s",
-			                s->path, s->be->errmsg(s));
+			                s->path, be_errmsg(s));
 		gb_sql_reset(st);
 	}
 	gb_store__unlock(s);

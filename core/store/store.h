@@ -45,13 +45,13 @@ typedef struct gb_store gb_store;
  * or a postgresql:// URL.  password: NULL = libpq's own mechanisms; it is
  * registered for redaction and never shown.  Errors name the target as
  * gb_store_path shows it (no secret). */
-int gb_store_open_auth(const char *target, const char *password,
+GB_MUST_CHECK int gb_store_open_auth(const char *target, const char *password,
                        gb_store **out, char *err, size_t cap);
-int gb_store_open(const char *target, gb_store **out, char *err, size_t cap);
+GB_MUST_CHECK int gb_store_open(const char *target, gb_store **out, char *err, size_t cap);
 struct gb_config;
 /* Opens cfg->state_path with the password from cfg->state_password (a
  * source: env:NAME or file:PATH) when it is set. */
-int gb_store_open_cfg(const struct gb_config *cfg, gb_store **out, char *err,
+GB_MUST_CHECK int gb_store_open_cfg(const struct gb_config *cfg, gb_store **out, char *err,
                       size_t cap);
 void gb_store_close(gb_store *s);
 /* Whether an open's error (err of gb_store_open*) says the database is
@@ -86,7 +86,7 @@ const char *gb_store_path(const gb_store *s);
  * values mean "maybe changed"; equal ones mean unchanged.  Never waits
  * for a thread that holds the store: 1 = busy (try later), 0 = v filled,
  * -1 = error. */
-int gb_store_version_try(gb_store *s, int64_t v[2]);
+GB_MUST_CHECK int gb_store_version_try(gb_store *s, int64_t v[2]);
 /* A version read by gb_store_version_try; known = 0 when the store was
  * busy then (any later comparison says "moved"). */
 typedef struct gb_store_ver {
@@ -97,15 +97,15 @@ typedef struct gb_store_ver {
 void gb_store_ver_read(gb_store *s, gb_store_ver *at);
 /* Whether the store may have changed since *at: 1 moved (or *at unknown),
  * 0 unchanged, -1 busy or error (ask later).  Never waits. */
-int gb_store_ver_moved(gb_store *s, const gb_store_ver *at);
+GB_MUST_CHECK int gb_store_ver_moved(gb_store *s, const gb_store_ver *at);
 
 /* A round trip to the database (a lost PostgreSQL connection is made
  * again, with backoff): 0, or -1 with "the state store URL is
  * unreachable: ..." as the error. */
-int gb_store_ping(gb_store *s);
+GB_MUST_CHECK int gb_store_ping(gb_store *s);
 
-int gb_store_begin(gb_store *s);
-int gb_store_commit(gb_store *s);
+GB_MUST_CHECK int gb_store_begin(gb_store *s);
+GB_MUST_CHECK int gb_store_commit(gb_store *s);
 void gb_store_rollback(gb_store *s);
 
 /* ---- pools ---- */
@@ -141,10 +141,10 @@ void gb_pool_row_free(gb_pool_row *r);
 /* Insert or update by name (keeps created_at of an existing pool unless
  * it was destroyed, in which case the pool starts over as a new
  * incarnation: r->incarnation is not read). */
-int gb_store_pool_put(gb_store *s, const gb_pool_row *r);
-int gb_store_pool_get(gb_store *s, const char *name, gb_pool_row *out);
+GB_MUST_CHECK int gb_store_pool_put(gb_store *s, const gb_pool_row *r);
+GB_MUST_CHECK int gb_store_pool_get(gb_store *s, const char *name, gb_pool_row *out);
 /* team NULL = all; include_destroyed 0 = only active/destroying. */
-int gb_store_pool_list(gb_store *s, const char *team, int include_destroyed,
+GB_MUST_CHECK int gb_store_pool_list(gb_store *s, const char *team, int include_destroyed,
                        gb_pool_row **out, size_t *n);
 void gb_pool_list_free(gb_pool_row *v, size_t n);
 /* The steady pools, in one query: active, no open intent, every live
@@ -159,15 +159,15 @@ typedef struct gb_pool_gen {
 	char *name;
 	int64_t generation;
 } gb_pool_gen;
-int gb_store_pool_list_steady(gb_store *s, gb_pool_gen **out, size_t *n);
+GB_MUST_CHECK int gb_store_pool_list_steady(gb_store *s, gb_pool_gen **out, size_t *n);
 void gb_pool_gen_list_free(gb_pool_gen *v, size_t n);
-int gb_store_pool_set_state(gb_store *s, const char *name, const char *state,
+GB_MUST_CHECK int gb_store_pool_set_state(gb_store *s, const char *name, const char *state,
                             const char *reason);
-int gb_store_pool_set_desired(gb_store *s, const char *name, int desired);
-int gb_store_pool_heartbeat(gb_store *s, const char *name, int64_t at,
+GB_MUST_CHECK int gb_store_pool_set_desired(gb_store *s, const char *name, int desired);
+GB_MUST_CHECK int gb_store_pool_heartbeat(gb_store *s, const char *name, int64_t at,
                             int gpu_busy);
 /* Sets the pool's note and retry time (note NULL clears both). */
-int gb_store_pool_set_note(gb_store *s, const char *name, const char *note,
+GB_MUST_CHECK int gb_store_pool_set_note(gb_store *s, const char *name, const char *note,
                            int64_t retry_at_ms);
 
 /* ---- instances ---- */
@@ -207,23 +207,23 @@ void gb_inst_row_free(gb_inst_row *r);
 /* Inserts, or updates the live row with the same (cloud, provider_id)
  * (a terminated row is never revived: ids such as on-prem node names may
  * be reused by a new instance).  Sets r->id. */
-int gb_store_inst_put(gb_store *s, gb_inst_row *r);
-int gb_store_inst_get(gb_store *s, int64_t id, gb_inst_row *out);
-int gb_store_inst_find(gb_store *s, const char *cloud,
+GB_MUST_CHECK int gb_store_inst_put(gb_store *s, gb_inst_row *r);
+GB_MUST_CHECK int gb_store_inst_get(gb_store *s, int64_t id, gb_inst_row *out);
+GB_MUST_CHECK int gb_store_inst_find(gb_store *s, const char *cloud,
                        const char *provider_id, gb_inst_row *out);
 /* A live instance by provider id or name (any cloud): 0, 1 = none. */
-int gb_store_inst_lookup(gb_store *s, const char *id_or_name,
+GB_MUST_CHECK int gb_store_inst_lookup(gb_store *s, const char *id_or_name,
                          gb_inst_row *out);
 /* pool NULL = every pool; live_only = not terminated. */
-int gb_store_inst_list(gb_store *s, const char *pool, int live_only,
+GB_MUST_CHECK int gb_store_inst_list(gb_store *s, const char *pool, int live_only,
                        gb_inst_row **out, size_t *n);
 void gb_inst_list_free(gb_inst_row *v, size_t n);
 /* The store ids of every instance made by a create whose intent was
  * closed 'failed' (a partial create the engine rolled back), ascending.
  * 0 with *out (caller frees with free(); NULL when *n is 0), or -1. */
-int gb_store_inst_rolled_back(gb_store *s, int64_t **out, size_t *n);
+GB_MUST_CHECK int gb_store_inst_rolled_back(gb_store *s, int64_t **out, size_t *n);
 /* at: unix ms of the observation. */
-int gb_store_inst_set_state(gb_store *s, int64_t id, const char *state,
+GB_MUST_CHECK int gb_store_inst_set_state(gb_store *s, int64_t id, const char *state,
                             const char *reason, int64_t at);
 /* The same, only while the row is still in state `from` (NULL: any): 1
  * when it moved, 0 when another process (or thread) moved it first --
@@ -234,18 +234,18 @@ int gb_store_inst_move_state(gb_store *s, int64_t id, const char *from,
 /* The cloud accepted a terminate request sent at `at` (unix ms): billing
  * ends there once termination is confirmed.  Only the first accepted
  * request counts. */
-int gb_store_inst_term_accepted(gb_store *s, int64_t id, int64_t at);
-int gb_store_inst_heartbeat(gb_store *s, int64_t id, int64_t at,
+GB_MUST_CHECK int gb_store_inst_term_accepted(gb_store *s, int64_t id, int64_t at);
+GB_MUST_CHECK int gb_store_inst_heartbeat(gb_store *s, int64_t id, int64_t at,
                             double gpu_util);
 /* Highest name index used by the pool's instances or journaled creates
  * (-1 when none), so a new create never reuses a name. */
-int gb_store_inst_max_index(gb_store *s, const char *pool, int *out);
+GB_MUST_CHECK int gb_store_inst_max_index(gb_store *s, const char *pool, int *out);
 /* The same, but a failed create on a cloud named in clean_clouds ("aws,
  * gcp"; NULL: none) that recorded no instance spent no name: there a
  * refused create made nothing that could hold one (driver.h's
  * GB_DRV_CAP_ATOMIC_CREATE), so a walk of refusals does not push the
  * pool's names up. */
-int gb_store_inst_max_spent(gb_store *s, const char *pool,
+GB_MUST_CHECK int gb_store_inst_max_spent(gb_store *s, const char *pool,
                             const char *clean_clouds, int *out);
 
 /* ---- intents (the journal) ---- */
@@ -269,10 +269,10 @@ typedef struct gb_intent_row {
 
 void gb_intent_row_free(gb_intent_row *r);
 /* Writes and COMMITS the intent (state open); sets r->id. */
-int gb_store_intent_open(gb_store *s, gb_intent_row *r);
-int gb_store_intent_close(gb_store *s, int64_t id, const char *state,
+GB_MUST_CHECK int gb_store_intent_open(gb_store *s, gb_intent_row *r);
+GB_MUST_CHECK int gb_store_intent_close(gb_store *s, int64_t id, const char *state,
                           const char *error);
-int gb_store_intent_list_open(gb_store *s, gb_intent_row **out, size_t *n);
+GB_MUST_CHECK int gb_store_intent_list_open(gb_store *s, gb_intent_row **out, size_t *n);
 
 /* A create that made some of its instances and then failed (the engine
  * rolled them back to keep a colocated pool in one place): what the
@@ -288,7 +288,7 @@ typedef struct gb_partial_row {
 /* The pool's failed creates journaled at or after since_ms that made at
  * least one instance, newest first.  *out is the caller's: free it with
  * gb_partial_list_free.  0, or -1 with the error set. */
-int gb_store_partials(gb_store *s, const char *pool, int64_t since_ms,
+GB_MUST_CHECK int gb_store_partials(gb_store *s, const char *pool, int64_t since_ms,
                       gb_partial_row **out, size_t *n);
 void gb_partial_list_free(gb_partial_row *v, size_t n);
 void gb_intent_list_free(gb_intent_row *v, size_t n);
@@ -305,11 +305,11 @@ typedef struct gb_event_row {
 	int64_t pool_inc; /* the pool's incarnation then; 0 without pool */
 } gb_event_row;
 
-int gb_store_event(gb_store *s, const char *pool, const char *instance,
+GB_MUST_CHECK int gb_store_event(gb_store *s, const char *pool, const char *instance,
                    const char *kind, const char *fmt, ...) GB_PRINTF(5, 6);
 /* Events with id > after_id (pool NULL = all, since_ms 0 = any), oldest
  * first, at most limit (0 = 1000). */
-int gb_store_event_list(gb_store *s, const char *pool, int64_t after_id,
+GB_MUST_CHECK int gb_store_event_list(gb_store *s, const char *pool, int64_t after_id,
                         int64_t since_ms, size_t limit, gb_event_row **out,
                         size_t *n);
 void gb_event_list_free(gb_event_row *v, size_t n);
@@ -323,21 +323,21 @@ typedef struct gb_audit_row {
 	char *actor, *role, *team, *action, *target, *result, *detail;
 } gb_audit_row;
 
-int gb_store_audit(gb_store *s, const gb_audit_row *r);
-int gb_store_audit_list(gb_store *s, int64_t after_id, size_t limit,
+GB_MUST_CHECK int gb_store_audit(gb_store *s, const gb_audit_row *r);
+GB_MUST_CHECK int gb_store_audit_list(gb_store *s, int64_t after_id, size_t limit,
                         gb_audit_row **out, size_t *n);
 void gb_audit_list_free(gb_audit_row *v, size_t n);
 
 /* ---- decisions (plan records) ---- */
 /* Records the pool's decision, unless it is the same record as the
  * pool's latest (one record per change, not per apply). */
-int gb_store_decision(gb_store *s, const char *pool, json_t *record);
+GB_MUST_CHECK int gb_store_decision(gb_store *s, const char *pool, json_t *record);
 /* The pool's latest decision record (the plan its placement walked):
  * 0 with *out = {"time": when it was recorded (RFC 3339), "plan": the
  * record}
  * (a new reference: caller json_decref's it); 1 when none is recorded
  * (or it does not parse); -1 on a store error. */
-int gb_store_decision_last(gb_store *s, const char *pool, json_t **out);
+GB_MUST_CHECK int gb_store_decision_last(gb_store *s, const char *pool, json_t **out);
 
 /* ---- refreshed offers ---- */
 typedef struct gb_offer_row {
@@ -353,19 +353,19 @@ typedef struct gb_offer_row {
  * of the cloud) with the given rows, in one transaction, and moves meta
  * "offers_version" (unix ms of the change): a process planning from the
  * stored offers reloads them when it moved. */
-int gb_store_offers_replace(gb_store *s, const char *cloud,
+GB_MUST_CHECK int gb_store_offers_replace(gb_store *s, const char *cloud,
                             const char *region, const gb_offer_row *v,
                             size_t n);
-int gb_store_offers_list(gb_store *s, gb_offer_row **out, size_t *n);
+GB_MUST_CHECK int gb_store_offers_list(gb_store *s, gb_offer_row **out, size_t *n);
 void gb_offer_list_free(gb_offer_row *v, size_t n);
 
 /* ---- failover cooldowns ---- */
-int gb_store_unavailable_mark(gb_store *s, const char *cloud,
+GB_MUST_CHECK int gb_store_unavailable_mark(gb_store *s, const char *cloud,
                               const char *region, const char *zone,
                               const char *instance_type, const char *capacity,
                               int64_t until_s, const char *reason);
 /* 1 and the reason/until when marked and not expired, else 0. */
-int gb_store_unavailable_check(gb_store *s, const char *cloud,
+GB_MUST_CHECK int gb_store_unavailable_check(gb_store *s, const char *cloud,
                                const char *region, const char *zone,
                                const char *instance_type, const char *capacity,
                                int64_t now_s, char *reason, size_t cap,
@@ -408,15 +408,15 @@ int gb_store_xtoken_prune(gb_store *s, int64_t now_ms, int64_t *n);
  * instance's row; nothing when there is no such row) at `at_ms`, unless
  * the instance has a sample less than a second older (a flood of
  * heartbeats keeps one row a second). */
-int gb_store_hb_add(gb_store *s, int64_t id, int64_t at_ms, double gpu_util);
+GB_MUST_CHECK int gb_store_hb_add(gb_store *s, int64_t id, int64_t at_ms, double gpu_util);
 /* The samples with from_ms <= time_ms < to_ms, of `pool` only when it is
  * not NULL, ordered by instance then time.  0 with *out (caller frees
  * with free(); NULL when *n is 0), or -1. */
-int gb_store_hb_list(gb_store *s, const char *pool, int64_t from_ms,
+GB_MUST_CHECK int gb_store_hb_list(gb_store *s, const char *pool, int64_t from_ms,
                      int64_t to_ms, gb_hb_sample **out, size_t *n);
 /* Deletes the samples taken before before_ms, in batches as
  * gb_store_prune.  0 with *n deleted, or -1. */
-int gb_store_hb_prune(gb_store *s, int64_t before_ms, int64_t *n);
+GB_MUST_CHECK int gb_store_hb_prune(gb_store *s, int64_t before_ms, int64_t *n);
 
 /* ---- autoscale (store_autoscale.c) ----
  * An autoscaled pool's demand signal and the autoscaler's state, in the
@@ -451,7 +451,7 @@ int gb_store_as_save(gb_store *s, const char *pool, const char *state,
  * events_before_ms (unix ms; 0 = keep them all), in transactions of at
  * most a few thousand rows so other writers are not held up.  0 with the
  * counts deleted, or -1. */
-int gb_store_prune(gb_store *s, int64_t audit_before_ms,
+GB_MUST_CHECK int gb_store_prune(gb_store *s, int64_t audit_before_ms,
                    int64_t events_before_ms, int64_t *audit_n,
                    int64_t *events_n);
 /* Deletes the decision records written before before_ms, except each
@@ -461,7 +461,7 @@ int gb_store_decisions_prune(gb_store *s, int64_t before_ms, int64_t *n);
 /* The state's size on disk (the database and its -wal and -shm files,
  * bytes) and what the filesystem holding it has left for this user
  * (bytes; -1 unknown).  Never waits for the store. */
-int gb_store_size(gb_store *s, int64_t *bytes, int64_t *free_bytes);
+GB_MUST_CHECK int gb_store_size(gb_store *s, int64_t *bytes, int64_t *free_bytes);
 
 /* ---- leases (store_lease.c) ----
  * A lease names something one process at a time may do ("pool:NAME":
@@ -478,31 +478,31 @@ int gb_store_size(gb_store *s, int64_t *bytes, int64_t *free_bytes);
 /* Takes or renews `name` for ttl_ms.  0 = held (*token set; it moved on
  * when the lease changed hands), 1 = another owner holds it unexpired
  * (holder, when not NULL, gets its owner id), -1 = error. */
-int gb_store_lease_acquire(gb_store *s, const char *name, int64_t ttl_ms,
+GB_MUST_CHECK int gb_store_lease_acquire(gb_store *s, const char *name, int64_t ttl_ms,
                            int64_t *token, char *holder, size_t cap);
 /* Renews every lease this store holds; a lease found lost (taken over,
  * or expired and gone) is forgotten.  Returns how many were lost, or -1
  * (database unreachable: nothing is forgotten; the fencing check is what
  * keeps a stale holder from writing). */
-int gb_store_lease_renew_all(gb_store *s, int64_t ttl_ms);
+GB_MUST_CHECK int gb_store_lease_renew_all(gb_store *s, int64_t ttl_ms);
 /* Gives `name` up (expires it now, keeping its token); 0 or -1. */
-int gb_store_lease_release(gb_store *s, const char *name);
+GB_MUST_CHECK int gb_store_lease_release(gb_store *s, const char *name);
 /* Shared store: the server ends a session that sits inside a transaction
  * for longer than ms (its process paused or cut off while it held the
  * writers' lock), so the other replicas are held up for less than that;
  * keep it under a third of the lease, so a paused replica never makes the
  * others miss their renewals.  Kept across reconnects.  0 or -1. */
-int gb_store_set_idle_tx(gb_store *s, int64_t ms);
+GB_MUST_CHECK int gb_store_set_idle_tx(gb_store *s, int64_t ms);
 /* Gives up every lease (on close and shutdown); errors are ignored. */
 void gb_store_lease_release_all(gb_store *s);
 /* Asks the holder of `name` to give it up when it can (the holder's
  * gb_store_lease_wanted sees it); 0 or -1. */
-int gb_store_lease_want(gb_store *s, const char *name);
+GB_MUST_CHECK int gb_store_lease_want(gb_store *s, const char *name);
 /* Appends to *out the names of the leases this store holds that another
  * owner has asked for; 0 or -1. */
-int gb_store_lease_wanted(gb_store *s, gb_strv *out);
+GB_MUST_CHECK int gb_store_lease_wanted(gb_store *s, gb_strv *out);
 /* Appends to *out the names of the leases this store holds. */
-int gb_store_lease_list(gb_store *s, gb_strv *out);
+GB_MUST_CHECK int gb_store_lease_list(gb_store *s, gb_strv *out);
 /* Whether this store holds `name` (its own view; the database decides
  * at the next fenced write). */
 int gb_store_lease_held(gb_store *s, const char *name);
@@ -511,7 +511,7 @@ const char *gb_store_lease_owner(gb_store *s);
 /* The fencing check on its own, for the moment right before a cloud
  * call: 0 when this store holds `pool`'s lease unexpired with the token it
  * was granted (or is not fenced), else -1 with why. */
-int gb_store_lease_check(gb_store *s, const char *pool);
+GB_MUST_CHECK int gb_store_lease_check(gb_store *s, const char *pool);
 /* Journal writes of a pool check its lease from now on. */
 void gb_store_fence_on(gb_store *s);
 /* Sets the owner id at open (store.c). */
@@ -540,10 +540,10 @@ int gb_store_serve_exclusive(const char *path, int *fd, char *err,
  * the rows of each table on both sides; a difference is an error.
  * report (may be NULL) gets "table rows" lines.  0, 1 or -1 (error
  * set). */
-int gb_store_copy(gb_store *from, gb_store *to, char **report);
+GB_MUST_CHECK int gb_store_copy(gb_store *from, gb_store *to, char **report);
 
 /* ---- meta ---- */
-int gb_store_meta_get(gb_store *s, const char *key, char **out);
-int gb_store_meta_set(gb_store *s, const char *key, const char *value);
+GB_MUST_CHECK int gb_store_meta_get(gb_store *s, const char *key, char **out);
+GB_MUST_CHECK int gb_store_meta_set(gb_store *s, const char *key, const char *value);
 
 #endif

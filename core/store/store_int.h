@@ -21,6 +21,9 @@
  * first member of their own statement struct. */
 typedef struct gb_sql {
 	gb_store *s;
+	const char *sql; /* its text when known (gb_store__stmt), else NULL:
+	                    what GB_STORE_FAULT's SUBSTRING is matched with */
+	int stepped;     /* stepped since its last reset (store.c) */
 } gb_sql;
 
 #define GB_SQL_DONE 0
@@ -107,6 +110,10 @@ struct gb_store {
 	gb_store_lease *leases;
 	size_t nleases;
 	int serve_fd;           /* the serving lock (store_serve.c); -1 none */
+	/* store fault injection (store.c, store_fault.c), under the lock */
+	const char *fault_msg;  /* the last step's injected failure, or NULL */
+	int fault_tx_lost;      /* an injected failure inside the open
+	                           transaction ended it (as a real one does) */
 };
 
 /* Prepared (cached) statement for a static SQL string; reset and
@@ -119,6 +126,23 @@ void gb_store__unlock(gb_store *s);
  * lock (the connection's message is another thread's once it is
  * released). */
 int gb_store__fail(gb_store *s, const char *what);
+/* Store fault injection (store_fault.c; a test switch, HACKING.md):
+ * GB_STORE_FAULT=N[:SUBSTRING[:KIND]] makes the Nth statement run (its
+ * first step after a reset, or an exec other than ROLLBACK) of this
+ * process, counting only those whose SQL contains SUBSTRING when given,
+ * fail with KIND's message; GB_STORE_FAULT_COUNT=FILE writes how many
+ * were counted at exit.  Read once, at the first store open.
+ * gb_store__fault_init: called by every open.  gb_store__fault: counts
+ * one run of `sql` (NULL: a statement whose text is not kept); NULL to
+ * go on, or the injected failure's message (static). */
+void gb_store__fault_init(void);
+const char *gb_store__fault(const char *sql);
+/* For unit tests: arms the switch as GB_STORE_FAULT=N:match:kind would
+ * (n 0 = off; match, kind may be NULL) and restarts the count. */
+void gb_store__fault_set(long long n, const char *match, const char *kind);
+/* The statement runs counted since the switch was (re)armed. */
+long long gb_store__fault_count(void);
+
 /* Sets the calling thread's error to a formatted message; -1. */
 int gb_store__failf(gb_store *s, const char *fmt, ...) GB_PRINTF(2, 3);
 /* Run a statement to completion (no rows expected): 0 / -1. */

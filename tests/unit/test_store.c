@@ -19,6 +19,7 @@
 #include "log.h"
 #include "pgtest.h"
 #include "store.h"
+#include "store_int.h"
 #include "timejson.h"
 
 static char dir[] = "/tmp/gb-store-XXXXXX";
@@ -944,7 +945,7 @@ static void *holder(void *p)
 	while (h->stage != 2)
 		pthread_cond_wait(&h->cv, &h->mu);
 	pthread_mutex_unlock(&h->mu);
-	gb_store_commit(h->s);
+	assert_int_equal(gb_store_commit(h->s), 0);
 	return NULL;
 }
 
@@ -1623,6 +1624,65 @@ static void test_exchanged_tokens(void **state)
 	gb_store_close(s);
 }
 
+/* Store fault injection (store_fault.c): the Nth statement (of those
+ * whose SQL matches) fails with the chosen error, on either backend; a
+ * failure inside a transaction ends it (the commit fails, nothing of it
+ * is written); the count says how many statements ran. */
+static void test_fault_injection(void **state)
+{
+	gb_store *s = open_store();
+	gb_pool_row r;
+	(void)state;
+	put_pool(s, "p1", 2, 1000);
+	gb_store__fault_set(0, "FROM pools WHERE name", NULL);
+	assert_int_equal(gb_store_pool_get(s, "p1", &r), 0);
+	gb_pool_row_free(&r);
+	assert_int_equal(gb_store_pool_get(s, "p1", &r), 0);
+	gb_pool_row_free(&r);
+	assert_int_equal(gb_store__fault_count(), 2);
+	/* the 2nd read of p1 fails, the 1st and 3rd work */
+	gb_store__fault_set(2, "FROM pools WHERE name", "full");
+	assert_int_equal(gb_store_pool_get(s, "p1", &r), 0);
+	gb_pool_row_free(&r);
+	assert_int_equal(gb_store_pool_get(s, "p1", &r), -1);
+	assert_non_null(strstr(gb_store_errmsg(s), "read pool"));
+	assert_non_null(strstr(gb_store_errmsg(s), "database or disk is full "
+	                                           "(injected by GB_STORE_FAULT)"));
+	assert_int_equal(gb_store_pool_get(s, "p1", &r), 0);
+	assert_int_equal(r.desired, 2);
+	gb_pool_row_free(&r);
+	/* inside a transaction: the write after the failed one is refused,
+	 * the commit fails with the cause, nothing is written */
+	gb_store__fault_set(1, "UPDATE pools SET desired", "lost");
+	assert_int_equal(gb_store_begin(s), 0);
+	assert_int_equal(gb_store_pool_set_desired(s, "p1", 5), -1);
+	assert_int_not_equal(gb_store_pool_set_state(s, "p1", "destroying",
+	                                             "x"), 0);
+	assert_int_equal(gb_store_commit(s), -1);
+	assert_non_null(strstr(gb_store_errmsg(s), "server closed the "
+	                                           "connection unexpectedly"));
+	gb_store__fault_set(0, NULL, NULL);
+	assert_int_equal(gb_store_pool_get(s, "p1", &r), 0);
+	assert_int_equal(r.desired, 2);
+	assert_string_equal(r.state, "active");
+	gb_pool_row_free(&r);
+	/* a failed COMMIT (an exec) rolls back too; the store works on */
+	gb_store__fault_set(1, "COMMIT", NULL);
+	assert_int_equal(gb_store_begin(s), 0);
+	assert_int_equal(gb_store_pool_set_desired(s, "p1", 7), 0);
+	assert_int_equal(gb_store_commit(s), -1);
+	assert_non_null(strstr(gb_store_errmsg(s), "disk I/O error"));
+	gb_store__fault_set(0, NULL, NULL);
+	assert_int_equal(gb_store_pool_get(s, "p1", &r), 0);
+	assert_int_equal(r.desired, 2);
+	gb_pool_row_free(&r);
+	assert_int_equal(gb_store_pool_set_desired(s, "p1", 3), 0);
+	assert_int_equal(gb_store_pool_get(s, "p1", &r), 0);
+	assert_int_equal(r.desired, 3);
+	gb_pool_row_free(&r);
+	gb_store_close(s);
+}
+
 #define BOTH(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
 
 int main(void)
@@ -1654,6 +1714,7 @@ int main(void)
 		BOTH(test_errmsg_per_thread),
 		BOTH(test_leases_fence_the_journal),
 		BOTH(test_pg_sslmode_warned),
+		BOTH(test_fault_injection),
 	};
 	const struct CMUnitTest sqlite_only[] = {
 		BOTH(test_commit_keeps_the_cause),
