@@ -100,6 +100,11 @@ $(CONFIG_MK): scripts/configure.sh scripts/deps.sh
 # ---------------------------------------------------------------- sources
 CORE_SRCS := $(filter-out core/cli/main.c,$(foreach l,$(CORE_LAYERS),$(wildcard core/$(l)/*.c)))
 CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/obj/%.o)
+# The API's description, built into the daemon (GET /v1/openapi.json) and
+# installed beside the manual page's documentation (share/doc/gpubroker).
+OPENAPI := docs/openapi.json
+OPENAPI_OBJ := $(BUILD)/obj/gen/openapi_doc.o
+CORE_OBJS += $(OPENAPI_OBJ)
 CORE_LIB  := $(BUILD)/obj/libgbcore.a
 
 # The driver SDK: drivers/common, linked into every shipped driver and
@@ -199,6 +204,15 @@ $(BUILD)/obj/core/$(1)/%.o: core/$(1)/%.c $(CONFIG_MK)
 	$$(Q)$$(CC) $$(CPPFLAGS_BASE) $(call layer_inc,$(1)) $$(CFLAGS_ALL) -c $$< -o $$@
 endef
 $(foreach l,$(CORE_LAYERS),$(eval $(call LAYER_RULE,$(l))))
+
+$(BUILD)/obj/gen/openapi_doc.c: $(OPENAPI) scripts/embed.sh
+	@mkdir -p $(@D)
+	$(call say,GEN,$@)
+	$(Q)scripts/embed.sh gb_openapi_json $(OPENAPI) $@
+
+$(OPENAPI_OBJ): $(BUILD)/obj/gen/openapi_doc.c
+	$(call say,CC,$<)
+	$(Q)$(CC) $(CFLAGS_ALL) -c $< -o $@
 
 $(BUILD)/obj/drivers/%.o: drivers/%.c $(CONFIG_MK)
 	@mkdir -p $(@D)
@@ -433,6 +447,8 @@ install: all
 	    install -d $$d && install -m 0644 $(SHARE)/drivers/$$x/data/* $$d/; done
 	$(call install_dev,$(DESTDIR)$(PREFIX),$(PREFIX))
 	if [ -x $(PROBE_BIN) ]; then install -m 0755 $(PROBE_BIN) $(DESTDIR)$(PREFIX)/bin/gpuprobe; fi
+	install -d $(DESTDIR)$(PREFIX)/share/doc/gpubroker
+	install -m 0644 $(OPENAPI) $(DESTDIR)$(PREFIX)/share/doc/gpubroker/openapi.json
 	for f in $(MAN_OUT) $(COMPLETION_OUT); do \
 	    d=$(DESTDIR)$(PREFIX)/share/$$(dirname $${f#$(BUILD)/share/}); \
 	    install -d $$d && install -m 0644 $$f $$d/; done
@@ -444,12 +460,13 @@ uninstall:
 	    $(DESTDIR)$(LIBDIR)/libgpubroker-driver-sdk.a \
 	    $(DESTDIR)$(PREFIX)/include/gpubroker/driver.h \
 	    $(DESTDIR)$(PREFIX)/share/man/man1/gpubroker.1 \
+	    $(DESTDIR)$(PREFIX)/share/doc/gpubroker/openapi.json \
 	    $(DESTDIR)$(PREFIX)/share/bash-completion/completions/gpubroker \
 	    $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_gpubroker \
 	    $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/gpubroker.fish
 	rm -rf $(DESTDIR)$(LIBDIR)/gpubroker $(DESTDIR)$(PREFIX)/share/gpubroker \
 	    $(DESTDIR)$(PREFIX)/include/gpubroker/sdk
-	rmdir $(DESTDIR)$(PREFIX)/include/gpubroker 2>/dev/null || true
+	rmdir $(DESTDIR)$(PREFIX)/include/gpubroker $(DESTDIR)$(PREFIX)/share/doc/gpubroker 2>/dev/null || true
 
 clean:
 	rm -rf build

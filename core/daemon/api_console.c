@@ -1,4 +1,5 @@
-/* api_console.c -- the web console's files (GET / and GET /console/NAME)
+/* api_console.c -- the web console's files (GET / and GET /console/NAME),
+ * the API's description (GET /v1/openapi.json, no token)
  * and GET /v1/whoami, what the console shows of the signed-in token.
  *
  * The console is static HTML, CSS and JavaScript installed with the
@@ -129,5 +130,14 @@ void gb_api_whoami(gb_api_req *r)
 	r->resp = json_pack("{s:s, s:s, s:o}", "name", r->actor, "role",
 	                    gb_role_name(r->role), "team",
 	                    r->team ? json_string(r->team) : json_null());
+	r->status = 200;
+}
+
+void gb_api_openapi(gb_api_req *r)
+{
+	r->text = gb_xmalloc(gb_openapi_json_len + 1);
+	memcpy(r->text, gb_openapi_json, gb_openapi_json_len + 1);
+	r->text_len = gb_openapi_json_len;
+	r->content_type = "application/json";
 	r->status = 200;
 }

@@ -1,0 +1,129 @@
+#!/bin/sh
+# openapi.sh -- the API's description (docs/openapi.json) against the live
+# daemon: GET /v1/openapi.json serves it without a token, and every
+# answer this test receives (each /v1 operation, the errors 400, 401, 403,
+# 404, 405, 413, 422) is checked against its operation, status and schema
+# by tests/lib/openapi_check.py (Debian's python3-jsonschema), objects
+# closed: a key the daemon sends that the description lacks fails as
+# much as a missing one.  Which routes exist is test_openapi's (unit).
+. "$GB_SRC/tests/lib/integration.sh"
+
+PY=/usr/bin/python3
+[ -x $PY ] && $PY -c 'import jsonschema, yaml' 2>/dev/null ||
+	{ echo "SKIP: /usr/bin/python3 with jsonschema and yaml is needed (make deps: python3-jsonschema, python3-yaml)"; exit 77; }
+DOC=$GB_SRC/docs/openapi.json
+
+sim_start
+daemon_start
+U=$GPUBROKER_SERVER
+ADMIN=demo-admin-token CI=demo-ci-token VIEWER=demo-viewer-token
+mkdir -p "$T/ans"
+N=0
+
+# req TOKEN METHOD PATH[?QUERY] [BODY [CONTENT-TYPE]] (@FILE: the file's):
+# the status in $STATUS; the answer is kept for the check (index.tsv)
+req() {
+	N=$((N + 1))
+	_f=$T/ans/$N.body
+	if [ $# -ge 4 ]; then
+		_s=$(curl -s -o "$_f" -w '%{http_code}' -X "$2" ${1:+-H "Authorization: Bearer $1"} \
+			-H "Content-Type: ${5:-application/json}" --data-binary "$4" "$U$3")
+	else
+		_s=$(curl -s -o "$_f" -w '%{http_code}' -X "$2" ${1:+-H "Authorization: Bearer $1"} "$U$3")
+	fi
+	printf '%s\t%s\t%s\t%s\n' "$2" "${3%%\?*}" "$_s" "$_f" >>"$T/index.tsv"
+	cp "$_f" "$T/last.json"
+	STATUS=$_s
+}
+# expect STATUS TOKEN METHOD PATH [BODY [CONTENT-TYPE]]
+expect() {
+	_want=$1
+	shift
+	req "$@"
+	[ "$STATUS" = "$_want" ] || fail "$2 $3: $STATUS, expected $_want: $(head -c 400 "$T/last.json")"
+}
+
+# the description itself: no token, exactly the file
+expect 200 "" GET /v1/openapi.json
+cmp -s "$T/last.json" "$DOC" || fail "GET /v1/openapi.json is not docs/openapi.json"
+echo "ok: GET /v1/openapi.json without a token is docs/openapi.json"
+expect 405 $CI PUT /v1/openapi.json '{}'
+expect 401 "" GET /v1/pools
+expect 401 wrong-token GET /v1/whoami
+expect 200 $CI GET /v1/whoami
+expect 200 $ADMIN GET /v1/whoami
+
+# a pool's life
+write_spec "$T/p.yaml" oa-1 aws A10G 1
+spec=$(gb_spec_json "$T/p.yaml")
+expect 400 $CI PUT /v1/pools/oa-1 '{"pool": {"name": "oa-1", "count": "many"}}'
+expect 400 $CI PUT /v1/pools/oa-2 "$spec"
+expect 400 $CI PUT /v1/pools/oa-1 'not json'
+expect 403 $VIEWER PUT /v1/pools/oa-1 "$spec"
+expect 200 $CI POST /v1/pools/oa-1/diff "$spec"
+expect 200 $CI POST /v1/plan "$spec"
+expect 200 $CI 'POST' '/v1/plan?explain=1&limit=3' "$(cat "$T/p.yaml")" application/yaml
+expect 202 $CI PUT /v1/pools/oa-1 "$spec"
+wait_until 30 "[ \"\$(curl -s -H 'Authorization: Bearer $CI' $U/v1/pools/oa-1 | jq .running)\" = 1 ]" ||
+	fail "oa-1 did not run"
+expect 200 $CI GET /v1/pools/oa-1
+id=$(jq -r '.instances[0].id' "$T/last.json")
+expect 200 $VIEWER GET /v1/pools
+expect 200 $CI 'GET' '/v1/pools?instances=1'
+expect 200 $CI 'GET' '/v1/pools?limit=1&team=research'
+expect 400 $CI 'GET' '/v1/pools?limit=0'
+expect 200 $CI GET /v1/pools/oa-1/instances
+expect 200 $CI GET /v1/pools/oa-1/plan
+expect 200 $CI GET /v1/pools/oa-1/spec
+expect 404 $CI GET /v1/pools/nope/spec
+expect 200 $CI POST "/v1/instances/$id/heartbeat" '{"gpu_util": 0.5}'
+expect 400 $CI POST "/v1/instances/$id/heartbeat" '{"gpu_util": 2}'
+expect 404 $CI POST /v1/instances/i-nope/heartbeat '{"gpu_util": 0.5}'
+expect 202 $CI POST /v1/pools/oa-1/scale '{"count": 2}'
+expect 400 $CI POST /v1/pools/oa-1/scale '{"count": "two"}'
+expect 422 $CI POST /v1/pools/oa-1/scale '{"count": -1}'
+expect 422 $CI POST /v1/pools/oa-1/demand '{"desired": 2}'
+expect 403 $VIEWER POST /v1/pools/oa-1/scale '{"count": 1}'
+
+# the rest of the API
+expect 200 $CI 'GET' '/v1/offers?gpu=A10G&cloud=aws'
+expect 400 $CI 'GET' '/v1/offers?region=nowhere-*'
+expect 403 $CI POST /v1/offers/refresh
+expect 200 $ADMIN 'POST' '/v1/offers/refresh?cloud=aws'
+expect 404 $ADMIN POST /v1/offers/other
+expect 200 $CI GET /v1/events
+expect 200 $CI 'GET' '/v1/events?pool=oa-1&after=1'
+expect 200 $CI GET /v1/cost
+expect 200 $ADMIN 'GET' '/v1/cost?by=team'
+expect 200 $CI GET /v1/usage
+expect 200 $ADMIN 'GET' '/v1/usage?by=weekday&pool=oa-1'
+expect 400 $CI 'GET' '/v1/usage?by=month'
+expect 200 $CI GET /v1/drivers
+expect 200 $ADMIN GET /v1/audit
+expect 403 $CI GET /v1/audit
+expect 200 $ADMIN POST /v1/gc
+expect 202 $CI POST /v1/reconcile
+expect 200 $VIEWER GET /v1/nodes
+expect 200 $VIEWER GET /v1/sites
+expect 400 $ADMIN POST /v1/probe '{"nodes": "all"}'
+expect 404 $ADMIN GET /v1/nope
+expect 405 $ADMIN PATCH /v1/pools/oa-1
+{ printf '{"x": "'; head -c 1100000 /dev/zero | tr '\0' a; printf '"}'; } >"$T/big.json"
+expect 413 $ADMIN PUT /v1/pools/big "@$T/big.json"
+expect 202 $CI DELETE /v1/pools/oa-1
+wait_until 30 "[ \"\$(curl -s -H 'Authorization: Bearer $CI' $U/v1/pools/oa-1 | jq -r .state)\" = destroyed ]" ||
+	fail "oa-1 was not destroyed"
+expect 200 $CI GET /v1/pools/oa-1
+expect 404 $CI DELETE /v1/pools/nope
+
+rc=0
+# OPENAPI_KEEP=DIR keeps the answers (to write a schema from)
+if [ -n "${OPENAPI_KEEP:-}" ]; then cp -r "$T/ans" "$T/index.tsv" "$OPENAPI_KEEP"/; fi
+$PY "$GB_SRC/tests/lib/openapi_check.py" "$DOC" "$T/index.tsv" >"$T/check.out" 2>&1 || rc=$?
+cat "$T/check.out"
+[ $rc = 0 ] || fail "answers that do not match docs/openapi.json (above)"
+# every operation of the description was answered at least once
+# (POST /v1/probe with its 400: a probe runs gpuprobe over ssh)
+cov=$(sed -n 's/.* \([0-9]*\) operations of \([0-9]*\) covered.*/\1 \2/p' "$T/check.out")
+check "[ -n \"$cov\" ] && [ \"\${cov% *}\" = \"\${cov#* }\" ]" "every operation of the description was answered ($cov)"
+echo PASS
