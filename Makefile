@@ -188,7 +188,7 @@ STAGE_PC := $(STAGE)/lib/pkgconfig/gpubroker-driver-sdk.pc
 EXT_SOS := $(EXT_DRIVERS:%=$(BUILD)/lib/gpubroker/drivers/%.so)
 
 .PHONY: all deps stage FORCE test test-unit test-drivers test-integration test-reliability \
-        run bench fuzz fuzz-build install uninstall clean help probe readme-policy
+        run bench fuzz fuzz-build install uninstall clean help probe readme-policy deb
 
 all: $(BIN) $(DRV_SOS) $(STAGE_PC) $(EXT_SOS) $(CLOUDSIM) $(DATA_OUT) $(POLICY_OUT) \
      $(CONSOLE_OUT) $(MAN_OUT) $(COMPLETION_OUT) probe
@@ -453,6 +453,11 @@ install: all
 	    d=$(DESTDIR)$(PREFIX)/share/$$(dirname $${f#$(BUILD)/share/}); \
 	    install -d $$d && install -m 0644 $$f $$d/; done
 
+# Debian packages of this build (scripts/mkdeb.sh): gpubroker,
+# gpubroker-dev and gpubroker-driver-<name>, into $(BUILD)/deb.
+deb: all
+	@BUILD=$(BUILD) scripts/mkdeb.sh
+
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/gpubroker $(DESTDIR)$(PREFIX)/bin/gpuprobe \
 	    $(DESTDIR)$(LIBDIR)/pkgconfig/gpubroker-driver.pc \
@@ -483,6 +488,7 @@ help:
 	@echo "  make bench      benchmarks with targets (see BENCHMARKS.md)"
 	@echo "  make fuzz       libFuzzer targets, FUZZ_SECONDS each (default 60)"
 	@echo "  make install PREFIX=/usr/local DESTDIR=   |  make uninstall  |  make clean"
+	@echo "  make deb        Debian packages (gpubroker, gpubroker-dev, gpubroker-driver-*) in BUILD/deb"
 	@echo "          (installs driver.h, the driver SDK and their pkg-config files too)"
 	@echo "  make stage      driver.h + SDK + .pc files into BUILD/stage (make all does it)"
 	@echo "  make readme-policy   README.md's policy fields from core/plan/policy_fields.h"
