@@ -393,11 +393,15 @@ static void call_route(gb_api_req *r, const struct route *rt,
 {
 	if (rt->seg)
 		snprintf(r->target, sizeof(r->target), "%s", parts[2]);
-	if (rt->action)
-		r->action = *rt->action ? rt->action : NULL;
+	/* a refusal is audited under the route's action (or the method,
+	 * api_http.c, for those not worth auditing when accepted) */
+	if (rt->action && *rt->action)
+		r->action = rt->action;
 	if ((rt->who == WHO_OPERATOR && !gb_api_can_write(r)) ||
 	    (rt->who == WHO_ADMIN && !gb_api_is_admin(r)))
 		return;
+	if (rt->action && !*rt->action)
+		r->action = NULL;
 	if (rt->seg)
 		rt->fn1(r, parts[2]);
 	else

@@ -99,7 +99,13 @@ expect 200 $CI GET /v1/usage
 expect 200 $ADMIN 'GET' '/v1/usage?by=weekday&pool=oa-1'
 expect 400 $CI 'GET' '/v1/usage?by=month'
 expect 200 $CI GET /v1/drivers
+expect 403 $VIEWER POST "/v1/instances/$id/heartbeat" '{"gpu_util": 0.5}'
+expect 403 $CI POST /v1/gc
 expect 200 $ADMIN GET /v1/audit
+check "jq -e '[.audit[] | select(.actor == \"demo-viewer\" and .action == \"POST\" and .result == \"403\")] | length == 1' '$T/last.json' >/dev/null" \
+	"a viewer's refused heartbeat is audited (under its method)"
+check "jq -e '[.audit[] | select(.actor == \"demo-ci\" and .action == \"gc\" and .result == \"403\")] | length == 1' '$T/last.json' >/dev/null" \
+	"an operator's refused gc is audited as gc"
 expect 403 $CI GET /v1/audit
 expect 200 $ADMIN POST /v1/gc
 expect 202 $CI POST /v1/reconcile
