@@ -189,7 +189,12 @@ left=$(cd "$S" && find . -type f | sed 's|^\./||')
 [ -z "$left" ] || { echo "mkdeb: staged files in no package: $left" >&2; exit 1; }
 install -d "$B/lib/systemd/system" "$B/usr/lib/sysusers.d" "$B/etc/gpubroker"
 for u in gpubroker.service gpubroker-replica@.service; do
-	sed 's|/usr/local/bin/gpubroker|/usr/bin/gpubroker|g; s|make install PREFIX=/usr/local|apt install gpubroker|' \
+	# the binary in /usr/bin; the package did the source tree's install steps
+	sed -e 's|/usr/local/bin/gpubroker|/usr/bin/gpubroker|g' \
+	    -e '/^# Install: /,/systemctl enable --now gpubroker$/c\
+# Installed by the Debian package gpubroker (user, units, config): edit\
+# /etc/gpubroker/broker.yaml, then `systemctl enable --now gpubroker`.' \
+	    -e '/install -m 0644 packaging\/gpubroker-replica@.service/d' \
 		"packaging/$u" >"$B/lib/systemd/system/$u"
 	chmod 0644 "$B/lib/systemd/system/$u"
 done
