@@ -86,10 +86,13 @@ check "dpkg-deb -f '$(deb gpubroker)' Depends | grep -q 'libmicrohttpd12' && dpk
 	"the broker depends on the libraries its binary links (dpkg-shlibdeps)"
 check "dpkg-deb -f '$(deb gpubroker)' Conffiles >/dev/null; dpkg-deb -I '$(deb gpubroker)' conffiles | grep -qx /etc/gpubroker/broker.yaml" \
 	"/etc/gpubroker/broker.yaml is a conffile"
+# lintian reads the .deb files while the rest goes on (its verdict is
+# awaited before the purge)
+LINT_PID=
 if command -v lintian >/dev/null 2>&1; then
-	lintian --fail-on error,warning "$T"/deb/*.deb >"$T/lintian.out" 2>&1 ||
-		fail "lintian: $(grep -v 'root privileges' "$T/lintian.out")"
-	echo "ok: lintian: no error, no warning ($(cat "$T"/deb/work/*/usr/share/lintian/overrides/* | grep -c '^[a-z]') overrides, each with its reason) $(secs)"
+	lintian --fail-on error,warning "$T"/deb/*.deb >"$T/lintian.out" 2>&1 9>&- &
+	LINT_PID=$!
+	BG_PIDS="$BG_PIDS $LINT_PID"
 else
 	echo "note: lintian is not installed (make deps): the packages were not linted"
 fi
@@ -163,6 +166,11 @@ done
 dpkg_w -i $(for p in $PKGS; do deb $p "$V2"; done) || fail "upgrade: $(tail -5 "$T/dpkg.out")"
 check "[ \"\$(dpkg-query -W -f '\${Version}' gpubroker)\" = '$V2' ]" "upgraded to $V2"
 check "tail -n 1 /etc/gpubroker/broker.yaml | grep -qx '# changed here'" "the changed conffile survived the upgrade"
+
+if [ -n "$LINT_PID" ]; then
+	wait "$LINT_PID" || fail "lintian: $(grep -v 'root privileges' "$T/lintian.out")"
+	echo "ok: lintian: no error, no warning ($(cat "$T"/deb/work/*/usr/share/lintian/overrides/* | grep -c '^[a-z]') overrides, each with its reason) $(secs)"
+fi
 
 # ---------------------------------------------------------------- purge
 # every file and folder of the packages (folders shared with the system,
