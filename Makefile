@@ -100,6 +100,11 @@ $(CONFIG_MK): scripts/configure.sh scripts/deps.sh
 # ---------------------------------------------------------------- sources
 CORE_SRCS := $(filter-out core/cli/main.c,$(foreach l,$(CORE_LAYERS),$(wildcard core/$(l)/*.c)))
 CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/obj/%.o)
+# The API's description, built into the daemon (GET /v1/openapi.json) and
+# installed beside the manual page's documentation (share/doc/gpubroker).
+OPENAPI := docs/openapi.json
+OPENAPI_OBJ := $(BUILD)/obj/gen/openapi_doc.o
+CORE_OBJS += $(OPENAPI_OBJ)
 CORE_LIB  := $(BUILD)/obj/libgbcore.a
 
 # The driver SDK: drivers/common, linked into every shipped driver and
@@ -184,7 +189,7 @@ EXT_SOS := $(EXT_DRIVERS:%=$(BUILD)/lib/gpubroker/drivers/%.so)
 
 .PHONY: all deps stage FORCE test test-unit test-drivers test-integration test-reliability \
         run bench fuzz fuzz-build install uninstall clean help probe readme-policy \
-        docs-config
+        docs-config deb
 
 all: $(BIN) $(DRV_SOS) $(STAGE_PC) $(EXT_SOS) $(CLOUDSIM) $(DATA_OUT) $(POLICY_OUT) \
      $(CONSOLE_OUT) $(MAN_OUT) $(COMPLETION_OUT) probe
@@ -200,6 +205,15 @@ $(BUILD)/obj/core/$(1)/%.o: core/$(1)/%.c $(CONFIG_MK)
 	$$(Q)$$(CC) $$(CPPFLAGS_BASE) $(call layer_inc,$(1)) $$(CFLAGS_ALL) -c $$< -o $$@
 endef
 $(foreach l,$(CORE_LAYERS),$(eval $(call LAYER_RULE,$(l))))
+
+$(BUILD)/obj/gen/openapi_doc.c: $(OPENAPI) scripts/embed.sh
+	@mkdir -p $(@D)
+	$(call say,GEN,$@)
+	$(Q)scripts/embed.sh gb_openapi_json $(OPENAPI) $@
+
+$(OPENAPI_OBJ): $(BUILD)/obj/gen/openapi_doc.c
+	$(call say,CC,$<)
+	$(Q)$(CC) $(CFLAGS_ALL) -c $< -o $@
 
 $(BUILD)/obj/drivers/%.o: drivers/%.c $(CONFIG_MK)
 	@mkdir -p $(@D)
@@ -445,9 +459,16 @@ install: all
 	    install -d $$d && install -m 0644 $(SHARE)/drivers/$$x/data/* $$d/; done
 	$(call install_dev,$(DESTDIR)$(PREFIX),$(PREFIX))
 	if [ -x $(PROBE_BIN) ]; then install -m 0755 $(PROBE_BIN) $(DESTDIR)$(PREFIX)/bin/gpuprobe; fi
+	install -d $(DESTDIR)$(PREFIX)/share/doc/gpubroker
+	install -m 0644 $(OPENAPI) $(DESTDIR)$(PREFIX)/share/doc/gpubroker/openapi.json
 	for f in $(MAN_OUT) $(COMPLETION_OUT); do \
 	    d=$(DESTDIR)$(PREFIX)/share/$$(dirname $${f#$(BUILD)/share/}); \
 	    install -d $$d && install -m 0644 $$f $$d/; done
+
+# Debian packages of this build (scripts/mkdeb.sh): gpubroker,
+# gpubroker-dev and gpubroker-driver-<name>, into $(BUILD)/deb.
+deb: all
+	@BUILD=$(BUILD) scripts/mkdeb.sh
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/gpubroker $(DESTDIR)$(PREFIX)/bin/gpuprobe \
@@ -456,12 +477,13 @@ uninstall:
 	    $(DESTDIR)$(LIBDIR)/libgpubroker-driver-sdk.a \
 	    $(DESTDIR)$(PREFIX)/include/gpubroker/driver.h \
 	    $(DESTDIR)$(PREFIX)/share/man/man1/gpubroker.1 \
+	    $(DESTDIR)$(PREFIX)/share/doc/gpubroker/openapi.json \
 	    $(DESTDIR)$(PREFIX)/share/bash-completion/completions/gpubroker \
 	    $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_gpubroker \
 	    $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/gpubroker.fish
 	rm -rf $(DESTDIR)$(LIBDIR)/gpubroker $(DESTDIR)$(PREFIX)/share/gpubroker \
 	    $(DESTDIR)$(PREFIX)/include/gpubroker/sdk
-	rmdir $(DESTDIR)$(PREFIX)/include/gpubroker 2>/dev/null || true
+	rmdir $(DESTDIR)$(PREFIX)/include/gpubroker $(DESTDIR)$(PREFIX)/share/doc/gpubroker 2>/dev/null || true
 
 clean:
 	rm -rf build
@@ -478,6 +500,7 @@ help:
 	@echo "  make bench      benchmarks with targets (see BENCHMARKS.md)"
 	@echo "  make fuzz       libFuzzer targets, FUZZ_SECONDS each (default 60)"
 	@echo "  make install PREFIX=/usr/local DESTDIR=   |  make uninstall  |  make clean"
+	@echo "  make deb        Debian packages (gpubroker, gpubroker-dev, gpubroker-driver-*) in BUILD/deb"
 	@echo "          (installs driver.h, the driver SDK and their pkg-config files too)"
 	@echo "  make stage      driver.h + SDK + .pc files into BUILD/stage (make all does it)"
 	@echo "  make readme-policy   README.md's policy fields from core/plan/policy_fields.h"

@@ -57,13 +57,48 @@ fi
 # (tests/integration/prometheus_dashboard.sh): Debian's prometheus has both.
 command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1 ||
 	missing="$missing prometheus"
+# The API's description (docs/openapi.json): every answer of
+# tests/integration/openapi.sh is validated against it with Debian's
+# python3-jsonschema; Redocly CLI lints it (Node, below).
+if ! /usr/bin/python3 -c 'import jsonschema' >/dev/null 2>&1; then
+	missing="$missing python3-jsonschema"
+fi
+command -v npm >/dev/null 2>&1 || missing="$missing npm"
+# Debian packages: `make deb` (dpkg-dev: dpkg-shlibdeps) and its check
+command -v dpkg-shlibdeps >/dev/null 2>&1 || missing="$missing dpkg-dev"
+command -v lintian >/dev/null 2>&1 || missing="$missing lintian"
 # IANA time zones for autoscale schedule windows (core/base/tzfile.c reads
 # the compiled zone files; tests/unit/test_tzfile.c needs them).
 [ -r /usr/share/zoneinfo/Europe/Berlin ] || missing="$missing tzdata"
 [ -n "${GB_DEPS_EXTRA:-}" ] && missing="$missing $GB_DEPS_EXTRA"
 
+# Node tools of the tests (tests/package.json: Redocly CLI, pinned) into
+# tests/node_modules, from the lock file, once.  Redocly CLI 2 needs Node
+# 20.19 or later: with an older one (or no registry), say so and go on;
+# tests/integration/openapi_lint.sh then skips, saying why.
+node_tools() {
+	tests=$(dirname "$0")/../tests
+	want=$(sed -n 's/.*"@redocly\/cli": *"\([^"]*\)".*/\1/p' "$tests/package.json")
+	have=$(sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' \
+	    "$tests/node_modules/@redocly/cli/package.json" 2>/dev/null | head -n 1)
+	[ "$have" = "$want" ] && return 0
+	command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || return 0
+	if ! node -e 'const [a, b] = process.versions.node.split(".").map(Number);
+	    process.exit(a > 20 || (a === 20 && b >= 19) ? 0 : 1)'; then
+		echo "deps: Node $(node --version) is older than Redocly CLI $want needs" \
+		    "(20.19); the OpenAPI lint test will be skipped" >&2
+		return 0
+	fi
+	echo "deps: installing Redocly CLI $want into tests/node_modules (npm ci)" >&2
+	(cd "$tests" && npm ci --no-audit --no-fund --ignore-scripts >&2) ||
+		echo "deps: npm ci in tests/ failed; the OpenAPI lint test will be skipped" >&2
+}
+
 missing=$(echo $missing)
-[ -z "$missing" ] && exit 0
+if [ -z "$missing" ]; then
+	node_tools
+	exit 0
+fi
 
 echo "deps: installing missing Debian packages: $missing" >&2
 if [ "$(id -u)" = 0 ]; then
@@ -83,4 +118,5 @@ $SUDO apt-get install -y -qq --no-install-recommends $missing >&2 || {
 	echo "deps: apt-get install failed for: $missing" >&2
 	exit 1
 }
+node_tools
 exit 0

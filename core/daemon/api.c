@@ -324,45 +324,75 @@ void gb_api_reload_offers(gb_api_req *r)
 	pthread_rwlock_rdlock(&r->d->cfg_lock);
 }
 
-/* /v1/<collection>[/<name>[/<tail>]].  action: NULL = GETs (not
- * audited), "" = a POST not worth auditing (plan, diff, heartbeat).
- * writes: viewers are refused. */
+/* The /v1 routes: /v1/<collection>[/<seg>[/<tail>]].  seg: "{name}" or
+ * "{id}" (any segment, handed to fn1), a literal (that segment only), or
+ * NULL (none).  action: NULL = GETs (not audited), "" = a POST not worth
+ * auditing (plan, diff, heartbeat).  who: the least role that may call
+ * it (checked here, before the handler; tokens of other teams are the
+ * handlers' business).  docs/openapi.json describes exactly these
+ * (tests/unit/test_openapi.c compares them, roles included). */
+enum { WHO_PUBLIC, WHO_VIEWER, WHO_OPERATOR, WHO_ADMIN };
+
+/* POST /v1/auth/oidc: how a CI job gets its token, so no token is asked;
+ * a browser's cross-origin or untyped POST is refused as any change's
+ * (api_guard.c).  The exchange audits itself (oidc-exchange). */
+static void auth_oidc(gb_api_req *r, const char *seg)
+{
+	(void)seg;
+	if (gb_api_guard_write(r) == 0)
+		gb_api_auth_oidc(r);
+}
+
+static const char *const who_names[] = {"public", "viewer", "operator",
+                                         "admin"};
 static const struct route {
 	const char *method;
 	const char *collection;
-	int has_name;
+	const char *seg;
 	const char *tail;
 	const char *action;
-	int writes;
+	int who;
 	void (*fn0)(gb_api_req *r);
 	void (*fn1)(gb_api_req *r, const char *name);
 } routes[] = {
-	{"GET", "pools", 0, NULL, NULL, 0, gb_api_pools_list, NULL},
-	{"GET", "pools", 1, NULL, NULL, 0, NULL, gb_api_pool_get},
-	{"PUT", "pools", 1, NULL, "apply", 1, NULL, gb_api_pool_put},
-	{"DELETE", "pools", 1, NULL, "destroy", 1, NULL, gb_api_pool_delete},
-	{"POST", "pools", 1, "scale", "scale", 1, NULL, gb_api_pool_scale},
-	{"POST", "pools", 1, "demand", "demand", 1, NULL, gb_api_pool_demand},
-	{"POST", "pools", 1, "diff", "", 0, NULL, gb_api_pool_diff},
-	{"GET", "pools", 1, "instances", NULL, 0, NULL, gb_api_pool_instances},
-	{"GET", "pools", 1, "plan", NULL, 0, NULL, gb_api_pool_plan},
-	{"GET", "pools", 1, "spec", NULL, 0, NULL, gb_api_pool_spec},
-	{"POST", "instances", 1, "heartbeat", "", 1, NULL, gb_api_heartbeat},
-	{"POST", "plan", 0, NULL, "", 0, gb_api_plan, NULL},
-	{"GET", "offers", 0, NULL, NULL, 0, gb_api_offers, NULL},
-	{"POST", "offers", 1, NULL, "refresh-prices", 1, NULL,
+	{"GET", "openapi.json", NULL, NULL, NULL, WHO_PUBLIC, gb_api_openapi, NULL},
+	{"POST", "auth", "oidc", NULL, "", WHO_PUBLIC, NULL, auth_oidc},
+	{"GET", "pools", NULL, NULL, NULL, WHO_VIEWER, gb_api_pools_list, NULL},
+	{"GET", "pools", "{name}", NULL, NULL, WHO_VIEWER, NULL, gb_api_pool_get},
+	{"PUT", "pools", "{name}", NULL, "apply", WHO_OPERATOR, NULL,
+	 gb_api_pool_put},
+	{"DELETE", "pools", "{name}", NULL, "destroy", WHO_OPERATOR, NULL,
+	 gb_api_pool_delete},
+	{"POST", "pools", "{name}", "scale", "scale", WHO_OPERATOR, NULL,
+	 gb_api_pool_scale},
+	{"POST", "pools", "{name}", "demand", "demand", WHO_OPERATOR, NULL,
+	 gb_api_pool_demand},
+	{"POST", "pools", "{name}", "diff", "", WHO_VIEWER, NULL,
+	 gb_api_pool_diff},
+	{"GET", "pools", "{name}", "instances", NULL, WHO_VIEWER, NULL,
+	 gb_api_pool_instances},
+	{"GET", "pools", "{name}", "plan", NULL, WHO_VIEWER, NULL,
+	 gb_api_pool_plan},
+	{"GET", "pools", "{name}", "spec", NULL, WHO_VIEWER, NULL,
+	 gb_api_pool_spec},
+	{"POST", "instances", "{id}", "heartbeat", "", WHO_OPERATOR, NULL,
+	 gb_api_heartbeat},
+	{"POST", "plan", NULL, NULL, "", WHO_VIEWER, gb_api_plan, NULL},
+	{"GET", "offers", NULL, NULL, NULL, WHO_VIEWER, gb_api_offers, NULL},
+	{"POST", "offers", "refresh", NULL, "refresh-prices", WHO_ADMIN, NULL,
 	 gb_api_offers_refresh},
-	{"GET", "events", 0, NULL, NULL, 0, gb_api_events, NULL},
-	{"GET", "cost", 0, NULL, NULL, 0, gb_api_cost, NULL},
-	{"GET", "usage", 0, NULL, NULL, 0, gb_api_usage, NULL},
-	{"GET", "drivers", 0, NULL, NULL, 0, gb_api_drivers, NULL},
-	{"GET", "audit", 0, NULL, NULL, 0, gb_api_audit, NULL},
-	{"POST", "gc", 0, NULL, "gc", 1, gb_api_gc, NULL},
-	{"POST", "reconcile", 0, NULL, "reconcile", 1, gb_api_reconcile, NULL},
-	{"GET", "nodes", 0, NULL, NULL, 0, gb_api_nodes, NULL},
-	{"GET", "sites", 0, NULL, NULL, 0, gb_api_sites, NULL},
-	{"POST", "probe", 0, NULL, "probe", 1, gb_api_probe, NULL},
-	{"GET", "whoami", 0, NULL, NULL, 0, gb_api_whoami, NULL},
+	{"GET", "events", NULL, NULL, NULL, WHO_VIEWER, gb_api_events, NULL},
+	{"GET", "cost", NULL, NULL, NULL, WHO_VIEWER, gb_api_cost, NULL},
+	{"GET", "usage", NULL, NULL, NULL, WHO_VIEWER, gb_api_usage, NULL},
+	{"GET", "drivers", NULL, NULL, NULL, WHO_VIEWER, gb_api_drivers, NULL},
+	{"GET", "audit", NULL, NULL, NULL, WHO_ADMIN, gb_api_audit, NULL},
+	{"POST", "gc", NULL, NULL, "gc", WHO_ADMIN, gb_api_gc, NULL},
+	{"POST", "reconcile", NULL, NULL, "reconcile", WHO_OPERATOR,
+	 gb_api_reconcile, NULL},
+	{"GET", "nodes", NULL, NULL, NULL, WHO_VIEWER, gb_api_nodes, NULL},
+	{"GET", "sites", NULL, NULL, NULL, WHO_VIEWER, gb_api_sites, NULL},
+	{"POST", "probe", NULL, NULL, "probe", WHO_ADMIN, gb_api_probe, NULL},
+	{"GET", "whoami", NULL, NULL, NULL, WHO_VIEWER, gb_api_whoami, NULL},
 };
 
 /* /readyz is public: it says "state store unreachable" and no more (the
@@ -381,11 +411,73 @@ static void readyz_log(gb_daemon *d)
 	       "unreachable: %s", gb_store_errmsg(d->store));
 }
 
+int gb_api_route_at(size_t i, const char **method, char *path, size_t cap,
+                    const char **least_role)
+{
+	const struct route *rt;
+	if (i >= GB_ARRAY_LEN(routes))
+		return -1;
+	rt = &routes[i];
+	*method = rt->method;
+	*least_role = who_names[rt->who];
+	snprintf(path, cap, "/v1/%s%s%s%s%s", rt->collection,
+	         rt->seg ? "/" : "", rt->seg ? rt->seg : "",
+	         rt->tail ? "/" : "", rt->tail ? rt->tail : "");
+	return 0;
+}
+
+/* The route of a split /v1 path: the route, or NULL with *path_matched
+ * set when another method has that path.  public_only: only the routes
+ * that need no token. */
+static const struct route *find_route(char parts[5][160], int n,
+                                      const char *m, int public_only,
+                                      int *path_matched)
+{
+	*path_matched = 0;
+	if (n < 2 || n > 4 || strcmp(parts[0], "v1") != 0)
+		return NULL;
+	for (size_t i = 0; i < GB_ARRAY_LEN(routes); i++) {
+		const struct route *rt = &routes[i];
+		int want = 2 + (rt->seg ? 1 : 0) + (rt->tail ? 1 : 0);
+		if ((public_only && rt->who != WHO_PUBLIC) || n != want ||
+		    strcmp(parts[1], rt->collection) != 0 ||
+		    (rt->seg && rt->seg[0] != '{' &&
+		     strcmp(parts[2], rt->seg) != 0) ||
+		    (rt->tail && strcmp(parts[3], rt->tail) != 0))
+			continue;
+		*path_matched = 1;
+		if (strcmp(m, rt->method) == 0)
+			return rt;
+	}
+	return NULL;
+}
+
+static void call_route(gb_api_req *r, const struct route *rt,
+                       char parts[5][160])
+{
+	if (rt->seg)
+		snprintf(r->target, sizeof(r->target), "%s", parts[2]);
+	/* a refusal is audited under the route's action (or the method,
+	 * api_http.c, for those not worth auditing when accepted) */
+	if (rt->action && *rt->action)
+		r->action = rt->action;
+	if ((rt->who == WHO_OPERATOR && !gb_api_can_write(r)) ||
+	    (rt->who == WHO_ADMIN && !gb_api_is_admin(r)))
+		return;
+	if (rt->action && !*rt->action)
+		r->action = NULL;
+	if (rt->seg)
+		rt->fn1(r, parts[2]);
+	else
+		rt->fn0(r);
+}
+
 static void route(gb_api_req *r)
 {
 	char parts[5][160];
-	int n = split_path(r->path, parts);
+	int n = split_path(r->path, parts), path_matched;
 	const char *m = r->method;
+	const struct route *rt;
 
 	if (n == 1 && strcmp(parts[0], "healthz") == 0) {
 		r->resp = json_pack("{s:s}", "status", "ok");
@@ -407,14 +499,9 @@ static void route(gb_api_req *r)
 	/* DNS rebinding, cross-origin writes, untyped bodies: api_guard.c */
 	if (gb_api_guard_host(r) != 0 || gb_api_console(r))
 		return;
-	if (n == 3 && strcmp(parts[0], "v1") == 0 &&
-	    strcmp(parts[1], "auth") == 0 && strcmp(parts[2], "oidc") == 0) {
-		/* the exchange is how a CI job gets its token */
-		if (strcmp(m, "POST") != 0)
-			gb_api_error(r, 405, "MethodNotAllowed",
-			             "%s is not allowed on %s", m, r->path);
-		else if (gb_api_guard_write(r) == 0)
-			gb_api_auth_oidc(r);
+	/* routes without a token: the API's description */
+	if ((rt = find_route(parts, n, m, 1, &path_matched)) != NULL) {
+		call_route(r, rt, parts);
 		return;
 	}
 	if (authenticate(r, 1) != 0 || gb_api_guard_write(r) != 0)
@@ -436,38 +523,16 @@ static void route(gb_api_req *r)
 		r->status = 200;
 		return;
 	}
-	if (n < 2 || n > 4 || strcmp(parts[0], "v1") != 0)
-		goto notfound;
-	{
-		int path_matched = 0;
-		for (size_t i = 0; i < GB_ARRAY_LEN(routes); i++) {
-			const struct route *rt = &routes[i];
-			int want = 2 + rt->has_name + (rt->tail ? 1 : 0);
-			if (n != want || strcmp(parts[1], rt->collection) != 0 ||
-			    (rt->tail && strcmp(parts[3], rt->tail) != 0))
-				continue;
-			path_matched = 1;
-			if (strcmp(m, rt->method) != 0)
-				continue;
-			if (rt->writes && !gb_api_can_write(r))
-				return;
-			if (rt->has_name)
-				snprintf(r->target, sizeof(r->target), "%s", parts[2]);
-			if (rt->action)
-				r->action = *rt->action ? rt->action : NULL;
-			if (rt->has_name)
-				rt->fn1(r, parts[2]);
-			else
-				rt->fn0(r);
-			return;
-		}
-		if (path_matched) {
-			gb_api_error(r, 405, "MethodNotAllowed",
-			             "%s is not allowed on %s", m, r->path);
-			return;
-		}
+	rt = find_route(parts, n, m, 0, &path_matched);
+	if (rt) {
+		call_route(r, rt, parts);
+		return;
 	}
-notfound:
+	if (path_matched) {
+		gb_api_error(r, 405, "MethodNotAllowed",
+		             "%s is not allowed on %s", m, r->path);
+		return;
+	}
 	gb_api_error(r, 404, "NotFound",
 	             "no endpoint %s %s (see README, 'The daemon')", m, r->path);
 }

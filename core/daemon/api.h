@@ -223,6 +223,20 @@ void gb_api_nodes(gb_api_req *r);
 void gb_api_sites(gb_api_req *r);
 void gb_api_probe(gb_api_req *r);
 void gb_api_whoami(gb_api_req *r);
+/* GET /v1/openapi.json: the API's description (docs/openapi.json, built
+ * into the binary), without a token. */
+void gb_api_openapi(gb_api_req *r);
+/* The text of docs/openapi.json (generated at build: scripts/embed.sh),
+ * NUL-terminated, gb_openapi_json_len bytes before the NUL. */
+extern const unsigned char gb_openapi_json[];
+extern const size_t gb_openapi_json_len;
+/* The i-th /v1 route: its method, its path as the description names it
+ * ("/v1/pools/{name}/scale", into path, cap bytes) and the least role
+ * that may call it ("public" = no token, "viewer", "operator",
+ * "admin"); method and role are static strings.  0, or -1 past the
+ * last route. */
+int gb_api_route_at(size_t i, const char **method, char *path, size_t cap,
+                    const char **least_role);
 
 /* ---- api_guard.c: what a browser could be made to send (its header
  * comment has the rules).  0 allowed; else the 403/415 is set on r and

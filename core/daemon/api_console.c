@@ -1,4 +1,5 @@
-/* api_console.c -- the web console's files (GET / and GET /console/NAME)
+/* api_console.c -- the web console's files (GET / and GET /console/NAME),
+ * the API's description (GET /v1/openapi.json, no token)
  * and GET /v1/whoami, what the console shows of the signed-in token.
  *
  * The console is static HTML, CSS and JavaScript installed with the
@@ -131,5 +132,14 @@ void gb_api_whoami(gb_api_req *r)
 	                    r->team ? json_string(r->team) : json_null());
 	if (r->ci_labels) /* a CI job's exchanged token */
 		json_object_set(r->resp, "labels", r->ci_labels);
+	r->status = 200;
+}
+
+void gb_api_openapi(gb_api_req *r)
+{
+	r->text = gb_xmalloc(gb_openapi_json_len + 1);
+	memcpy(r->text, gb_openapi_json, gb_openapi_json_len + 1);
+	r->text_len = gb_openapi_json_len;
+	r->content_type = "application/json";
 	r->status = 200;
 }

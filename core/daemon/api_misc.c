@@ -215,8 +215,6 @@ void gb_api_audit(gb_api_req *r)
 	const char *after_s = gb_api_query(r, "after");
 	int64_t after = 0;
 	json_t *a;
-	if (!gb_api_is_admin(r))
-		return;
 	if (after_s && gb_parse_int64(after_s, &after) != 0) {
 		gb_api_error(r, 400, "BadQuery", "after is an integer");
 		return;
@@ -236,8 +234,6 @@ void gb_api_gc(gb_api_req *r)
 {
 	json_t *rep = NULL;
 	int rc;
-	if (!gb_api_is_admin(r))
-		return;
 	rc = gb_engine_gc(r->d->eng, gb_api_query(r, "adopt") != NULL, &rep);
 	if (rc < 0) {
 		json_decref(rep);
@@ -259,13 +255,7 @@ void gb_api_offers_refresh(gb_api_req *r, const char *name)
 {
 	json_t *report;
 	int done = 0, failed;
-	if (strcmp(name, "refresh") != 0) {
-		gb_api_error(r, 404, "NotFound", "no endpoint POST /v1/offers/%s",
-		             name);
-		return;
-	}
-	if (!gb_api_is_admin(r))
-		return;
+	(void)name; /* "refresh": the route's literal segment (api.c) */
 	if (gb_store_is_shared(r->d->store)) {
 		/* one replica at a time lists the clouds' prices */
 		char holder[128];

@@ -37,8 +37,6 @@ void gb_api_probe(gb_api_req *r)
 	json_t *j, *names, *v;
 	const char **argv;
 	size_t i, n;
-	if (!gb_api_is_admin(r))
-		return;
 	j = r->body.len ? gb_api_body_json(r) : json_object();
 	if (!j)
 		return;

@@ -2,7 +2,8 @@
 # daemon_auth.sh -- the daemon's API security: the auth matrix (no token,
 # wrong token, viewer mutating, operator on another team's pool, admin),
 # an audit row for every mutation (also refused ones), request limits,
-# and errors as JSON a person can act on.  Tokens are the demo tokens of
+# and errors as JSON a person can act on, each answer as docs/openapi.json
+# describes it (api_check).  Tokens are the demo tokens of
 # examples/cloudsim-broker.yaml.
 . "$GB_SRC/tests/lib/integration.sh"
 
@@ -11,14 +12,17 @@ daemon_start
 U=$GPUBROKER_SERVER
 ADMIN=demo-admin-token CI=demo-ci-token VIEWER=demo-viewer-token OTHER=demo-other-team-token
 
-# code TOKEN METHOD PATH [BODY] -> prints the HTTP status
+# code TOKEN METHOD PATH [BODY] -> prints the HTTP status; the answer is
+# kept for api_check (docs/openapi.json)
 code() {
 	if [ -n "${4:-}" ]; then
-		curl -s -o "$T/body.json" -w '%{http_code}' -X "$2" ${1:+-H "Authorization: Bearer $1"} \
-			-H 'Content-Type: application/json' --data-binary "$4" "$U$3"
+		_c=$(curl -s -o "$T/body.json" -w '%{http_code}' -X "$2" ${1:+-H "Authorization: Bearer $1"} \
+			-H 'Content-Type: application/json' --data-binary "$4" "$U$3")
 	else
-		curl -s -o "$T/body.json" -w '%{http_code}' -X "$2" ${1:+-H "Authorization: Bearer $1"} "$U$3"
+		_c=$(curl -s -o "$T/body.json" -w '%{http_code}' -X "$2" ${1:+-H "Authorization: Bearer $1"} "$U$3")
 	fi
+	api_keep "$2" "$3" "$_c" "$T/body.json"
+	printf %s "$_c"
 }
 
 check "[ \"\$(code '' GET /healthz)\" = 200 ]" "healthz needs no token"
@@ -60,6 +64,8 @@ check "[ \"\$(code $ADMIN PUT /v1/pools/bad 'not json')\" = 400 ]" "garbage: 400
 check "[ \"\$(code $ADMIN GET /v1/nope)\" = 404 ]" "unknown endpoint: 404"
 check "[ \"\$(code $ADMIN PATCH /v1/pools/auth-r)\" = 405 ]" "wrong method: 405"
 check "[ \"\$(code $ADMIN GET /healthz)\" = 200 ]" "the daemon keeps serving"
+
+api_check
 
 # every mutation audited, refused ones included
 GPUBROKER_TOKEN=$ADMIN gb destroy auth-r --auto-approve >/dev/null 2>&1 || fail "admin destroy failed"

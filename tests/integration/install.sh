@@ -27,7 +27,9 @@ done
 	fail "the installed man page is not what the installed binary's 'help --man' prints"
 "$P/bin/gpubroker" completion bash | cmp -s - "$P/share/bash-completion/completions/gpubroker" ||
 	fail "the installed bash completion is not what 'completion bash' prints"
-echo "ok: the man page and the bash, zsh and fish completions installed (the binary's own)"
+cmp -s "$GB_SRC/docs/openapi.json" "$P/share/doc/gpubroker/openapi.json" ||
+	fail "share/doc/gpubroker/openapi.json is not docs/openapi.json"
+echo "ok: the man page, the API's description and the bash, zsh and fish completions installed (the binary's own)"
 
 # DESTDIR stages the same tree under a root (packaging), prefix unchanged
 make -s -C "$GB_SRC" BUILD="$GB_BUILD" install PREFIX=/usr/local DESTDIR="$T/stage" >"$T/stage.log" 2>&1 ||

@@ -213,3 +213,30 @@ gb_spec_json() {
 	/usr/bin/python3 -c 'import json, sys, yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1]))))' "$1" ||
 		fail "cannot convert $1 to JSON (python3-yaml missing?)"
 }
+
+# api_keep METHOD PATH STATUS FILE: keep a daemon's answer (FILE, the
+# body) for api_check; answers outside /v1 are not described, not kept.
+api_keep() {
+	case $2 in /v1/*) ;; *) return 0 ;; esac
+	mkdir -p "$T/api"
+	_k=$(mktemp "$T/api/answer.XXXXXX")
+	cp "$4" "$_k"
+	printf '%s\t%s\t%s\t%s\n' "$1" "${2%%\?*}" "$3" "$_k" >>"$T/api/index.tsv"
+}
+
+# api_check: every answer api_keep kept must be an operation and status
+# of docs/openapi.json and match its schema (tests/lib/openapi_check.py,
+# Debian's python3-jsonschema; without it, a note).  The check's report
+# is in $T/api/check.out.
+api_check() {
+	[ -s "$T/api/index.tsv" ] || fail "api_check: no answer was kept"
+	if ! /usr/bin/python3 -c 'import jsonschema' 2>/dev/null; then
+		echo "note: python3-jsonschema is missing (make deps): answers not checked against docs/openapi.json"
+		return 0
+	fi
+	_rc=0
+	/usr/bin/python3 "$GB_SRC/tests/lib/openapi_check.py" "$GB_SRC/docs/openapi.json" \
+		"$T/api/index.tsv" >"$T/api/check.out" 2>&1 || _rc=$?
+	cat "$T/api/check.out"
+	[ $_rc = 0 ] || fail "answers that do not match docs/openapi.json (above)"
+}
