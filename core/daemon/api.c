@@ -333,6 +333,8 @@ static const struct route {
 	{"GET", "nodes", 0, NULL, NULL, 0, gb_api_nodes, NULL},
 	{"GET", "sites", 0, NULL, NULL, 0, gb_api_sites, NULL},
 	{"POST", "probe", 0, NULL, "probe", 1, gb_api_probe, NULL},
+	{"POST", "nodes", 1, "clear", "nodes-clear", 1, NULL,
+	 gb_api_node_clear},
 	{"GET", "whoami", 0, NULL, NULL, 0, gb_api_whoami, NULL},
 };
 

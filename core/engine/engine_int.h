@@ -95,6 +95,12 @@ void gb_engine__note_converge(gb_engine *e, const char *pool,
                               const gb_engine_result *res);
 void gb_engine__drop_settled(gb_engine *e);
 
+/* How many times one placement walk asks a place again after a create
+ * there failed with GB_ERR_CODE_NODE_UNHEALTHY (the driver dropped the
+ * failing machine: the place may have others).  Each failure is an
+ * "unhealthy" event; past this the walk goes on down the plan. */
+#define GB_NODE_RETRIES 8
+
 /* Permanent refusals (engine_refused.c, whose header states the rules):
  * an AUTH or INVALID error of a create is the cloud's answer to the
  * spec, not to the moment, so the cloud is not asked again for this
