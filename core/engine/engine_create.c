@@ -492,6 +492,22 @@ static void splice_first_line(char *msg, size_t cap, const char *text)
 	free(rest);
 }
 
+/* A cloud the pool names whose driver failed to load or initialise:
+ * the waiting says so (its offers are simply absent from the plan). */
+static void note_failed_drivers(gb_engine *e, const gb_pool_spec *spec,
+                                char *msg, size_t cap)
+{
+	for (size_t i = 0; e->o.drivers && i < spec->clouds.n; i++) {
+		gb_drv *d = gb_drivers_find(e->o.drivers, spec->clouds.v[i]);
+		char note[800];
+		if (!d || d->ready)
+			continue;
+		snprintf(note, sizeof(note), "cloud %s's driver is not ready "
+		         "(%.600s)", d->name, d->status);
+		splice_first_line(msg, cap, note);
+	}
+}
+
 /* Where a candidate is, for messages: "us-east-1a", "westeurope". */
 static const char *where(const gb_coffer *o)
 {
@@ -1034,6 +1050,8 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 		/* the pool's waiting (the first line) says which machine
 		 * failed, not only that there was no room */
 		splice_first_line(msg, cap, node_note);
+	if (left > 0)
+		note_failed_drivers(e, spec, msg, cap);
 out:
 	gb_buf_free(&rf.words);
 	gb_strset_free(&rf.clouds);

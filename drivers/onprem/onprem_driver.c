@@ -380,6 +380,40 @@ static json_t *cmd_clear(const onprem_ctx *c, int argc,
 	return out;
 }
 
+/* `check-inventory FILE`: parse and check an inventory file as init
+ * would, without using it (for `gpubroker validate`): {file, sites,
+ * nodes, errors: ["FILE:LINE:COL: error: KEY.PATH: message", ...]}. */
+static json_t *cmd_check_inventory(int argc, const char *const *argv,
+                                   gb_error *err)
+{
+	onprem_inventory inv;
+	char *errors = NULL;
+	json_t *o, *errs = json_array();
+	if (argc != 1) {
+		json_decref(errs);
+		drvc_err(err, GB_ERR_INVALID, 0, "Usage",
+		         "usage: check-inventory FILE");
+		return NULL;
+	}
+	memset(&inv, 0, sizeof(inv));
+	if (onprem_inventory_load(argv[0], &inv, &errors) != 0) {
+		char *p = errors ? errors : (char *)"";
+		while (*p) {
+			size_t len = strcspn(p, "\n");
+			if (len)
+				json_array_append_new(errs,
+				                      json_stringn(p, len));
+			p += len + (p[len] != 0);
+		}
+	}
+	o = json_pack("{s:s, s:I, s:I, s:o}", "file", argv[0], "sites",
+	              (json_int_t)inv.nsites, "nodes", (json_int_t)inv.nnodes,
+	              "errors", errs);
+	onprem_inventory_free(&inv);
+	free(errors);
+	return o;
+}
+
 static json_t *cmd_probe(const onprem_ctx *c, int argc,
                          const char *const *argv, gb_error *err)
 {
@@ -514,6 +548,9 @@ static int onprem_command(void *ctx, const char *verb, int argc,
 		if (need_inventory(c, err) != 0 ||
 		    !(res = cmd_probe(c, argc, argv, err)))
 			return -1;
+	} else if (!strcmp(verb, "check-inventory")) {
+		if (!(res = cmd_check_inventory(argc, argv, err)))
+			return -1;
 	} else if (!strcmp(verb, "clear")) {
 		if (need_inventory(c, err) != 0 ||
 		    !(res = cmd_clear(c, argc, argv, err)))
@@ -528,7 +565,7 @@ static int onprem_command(void *ctx, const char *verb, int argc,
 		drvc_err(err, GB_ERR_INVALID, 0, "UnknownCommand",
 		         "the onprem driver has no command \"%s\" (nodes, probe "
 		         "[NODE...], clear NODE..., sites, mig NODE "
-		         "enable|disable)", verb);
+		         "enable|disable, check-inventory FILE)", verb);
 		return -1;
 	}
 	return drvc_command_answer(res, out, ud, err);
