@@ -157,7 +157,10 @@ const gb_cmd gb_cmd_scale = {
 	"scale", "change the number of instances in a pool",
 	"NAME N [--wait [--timeout DURATION]]",
 	"Scale-down order: instances not yet running go first, then the\n"
-	"newest (highest index), so the longest-running ones stay.  Pools\n"
+	"dearest (price per hour: a cloud instance before a cheaper on-prem\n"
+	"node), then the newest (highest index), so the cheapest and\n"
+	"longest-running ones stay (autoscaled pools: least used first, then\n"
+	"the dearest, then the newest).  Pools\n"
 	"with min/max in their spec stay within them.  With --wait, waits\n"
 	"as 'apply --wait' does until every instance runs and prints their\n"
 	"addresses (exit 3 when --timeout passes first; exit 1 at once when\n"
