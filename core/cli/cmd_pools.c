@@ -186,10 +186,17 @@ static int run_status(gb_cli *cli)
 	if (name) {
 		json_t *pools = json_array();
 		json_array_append(pools, res);
-		if (cli->out != GB_OUT_TABLE)
+		if (cli->out != GB_OUT_TABLE) {
 			gb_out_render(cli, stdout, res, NULL, NULL);
-		else
+		} else {
+			json_t *dec = NULL;
 			gb_print_pools(cli, pools, 1);
+			/* the placement decision, as the API and console
+			 * show it (GET /v1/pools/NAME/plan) */
+			if (b->ops->decision(b, name, &dec) == 0)
+				gb_print_decision(dec);
+			json_decref(dec);
+		}
 		json_decref(pools);
 	} else if (!json_array_size(res) && cli->out == GB_OUT_TABLE) {
 		gb_cli_info(cli, "no pools (apply one with 'gpubroker apply "
@@ -209,6 +216,8 @@ const gb_cmd gb_cmd_status = {
 	"tries again, on a line 'NAME: waiting: REASON' (JSON: its \"waiting\"\n"
 	"object, {reason, next_attempt_at, refused}); 'waiting: refused: ...'\n"
 	"is a refusal only a change can fix (a cloud's auth or invalid\n"
-	"answer, a failing policy).",
+	"answer, a failing policy).  With NAME, the table ends with the\n"
+	"pool's placement decision: the plan its last apply walked, its\n"
+	"first choice and the first candidates (GET /v1/pools/NAME/plan).",
 	NULL, run_status,
 };

@@ -165,6 +165,18 @@ static int record(gb_engine *e, const gb_pool_spec *spec,
 					                 *o->zone ? "/" : "", o->zone,
 					                 gb_capacity_name(o->capacity),
 					                 o->price);
+				/* running at once (an on-prem node, set up
+				 * inside create): observe sees no transition,
+				 * so the running event is said here */
+				if (!existed && sn->state == GB_INST_RUNNING) {
+					const char *ip = sn->public_ip && *sn->public_ip
+					                         ? sn->public_ip
+					                         : sn->private_ip;
+					gb_engine__event(e, spec->name, r->provider_id,
+					                 "running", "%s is running%s%s",
+					                 r->name, ip && *ip ? " at " : "",
+					                 ip && *ip ? ip : "");
+				}
 			}
 			if (gb_store_inst_put(s, r) != 0) {
 				gb_inst_row_free(r);

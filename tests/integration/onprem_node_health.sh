@@ -132,6 +132,19 @@ cat "$T/ev"
 grep -q "unhealthy .*setup on node n1 failed (exit 7)" "$T/ev" || fail "no unhealthy event for n1"
 grep -q "unhealthy .*node n3 is marked unreachable" "$T/ev" || fail "no unhealthy event for n3"
 grep -q "outcome unknown\|is unknown" "$T/ev" && fail "an unreachable node is not an unknown outcome"
+# issue 41 point 6: the CLI's events name the node, and an on-prem
+# instance (running at once) gets its running event
+grep -q "running .*lab-[0-9]* is running at 127.0.0.1 \[n2\]$" "$T/ev" ||
+	fail "no running event naming n2"
+grep -q "created .* \[n2\]$" "$T/ev" || fail "the created event does not name n2"
+
+echo "== status NAME shows the placement decision"
+"$G" status lab $C >"$T/out" 2>&1
+cat "$T/out"
+grep -q "^placement decision (last apply, .*): 2 x onprem lab 4xA100-80GB on-demand" "$T/out" ||
+	fail "status does not show the placement decision"
+grep -q "candidates, ranked by .*onprem/lab 4xA100-80GB on-demand \$6.0000/h" "$T/out" ||
+	fail "status does not list the first candidates"
 
 echo "== a failed node is not offered again: the next apply does not ask it"
 "$G" apply -f "$T/pool.yaml" $C --auto-approve >"$T/out" 2>&1
