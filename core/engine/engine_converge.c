@@ -419,6 +419,14 @@ static int converge_locked(gb_engine *e, const gb_pool_row *row,
 	if (c.nextra) {
 		gb_engine__terminate_rows(e, c.extra, c.nextra, "scale down");
 		res->destroyed += (int)c.nextra;
+	} else if (rc == 0 && !waiting && need <= 0 && !c.nbroken &&
+	           !c.nincompat && (int)c.nkeep == row->desired) {
+		/* at its size and steady: owned or cheaper capacity that
+		 * freed up takes the dearest instance (make before break) */
+		int moved = gb_engine__consolidate(e, spec, ep, row->generation,
+		                                   c.keep, c.nkeep);
+		res->created += moved;
+		res->destroyed += moved;
 	}
 	retry_terminating(e, rows, n);
 	if (ep == &own)
