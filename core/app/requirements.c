@@ -31,6 +31,17 @@ json_t *gb_spec_warnings(const gb_drivers *ds, const gb_catalog *cat,
                          const gb_pool_spec *s, const gb_plan *p)
 {
 	json_t *out = json_array();
+	/* a cloud the pool names whose driver failed: nothing goes there,
+	 * and that must not pass for a plan that simply prefers others */
+	for (size_t i = 0; ds && i < s->clouds.n; i++) {
+		const gb_drv *d = gb_drivers_find(ds, s->clouds.v[i]);
+		if (d && !d->ready)
+			json_array_append_new(out, json_sprintf(
+				"pool %s names cloud %s, whose driver is not "
+				"ready (%s): nothing is placed there until it "
+				"is fixed (see 'gpubroker drivers')", s->name,
+				d->name, d->status));
+	}
 	for (size_t i = 0; ds && i < ds->n; i++) {
 		const gb_drv *d = ds->v[i];
 		size_t n;

@@ -81,6 +81,12 @@ static void load_offers(const gb_config *cfg, gb_store *st, gb_runtime *rt)
 	}
 	gb_offer_list_free(v, n);
 	gb_catalog_free(shipped);
+	/* a node driver's offers are machines you own: already paid for,
+	 * so the planner ranks them first (core/plan/plan.c) */
+	for (size_t i = 0; i < rt->drivers.n; i++)
+		if (rt->drivers.v[i]->d &&
+		    (rt->drivers.v[i]->d->caps & GB_DRV_CAP_PROBE))
+			gb_catalog_mark_owned(rt->cat, rt->drivers.v[i]->name);
 }
 
 static void sites_out(void *ud, const char *json)

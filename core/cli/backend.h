@@ -73,6 +73,10 @@ typedef struct gb_backend_ops {
 	/* *orphans: gc's report; *incomplete: some region could not be
 	 * listed.  0 or -1. */
 	int (*gc)(gb_backend *b, int adopt, json_t **orphans, int *incomplete);
+	/* The pool's placement decision (the plan its last apply walked):
+	 * 0 with *out {time, plan} (new reference), 1 when none is
+	 * recorded, -1 on an error (not printed). */
+	int (*decision)(gb_backend *b, const char *pool, json_t **out);
 	void (*close)(gb_backend *b);
 } gb_backend_ops;
 

@@ -185,6 +185,30 @@ static void status_notes(gb_cli *cli, json_t *rows)
 	}
 }
 
+/* A driver that failed to load or initialise is a failure (exit 1),
+ * named on stderr: scripts and CI must not take it for a green. */
+static int not_ready(gb_cli *cli, json_t *rows)
+{
+	gb_buf names = GB_BUF_INIT;
+	size_t i, bad = 0;
+	json_t *r;
+	json_array_foreach(rows, i, r) {
+		if (json_is_false(json_object_get(r, "ready"))) {
+			const char *n = json_string_value(json_object_get(r,
+			                                                  "name"));
+			gb_buf_printf(&names, "%s%s", bad ? ", " : "",
+			              n ? n : "?");
+			bad++;
+		}
+	}
+	if (bad)
+		gb_cli_err(cli, "%zu of %zu drivers not ready (%s): their pools "
+		           "cannot be placed there; fix what the status says",
+		           bad, json_array_size(rows), gb_buf_str(&names));
+	gb_buf_free(&names);
+	return bad ? GB_EXIT_FAIL : GB_EXIT_OK;
+}
+
 static int run_drivers(gb_cli *cli)
 {
 	gb_runtime rt;
@@ -214,17 +238,19 @@ static int run_drivers(gb_cli *cli)
 		rows = json_object_get(res, "drivers");
 		gb_out_render(cli, stdout, rows, rows, cols);
 		status_notes(cli, rows);
+		rc = not_ready(cli, rows);
 		json_decref(res);
-		return GB_EXIT_OK;
+		return rc;
 	}
 	if ((rc = gb_cli_runtime(cli, &rt, NULL, 0)) != 0)
 		return rc;
 	rows = gb_drivers_json(&rt.drivers);
 	gb_out_render(cli, stdout, rows, rows, cols);
 	status_notes(cli, rows);
+	rc = not_ready(cli, rows);
 	json_decref(rows);
 	gb_runtime_free(&rt);
-	return GB_EXIT_OK;
+	return rc;
 }
 
 const gb_cmd gb_cmd_drivers = {
@@ -239,7 +265,8 @@ const gb_cmd gb_cmd_drivers = {
 	"are set); -o json has \"credentials\": true/false for drivers that\n"
 	"need them.  Below the table, on stderr, the whole status of each\n"
 	"driver that is not ready.  With --server: the daemon's drivers\n"
-	"(GET /v1/drivers).\n"
+	"(GET /v1/drivers).  Exit 1 when a driver is not ready (failed to\n"
+	"load or initialise: a pool naming it cannot be placed there).\n"
 	"\n"
 	"'drivers test NAME' runs the conformance suite against the configured\n"
 	"driver NAME and whatever endpoint its options point at (a real cloud\n"

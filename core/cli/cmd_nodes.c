@@ -87,7 +87,23 @@ static int nodes_remote(gb_cli *cli, const char *verb, int argc,
 	const char *key = strcmp(verb, "sites") == 0 ? "sites" : "nodes";
 	int rc;
 	*doc = NULL;
-	if (strcmp(verb, "probe") == 0) {
+	if (strcmp(verb, "clear") == 0) {
+		/* one call per node: POST /v1/nodes/NODE/clear */
+		json_t *all = json_array();
+		for (int i = 0; i < argc; i++) {
+			char *path = gb_xasprintf("/v1/nodes/%s/clear", argv[i]);
+			rc = gb_remote_call(cli, "POST", path, NULL, NULL, &res);
+			free(path);
+			if (rc != 0) {
+				json_decref(all);
+				return rc;
+			}
+			json_array_extend(all, json_object_get(res, "nodes"));
+			json_decref(res);
+		}
+		*doc = all;
+		return 0;
+	} else if (strcmp(verb, "probe") == 0) {
 		json_t *names = json_array();
 		for (int i = 0; i < argc; i++)
 			json_array_append_new(names, json_string(argv[i]));
@@ -138,6 +154,11 @@ static int run_nodes(gb_cli *cli)
 	if (cli->args.n) {
 		if (!strcmp(cli->args.v[0], "probe")) {
 			verb = "probe";
+		} else if (!strcmp(cli->args.v[0], "clear")) {
+			verb = "clear";
+			if (cli->args.n < 2)
+				return gb_cli_usage(cli, "'nodes clear' needs the "
+				                         "node(s) to clear");
 		} else if (!strcmp(cli->args.v[0], "sites")) {
 			verb = "sites";
 			if (cli->args.n > 1)
@@ -145,7 +166,7 @@ static int run_nodes(gb_cli *cli)
 				                         "arguments");
 		} else {
 			return gb_cli_usage(cli, "unknown subcommand \"%s\" "
-			                         "(probe, sites)",
+			                         "(probe, clear, sites)",
 			                    cli->args.v[0]);
 		}
 		argv = (const char *const *)cli->args.v + 1;
@@ -184,20 +205,47 @@ static int run_nodes(gb_cli *cli)
 		gb_strv_free(&notes);
 		json_decref(rows);
 	}
+	rc = GB_EXIT_OK;
+	if (!strcmp(verb, "probe")) {
+		/* a probe that found a node failing is a failure: scripts
+		 * and CI see it (the table still lists every node) */
+		size_t i, bad = 0;
+		json_t *n;
+		json_array_foreach(doc, i, n) {
+			const char *st = json_string_value(json_object_get(
+				json_object_get(n, "health"), "state"));
+			if (st && (!strcmp(st, "unhealthy") ||
+			           !strcmp(st, "unreachable")))
+				bad++;
+		}
+		if (bad) {
+			gb_cli_err(cli, "%zu of %zu probed node%s failed (see "
+			           "above); fix them, then probe again or 'gpubroker "
+			           "nodes clear NODE'", bad, json_array_size(doc),
+			           json_array_size(doc) == 1 ? "" : "s");
+			rc = GB_EXIT_FAIL;
+		}
+	}
 	json_decref(doc);
-	return GB_EXIT_OK;
+	return rc;
 }
 
 const gb_cmd gb_cmd_nodes = {
 	"nodes", "on-prem nodes: health, GPUs, measured figures, leases",
-	"[probe [NODE...] | sites]",
+	"[probe [NODE...] | clear NODE... | sites]",
 	"Lists the nodes of the on-prem inventory (broker config: onprem:\n"
 	"{inventory: PATH}) with their health, GPUs, the bandwidth and TFLOP/s\n"
 	"the probe measured, their lease and the age of the last probe.\n"
 	"'nodes probe [NODE...]' copies gpuprobe to the nodes when needed,\n"
 	"runs it and stores the results; unreachable or unhealthy nodes are\n"
-	"not offered.  'nodes sites' lists the inventory's sites.  With\n"
-	"--server: the daemon's inventory (GET /v1/nodes, GET /v1/sites, and\n"
-	"POST /v1/probe, which needs an admin token).",
+	"not offered, and the command exits 1 when a probed node failed.\n"
+	"A node whose setup failed, or that could not be reached while a\n"
+	"pool was given it, is marked unhealthy (or unreachable) with the\n"
+	"reason and is not offered until a probe finds it healthy or\n"
+	"'nodes clear NODE...' says it is fixed (which also forgets a\n"
+	"failing probe report).  'nodes sites' lists the inventory's sites.\n"
+	"With --server: the daemon's inventory (GET /v1/nodes, GET /v1/sites,\n"
+	"and, with an admin token, POST /v1/probe and POST\n"
+	"/v1/nodes/NODE/clear).",
 	NULL, run_nodes,
 };

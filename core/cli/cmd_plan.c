@@ -17,7 +17,7 @@
 
 static gb_strv f_files;
 static const char *f_policies, *f_limit;
-static int f_explain, f_all;
+static int f_explain, f_all, f_allow_partial;
 
 static const gb_flag *plan_flags(void)
 {
@@ -33,6 +33,8 @@ static const gb_flag *plan_flags(void)
 		 NULL, NULL},
 		{"limit", 0, "N", "show the best N candidates (default 10)",
 		 &f_limit, NULL, NULL},
+		{"allow-partial", 0, NULL, "exit 0 when the known offers have "
+		 "room for only part of a pool", NULL, &f_allow_partial, NULL},
 		{NULL, 0, NULL, NULL, NULL, NULL, NULL},
 	};
 	return f;
@@ -50,8 +52,20 @@ static int emit(gb_cli *cli, const gb_pool_spec *s, json_t *j, json_t *all)
 	                 : GB_EXIT_OK;
 	char *msg = refused ? gb_xasprintf("apply would refuse it: %s", refused)
 	            : rc ? gb_xstrdup(none ? none : "no offer qualifies") : NULL;
+	json_int_t unplaced = json_integer_value(json_object_get(j, "unplaced"));
 	size_t i;
 	json_t *w;
+	if (!rc && unplaced > 0 && !f_allow_partial) {
+		/* the plan cannot place the whole pool: no green */
+		rc = GB_EXIT_FAIL;
+		msg = gb_xasprintf("pool %s: the known offers have room for "
+		                   "only %lld of %d instance%s (no known room for "
+		                   "%lld more); widen the spec (GPU models, "
+		                   "clouds, capacity), or --allow-partial to "
+		                   "accept that", s->name,
+		                   (long long)(s->count - unplaced), s->count,
+		                   s->count == 1 ? "" : "s", (long long)unplaced);
+	}
 	json_array_foreach(json_object_get(j, "warnings"), i, w)
 		gb_cli_info(cli, "warning: %s", json_string_value(w));
 	if (cli->out != GB_OUT_TABLE) {
@@ -231,16 +245,19 @@ static int run_plan(gb_cli *cli)
 
 const gb_cmd gb_cmd_plan = {
 	"plan", "show where pools would go, their cost, and why",
-	"-f SPEC [--explain [--all]] [--policies DIR] [--limit N]",
+	"-f SPEC [--explain [--all]] [--policies DIR] [--limit N] "
+	"[--allow-partial]",
 	"Plans every pool in SPEC against the offers of all loaded drivers:\n"
 	"spec constraints first (GPU, clouds, regions, compliance, price),\n"
 	"then the org-wide and the pool's Lua policies (filters must all pass,\n"
-	"scores add), ranked by the capacity order, then score, then price.\n"
-	"Exit 1 when a pool has no candidate (the message lists the commonest\n"
-	"refusal reasons, or, when only failover cooldowns stand in the way,\n"
-	"when the first ends and a pool would be tried again), or when\n"
-	"apply's quota and budget checks (teams[]) would refuse it.  With\n"
-	"--server the daemon plans with its own\n"
+	"scores add), ranked by the capacity order, then score, then price;\n"
+	"owned capacity (on-prem nodes, already paid for) ranks before every\n"
+	"capacity kind.  Exit 1 when a pool has no candidate (the message\n"
+	"lists the commonest refusal reasons, or, when only failover\n"
+	"cooldowns stand in the way, when the first ends and a pool would be\n"
+	"tried again), when apply's quota and budget checks (teams[]) would\n"
+	"refuse it, or when the known offers have room for only part of it\n"
+	"(unless --allow-partial).  With --server the daemon plans with its own\n"
 	"catalog, policies and capacity cooldowns (POST /v1/plan).",
 	plan_flags, run_plan,
 };

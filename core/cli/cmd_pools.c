@@ -171,7 +171,10 @@ const gb_cmd gb_cmd_scale = {
 	"scale", "change the number of instances in a pool",
 	"NAME N [--wait [--timeout DURATION]]",
 	"Scale-down order: instances not yet running go first, then the\n"
-	"newest (highest index), so the longest-running ones stay.  Pools\n"
+	"dearest (price per hour: a cloud instance before a cheaper on-prem\n"
+	"node), then the newest (highest index), so the cheapest and\n"
+	"longest-running ones stay (autoscaled pools: least used first, then\n"
+	"the dearest, then the newest).  Pools\n"
 	"with min/max in their spec stay within them.  With --wait, waits\n"
 	"as 'apply --wait' does until every instance runs and prints their\n"
 	"addresses; a scale-down waits, as destroy does, until the clouds\n"
@@ -212,10 +215,17 @@ static int run_status(gb_cli *cli)
 	if (name) {
 		json_t *pools = json_array();
 		json_array_append(pools, res);
-		if (cli->out != GB_OUT_TABLE)
+		if (cli->out != GB_OUT_TABLE) {
 			gb_out_render(cli, stdout, res, NULL, NULL);
-		else
+		} else {
+			json_t *dec = NULL;
 			gb_print_pools(cli, pools, 1);
+			/* the placement decision, as the API and console
+			 * show it (GET /v1/pools/NAME/plan) */
+			if (b->ops->decision(b, name, &dec) == 0)
+				gb_print_decision(dec);
+			json_decref(dec);
+		}
 		json_decref(pools);
 	} else if (!json_array_size(res) && cli->out == GB_OUT_TABLE) {
 		gb_cli_info(cli, "no pools (apply one with 'gpubroker apply "
@@ -237,6 +247,9 @@ const gb_cmd gb_cmd_status = {
 	"is a refusal only a change can fix (a cloud's auth or invalid\n"
 	"answer, a failing policy).  Destroyed pools are gone (as\n"
 	"'kubectl get' after a delete): not listed, and 'status NAME' of one\n"
-	"fails (exit 1); --all shows them too, with their state and reason.",
+	"fails (exit 1); --all shows them too, with their state and reason.\n"
+	"With NAME, the table ends with the pool's placement decision: the\n"
+	"plan its last apply walked, its first choice and the first\n"
+	"candidates (GET /v1/pools/NAME/plan).",
 	status_flags, run_status,
 };

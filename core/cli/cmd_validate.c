@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "nodes.h"
 #include "output.h"
 #include "plan.h"
 #include "runtime.h"
@@ -257,6 +258,74 @@ static int config_checks(gb_config *cfg, const char *path, gb_diags *d)
 	return rc;
 }
 
+/* An on-prem inventory: the onprem driver (its own schema) checks it
+ * through its check-inventory verb, every error at its file:line:col.
+ * Without the driver (not installed, not in the config) the file is
+ * reported as skipped, and that is not a pass either: 0 = valid. */
+static int check_inventory(gb_cli *cli, const char *path, const char *name,
+                           json_t *res, gb_diags *d)
+{
+	gb_drv *drv = loaded ? gb_drivers_find(&loaded->drivers, "onprem")
+	                     : NULL;
+	json_t *doc, *errs, *e;
+	char err[1024];
+	size_t i;
+	if (!drv || !drv->path || strcmp(path, "-") == 0) {
+		gb_diag_add(d, name, 0, 0, "", "an on-prem inventory, but %s: "
+		            "give it as a file, with a config (-c) whose "
+		            "drivers include onprem", strcmp(path, "-") == 0
+		                    ? "it cannot be checked from stdin"
+		                    : "the onprem driver is not loaded");
+		json_object_set_new(res, "skipped", json_true());
+		return -1;
+	}
+	if (gb_nodes_check_inventory(drv->path, path, &doc, err,
+	                             sizeof(err)) != 0) {
+		gb_diag_add(d, name, 0, 0, "", "cannot check the inventory: %s",
+		            err);
+		return -1;
+	}
+	errs = json_object_get(doc, "errors");
+	json_array_foreach(errs, i, e) {
+		/* "FILE:LINE:COL: error: KEY: message" */
+		const char *l = json_string_value(e), *p;
+		size_t plen = strlen(path);
+		int line = 0, col = 0, n = 0;
+		if (!l)
+			continue;
+		p = strncmp(l, path, plen) == 0 && l[plen] == ':' ? l + plen + 1
+		                                                  : NULL;
+		if (p && sscanf(p, "%d:%d: error: %n", &line, &col, &n) == 2 &&
+		    n > 0) {
+			const char *msg = p + n, *sep = strstr(msg, ": ");
+			char key[256] = "";
+			if (sep && (size_t)(sep - msg) < sizeof(key) &&
+			    !memchr(msg, ' ', (size_t)(sep - msg))) {
+				snprintf(key, sizeof(key), "%.*s",
+				         (int)(sep - msg), msg);
+				msg = sep + 2;
+			}
+			gb_diag_add(d, name, line, col, key, "%s", msg);
+		} else {
+			gb_diag_add(d, name, 0, 0, "", "%s", l);
+		}
+	}
+	if (!json_array_size(errs)) {
+		if (cli->out == GB_OUT_TABLE)
+			printf("ok  %s: on-prem inventory (%lld sites, %lld "
+			       "nodes)\n", name,
+			       (long long)json_integer_value(
+				       json_object_get(doc, "sites")),
+			       (long long)json_integer_value(
+				       json_object_get(doc, "nodes")));
+		json_object_set(res, "sites", json_object_get(doc, "sites"));
+		json_object_set(res, "nodes", json_object_get(doc, "nodes"));
+	}
+	i = json_array_size(errs);
+	json_decref(doc);
+	return i ? -1 : 0;
+}
+
 /* Validates one input; appends its JSON result to results.  0 = valid. */
 static int validate_one(gb_cli *cli, const char *path, enum kind want,
                         const gb_spec_opts *so, json_t *results)
@@ -284,15 +353,7 @@ static int validate_one(gb_cli *cli, const char *path, enum kind want,
 		if (k == KIND_AUTO)
 			k = detect(buf, len);
 		if (k == KIND_INVENTORY) {
-			/* The onprem driver parses and checks its inventory
-			 * (its own schema) when it loads; say so rather than
-			 * judge it by the spec schema. */
-			rc = 0;
-			if (cli->out == GB_OUT_TABLE)
-				printf("skip  %s: on-prem inventory (checked by "
-				       "the onprem driver when it loads; see "
-				       "'gpubroker nodes')\n", name);
-			json_object_set_new(res, "skipped", json_true());
+			rc = check_inventory(cli, path, name, res, &d);
 		} else if (k == KIND_SPEC) {
 			gb_spec_set set = {NULL, 0};
 			json_t *pools = json_array(), *warnings = json_array();
@@ -433,8 +494,9 @@ const gb_cmd gb_cmd_validate = {
 	"errors with file:line:col and the key path.  A file whose document\n"
 	"has the key \"pool\" is a pool spec; one with broker keys (listen,\n"
 	"drivers, tokens, ...) is a broker config; an on-prem inventory\n"
-	"(nodes:, sites:) is reported as skipped: the onprem driver checks\n"
-	"it when it loads.  With -c CONFIG, the clouds a spec names are\n"
+	"(nodes:, sites:) is checked by the onprem driver's schema (every\n"
+	"error at its file:line:col; without the onprem driver it is an\n"
+	"error, not a pass).  With -c CONFIG, the clouds a spec names are\n"
 	"checked against the config's drivers (else the installed ones), and\n"
 	"each placement.regions glob must match a region of the pool's\n"
 	"clouds (region names differ per cloud: \"eu-*\" is AWS's naming).\n"

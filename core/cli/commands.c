@@ -37,7 +37,7 @@ static const struct {
 	{&gb_cmd_state, "migrate"},
 	{&gb_cmd_policy, "test check"},
 	{&gb_cmd_drivers, "test"},
-	{&gb_cmd_nodes, "probe sites"},
+	{&gb_cmd_nodes, "probe clear sites"},
 	{&gb_cmd_offers, "refresh"},
 	{&gb_cmd_completion, "bash zsh fish"},
 };

@@ -27,11 +27,17 @@ void gb_print_events(const gb_cli *cli, json_t *events, int follow)
 	}
 	json_array_foreach(events, i, e) {
 		const char *pool = json_string_value(json_object_get(e, "pool"));
-		printf("%s  %-20s %-11s %s\n",
+		/* the instance (an on-prem node's name, a cloud's id), as
+		 * the console shows it */
+		const char *inst = json_string_value(json_object_get(e,
+		                                                     "instance"));
+		printf("%s  %-20s %-11s %s%s%s%s\n",
 		       json_string_value(json_object_get(e, "time")),
 		       pool ? pool : "-",
 		       json_string_value(json_object_get(e, "kind")),
-		       json_string_value(json_object_get(e, "message")));
+		       json_string_value(json_object_get(e, "message")),
+		       inst && *inst ? " [" : "", inst && *inst ? inst : "",
+		       inst && *inst ? "]" : "");
 	}
 	fflush(stdout);
 }

@@ -237,10 +237,18 @@ static void local_close(gb_backend *b)
 	free(l);
 }
 
+static int local_decision(gb_backend *b, const char *pool, json_t **out)
+{
+	local_backend *l = lb(b);
+	gb_store *st = l->store ? l->store : l->s.store;
+	*out = NULL;
+	return st ? gb_store_decision_last(st, pool, out) : -1;
+}
+
 static const gb_backend_ops local_ops = {
 	local_plan_diff, local_apply, local_wait, local_destroy, local_scale,
 	local_status, local_events, local_cost, local_usage, local_gc,
-	local_close,
+	local_decision, local_close,
 };
 
 int gb_local_backend_open(gb_cli *cli, unsigned needs, gb_backend **out)

@@ -26,7 +26,46 @@ static json_t *get_path(json_t *obj, const char *key)
 /* Table cells longer than this are cut with "..." (-o json has all). */
 #define GB_CELL_MAX 72
 
-static char *cell_text(json_t *v, const char *key)
+static int is_money(const char *key)
+{
+	return strstr(key, "price") || strstr(key, "per_hour") ||
+	       strstr(key, "cost") || strstr(key, "usd");
+}
+
+/* The decimals a real of column `key` gets on its own: money 4 below
+ * $1 (0.0840) else 2, hours 3 below 0.1 (0.008 = 29 s) else 2; -1 for
+ * other columns. */
+static int own_digits(const char *key, double d)
+{
+	if (is_money(key))
+		return d != 0 && d < 1 && d > -1 ? 4 : 2;
+	if (strstr(key, "hours"))
+		return d != 0 && d < 0.1 && d > -0.1 ? 3 : 2;
+	return -1;
+}
+
+/* One precision per column (the most any of its cells needs), so a
+ * column never shows 0.10 beside 0.084, or 0.9791 beside 2.31. */
+static int column_digits(json_t *rows, const char *key)
+{
+	int most = -1;
+	size_t i;
+	json_t *row;
+	json_array_foreach(rows, i, row) {
+		json_t *v = get_path(row, key);
+		int d;
+		if (!json_is_real(v))
+			continue;
+		d = own_digits(key, json_real_value(v));
+		if (d > most)
+			most = d;
+	}
+	return most;
+}
+
+/* digits >= 0: the column's precision for money and hours (else each
+ * cell's own). */
+static char *cell_text(json_t *v, const char *key, int digits)
 {
 	if (!v || json_is_null(v))
 		return gb_xstrdup("-");
@@ -44,19 +83,11 @@ static char *cell_text(json_t *v, const char *key)
 	if (json_is_integer(v))
 		return gb_xasprintf("%lld", (long long)json_integer_value(v));
 	if (json_is_real(v)) {
-		if (strstr(key, "price") || strstr(key, "per_hour") ||
-		    strstr(key, "cost") || strstr(key, "usd")) {
-			double d = json_real_value(v);
-			return gb_xasprintf(d != 0 && d < 1 && d > -1 ? "%.4f" : "%.2f",
-			                    d);
-		}
-		if (strstr(key, "hours")) {
-			/* 0.008 (29 s) or 2.50: never 0.00797083 */
-			double d = json_real_value(v);
-			return gb_xasprintf(d != 0 && d < 0.1 && d > -0.1 ? "%.3f"
-			                                                  : "%.2f",
-			                    d);
-		}
+		double d = json_real_value(v);
+		int own = own_digits(key, d);
+		if (own >= 0)
+			/* 0.008 hours (29 s) or 2.50: never 0.00797083 */
+			return gb_xasprintf("%.*f", digits >= 0 ? digits : own, d);
 		if (strcmp(key, "score") == 0)
 			return gb_xasprintf("%.3f", json_real_value(v));
 		return gb_xasprintf("%g", json_real_value(v));
@@ -68,7 +99,7 @@ static char *cell_text(json_t *v, const char *key)
 		size_t i;
 		json_t *it;
 		json_array_foreach(v, i, it) {
-			char *s = cell_text(it, key);
+			char *s = cell_text(it, key, -1);
 			if (i)
 				gb_buf_putc(&b, ',');
 			gb_buf_puts(&b, s);
@@ -93,18 +124,22 @@ void gb_out_table(FILE *f, json_t *rows, const gb_column *cols)
 {
 	size_t ncols = 0, nrows = json_array_size(rows);
 	size_t *width;
+	int *digits;
 	char **cells;
 	for (; cols[ncols].header; ncols++)
 		;
 	width = gb_xcalloc(ncols, sizeof(*width));
 	cells = gb_xcalloc((nrows ? nrows : 1) * ncols, sizeof(char *));
-	for (size_t c = 0; c < ncols; c++)
+	digits = gb_xcalloc(ncols, sizeof(*digits));
+	for (size_t c = 0; c < ncols; c++) {
 		width[c] = strlen(cols[c].header);
+		digits[c] = column_digits(rows, cols[c].key);
+	}
 	for (size_t r = 0; r < nrows; r++) {
 		json_t *row = json_array_get(rows, r);
 		for (size_t c = 0; c < ncols; c++) {
 			char *t = cell_text(get_path(row, cols[c].key),
-			                    cols[c].key);
+			                    cols[c].key, digits[c]);
 			size_t w = text_width(t);
 			cells[r * ncols + c] = t;
 			if (w > width[c])
@@ -140,6 +175,7 @@ void gb_out_table(FILE *f, json_t *rows, const gb_column *cols)
 	}
 	free(cells);
 	free(width);
+	free(digits);
 }
 
 void gb_out_json(FILE *f, json_t *v)

@@ -17,8 +17,10 @@ typedef struct gb_column {
 } gb_column;
 
 /* Print a JSON array of objects as an aligned table (columns NULL-header
- * terminated).  Strings print as-is, numbers with %g (or as fixed point
- * when the key ends in "price"/"per_hour": two decimals), null as "-". */
+ * terminated).  Strings print as-is, numbers with %g, money (keys with
+ * price/per_hour/cost/usd) and hours in fixed point with one precision
+ * per column (money: 4 decimals when a cell is below $1, else 2; hours:
+ * 3 when a cell is below 0.1, else 2), null as "-". */
 void gb_out_table(FILE *f, json_t *rows, const gb_column *cols);
 /* Pretty JSON followed by a newline. */
 void gb_out_json(FILE *f, json_t *v);

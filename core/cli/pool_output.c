@@ -168,3 +168,51 @@ void gb_print_pools(const gb_cli *cli, json_t *pools, int instances)
 		gb_out_table(stdout, insts, icols);
 	}
 }
+
+void gb_print_decision(json_t *dec)
+{
+	json_t *plan = json_object_get(dec, "plan");
+	json_t *parts = json_object_get(plan, "placement");
+	json_t *cands = json_object_get(plan, "candidates");
+	json_t *pt;
+	size_t k;
+	if (!json_is_object(plan))
+		return;
+	printf("\nplacement decision (last apply, %s):",
+	       json_string_value(json_object_get(dec, "time"))
+	               ? json_string_value(json_object_get(dec, "time"))
+	               : "?");
+	json_array_foreach(parts, k, pt) {
+		const char *z = json_string_value(json_object_get(pt, "zone"));
+		printf("%s %lld x %s %s%s%s %s %s", k ? " +" : "",
+		       (long long)json_integer_value(json_object_get(pt, "count")),
+		       json_string_value(json_object_get(pt, "cloud")),
+		       json_string_value(json_object_get(pt, "region")),
+		       z && *z ? "/" : "", z ? z : "",
+		       json_string_value(json_object_get(pt, "instance_type")),
+		       json_string_value(json_object_get(pt, "capacity")));
+	}
+	if (json_integer_value(json_object_get(plan, "unplaced")) > 0)
+		printf("; no known room for %lld more",
+		       (long long)json_integer_value(
+			       json_object_get(plan, "unplaced")));
+	printf("\n  %lld candidates, ranked by %s; the first:",
+	       (long long)json_integer_value(json_object_get(plan,
+	                                                     "candidate_count")),
+	       json_string_value(json_object_get(plan, "scored_by"))
+	               ? json_string_value(json_object_get(plan, "scored_by"))
+	               : "price");
+	json_array_foreach(cands, k, pt) {
+		const char *z = json_string_value(json_object_get(pt, "zone"));
+		if (k >= 3)
+			break;
+		printf("%s %s/%s %s %s $%.4f/h", k ? "," : "",
+		       json_string_value(json_object_get(pt, "cloud")),
+		       z && *z ? z : json_string_value(json_object_get(pt,
+		                                                      "region")),
+		       json_string_value(json_object_get(pt, "instance_type")),
+		       json_string_value(json_object_get(pt, "capacity")),
+		       json_number_value(json_object_get(pt, "price_per_hour")));
+	}
+	printf("\n");
+}

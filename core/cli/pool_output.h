@@ -14,4 +14,9 @@ void gb_print_diff(FILE *f, json_t *diff);
  * pool, and with instances=1 each pool's instances with addresses. */
 void gb_print_pools(const gb_cli *cli, json_t *pools, int instances);
 
+/* Prints a placement decision ({time, plan}: the plan of the pool's
+ * last apply) in a few lines: when, the first choice, the first
+ * candidates. */
+void gb_print_decision(json_t *dec);
+
 #endif

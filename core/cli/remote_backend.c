@@ -550,10 +550,25 @@ static void remote_close(gb_backend *b)
 	free(r);
 }
 
+/* GET /v1/pools/NAME/plan, quietly: 404 = none recorded. */
+static int remote_decision(gb_backend *b, const char *pool, json_t **out)
+{
+	char *path = pool_path(pool, "/plan"), why[256];
+	long status = 0;
+	int rc = gb_remote_try(b->cli, "GET", path, NULL, 30, &status, out,
+	                       why, sizeof(why));
+	free(path);
+	if (rc == 0)
+		return 0;
+	json_decref(*out);
+	*out = NULL;
+	return status == 404 ? 1 : -1;
+}
+
 static const gb_backend_ops remote_ops = {
 	remote_plan_diff, remote_apply, remote_wait, remote_destroy,
 	remote_scale, remote_status, remote_events, remote_cost, remote_usage,
-	remote_gc, remote_close,
+	remote_gc, remote_decision, remote_close,
 };
 
 int gb_remote_backend_open(gb_cli *cli, unsigned needs, gb_backend **out)

@@ -392,6 +392,8 @@ static const struct route {
 	{"GET", "nodes", NULL, NULL, NULL, WHO_VIEWER, gb_api_nodes, NULL},
 	{"GET", "sites", NULL, NULL, NULL, WHO_VIEWER, gb_api_sites, NULL},
 	{"POST", "probe", NULL, NULL, "probe", WHO_ADMIN, gb_api_probe, NULL},
+	{"POST", "nodes", "{name}", "clear", "nodes-clear", WHO_ADMIN, NULL,
+	 gb_api_node_clear},
 	{"GET", "whoami", NULL, NULL, NULL, WHO_VIEWER, gb_api_whoami, NULL},
 };
 

@@ -222,6 +222,9 @@ void gb_api_offers_refresh(gb_api_req *r, const char *name);
 void gb_api_nodes(gb_api_req *r);
 void gb_api_sites(gb_api_req *r);
 void gb_api_probe(gb_api_req *r);
+/* POST /v1/nodes/NODE/clear (admin): the node's failure mark and failing
+ * probe report are forgotten, so it is offered again. */
+void gb_api_node_clear(gb_api_req *r, const char *name);
 void gb_api_whoami(gb_api_req *r);
 /* GET /v1/openapi.json: the API's description (docs/openapi.json, built
  * into the binary), without a token. */

@@ -1,6 +1,7 @@
 /* api_nodes.c -- the on-prem inventory over HTTP: GET /v1/nodes,
  * GET /v1/sites, POST /v1/probe {"nodes": [NAME...]} (admin: it runs
- * the probe on the nodes; the catalog then carries the new figures). */
+ * the probe on the nodes; the catalog then carries the new figures),
+ * POST /v1/nodes/NODE/clear (admin: the node's failure is forgotten). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,4 +69,18 @@ void gb_api_probe(gb_api_req *r)
 		return;
 	gb_api_reload_offers(r); /* the new figures, at once */
 	snprintf(r->detail, sizeof(r->detail), "%zu node(s) probed", n);
+}
+
+void gb_api_node_clear(gb_api_req *r, const char *name)
+{
+	const char *argv[1];
+	if (!gb_api_is_admin(r))
+		return;
+	argv[0] = name;
+	snprintf(r->target, sizeof(r->target), "%s", name);
+	answer(r, "nodes", "clear", 1, argv);
+	if (r->status != 200)
+		return;
+	gb_api_reload_offers(r); /* the node is offered again, at once */
+	snprintf(r->detail, sizeof(r->detail), "node %s cleared", name);
 }

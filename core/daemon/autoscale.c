@@ -98,6 +98,7 @@ int gb_daemon_autoscale(gb_daemon *d, const gb_pool_row *p,
 		sm[ns].id = rows[i].id;
 		sm[ns].util = rows[i].last_gpu_util;
 		sm[ns].at = rows[i].last_heartbeat_at;
+		sm[ns].price = rows[i].price_per_hour;
 		sm[ns].created_at = (rows[i].running_ms ? rows[i].running_ms
 		                                        : rows[i].launched_ms) /
 		                    1000;

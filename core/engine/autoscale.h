@@ -45,6 +45,7 @@ typedef struct gb_as_sample {
 	double util;         /* latest gpu_util, 0..1 */
 	int64_t at;          /* its heartbeat's time (unix s); 0 = never */
 	int64_t created_at;  /* for the scale-down order */
+	double price;        /* USD/h: equal use, the dearest goes first */
 } gb_as_sample;
 
 typedef struct gb_as_state {
@@ -85,8 +86,8 @@ void gb_autoscale_decide(const gb_as_input *in, gb_as_state *st,
 int gb_autoscale_schedule_floor(const gb_autoscale *as, int64_t now);
 
 /* The k instances to remove: lowest fresh utilisation first (unknown
- * instances after every known one), then the newest.  Writes up to k ids
- * into out; returns how many. */
+ * instances after every known one), then the dearest (price), then the
+ * newest.  Writes up to k ids into out; returns how many. */
 size_t gb_autoscale_victims(const gb_as_sample *s, size_t n, int64_t now,
                             int64_t fresh_s, size_t k, int64_t *out);
 

@@ -188,6 +188,7 @@ typedef struct victim {
 	int64_t id;
 	int known;
 	double util;
+	double price;
 	int64_t created_at;
 } victim;
 
@@ -198,6 +199,8 @@ static int victim_cmp(const void *a, const void *b)
 		return y->known - x->known; /* known first */
 	if (x->known && x->util != y->util)
 		return x->util < y->util ? -1 : 1;
+	if (x->price != y->price)
+		return x->price > y->price ? -1 : 1; /* dearest */
 	if (x->created_at != y->created_at)
 		return x->created_at > y->created_at ? -1 : 1; /* newest */
 	return x->id > y->id ? -1 : x->id < y->id;
@@ -215,6 +218,7 @@ size_t gb_autoscale_victims(const gb_as_sample *s, size_t n, int64_t now,
 		v[i].known = fresh(&s[i], now, fresh_s);
 		v[i].util = s[i].util;
 		v[i].created_at = s[i].created_at;
+		v[i].price = s[i].price;
 	}
 	qsort(v, n, sizeof(*v), victim_cmp);
 	if (k > n)

@@ -52,7 +52,9 @@ static int is_broken(const gb_inst_row *r)
 	       (strcmp(r->state, "stopping") == 0 && !r->terminate_requested_ms);
 }
 
-/* Keep preference: running before pending, then oldest (lowest index). */
+/* Keep preference: running before pending, then cheapest (a scale-down
+ * releases the dearest first: a $27/h cloud instance before an on-prem
+ * node), then oldest (lowest index: the newest goes first). */
 static int keep_cmp(const void *a, const void *b)
 {
 	const gb_inst_row *x = *(const gb_inst_row *const *)a;
@@ -60,13 +62,16 @@ static int keep_cmp(const void *a, const void *b)
 	int rx = strcmp(x->state, "running") == 0, ry = strcmp(y->state, "running") == 0;
 	if (rx != ry)
 		return ry - rx;
+	if (x->price_per_hour != y->price_per_hour)
+		return x->price_per_hour < y->price_per_hour ? -1 : 1;
 	return x->name_index - y->name_index;
 }
 
 /* Autoscaled pools keep their busiest running instances: ok[] (sorted
  * by keep_cmp, running first) is reordered so that its running part runs
  * from the last to the first that gb_autoscale_victims would remove
- * (least used first, then newest; no recent heartbeat = kept). */
+ * (least used first, then dearest, then newest; no recent heartbeat =
+ * kept). */
 static void keep_busiest(gb_inst_row **ok, size_t nok)
 {
 	size_t nrun = 0;
@@ -85,6 +90,7 @@ static void keep_busiest(gb_inst_row **ok, size_t nok)
 		sm[i].util = ok[i]->last_gpu_util;
 		sm[i].at = ok[i]->last_heartbeat_at;
 		sm[i].created_at = ok[i]->name_index; /* newer = higher */
+		sm[i].price = ok[i]->price_per_hour;
 		run[i] = ok[i];
 	}
 	gb_autoscale_victims(sm, nrun, now, GB_AS_FRESH_S, nrun, order);
@@ -438,6 +444,14 @@ static int converge_locked(gb_engine *e, const gb_pool_row *row,
 		                              "scale down") == -2)
 			unsent += (int)c.nextra;
 		res->destroyed += (int)c.nextra;
+	} else if (rc == 0 && !waiting && need <= 0 && !c.nbroken &&
+	           !c.nincompat && (int)c.nkeep == row->desired) {
+		/* at its size and steady: owned or cheaper capacity that
+		 * freed up takes the dearest instance (make before break) */
+		int moved = gb_engine__consolidate(e, spec, ep, row->generation,
+		                                   c.keep, c.nkeep);
+		res->created += moved;
+		res->destroyed += moved;
 	}
 	if (unsent) {
 		/* not done: say so (the next converge sends them) */

@@ -178,6 +178,18 @@ static int record(gb_engine *e, const gb_pool_spec *spec,
 					                 *o->zone ? "/" : "", o->zone,
 					                 gb_capacity_name(o->capacity),
 					                 o->price);
+				/* running at once (an on-prem node, set up
+				 * inside create): observe sees no transition,
+				 * so the running event is said here */
+				if (!existed && sn->state == GB_INST_RUNNING) {
+					const char *ip = sn->public_ip && *sn->public_ip
+					                         ? sn->public_ip
+					                         : sn->private_ip;
+					gb_engine__event(e, spec->name, r->provider_id,
+					                 "running", "%s is running%s%s",
+					                 r->name, ip && *ip ? " at " : "",
+					                 ip && *ip ? ip : "");
+				}
 			}
 			if (gb_store_inst_put(s, r) != 0) {
 				gb_inst_row_free(r);
@@ -526,6 +538,40 @@ int gb_engine__replay_create(gb_engine *e, const gb_pool_spec *spec,
 	return 0;
 }
 
+/* A create that failed because the machine it was setting up failed
+ * (GB_ERR_CODE_NODE_UNHEALTHY: the driver undid the call and no longer
+ * offers that machine). */
+static int node_failed(const attempt *a)
+{
+	return a->failed && !a->unknown && a->err.cls == GB_ERR_CAPACITY &&
+	       strcmp(a->err.code, GB_ERR_CODE_NODE_UNHEALTHY) == 0;
+}
+
+/* msg's first line gets "; " + text appended (the rest follows). */
+static void splice_first_line(char *msg, size_t cap, const char *text)
+{
+	size_t line = strcspn(msg, "\n");
+	char *rest = gb_xstrdup(msg + line);
+	snprintf(msg + line, cap - line, "; %s%s", text, rest);
+	free(rest);
+}
+
+/* A cloud the pool names whose driver failed to load or initialise:
+ * the waiting says so (its offers are simply absent from the plan). */
+static void note_failed_drivers(gb_engine *e, const gb_pool_spec *spec,
+                                char *msg, size_t cap)
+{
+	for (size_t i = 0; e->o.drivers && i < spec->clouds.n; i++) {
+		gb_drv *d = gb_drivers_find(e->o.drivers, spec->clouds.v[i]);
+		char note[800];
+		if (!d || d->ready)
+			continue;
+		snprintf(note, sizeof(note), "cloud %s's driver is not ready "
+		         "(%.600s)", d->name, d->status);
+		splice_first_line(msg, cap, note);
+	}
+}
+
 /* Where a candidate is, for messages: "us-east-1a", "westeurope". */
 static const char *where(const gb_coffer *o)
 {
@@ -702,6 +748,8 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 	int left = need, tried = 0, cooling = 0, paced = 0, all_or_nothing;
 	int capacity_only = 1, full = 0, ask, before, said_partial = 0;
 	int stopped_by_store = 0;
+	int node_retries = 0;       /* places asked again after a node failed */
+	char node_note[768] = ""; /* the first such failure */
 	attempt last;
 	const gb_coffer *prev = NULL;
 	gb_buf why = GB_BUF_INIT;
@@ -830,6 +878,34 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 		left -= a.created;
 		*placed += a.created;
 		note_unused(e, o, &unused, spec, &a);
+		if (node_failed(&a)) {
+			/* the driver took a failing machine (an on-prem node
+			 * whose setup failed) out of its offers: say so, and
+			 * ask the same place again at once -- it may have
+			 * others; no cooldown (the machine's health, not
+			 * time, keeps it out) */
+			gb_engine__event(e, spec->name, NULL, "unhealthy",
+			                 "%s/%s %s %s: %s", o->cloud, where(o),
+			                 o->instance_type,
+			                 gb_capacity_name(o->capacity),
+			                 a.err.message);
+			gb_buf_printf(&why, "\n  %s/%s %s %s: %s", o->cloud,
+			              where(o), o->instance_type,
+			              gb_capacity_name(o->capacity),
+			              a.err.message);
+			if (!node_note[0])
+				snprintf(node_note, sizeof(node_note), "%s",
+				         a.err.message);
+			if (node_retries++ < GB_NODE_RETRIES && left > 0) {
+				prev = NULL;
+				last = a;
+				i--; /* the same candidate (unsigned: wraps back) */
+				continue;
+			}
+			prev = o;
+			last = a;
+			continue;
+		}
 		if (a.rolled_back) {
 			/* the journal now holds this partial: pace the next */
 			gb_engine__pace_load(e, spec->name, need, &pace);
@@ -1062,6 +1138,12 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 			         (long long)e->cooldown_s);
 		}
 	}
+	if (left > 0 && node_note[0])
+		/* the pool's waiting (the first line) says which machine
+		 * failed, not only that there was no room */
+		splice_first_line(msg, cap, node_note);
+	if (left > 0)
+		note_failed_drivers(e, spec, msg, cap);
 out:
 	gb_buf_free(&rf.words);
 	gb_strset_free(&rf.clouds);

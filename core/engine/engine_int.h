@@ -67,6 +67,10 @@ struct gb_engine {
 	 * leaf lock. */
 	pthread_mutex_t settled_mu;
 	json_t *settled;
+	/* Pools that may consolidate (engine_consolidate.c): pool name ->
+	 * the unix ms of their next check; a settled pool is converged
+	 * again when its check is due.  Under settled_mu. */
+	json_t *consol;
 	/* Clouds that refused a pool's spec for good (engine_refused.c).
 	 * refused_mu is a leaf lock. */
 	pthread_mutex_t refused_mu;
@@ -95,6 +99,12 @@ void gb_engine__note_converge(gb_engine *e, const char *pool,
                               int64_t generation, int rc,
                               const gb_engine_result *res);
 void gb_engine__drop_settled(gb_engine *e);
+
+/* How many times one placement walk asks a place again after a create
+ * there failed with GB_ERR_CODE_NODE_UNHEALTHY (the driver dropped the
+ * failing machine: the place may have others).  Each failure is an
+ * "unhealthy" event; past this the walk goes on down the plan. */
+#define GB_NODE_RETRIES 8
 
 /* Permanent refusals (engine_refused.c, whose header states the rules):
  * an AUTH or INVALID error of a create is the cloud's answer to the
@@ -286,6 +296,22 @@ typedef struct gb_engine_plan {
 	                          the way (cool_until_s says until when) */
 	char err[1024];
 } gb_engine_plan;
+
+/* Consolidation (engine_consolidate.c): a pool at its size, all
+ * running, colocate none and not lifecycle.consolidate: false, whose
+ * plan now has owned capacity with free room (or an offer with free room
+ * at least GB_CONSOLIDATE_SAVING cheaper) than its dearest instance,
+ * gets one instance there and then loses the dearest (make before
+ * break); checked at most every GB_CONSOLIDATE_CHECK_MS per pool, at most
+ * GB_CONSOLIDATE_PER_HOUR moves per pool per hour (counted from its
+ * "consolidate" events).  Returns the instances made (0 or 1). */
+#define GB_CONSOLIDATE_CHECK_MS 60000
+#define GB_CONSOLIDATE_PER_HOUR 2
+#define GB_CONSOLIDATE_SAVING 0.10
+int gb_engine__consolidate(gb_engine *e, const gb_pool_spec *spec,
+                           const gb_engine_plan *ep, int64_t generation,
+                           gb_inst_row **keep, size_t nkeep);
+
 
 /* 0, or -1 with ep->err (ep->rc tells the same).  Ownership: free with
  * gb_engine__plan_free either way. */

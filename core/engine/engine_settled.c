@@ -28,6 +28,10 @@ int gb_engine_settled(gb_engine *e, const char *pool, int64_t generation)
 	pthread_mutex_lock(&e->settled_mu);
 	g = e->settled ? json_object_get(e->settled, pool) : NULL;
 	yes = g && json_integer_value(g) == generation;
+	/* a consolidation check due: converge it (engine_consolidate.c) */
+	g = yes && e->consol ? json_object_get(e->consol, pool) : NULL;
+	if (g && json_integer_value(g) <= gb_now_ms())
+		yes = 0;
 	pthread_mutex_unlock(&e->settled_mu);
 	return yes;
 }
@@ -36,4 +40,6 @@ void gb_engine__drop_settled(gb_engine *e)
 {
 	json_decref(e->settled);
 	e->settled = NULL;
+	json_decref(e->consol);
+	e->consol = NULL;
 }

@@ -135,3 +135,25 @@ int gb_nodes_command(const gb_drivers *ds, const char *verb, int argc,
 	}
 	return 0;
 }
+
+int gb_nodes_check_inventory(const char *driver_path, const char *file,
+                             json_t **doc, char *err, size_t cap)
+{
+	gb_drv *drv = NULL;
+	gb_kvs opts;
+	gb_err_class cls;
+	const char *argv[1];
+	int rc;
+	*doc = NULL;
+	memset(&opts, 0, sizeof(opts));
+	if (gb_drv_open(driver_path, NULL, &drv, err, cap) != 0)
+		return -1;
+	if (gb_drv_init(drv, &opts, err, cap) != 0) {
+		gb_drv_close(drv);
+		return -1;
+	}
+	argv[0] = file;
+	rc = run_one(drv, "check-inventory", 1, argv, doc, &cls, err, cap);
+	gb_drv_close(drv);
+	return rc;
+}

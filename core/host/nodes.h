@@ -26,4 +26,13 @@ int gb_nodes_command(const gb_drivers *ds, const char *verb, int argc,
                      const char *const *argv, json_t **doc, char *err,
                      size_t cap);
 
+/* Checks an on-prem inventory file with the node driver at driver_path
+ * (a private instance, initialised without an inventory, so a broken
+ * configured inventory does not stand in the way): its
+ * "check-inventory" verb.  0 and *doc ({file, sites, nodes, errors:
+ * ["FILE:LINE:COL: error: KEY: message", ...]}, new reference), or -1
+ * with err (the driver could not be loaded, or has no such verb). */
+int gb_nodes_check_inventory(const char *driver_path, const char *file,
+                             json_t **doc, char *err, size_t cap);
+
 #endif

@@ -46,6 +46,13 @@ const char *gb_catalog_intern(gb_catalog *c, const char *s)
 	return gb_strset_intern(&c->strings, s);
 }
 
+void gb_catalog_mark_owned(gb_catalog *c, const char *cloud)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (strcmp(c->offers[i].cloud, cloud) == 0)
+			c->offers[i].owned = 1;
+}
+
 const gb_coffer *gb_catalog_add(gb_catalog *c, const char *cloud,
                                 const gb_offer *o)
 {

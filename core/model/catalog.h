@@ -35,6 +35,9 @@ typedef struct gb_coffer {
 	int available;            /* instances that can be created now, when
 	                             the driver knows (gb_offer.available);
 	                             0 = unknown or unbounded */
+	int owned;                /* capacity you own and have paid for (a
+	                             node driver's: gb_catalog_mark_owned);
+	                             the planner ranks it first */
 } gb_coffer;
 
 typedef struct gb_catalog gb_catalog;
@@ -44,6 +47,8 @@ void gb_catalog_free(gb_catalog *c);
 /* Copies the offer (interning strings).  Returns the stored offer. */
 const gb_coffer *gb_catalog_add(gb_catalog *c, const char *cloud,
                                 const gb_offer *o);
+/* Marks every offer of cloud as owned (gb_coffer.owned). */
+void gb_catalog_mark_owned(gb_catalog *c, const char *cloud);
 size_t gb_catalog_count(const gb_catalog *c);
 const gb_coffer *gb_catalog_at(const gb_catalog *c, size_t i);
 /* The interned pointer equal to s, or NULL when no offer uses s. */

@@ -35,7 +35,8 @@ static const char *const placement_keys[] = {"clouds", "regions", "colocate",
                                              "data", "compliance", NULL};
 static const char *const data_keys[] = {"region", NULL};
 static const char *const limits_keys[] = {"max_price_per_hour", NULL};
-static const char *const lifecycle_keys[] = {"ttl", "idle_timeout", NULL};
+static const char *const lifecycle_keys[] = {"ttl", "idle_timeout",
+                                             "consolidate", NULL};
 
 /* Index order matches gb_purpose / gb_colocate / gb_capacity. */
 static const char *const purpose_names[] = {"training", "inference", "dev",
@@ -848,6 +849,11 @@ static void dec_lifecycle(sdec *c, const gb_ynode *n, gb_pool_spec *p)
 	if ((v = gb_ymap_get(n, "idle_timeout")))
 		dec_positive_duration(c, v, "pool.lifecycle.idle_timeout",
 		                      &p->idle_timeout_s);
+	if ((v = gb_ymap_get(n, "consolidate"))) {
+		int on = 1;
+		if (gb_ydec_bool(&c->y, v, "pool.lifecycle.consolidate", &on) == 0)
+			p->no_consolidate = !on;
+	}
 }
 
 /* ------------------------------------------------------------ autoscale */
@@ -1822,13 +1828,15 @@ char *gb_pool_spec_to_json(const gb_pool_spec *p)
 		json_object_set_new(o, "limits",
 		                    json_pack("{s:f}", "max_price_per_hour",
 		                              p->max_price_per_hour));
-	if (p->ttl_s > 0 || p->idle_timeout_s > 0) {
+	if (p->ttl_s > 0 || p->idle_timeout_s > 0 || p->no_consolidate) {
 		json_t *lc = json_object();
 		if (p->ttl_s > 0)
 			json_object_set_new(lc, "ttl", json_integer(p->ttl_s));
 		if (p->idle_timeout_s > 0)
 			json_object_set_new(lc, "idle_timeout",
 			                    json_integer(p->idle_timeout_s));
+		if (p->no_consolidate)
+			json_object_set_new(lc, "consolidate", json_false());
 		json_object_set_new(o, "lifecycle", lc);
 	}
 	if (p->policies.n)

@@ -52,7 +52,8 @@
  *     limits      {max_price_per_hour: USD for the whole pool, > 0 and
  *                  <= 1e6; leave out for no limit}
  *     lifecycle   {ttl, idle_timeout: durations (90s, 30m, 6h, 2d, 1w,
- *                  1h30m), > 0 when given; leave out for none}
+ *                  1h30m), > 0 when given; leave out for none;
+ *                  consolidate: bool, default true}
  *     policy      list of policy names ([a-z0-9_-], policies/NAME.lua) or
  *                 paths ending in .lua, applied in order; kept as written
  *                 (resolved at plan time); an entry may be {name: NAME,
@@ -144,6 +145,9 @@ typedef struct gb_pool_spec {
 	double max_price_per_hour; /* whole pool, USD; 0 = no limit */
 	int64_t ttl_s;        /* 0 = none */
 	int64_t idle_timeout_s; /* 0 = none */
+	int no_consolidate;   /* lifecycle.consolidate: false (default true:
+	                         move onto owned or cheaper capacity that
+	                         frees up) */
 	gb_strv policies;     /* names or paths, in order */
 	gb_kvs *policy_args;  /* NULL, or one per policies entry: its args
 	                         (name -> value as written; empty = none) */

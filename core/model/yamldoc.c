@@ -222,6 +222,17 @@ static void child_add(gb_ynode *parent, gb_ynode *key, gb_ynode *val)
 }
 
 /* Describes a libyaml problem in words a user can act on. */
+
+/* 1 when the line starting at buf[off] holds "${" (an environment
+ * reference). */
+static int dollar_brace_on_line(const loader *L, size_t off)
+{
+	for (; off + 1 < L->len && L->buf[off] != '\n'; off++)
+		if (L->buf[off] == '$' && L->buf[off + 1] == '{')
+			return 1;
+	return 0;
+}
+
 static void report_parser_error(loader *L, yaml_parser_t *p)
 {
 	int line = (int)p->problem_mark.line + 1;
@@ -255,7 +266,13 @@ static void report_parser_error(loader *L, yaml_parser_t *p)
 		     "tabs");
 		return;
 	}
-	if (p->context)
+	if (p->context && strstr(p->context, "flow") &&
+	    dollar_brace_on_line(L, ls))
+		/* the braces of ${VAR} end a flow map/list: say the fix */
+		lerr(L, line, col, "invalid YAML: %s %s (line %d); a ${VAR} "
+		     "inside {...} or [...] needs quotes: {key: \"${VAR}\"}",
+		     problem, p->context, (int)p->context_mark.line + 1);
+	else if (p->context)
 		lerr(L, line, col, "invalid YAML: %s %s (line %d)", problem,
 		     p->context, (int)p->context_mark.line + 1);
 	else

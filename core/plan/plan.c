@@ -293,7 +293,12 @@ int gb_plan_pool(const gb_pool_spec *s, const gb_catalog *cat,
 	}
 	for (size_t i = 0; i < p->ncands; i++) {
 		gb_candidate *c = &p->cands[i];
-		c->cap_order = cap_order(s, c->offer->capacity);
+		/* owned capacity (on-prem nodes) is already paid for: it
+		 * ranks before every capacity kind of the spec, whatever
+		 * the order of capacity: (a policy's filter can still
+		 * refuse it) */
+		c->cap_order = c->offer->owned ? -1
+		                               : cap_order(s, c->offer->capacity);
 		c->pool_price = c->offer->price * s->count;
 		if (!p->scored_by_policy)
 			c->score = c->pool_price;

@@ -56,7 +56,8 @@ typedef struct gb_refusal {
 
 typedef struct gb_candidate {
 	const gb_coffer *offer;
-	int cap_order;       /* index in the spec's capacity list */
+	int cap_order;       /* index in the spec's capacity list; -1 for
+	                        owned capacity (ranked first) */
 	double score;        /* lower is better */
 	double pool_price;   /* price x instances, USD/h */
 } gb_candidate;

@@ -219,6 +219,8 @@ typedef struct onprem_health {
 	int64_t probed_at;      /* unix seconds, 0 when unprobed */
 	int64_t age_s;          /* now - probed_at */
 	int stale;              /* older than probe_max_age */
+	int64_t marked_at;      /* unix s: marked failing by the driver
+	                           (onprem_mark.c), 0 when not marked */
 	onprem_strv failures;
 	/* what the probe found (ngpus 0 when unknown) */
 	int ngpus;
@@ -254,6 +256,18 @@ int onprem_node_usable(const onprem_ctx *c, const onprem_node *n,
  * in <probe_dir>/<node>.json.  Returns the stored document (caller
  * decrefs); never NULL (a failure to reach the node is a result too). */
 json_t *onprem_probe_node(const onprem_ctx *c, const onprem_node *n);
+/* Marks (onprem_mark.c): node marked failing (setup exited non-zero,
+ * or unreachable while being set up) with reason; a marked node is
+ * unhealthy/unreachable whatever its probe says, until a healthy probe
+ * or onprem_mark_remove.  0 or -1 (logged). */
+int onprem_mark_node(const onprem_ctx *c, const char *node, int unreachable,
+                     const char *reason);
+/* 1 when a mark was removed, 0 when there was none, -1 on error. */
+int onprem_mark_remove(const onprem_ctx *c, const char *node);
+/* Applies n's mark, if any, to h (state, failures first, marked_at). */
+void onprem_mark_apply(const onprem_ctx *c, const onprem_node *n,
+                       onprem_health *h);
+
 /* Store a probe document (adds nothing); 0 or -1. */
 int onprem_probe_store(const onprem_ctx *c, const char *node, json_t *doc);
 

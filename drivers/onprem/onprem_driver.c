@@ -298,6 +298,122 @@ static const onprem_node *node_arg(const onprem_ctx *c, const char *name,
 	return NULL;
 }
 
+/* The views of nodes[0..n) as JSON, each with docs[i] (taken; may be
+ * NULL) as "probe".  New reference, or NULL with err (docs released). */
+static json_t *nodes_now(const onprem_ctx *c, const onprem_node **nodes,
+                         size_t n, json_t **docs, gb_error *err)
+{
+	onprem_view *v;
+	size_t nv;
+	onprem_leases all;
+	json_t *out;
+	if (onprem_views(c, &v, &nv, &all, err) != 0) {
+		for (size_t i = 0; docs && i < n; i++)
+			json_decref(docs[i]);
+		return NULL;
+	}
+	out = json_array();
+	for (size_t i = 0; i < n; i++) {
+		for (size_t j = 0; j < nv; j++) {
+			json_t *o;
+			if (v[j].n != nodes[i])
+				continue;
+			o = onprem_view_json(c, &v[j]);
+			if (docs) {
+				json_object_set_new(o, "probe", docs[i]);
+				docs[i] = NULL;
+			}
+			json_array_append_new(out, o);
+		}
+		if (docs)
+			json_decref(docs[i]);
+	}
+	onprem_views_free(v, nv, &all);
+	return out;
+}
+
+/* `clear NODE...`: forget that the nodes failed -- the driver's mark
+ * (setup failed, unreachable while set up) and a failing probe report --
+ * so they are offered again as their inventory entry says.  A healthy
+ * report is kept (its measured figures stay). */
+static json_t *cmd_clear(const onprem_ctx *c, int argc,
+                         const char *const *argv, gb_error *err)
+{
+	const onprem_node **nodes;
+	json_t *out;
+	size_t n = 0;
+	if (argc < 1) {
+		drvc_err(err, GB_ERR_INVALID, 0, "Usage",
+		         "usage: clear NODE... (the nodes whose failure is fixed)");
+		return NULL;
+	}
+	nodes = drvc_xcalloc((size_t)argc + 1, sizeof(*nodes));
+	for (int i = 0; i < argc; i++)
+		if (!(nodes[n++] = node_arg(c, argv[i], err))) {
+			free(nodes);
+			return NULL;
+		}
+	for (size_t i = 0; i < n; i++) {
+		onprem_health h;
+		if (onprem_mark_remove(c, nodes[i]->name) < 0) {
+			drvc_err(err, GB_ERR_INTERNAL, 0, "StateDir",
+			         "cannot remove the mark of node %s in %s: %s",
+			         nodes[i]->name, c->probe_dir, strerror(errno));
+			free(nodes);
+			return NULL;
+		}
+		onprem_health_get(c, nodes[i], &h);
+		if (h.state == ONPREM_H_UNHEALTHY ||
+		    h.state == ONPREM_H_UNREACHABLE) {
+			char *path = drvc_xasprintf("%s/%s.json", c->probe_dir,
+			                            nodes[i]->name);
+			if (unlink(path) != 0 && errno != ENOENT)
+				onprem_log(c, GB_LOG_ERROR, "cannot remove %s: %s",
+				           path, strerror(errno));
+			free(path);
+		}
+		onprem_health_free(&h);
+		onprem_log(c, GB_LOG_INFO, "node %s cleared", nodes[i]->name);
+	}
+	out = nodes_now(c, nodes, n, NULL, err);
+	free(nodes);
+	return out;
+}
+
+/* `check-inventory FILE`: parse and check an inventory file as init
+ * would, without using it (for `gpubroker validate`): {file, sites,
+ * nodes, errors: ["FILE:LINE:COL: error: KEY.PATH: message", ...]}. */
+static json_t *cmd_check_inventory(int argc, const char *const *argv,
+                                   gb_error *err)
+{
+	onprem_inventory inv;
+	char *errors = NULL;
+	json_t *o, *errs = json_array();
+	if (argc != 1) {
+		json_decref(errs);
+		drvc_err(err, GB_ERR_INVALID, 0, "Usage",
+		         "usage: check-inventory FILE");
+		return NULL;
+	}
+	memset(&inv, 0, sizeof(inv));
+	if (onprem_inventory_load(argv[0], &inv, &errors) != 0) {
+		char *p = errors ? errors : (char *)"";
+		while (*p) {
+			size_t len = strcspn(p, "\n");
+			if (len)
+				json_array_append_new(errs,
+				                      json_stringn(p, len));
+			p += len + (p[len] != 0);
+		}
+	}
+	o = json_pack("{s:s, s:I, s:I, s:o}", "file", argv[0], "sites",
+	              (json_int_t)inv.nsites, "nodes", (json_int_t)inv.nnodes,
+	              "errors", errs);
+	onprem_inventory_free(&inv);
+	free(errors);
+	return o;
+}
+
 static json_t *cmd_probe(const onprem_ctx *c, int argc,
                          const char *const *argv, gb_error *err)
 {
@@ -347,32 +463,7 @@ static json_t *cmd_probe(const onprem_ctx *c, int argc,
 	pthread_mutex_destroy(&pj.mu);
 
 	/* the nodes as they are now, each with the report just stored */
-	{
-		onprem_view *v;
-		size_t nv;
-		onprem_leases all;
-		if (onprem_views(c, &v, &nv, &all, err) != 0) {
-			for (size_t i = 0; i < pj.n; i++)
-				json_decref(pj.docs[i]);
-			free(pj.docs);
-			free(pj.nodes);
-			return NULL;
-		}
-		out = json_array();
-		for (size_t i = 0; i < pj.n; i++) {
-			for (size_t j = 0; j < nv; j++) {
-				json_t *o;
-				if (v[j].n != pj.nodes[i])
-					continue;
-				o = onprem_view_json(c, &v[j]);
-				json_object_set_new(o, "probe", pj.docs[i]);
-				pj.docs[i] = NULL;
-				json_array_append_new(out, o);
-			}
-			json_decref(pj.docs[i]);
-		}
-		onprem_views_free(v, nv, &all);
-	}
+	out = nodes_now(c, pj.nodes, pj.n, pj.docs, err);
 	free(pj.docs);
 	free(pj.nodes);
 	return out;
@@ -460,6 +551,13 @@ static int onprem_command(void *ctx, const char *verb, int argc,
 		if (need_inventory(c, err) != 0 ||
 		    !(res = cmd_probe(c, argc, argv, err)))
 			return -1;
+	} else if (!strcmp(verb, "check-inventory")) {
+		if (!(res = cmd_check_inventory(argc, argv, err)))
+			return -1;
+	} else if (!strcmp(verb, "clear")) {
+		if (need_inventory(c, err) != 0 ||
+		    !(res = cmd_clear(c, argc, argv, err)))
+			return -1;
 	} else if (!strcmp(verb, "sites")) {
 		res = onprem_sites_json(c);
 	} else if (!strcmp(verb, "mig")) {
@@ -469,7 +567,8 @@ static int onprem_command(void *ctx, const char *verb, int argc,
 	} else {
 		drvc_err(err, GB_ERR_INVALID, 0, "UnknownCommand",
 		         "the onprem driver has no command \"%s\" (nodes, probe "
-		         "[NODE...], sites, mig NODE enable|disable)", verb);
+		         "[NODE...], clear NODE..., sites, mig NODE "
+		         "enable|disable, check-inventory FILE)", verb);
 		return -1;
 	}
 	return drvc_command_answer(res, out, ud, err);

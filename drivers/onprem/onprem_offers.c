@@ -399,7 +399,10 @@ json_t *onprem_view_json(const onprem_ctx *c, const onprem_view *w)
 		                    json_boolean(w->h.state != ONPREM_H_UNREACHABLE));
 		json_object_set_new(h, "failures", strv_json(&w->h.failures));
 		json_object_set_new(h, "probed_at", time_json(w->h.probed_at));
-		json_object_set_new(h, "age_s", json_integer(w->h.age_s));
+		json_object_set_new(h, "age_s", w->h.probed_at
+		                                        ? json_integer(w->h.age_s)
+		                                        : json_null());
+		json_object_set_new(h, "marked_at", time_json(w->h.marked_at));
 		json_object_set_new(h, "stale", json_boolean(w->h.stale));
 		json_object_set_new(o, "health", h);
 		json_object_set_new(f, "d2d_gbps", fig(w->h.d2d_gbps));

@@ -274,6 +274,47 @@ static void undo_job(job *j)
 
 /* ---------------------------------------------------------------- create */
 
+/* A job that failed because of its node (setup exited non-zero, the node
+ * could not be reached or timed out) marks the node (onprem_mark.c), so
+ * it is not offered again until probed healthy or cleared; the call's
+ * error then becomes CAPACITY/NodeUnhealthy naming the node, so the
+ * engine asks again at once (another node, or the next candidate).  The
+ * call is undone either way, so the outcome is known: nothing made. */
+static void mark_failed(const onprem_ctx *c, const jobs *js, gb_error *err)
+{
+	drvc_buf b = DRVC_BUF_INIT;
+	char *msg;
+	const char *one = NULL;
+	int nbad = 0;
+	for (size_t i = 0; i < js->n; i++) {
+		const job *j = &js->v[i];
+		int unreach = !strcmp(j->err.code, "Unreachable");
+		if (!j->failed || (strcmp(j->err.code, "SetupFailed") != 0 &&
+		                   j->err.cls != GB_ERR_TRANSIENT))
+			continue;
+		onprem_mark_node(c, j->n->name, unreach, j->err.message);
+		drvc_buf_addf(&b, "%s%s; node %s is marked %s", nbad ? "; " : "",
+		              j->err.message, j->n->name,
+		              unreach ? "unreachable" : "unhealthy");
+		one = j->n->name;
+		nbad++;
+	}
+	if (!nbad)
+		return;
+	if (nbad == 1)
+		drvc_buf_addf(&b, " and not offered until 'gpubroker nodes "
+		              "probe %s' finds it healthy or 'gpubroker nodes "
+		              "clear %s'", one, one);
+	else
+		drvc_buf_addf(&b, "; they are not offered until 'gpubroker "
+		              "nodes probe NODE' finds them healthy or "
+		              "'gpubroker nodes clear NODE'");
+	msg = drvc_buf_take(&b);
+	drvc_err(err, GB_ERR_CAPACITY, 0, GB_ERR_CODE_NODE_UNHEALTHY, "%s",
+	         msg);
+	free(msg);
+}
+
 static void fill_proto(const onprem_ctx *c, const gb_create_req *req,
                        const char *site, unsigned index, onprem_lease *l)
 {
@@ -521,6 +562,7 @@ int onprem_create(void *ctx, const gb_create_req *req, gb_instance_cb emit,
 	for (size_t i = 0; i < js.n; i++)
 		if (js.v[i].failed) {
 			*err = js.v[i].err;
+			mark_failed(c, &js, err);
 			for (size_t k = 0; k < js.n; k++)
 				undo_job(&js.v[k]);
 			/* undo_job released this call's leases */

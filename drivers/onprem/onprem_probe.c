@@ -189,11 +189,13 @@ void onprem_health_get(const onprem_ctx *c, const onprem_node *n,
 			      path, je.text);
 		}
 		free(path);
+		onprem_mark_apply(c, n, h);
 		return;
 	}
 	free(path);
 	evaluate(c, n, doc, h);
 	json_decref(doc);
+	onprem_mark_apply(c, n, h);
 }
 
 int onprem_node_gpus(const onprem_node *n, const onprem_health *h,
@@ -256,12 +258,13 @@ int onprem_node_usable(const onprem_ctx *c, const onprem_node *n,
 		why[0] = '\0';
 	switch (h->state) {
 	case ONPREM_H_UNREACHABLE:
-		snprintf(why, cap, "unreachable: %s",
-		         h->failures.n ? h->failures.v[0] : "?");
-		return 0;
 	case ONPREM_H_UNHEALTHY:
-		snprintf(why, cap, "unhealthy: %s",
-		         h->failures.n ? h->failures.v[0] : "?");
+		snprintf(why, cap, "%s: %s (once fixed: 'gpubroker nodes probe "
+		         "%s', or 'gpubroker nodes clear %s')",
+		         h->state == ONPREM_H_UNREACHABLE ? "unreachable"
+		                                          : "unhealthy",
+		         h->failures.n ? h->failures.v[0] : "?", n->name,
+		         n->name);
 		return 0;
 	case ONPREM_H_HEALTHY:
 		if (onprem_node_gpus(n, h, &m, &count, &mem) != 0) {
@@ -512,6 +515,14 @@ json_t *onprem_probe_node(const onprem_ctx *c, const onprem_node *n)
 store:
 	json_object_set_new(doc, "node", json_string(n->name));
 	json_object_set_new(doc, "probed_at", json_integer(onprem_now(c)));
-	onprem_probe_store(c, n->name, doc);
+	if (onprem_probe_store(c, n->name, doc) == 0) {
+		/* a healthy probe clears a mark the driver set */
+		onprem_health h;
+		memset(&h, 0, sizeof(h));
+		evaluate(c, n, doc, &h);
+		if (h.state == ONPREM_H_HEALTHY)
+			onprem_mark_remove(c, n->name);
+		onprem_health_free(&h);
+	}
 	return doc;
 }

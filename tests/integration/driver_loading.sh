@@ -162,7 +162,10 @@ head -c 20000 "$AWS_SO" >"$T/trunc.so"
 conf trunc aws "$T/trunc.so"
 start trunc drivers -o json
 finish 30
-[ "$RC" = 0 ] || fail "drivers with a truncated aws.so: status $RC"
+# a driver not ready is no green: exit 1, named on stderr
+[ "$RC" = 1 ] || fail "drivers with a truncated aws.so: status $RC, expected 1"
+grep -q "1 of 2 drivers not ready (aws)" "$T/trunc.err" ||
+	fail "drivers does not name the driver that is not ready: $(cat "$T/trunc.err")"
 jq -e --arg p "$T/trunc.so" '.[] | select(.name == "aws") |
 	(.ready == false) and (.path == $p) and
 	(.status | startswith($p + ": cannot load: truncated: the loadable segment"))' \
@@ -176,8 +179,8 @@ wait_for 30 "$T/trunc.out" listen
 grep -q "$T/trunc.so: cannot load: truncated" "$T/trunc.err" ||
 	fail "serve did not log the truncation refusal"
 URL=$(head -n 1 "$T/trunc.out" | jq -r .listen)
-GPUBROKER_SERVER=$URL "$GB" drivers -o json >"$T/trunc_remote.json" ||
-	fail "drivers --server failed"
+GPUBROKER_SERVER=$URL "$GB" drivers -o json >"$T/trunc_remote.json" &&
+	fail "drivers --server exited 0 with a driver not ready"
 jq -e '.[] | select(.name == "aws") | (.ready == false) and
 	(.status | contains("cannot load: truncated"))' "$T/trunc_remote.json" \
 	>/dev/null || fail "the daemon's drivers lack the refusal: $(cat "$T/trunc_remote.json")"
@@ -196,8 +199,8 @@ took=$(($(now_ms) - t0))
 grep -q "driver 'init_hang': init did not return within 1000 ms" "$T/hang1.err" ||
 	fail "serve did not log the deadline"
 URL=$(head -n 1 "$T/hang1.out" | jq -r .listen)
-GPUBROKER_SERVER=$URL "$GB" drivers -o json >"$T/hang1.json" ||
-	fail "drivers --server failed"
+GPUBROKER_SERVER=$URL "$GB" drivers -o json >"$T/hang1.json" &&
+	fail "drivers --server exited 0 with a driver not ready"
 jq -e '.[] | select(.name == "init_hang") | (.ready == false) and
 	(.status | contains("init did not return within 1000 ms"))' \
 	"$T/hang1.json" >/dev/null || fail "no deadline refusal: $(cat "$T/hang1.json")"

@@ -109,8 +109,11 @@ grep -q '"price_per_hour": 6.0' "$T/out" || fail "offer price"
 
 echo "== nodes probe n2 (recorded no-GPU report, exit 3)"
 use_fixture probe-nogpu.json 3
-"$G" nodes probe n2 $C >"$T/out" 2>"$T/err" || fail "probe n2: $(cat "$T/err")"
+rc=0
+"$G" nodes probe n2 $C >"$T/out" 2>"$T/err" || rc=$?
 cat "$T/out" "$T/err"
+[ $rc = 1 ] || fail "probe of a node without a GPU exited $rc, not 1"
+grep -q '1 of 1 probed node failed' "$T/err" || fail "probe does not say n2 failed"
 grep -Eq '^n2 +lab +- +- +unhealthy ' "$T/out" || fail "n2 unhealthy row"
 grep -q 'n2: unhealthy: no usable GPU: cudaGetDeviceCount failed' "$T/err" ||
 	fail "no-GPU reason"
@@ -122,9 +125,14 @@ if [ -x "$GB_BUILD/bin/gpuprobe" ]; then
 	"$GB_BUILD/bin/gpuprobe" --quick --compact >"$T/real.json" 2>/dev/null
 	real_rc=$?
 	write_config "$GB_BUILD/bin/gpuprobe"
-	"$G" nodes probe n2 $C >"$T/out" 2>"$T/err" ||
-		fail "probe with the real gpuprobe: $(cat "$T/err")"
+	probe_rc=0
+	"$G" nodes probe n2 $C >"$T/out" 2>"$T/err" || probe_rc=$?
 	cat "$T/out" "$T/err"
+	# exit 1 exactly when the node failed
+	case $real_rc:$probe_rc in
+	0:0 | 1:1 | 3:1) ;;
+	*) fail "probe with the real gpuprobe (exit $real_rc) exited $probe_rc: $(cat "$T/err")" ;;
+	esac
 	case $real_rc in
 	3)
 		grep -q 'n2: unhealthy: no usable GPU: ' "$T/err" ||

@@ -11,8 +11,9 @@
 #      passes (not one per pass), and one daemon log line;
 #   3. a policy that raises at run time on a stored pool: `scale --wait`
 #      ends at once with exit 1 and the policy's words;
-#   4. an on-prem node whose setup fails: one refused event naming the
-#      node and the exit status, and the pool goes to the cloud.
+#   4. an on-prem node whose setup fails: one unhealthy event naming the
+#      node and the exit status, the node is marked unhealthy (not the
+#      whole on-prem cloud refused), and the pool goes to the cloud.
 . "$GB_SRC/tests/lib/integration.sh"
 
 export GPUBROKER_RECONCILE_PERIOD=1s
@@ -164,9 +165,12 @@ rc=0
 gb apply -f "$T/onprem.yaml" --auto-approve --wait --timeout 60s >/dev/null 2>"$T/onprem.err" || rc=$?
 check "[ $rc = 0 ]" "setup fails: apply --wait ends with exit 0 (got $rc: $(tail -n 2 "$T/onprem.err"))"
 check "[ \"\$(gb status lab-first -o json | jq -r '.clouds | join(\",\")')\" = aws ]" "... the pool went to AWS"
-check "[ \"\$(events_of lab-first refused)\" = 1 ]" "one refused event"
-check "gb events --pool lab-first | grep -q 'onprem refused the request (invalid, SetupFailed): setup on node bad-node failed (exit 7): disk full on bad-node'" \
+check "[ \"\$(events_of lab-first unhealthy)\" = 1 ]" "one unhealthy event (a node's failure, not the cloud's refusal)"
+check "[ \"\$(events_of lab-first refused)\" = 0 ]" "... and no refused event: the site's other nodes stay usable"
+check "gb events --pool lab-first | grep -q 'unhealthy .*setup on node bad-node failed (exit 7): disk full on bad-node; node bad-node is marked unhealthy'" \
 	"... naming the node, the exit status and its output"
+check "gb nodes -o json | jq -e '.[] | select(.name == \"bad-node\") | .status == \"unhealthy\"' >/dev/null" \
+	"... and the node is marked unhealthy"
 
 for p in nokey-both nokey-az bad-ami gated lab-first; do
 	gb destroy "$p" --auto-approve >/dev/null 2>&1 || fail "destroy $p"

@@ -106,6 +106,14 @@ check "remote_gb offers --cloud onprem -o json | jq -e '[.[] | select(.bench != 
 	"the daemon's offers carry the measured figures at once"
 check "TOKEN=$ADMIN remote_gb audit -o json | jq -e '[.[] | select(.action == \"probe\" and .result == \"200\" and .target == \"lab-a100-01\")] | length == 1' >/dev/null" \
 	"the probe is in the audit log"
+remote_gb nodes clear lab-a100-01 >/dev/null 2>"$T/err" && rc=0 || rc=$?
+check "[ \$rc = 1 ] && grep -q 'HTTP 403' $T/err" "nodes clear as a viewer: refused (403)"
+TOKEN=$ADMIN remote_gb nodes clear lab-a100-01 -o json >"$T/clear.json" 2>"$T/err" ||
+	fail "nodes clear as admin: $(cat "$T/err")"
+check "jq -e '.[0].name == \"lab-a100-01\" and .[0].health.state == \"healthy\"' $T/clear.json >/dev/null" \
+	"nodes clear: POST /v1/nodes/NODE/clear answers the node (a healthy report is kept)"
+check "TOKEN=$ADMIN remote_gb audit -o json | jq -e '[.[] | select(.action == \"nodes-clear\" and .target == \"lab-a100-01\")] | length == 1' >/dev/null" \
+	"the clear is in the audit log"
 printf '{"nodes": "lab-a100-01"}' >"$T/bad.json"
 check "[ \"\$(curl -s -o $T/body.json -w '%{http_code}' -X POST -H 'Authorization: Bearer $ADMIN' -H 'Content-Type: application/json' --data-binary @$T/bad.json $SERVER/v1/probe)\" = 400 ]" \
 	"POST /v1/probe with nodes not a list: 400"

@@ -299,10 +299,10 @@ static void test_demand(void **state)
 static void test_victims(void **state)
 {
 	gb_as_sample sm[4] = {
-		{1, 0.50, T0, T0 - 300},
-		{2, 0.10, T0, T0 - 200},
-		{3, 0.10, T0, T0 - 100}, /* as idle as 2, newer */
-		{4, 0.00, 0, T0},        /* never reported: last */
+		{1, 0.50, T0, T0 - 300, 0},
+		{2, 0.10, T0, T0 - 200, 0},
+		{3, 0.10, T0, T0 - 100, 0}, /* as idle as 2, newer */
+		{4, 0.00, 0, T0, 0},        /* never reported: last */
 	};
 	int64_t out[4];
 	(void)state;
@@ -314,10 +314,28 @@ static void test_victims(void **state)
 	assert_int_equal(out[3], 4);
 }
 
+/* Equally used: the dearest goes first (a $27.45/h cloud instance before
+ * a $9.60/h on-prem node, even when the node is newer), then the newest. */
+static void test_victims_by_cost(void **state)
+{
+	gb_as_sample sm[3] = {
+		{1, 0.10, T0, T0 - 300, 27.45},
+		{2, 0.10, T0, T0 - 100, 9.60},
+		{3, 0.10, T0, T0 - 200, 9.60},
+	};
+	int64_t out[3];
+	(void)state;
+	assert_int_equal(gb_autoscale_victims(sm, 3, T0, FRESH, 3, out), 3);
+	assert_int_equal(out[0], 1);
+	assert_int_equal(out[1], 2);
+	assert_int_equal(out[2], 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ramp_up_hold_down),
+		cmocka_unit_test(test_victims_by_cost),
 		cmocka_unit_test(test_max_clamp),
 		cmocka_unit_test(test_noisy_no_flap),
 		cmocka_unit_test(test_unknown_not_idle),

@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "output.h"
 #include "util.h"
 
 static void test_shortest_text(void **state)
@@ -53,12 +54,37 @@ static void test_plural(void **state)
 	assert_string_equal(gb_plural(0), "s");
 }
 
+/* A table column has one precision (issue 41 point 6): `cost` showed
+ * 0.10 beside 0.084 hours and 0.9791 beside 2.31 dollars. */
+static void test_column_precision(void **state)
+{
+	static const gb_column cols[] = {
+		{"hours", "hours", 1}, {"cost usd", "cost", 1}, {NULL, NULL, 0},
+	};
+	json_t *rows = json_pack("[{s:f, s:f}, {s:f, s:f}]", "hours", 0.1,
+	                         "cost", 0.9791, "hours", 0.084, "cost", 2.31);
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+	(void)state;
+	gb_out_table(f, rows, cols);
+	fclose(f);
+	assert_non_null(strstr(out, "0.100"));
+	assert_non_null(strstr(out, "0.084"));
+	assert_non_null(strstr(out, "0.9791"));
+	assert_non_null(strstr(out, "2.3100"));
+	assert_null(strstr(out, "0.10 "));
+	free(out);
+	json_decref(rows);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_shortest_text),
 		cmocka_unit_test(test_reads_back_exactly),
 		cmocka_unit_test(test_plural),
+		cmocka_unit_test(test_column_precision),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

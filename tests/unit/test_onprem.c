@@ -1293,17 +1293,48 @@ static void test_create_failures_release(void **state)
 	assert_string_equal(e.message,
 	                    "only 2 of 5 nodes of shape 1xL4 free at site s1");
 	assert_int_equal(count_files(dir, ".json"), 0);
-	/* a failed setup: INVALID with its stderr; the node whose setup
-	 * worked is torn down; nothing left leased */
+	/* a failed setup: CAPACITY/NodeUnhealthy with its stderr, the node
+	 * marked unhealthy; the node whose setup worked is torn down;
+	 * nothing left leased */
 	assert_int_equal(create(&E, "s1", "1xL4", 2, "p", "tp", &a, &e), -1);
-	assert_int_equal(e.cls, GB_ERR_INVALID);
+	assert_int_equal(e.cls, GB_ERR_CAPACITY);
+	assert_string_equal(e.code, GB_ERR_CODE_NODE_UNHEALTHY);
 	assert_string_equal(e.message,
-	                    "setup on node bad1 failed (exit 3): disk full");
+	                    "setup on node bad1 failed (exit 3): disk full; "
+	                    "node bad1 is marked unhealthy and not offered "
+	                    "until 'gpubroker nodes probe bad1' finds it "
+	                    "healthy or 'gpubroker nodes clear bad1'");
 	assert_int_equal(count_files(dir, ".json"), 0);
 	{
 		char *log = file_in(&E, "teardown.log");
 		assert_string_equal(log, "ok1\n");
 		free(log);
+	}
+	/* the marked node is not leased again: the next create gets ok1
+	 * alone, and then there is no room */
+	{
+		offers os;
+		list_offers(&E, &os);
+		assert_int_equal(os.n, 1);
+		assert_int_equal(os.v[0].available, 1);
+		offers_free(&os);
+	}
+	assert_int_equal(create(&E, "s1", "1xL4", 2, "p", "tr", &a, &e), -1);
+	assert_int_equal(e.cls, GB_ERR_CAPACITY);
+	assert_string_equal(e.message,
+	                    "only 1 of 2 nodes of shape 1xL4 free at site s1");
+	/* cleared: offered again */
+	{
+		const char *nm[] = {"bad1"};
+		json_t *res = command(&E, "clear", 1, nm, &e);
+		offers os;
+		assert_non_null(res);
+		assert_string_equal(json_string_value(json_object_get(
+			json_array_get(res, 0), "status")), "free");
+		json_decref(res);
+		list_offers(&E, &os);
+		assert_int_equal(os.v[0].available, 2);
+		offers_free(&os);
 	}
 	/* unknown shape / site / capacity are INVALID */
 	assert_int_equal(create(&E, "s1", "8xH100", 1, "p", "tq", &a, &e), -1);
@@ -1833,16 +1864,22 @@ static void test_transport_ssh_unreachable(void **state)
 		assert_int_equal(create(&E, "s1", "1xL4", 1, "p", "t", &a, &e), -1);
 		assert_int_equal(e.cls, GB_ERR_CAPACITY);
 	}
-	/* the probe has not run since: setup meets the dead node: TRANSIENT */
+	/* the probe has not run since: setup meets the dead node: the
+	 * node is marked unreachable, naming ssh's error; nothing is
+	 * leased, so the outcome is known (CAPACITY, not TRANSIENT) */
 	{
 		char *f = xasprintf("%s/probe/r1.json", E.state);
 		insts a;
 		unlink(f);
 		free(f);
 		assert_int_equal(create(&E, "s1", "1xL4", 1, "p", "t", &a, &e), -1);
-		assert_int_equal(e.cls, GB_ERR_TRANSIENT);
+		assert_int_equal(e.cls, GB_ERR_CAPACITY);
+		assert_string_equal(e.code, GB_ERR_CODE_NODE_UNHEALTHY);
 		assert_non_null(strstr(e.message, "setup on node r1: ssh to "
-		                                  "10.9.9.9:2200 failed"));
+		                                  "10.9.9.9:2200 failed: ssh: "
+		                                  "connect to host"));
+		assert_non_null(strstr(e.message, "node r1 is marked "
+		                                  "unreachable"));
 		f = xasprintf("%s/leases", E.state);
 		assert_int_equal(count_files(f, ".json"), 0);
 		free(f);

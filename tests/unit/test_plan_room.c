@@ -243,6 +243,56 @@ static void test_none_unplaced(void **state)
 	planned_free(&t);
 }
 
+/* Owned capacity (issue 41): with the default capacity order [spot,
+ * on-demand], an owned on-demand node at $25.99/h still ranks above a
+ * cloud spot offer at $2/h (it is already paid for); the same offer
+ * not marked owned ranks after every spot offer. */
+static void test_owned_ranks_first(void **state)
+{
+	gb_diags d = GB_DIAGS_INIT;
+	gb_spec_set set;
+	gb_catalog *c;
+	gb_plan p;
+	char err[512];
+	const char *y = "pool:\n  name: lab\n  team: research\n  count: 1\n"
+	                "  gpu: {model: A100-80GB, count: 4}\n";
+	(void)state;
+	for (int owned = 0; owned <= 1; owned++) {
+		gb_offer o;
+		c = gb_catalog_new();
+		memset(&o, 0, sizeof(o));
+		o.region = "lab";
+		o.zone = "";
+		o.instance_type = "4xA100-80GB";
+		o.gpu_model = "A100-80GB";
+		o.gpu_count = 4;
+		o.gpu_memory_gb = 80;
+		o.capacity = GB_CAPACITY_ON_DEMAND;
+		o.price_per_hour = 25.99;
+		o.source = "inventory";
+		gb_catalog_add(c, "onprem", &o);
+		o.region = "us-east-1";
+		o.zone = "us-east-1a";
+		o.instance_type = "p4de.24xlarge";
+		o.capacity = GB_CAPACITY_SPOT;
+		o.price_per_hour = 2.0;
+		gb_catalog_add(c, "aws", &o);
+		if (owned)
+			gb_catalog_mark_owned(c, "onprem");
+		assert_int_equal(gb_spec_load_buf("lab.yaml", y, strlen(y), NULL,
+		                                  &set, &d), 0);
+		assert_int_equal(gb_plan_pool(&set.pools[0], c, NULL, &p, err,
+		                              sizeof(err)), 0);
+		assert_int_equal(p.ncands, 2);
+		assert_string_equal(p.cands[0].offer->cloud,
+		                    owned ? "onprem" : "aws");
+		gb_plan_free(&p);
+		gb_spec_set_free(&set);
+		gb_catalog_free(c);
+	}
+	gb_diags_free(&d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -250,6 +300,7 @@ int main(void)
 		cmocka_unit_test(test_colocated_refuses_short_offer),
 		cmocka_unit_test(test_colocated_counts_held_and_need),
 		cmocka_unit_test(test_none_unplaced),
+		cmocka_unit_test(test_owned_ranks_first),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -637,6 +637,21 @@ static void test_every_field(void **state)
 	assert_int_equal(set.n, 0);
 }
 
+/* lifecycle.consolidate: false (issue 41): parsed, and kept in the
+ * stored JSON (which is parsed again on every converge) */
+static void test_consolidate_off(void **state)
+{
+	gb_spec_set set = parse_ok("pool:\n  name: p\n  gpu: {model: t4}\n"
+	                           "  lifecycle: {consolidate: false}\n");
+	char *js;
+	(void)state;
+	assert_int_equal(set.pools[0].no_consolidate, 1);
+	js = gb_pool_spec_to_json(&set.pools[0]);
+	assert_non_null(strstr(js, "\"consolidate\":false"));
+	free(js);
+	gb_spec_set_free(&set);
+}
+
 static void test_defaults(void **state)
 {
 	gb_spec_set set = parse_ok("pool:\n  name: p\n  gpu: {model: t4}\n");
@@ -662,6 +677,7 @@ static void test_defaults(void **state)
 	assert_true(p->max_price_per_hour == 0);
 	assert_int_equal(p->ttl_s, 0);
 	assert_int_equal(p->idle_timeout_s, 0);
+	assert_int_equal(p->no_consolidate, 0);
 	assert_int_equal(p->policies.n, 0);
 	assert_int_equal(p->images.n, 0);
 	assert_int_equal(p->ssh_keys.n, 0);
@@ -1399,6 +1415,7 @@ int main(void)
 		cmocka_unit_test(test_diag_format),
 		cmocka_unit_test(test_every_field),
 		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_consolidate_off),
 		cmocka_unit_test(test_defaults_by_purpose),
 		cmocka_unit_test(test_min_max),
 		cmocka_unit_test(test_env_substitution),

@@ -321,6 +321,15 @@ static void test_tabs_after_utf8(void **state)
 	expect_load_err(y, strlen(y), 3, 1, "tab character");
 }
 
+/* ${VAR} unquoted in a flow map: the error says to quote it (issue 41) */
+static void test_env_in_flow_map(void **state)
+{
+	const char *y = "labels: {job: ${JOB}}\n";
+	(void)state;
+	expect_load_err(y, strlen(y), 1, 16,
+	                "a ${VAR} inside {...} or [...] needs quotes");
+}
+
 static void test_nul_byte(void **state)
 {
 	const char y[] = "a: 1\nbc\0d: 2\n";
@@ -707,6 +716,7 @@ int main(void)
 		cmocka_unit_test(test_duplicate_keys_large_map),
 		cmocka_unit_test(test_large_map_no_false_dups),
 		cmocka_unit_test(test_tabs),
+		cmocka_unit_test(test_env_in_flow_map),
 		cmocka_unit_test(test_tabs_after_utf8),
 		cmocka_unit_test(test_nul_byte),
 		cmocka_unit_test(test_invalid_utf8),

@@ -91,6 +91,14 @@ typedef struct gb_error {
 	int64_t retry_after_ms; /* server-suggested delay, 0 if none */
 } gb_error;
 
+/* A CAPACITY error with this code: the driver found the machine it was
+ * setting up failing (an on-prem node whose setup exited non-zero, or
+ * that could not be reached), undid the call and took that machine out
+ * of its offers; the same place may still have others, so the engine
+ * asks it again at once instead of cooling it down, and says which
+ * machine failed in an "unhealthy" event (the message names it). */
+#define GB_ERR_CODE_NODE_UNHEALTHY "NodeUnhealthy"
+
 /* ------------------------------------------------------------------ */
 /* Common types                                                        */
 /* ------------------------------------------------------------------ */
