@@ -34,7 +34,7 @@ spec "$T/b.yaml" 2 "onprem, aws"
 gb apply -f "$T/b.yaml" --auto-approve >"$T/out" 2>&1 || fail "apply 2: $(cat "$T/out")"
 live() { gb status mixed -o json | jq -r '[.instances[] | select(.state == "running" or .state == "pending") | .cloud] | sort | join(",")'; }
 check "[ \"\$(live)\" = aws,onprem ]" "the pool holds an AWS instance and the on-prem node (got $(live))"
-gb scale mixed 1 >"$T/out" 2>&1 || fail "scale: $(cat "$T/out")"
+gb scale mixed 1 --wait --timeout 60s >"$T/out" 2>&1 || fail "scale: $(cat "$T/out")"
 check "[ \"\$(live)\" = onprem ]" "scaled to 1: the on-prem node is kept, the dearer AWS instance released (got $(live))"
 check "[ \"\$(sim_live)\" = 0 ]" "nothing runs in cloudsim"
 gb destroy mixed --auto-approve >/dev/null 2>&1 || fail "destroy"
