@@ -67,6 +67,10 @@ ctl_post /_sim/scenario '{"capacity": [{"cloud": "lambda", "region": "us-west-1"
 expect_status 200 "capacity rules"
 
 # --- launch -------------------------------------------------------------------
+# booting for 3 s here, so that the look right after the launch sees it
+# booting however loaded the machine is (then back to the scenario's 300 ms)
+ctl_post /_sim/scenario '{"lifecycle": {"lambda": {"pending_ms": 3000}}}'
+expect_status 200 "a 3 s boot"
 launch us-east-1 gpu_1x_a10 3 '"name": "job-1", "tags": [{"key": "gpubroker-pool", "value": "p1"}]'
 expect_status 200 "launch quantity 3"
 expect_eq "$(jget "$BODY_FILE" 'len(j["data"]["instance_ids"])')" 3 "three instance ids"
@@ -77,8 +81,15 @@ lam GET "/instances/$ID1"
 expect_eq "$(jget "$BODY_FILE" '[j["data"][k] for k in ("status", "ip", "name")]')" '["booting", null, "job-1"]' "booting, no ip yet"
 expect_eq "$(jget "$BODY_FILE" 'j["data"]["tags"]')" '[{"key": "gpubroker-pool", "value": "p1"}]' "tags echoed"
 expect_eq "$(jget "$BODY_FILE" 'j["data"]["ssh_key_names"]')" "[\"$SSH\"]" "ssh_key_names"
-sleep 0.5
-lam GET "/instances/$ID1"
+ctl_post /_sim/scenario '{"lifecycle": {"lambda": {"pending_ms": 300}}}'
+expect_status 200 "the scenario's boot again"
+i=0
+while :; do
+	lam GET "/instances/$ID1"
+	[ "$(jget "$BODY_FILE" 'j["data"]["status"]')" = active ] || [ $i -ge 100 ] && break
+	sleep 0.1
+	i=$((i + 1))
+done
 expect_eq "$(jget "$BODY_FILE" 'j["data"]["status"]')" active "active after lifecycle.lambda.pending_ms"
 expect_match '^198\.1[89]\.' "$(jget "$BODY_FILE" 'j["data"]["ip"]')" "public ip once active"
 expect_eq "$(jget "$BODY_FILE" 'j["data"]["region"]["name"]')" us-east-1 "region"
@@ -171,6 +182,10 @@ lam POST /instance-operations/terminate "{\"instance_ids\": [\"$ID2\", \"0123456
 expect_status 404 "terminate with an unknown id"
 lam GET "/instances/$ID2"
 expect_eq "$(jget "$BODY_FILE" 'j["data"]["status"]')" active "the known id of that call was not terminated"
+# terminating for 2 s here, so the key is seen in use meanwhile however
+# loaded the machine is
+ctl_post /_sim/scenario '{"lifecycle": {"lambda": {"stopping_ms": 2000}}}'
+expect_status 200 "a 2 s shutdown"
 lam POST /instance-operations/terminate "{\"instance_ids\": [\"$ID2\", \"$LID\"]}"
 expect_status 200 "terminate two"
 expect_eq "$(jget "$BODY_FILE" '[i["status"] for i in j["data"]["terminated_instances"]]')" '["terminating", "terminating"]' "terminating"
@@ -179,8 +194,15 @@ expect_status 200 "terminate again (idempotent)"
 expect_eq "$(jget "$BODY_FILE" 'j["data"]["terminated_instances"][0]["id"]')" "$ID2" "the same instance returned"
 lam DELETE "/ssh-keys/$KID"
 expect_status 400 "still in use while its instance is terminating"
-sleep 0.5
-lam DELETE "/ssh-keys/$KID"
+ctl_post /_sim/scenario '{"lifecycle": {"lambda": {"stopping_ms": 300}}}'
+expect_status 200 "the scenario's shutdown again"
+i=0
+while :; do
+	lam DELETE "/ssh-keys/$KID"
+	[ "$HTTP" = 200 ] || [ $i -ge 100 ] && break
+	sleep 0.1
+	i=$((i + 1))
+done
 expect_status 200 "free once its instance is terminated"
 lam GET "/instances/$ID2"
 expect_eq "$(jget "$BODY_FILE" 'j["data"]["status"]')" terminated "terminated after stopping_ms"
