@@ -24,6 +24,8 @@ typedef struct pass {
 	int *reserve;        /* per resource: the highest priority blocked
 	                      * on it; INT_MIN none */
 	int *reserved;       /* per resource: 1 when reserve is set */
+	double *ent;         /* per team x resource: its fair share, units
+	                      * (water_fill, after the filling) */
 } pass;
 
 double gb_admission_share(const gb_adm_input *in, const char *team)
@@ -52,13 +54,16 @@ static int fair(const gb_adm_input *in, size_t r)
 	return in->res[r].kind != GB_ADM_TEAM_QUOTA;
 }
 
-/* Team t's weighted dominant share. */
-static double dominant(const pass *p, size_t t)
+/* Demand i's team's weighted dominant share over the resources i asks
+ * for: what the team holds of them, the largest fraction, divided by its
+ * share. */
+static double dominant(const pass *p, size_t i)
 {
 	const gb_adm_input *in = p->in;
+	size_t t = p->tix[i];
 	double d = 0;
 	for (size_t r = 0; r < in->nres; r++) {
-		if (!fair(in, r) || p->cap[r] <= 0)
+		if (!fair(in, r) || p->cap[r] <= 0 || in->dem[i].per[r] <= 0)
 			continue;
 		double s = (double)p->tused[t * in->nres + r] / p->cap[r];
 		if (s > d)
@@ -67,26 +72,64 @@ static double dominant(const pass *p, size_t t)
 	return d / p->weight[t];
 }
 
-/* Team t's weighted share of resource r among the teams that want it
- * (hold some of it or wait for it), in units. */
-static double entitled(const pass *p, size_t t, size_t r)
+/* Each team's fair share of each resource, for entitled(): the
+ * capacity water-filled over the teams that want the resource, by
+ * their weights, no team past what it asks for (the count of its
+ * demands there), so a share nobody else needs is the asker's.  Run
+ * after the filling (preemption changes no grant). */
+static void water_fill(pass *p)
 {
 	const gb_adm_input *in = p->in;
-	double sum = 0;
-	int *seen = gb_xcalloc(p->nteams, sizeof *seen);
-	for (size_t i = 0; i < in->ndem; i++) {
-		const gb_adm_demand *d = &in->dem[i];
-		if (d->per[r] <= 0 || seen[p->tix[i]])
-			continue;
-		if (p->granted[i] > 0 || d->count > p->granted[i]) {
-			seen[p->tix[i]] = 1;
-			sum += p->weight[p->tix[i]];
+	size_t nres = in->nres, nt = p->nteams;
+	double *dem = gb_xcalloc(nt + 1, sizeof *dem);
+	unsigned char *on = gb_xcalloc(nt + 1, 1);
+	for (size_t r = 0; r < nres; r++) {
+		memset(dem, 0, nt * sizeof *dem);
+		for (size_t i = 0; i < in->ndem; i++) {
+			const gb_adm_demand *d = &in->dem[i];
+			int n = d->count > p->granted[i] ? d->count : p->granted[i];
+			if (d->per[r] > 0 && n > 0)
+				dem[p->tix[i]] += (double)n * d->per[r];
+		}
+		double left = p->cap[r];
+		for (size_t t = 0; t < nt; t++)
+			on[t] = dem[t] > 0;
+		for (;;) {
+			double w = 0;
+			for (size_t t = 0; t < nt; t++)
+				if (on[t])
+					w += p->weight[t];
+			if (w <= 0 || left <= 1e-9)
+				break;
+			double level = left / w;
+			long sat = -1;
+			for (size_t t = 0; t < nt; t++)
+				if (on[t] && dem[t] / p->weight[t] < level) {
+					level = dem[t] / p->weight[t];
+					sat = (long)t;
+				}
+			for (size_t t = 0; t < nt; t++)
+				if (on[t]) {
+					double g = level * p->weight[t];
+					p->ent[t * nres + r] += g;
+					dem[t] -= g;
+					left -= g;
+					if (dem[t] <= 1e-9)
+						on[t] = 0;
+				}
+			if (sat < 0)
+				break;
+			on[sat] = 0;
 		}
 	}
-	if (!seen[t])
-		sum += p->weight[t];
-	free(seen);
-	return sum > 0 ? p->cap[r] * p->weight[t] / sum : 0;
+	free(dem);
+	free(on);
+}
+
+/* Team t's fair share of resource r, in units. */
+static double entitled(const pass *p, size_t t, size_t r)
+{
+	return p->ent[t * p->in->nres + r];
 }
 
 /* a before b in the queue's order: < 0 */
@@ -95,7 +138,7 @@ static int order(const pass *p, size_t a, size_t b)
 	const gb_adm_demand *da = &p->in->dem[a], *db = &p->in->dem[b];
 	if (da->priority != db->priority)
 		return da->priority > db->priority ? -1 : 1;
-	double sa = dominant(p, p->tix[a]), sb = dominant(p, p->tix[b]);
+	double sa = dominant(p, a), sb = dominant(p, b);
 	if (sa < sb - 1e-12)
 		return -1;
 	if (sb < sa - 1e-12)
@@ -228,7 +271,6 @@ static void preempt_for(pass *p, size_t b, gb_adm_result *out,
 	size_t bt = p->tix[b];
 	int *want = gb_xcalloc(nres, sizeof *want);  /* for all it lacks */
 	int *step = gb_xcalloc(nres, sizeof *step);  /* for its next step */
-	int *room = gb_xcalloc(nres, sizeof *room);  /* reclaim allowance */
 	int any = 0;
 	for (size_t r = 0; r < nres; r++) {
 		if (db->per[r] <= 0)
@@ -243,8 +285,6 @@ static void preempt_for(pass *p, size_t b, gb_adm_result *out,
 		}
 		step[r] = s;
 		want[r] = lack * db->per[r] - avail;
-		double free_share = entitled(p, bt, r) - p->tused[bt * nres + r];
-		room[r] = free_share > 0 ? (int)(free_share + 1e-9) : 0;
 		any = 1;
 	}
 	if (!any)
@@ -266,8 +306,20 @@ static void preempt_for(pass *p, size_t b, gb_adm_result *out,
 		double use = p->tused[p->tix[v] * nres + r];
 		gb_adm_why why = GB_ADM_PRIORITY;
 		if (dv->priority == db->priority) {
-			if (p->tix[v] == bt || room[r] < n * db->per[r] ||
-			    use <= ent + 1e-9)
+			/* a loan is taken back when the move leaves b's team
+			 * no further over its share than v's team stays: so
+			 * the instance never moves back (no ping-pong), and
+			 * an instance larger than a share still moves */
+			double bent = entitled(p, bt, r);
+			int give = dv->gang ? takeable(p, v) : 1;
+			double bsh = bent > 0 ? (p->tused[bt * nres + r] +
+			                         (double)n * db->per[r]) / bent
+			                      : 1e300;
+			double vsh = ent > 0 ? (use - (double)give * dv->per[r]) /
+			                               ent
+			                     : 1e300;
+			if (p->tix[v] == bt || use <= ent + 1e-9 ||
+			    bsh > vsh + 1e-9)
 				continue;
 			why = GB_ADM_RECLAIM;
 		}
@@ -293,9 +345,8 @@ static void preempt_for(pass *p, size_t b, gb_adm_result *out,
 				if (want[r] <= 0 || dv->per[r] <= 0)
 					continue;
 				if (c[k].why == GB_ADM_RECLAIM &&
-				    (room[r] <= 0 ||
-				     tuse[vt * nres + r] <=
-				             entitled(p, vt, r) + 1e-9))
+				    tuse[vt * nres + r] <=
+				            entitled(p, vt, r) + 1e-9)
 					continue;  /* only the borrowed part */
 				helps = 1;
 			}
@@ -309,8 +360,6 @@ static void preempt_for(pass *p, size_t b, gb_adm_result *out,
 				want[r] -= u;
 				step[r] -= u;
 				tuse[vt * nres + r] -= u;
-				if (c[k].why == GB_ADM_RECLAIM)
-					room[r] -= u;
 			}
 		}
 	}
@@ -365,7 +414,6 @@ static void preempt_for(pass *p, size_t b, gb_adm_result *out,
 out:
 	free(want);
 	free(step);
-	free(room);
 }
 
 static const pass *queue_pass;
@@ -445,6 +493,8 @@ void gb_admission_decide(const gb_adm_input *in, gb_adm_result *out)
 			                d->per[r];
 	}
 	fill(&p);
+	p.ent = gb_xcalloc(p.nteams * nres + 1, sizeof *p.ent);
+	water_fill(&p);
 
 	/* the queue, in order */
 	size_t *idx = gb_xcalloc(ndem + 1, sizeof *idx);
@@ -486,6 +536,7 @@ void gb_admission_decide(const gb_adm_input *in, gb_adm_result *out)
 	free(p.tused);
 	free(p.give);
 	free(p.blocked);
+	free(p.ent);
 }
 
 void gb_admission_free(gb_adm_result *r)
