@@ -19,8 +19,10 @@
  *   2. Progressive filling: the wanting demand first in the order
  *        priority (higher first),
  *        its team's weighted dominant share (DRF, Ghodsi et al., NSDI
- *          2011: max over the fair resources of use / capacity, divided
- *          by the team's share; lower first),
+ *          2011: over the resources the demand asks for, team quotas
+ *          aside, the largest use / capacity, divided by the team's
+ *          share; lower first: a team's use of another site or cloud
+ *          does not push it back in this line),
  *        arrival (older first), then the input order,
  *      is given one more instance (a gang: all it lacks, or nothing)
  *      when it fits every resource it uses; otherwise it is blocked on
@@ -35,9 +37,12 @@
  *      step: victims are instances of pools marked preemptible that use
  *      the lacking resource and are either of a lower priority
  *      (GB_ADM_PRIORITY), or of the same priority in a team above its
- *      weighted share of that resource while the blocked demand's team
- *      would stay within its own (GB_ADM_RECLAIM; only the borrowed
- *      part is taken).  Never a pool of a higher priority, never below
+ *      fair share of that resource (GB_ADM_RECLAIM; only the borrowed
+ *      part is taken, and only while the move leaves the blocked
+ *      demand's team no further over its share than the victim's stays,
+ *      so an instance never moves back).  A team's fair share of a
+ *      resource: the capacity water-filled over the teams that want it,
+ *      by their shares, none past what it asks for.  Never a pool of a higher priority, never below
  *      a pool's min, never on a team quota (preempting another team
  *      frees nothing there).  Victims by lowest priority, then the most
  *      over its share, then the newest.  Nothing is preempted unless

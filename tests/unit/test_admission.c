@@ -217,6 +217,51 @@ static void test_borrow_and_reclaim(void **state)
 	w_free(&w);
 }
 
+/* Reclaim moves an instance larger than one unit when that makes the
+ * shares no worse, and never moves it back. */
+static void test_reclaim_no_ping_pong(void **state)
+{
+	world w;
+	(void)state;
+	w_init(&w);
+	size_t r = w_res(&w, "aws:us-east-1:P", GB_ADM_CLOUD_QUOTA, 8);
+	size_t a = w_pool(&w, "a-dev", "ta", 10, 2, r);
+	w.per[a][r] = 4;
+	w.dem[a].preemptible = 1;
+	w_pass(&w);
+	assert_int_equal(w.dem[a].held, 2);
+	size_t b = w_pool(&w, "b-dev", "tb", 10, 2, r);
+	w.per[b][r] = 4;
+	w.dem[b].preemptible = 1;
+	w_pass(&w);
+	assert_int_equal(w.last.npreempt, 1);
+	assert_int_equal(w.last.preempt[0].victim, a);
+	assert_int_equal(w.last.preempt[0].count, 1);
+	for (int k = 0; k < 20; k++) {
+		w.now += GRACE;
+		w_pass(&w);
+	}
+	assert_int_equal(w.dem[a].held, 1);
+	assert_int_equal(w.dem[b].held, 1);
+	assert_int_equal(w.preempted[a], 1);
+	assert_int_equal(w.preempted[b], 0);
+	w_free(&w);
+
+	/* one 8-GPU instance: taking it would only swap who is over */
+	w_init(&w);
+	r = w_res(&w, "aws:us-east-1:P", GB_ADM_CLOUD_QUOTA, 8);
+	a = w_pool(&w, "a-dev", "ta", 10, 1, r);
+	w.per[a][r] = 8;
+	w.dem[a].preemptible = 1;
+	w_pass(&w);
+	b = w_pool(&w, "b-dev", "tb", 10, 1, r);
+	w.per[b][r] = 8;
+	w_pass(&w);
+	assert_int_equal(w.last.npreempt, 0);
+	assert_int_equal(position(&w, b), 1);
+	w_free(&w);
+}
+
 /* Not preemptible: the loan stays, the other team waits its turn. */
 static void test_no_reclaim_unless_preemptible(void **state)
 {
@@ -387,6 +432,7 @@ int main(void)
 		cmocka_unit_test(test_priority_first),
 		cmocka_unit_test(test_drf_order),
 		cmocka_unit_test(test_borrow_and_reclaim),
+		cmocka_unit_test(test_reclaim_no_ping_pong),
 		cmocka_unit_test(test_no_reclaim_unless_preemptible),
 		cmocka_unit_test(test_priority_preemption),
 		cmocka_unit_test(test_gang_and_reservation),
