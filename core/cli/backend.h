@@ -71,6 +71,9 @@ typedef struct gb_backend_ops {
 	/* *orphans: gc's report; *incomplete: some region could not be
 	 * listed.  0 or -1. */
 	int (*gc)(gb_backend *b, int adopt, json_t **orphans, int *incomplete);
+	/* The shared-GPU queue, gb_engine_admission's shape (a daemon's:
+	 * as its last reconcile pass decided).  0 or -1. */
+	int (*queue)(gb_backend *b, json_t **queue);
 	void (*close)(gb_backend *b);
 } gb_backend_ops;
 

@@ -356,6 +356,7 @@ static const struct route {
 	{"GET", "sites", 0, NULL, NULL, 0, gb_api_sites, NULL},
 	{"POST", "probe", 0, NULL, "probe", 1, gb_api_probe, NULL},
 	{"GET", "whoami", 0, NULL, NULL, 0, gb_api_whoami, NULL},
+	{"GET", "queue", 0, NULL, NULL, 0, gb_api_queue, NULL},
 };
 
 /* /readyz is public: it says "state store unreachable" and no more (the

@@ -220,6 +220,7 @@ void gb_api_nodes(gb_api_req *r);
 void gb_api_sites(gb_api_req *r);
 void gb_api_probe(gb_api_req *r);
 void gb_api_whoami(gb_api_req *r);
+void gb_api_queue(gb_api_req *r);
 
 /* ---- api_guard.c: what a browser could be made to send (its header
  * comment has the rules).  0 allowed; else the 403/415 is set on r and

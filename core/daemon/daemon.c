@@ -607,6 +607,8 @@ out_engine:
 	free(d.metrics_cache);
 	gb_metrics_release();
 	free(d.pools_cache);
+	json_decref(d.queue);
+	gb_strv_free(&d.preempt_told);
 	gb_oidc_free(d.oidc);
 	pthread_rwlock_destroy(&d.cfg_lock);
 	return rc;

@@ -119,6 +119,11 @@ typedef struct gb_daemon {
 	size_t pools_skipped;     /* of those, steady and settled: converge
 	                             skipped (reconcile.c) */
 	int leader;               /* holds the "leader" lease (gc) */
+	/* the shared-GPU admission (reconcile.c, issue 35; under mmu):
+	 * the last pass's queue for GET /v1/queue, and the preemptions
+	 * already told by events ("victim>for" keys) */
+	json_t *queue;
+	gb_strv preempt_told;
 	/* elastic pools (autoscale.c; under mmu) */
 	uint64_t autoscale_up, autoscale_down, autoscale_refused; /* decisions */
 	struct gb_oidc *oidc;     /* auth.oidc's issuers and their keys

@@ -178,6 +178,64 @@ static void housekeeping(gb_daemon *d)
 	}
 }
 
+/* The admission pass (issue 35): every replica computes the same queue
+ * from the shared state (the decision is pure); the pools it says must
+ * wait are not converged this pass, their note says their place; the
+ * leader tells each new preemption by an event on both pools.  *blocked:
+ * the waiting pools (caller frees). */
+static void admission(gb_daemon *d, int64_t now, gb_strv *blocked)
+{
+	json_t *a = gb_engine_admission(d->eng, now, blocked), *p;
+	gb_strv told = {0};
+	size_t i;
+	int leader;
+	pthread_mutex_lock(&d->mmu);
+	leader = d->leader || !gb_store_is_shared(d->store);
+	pthread_mutex_unlock(&d->mmu);
+	json_array_foreach(json_object_get(a, "preemptions"), i, p) {
+		const char *v = json_string_value(json_object_get(p, "victim"));
+		const char *f = json_string_value(json_object_get(p, "for"));
+		const char *why = json_string_value(json_object_get(p, "reason"));
+		char *key = gb_xasprintf("%s>%s", v, f);
+		pthread_mutex_lock(&d->mmu);
+		int old = gb_strv_contains(&d->preempt_told, key);
+		pthread_mutex_unlock(&d->mmu);
+		if (!old && leader) {
+			gb_store_event(d->store, v, NULL, "preempt", "%s", why);
+			gb_store_event(d->store, f, NULL, "preempt", "%s", why);
+		}
+		gb_strv_push_take(&told, key);
+	}
+	pthread_mutex_lock(&d->mmu);
+	gb_strv_free(&d->preempt_told);
+	d->preempt_told = told;
+	json_decref(d->queue);
+	d->queue = a;
+	pthread_mutex_unlock(&d->mmu);
+}
+
+/* A pool the admission holds back: its note says its place (and an
+ * event when the place changes). */
+static void queued(gb_daemon *d, const gb_pool_row *p)
+{
+	const char *reason = NULL;
+	json_t *w;
+	size_t i;
+	char *note;
+	pthread_mutex_lock(&d->mmu);
+	json_array_foreach(json_object_get(d->queue, "queue"), i, w)
+		if (strcmp(json_string_value(json_object_get(w, "pool")),
+		           p->name) == 0)
+			reason = json_string_value(json_object_get(w, "reason"));
+	note = gb_xasprintf("queued: %s", reason ? reason : "waits its turn");
+	pthread_mutex_unlock(&d->mmu);
+	if (!p->note || strcmp(p->note, note) != 0) {
+		gb_store_pool_set_note(d->store, p->name, note, 0);
+		gb_store_event(d->store, p->name, NULL, "queued", "%s", note);
+	}
+	free(note);
+}
+
 int gb_daemon_leader(gb_daemon *d)
 {
 	int64_t token;
@@ -225,6 +283,8 @@ void gb_daemon_reconcile(gb_daemon *d)
 	}
 	if (nsteady)
 		qsort(steady, nsteady, sizeof(*steady), gen_cmp);
+	gb_strv blocked = {0};
+	admission(d, now, &blocked);
 	for (size_t i = 0; i < np && !gb_daemon_stopping(d); i++) {
 		gb_pool_row *p = &pools[i];
 		gb_engine_result res;
@@ -288,6 +348,8 @@ void gb_daemon_reconcile(gb_daemon *d)
 				converge_unless_steady(d, p, steady, nsteady,
 				                       &skipped, &res);
 			}
+		} else if (gb_strv_contains(&blocked, p->name)) {
+			queued(d, p);
 		} else if (autoscale_pool(d, p)) {
 			converge_pool(d, p->name, &res);
 		} else {
@@ -298,6 +360,7 @@ void gb_daemon_reconcile(gb_daemon *d)
 	}
 	gb_pool_list_free(pools, np);
 	gb_pool_gen_list_free(steady, nsteady);
+	gb_strv_free(&blocked);
 	pthread_mutex_lock(&d->mmu);
 	d->pools_held = held;
 	d->pools_skipped = skipped;
