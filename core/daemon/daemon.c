@@ -201,7 +201,13 @@ static void *worker_main(void *arg)
 		pthread_mutex_unlock(&d->mu);
 
 		pthread_rwlock_rdlock(&d->cfg_lock);
-		if (j->kind == GB_JOB_CONVERGE || j->kind == GB_JOB_CONVERGE_FRESH) {
+		if (j->kind == GB_JOB_CONVERGE &&
+		    gb_daemon_admission_holds(d, j->pool)) {
+			/* it waits its turn for a shared resource: no create
+			 * that the site would refuse (reconcile.c) */
+			memset(&res, 0, sizeof(res));
+		} else if (j->kind == GB_JOB_CONVERGE ||
+		           j->kind == GB_JOB_CONVERGE_FRESH) {
 			int crc = j->kind == GB_JOB_CONVERGE
 			                  ? gb_engine_converge(d->eng, j->pool, &res)
 			                  : gb_engine_converge_fresh(d->eng, j->pool,

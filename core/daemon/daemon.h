@@ -175,6 +175,9 @@ void gb_daemon_watch(gb_daemon *d, const char *pool, int64_t delay_ms);
  * orphan gc): always on SQLite; on a shared store, while it holds the
  * "leader" lease (taken when free, kept while renewed). */
 int gb_daemon_leader(gb_daemon *d);
+/* The admission decided now (reconcile.c, issue 35): 1 when pool must
+ * wait for a shared resource (its note then says its place), else 0. */
+int gb_daemon_admission_holds(gb_daemon *d, const char *pool);
 /* reconcile.c: one pass; fills counts for metrics. */
 void gb_daemon_reconcile(gb_daemon *d);
 /* api.c */

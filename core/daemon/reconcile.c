@@ -199,6 +199,8 @@ static void admission(gb_daemon *d, int64_t now, gb_strv *blocked)
 		char *key = gb_xasprintf("%s>%s", v, f);
 		pthread_mutex_lock(&d->mmu);
 		int old = gb_strv_contains(&d->preempt_told, key);
+		if (!old)
+			gb_strv_push(&d->preempt_told, key);
 		pthread_mutex_unlock(&d->mmu);
 		if (!old && leader) {
 			gb_store_event(d->store, v, NULL, "preempt", "%s", why);
@@ -234,6 +236,21 @@ static void queued(gb_daemon *d, const gb_pool_row *p)
 		gb_store_event(d->store, p->name, NULL, "queued", "%s", note);
 	}
 	free(note);
+}
+
+int gb_daemon_admission_holds(gb_daemon *d, const char *pool)
+{
+	gb_strv blocked = {0};
+	gb_pool_row row;
+	int held;
+	admission(d, gb_now_ms() / 1000, &blocked);
+	held = gb_strv_contains(&blocked, pool);
+	if (held && gb_store_pool_get(d->store, pool, &row) == 0) {
+		queued(d, &row);
+		gb_pool_row_free(&row);
+	}
+	gb_strv_free(&blocked);
+	return held;
 }
 
 int gb_daemon_leader(gb_daemon *d)
