@@ -199,7 +199,8 @@ static int local_gc(gb_backend *b, int adopt, json_t **orphans,
 
 static int local_queue(gb_backend *b, json_t **queue)
 {
-	*queue = gb_engine_admission(lb(b)->s.eng, gb_now_ms() / 1000, NULL);
+	*queue = gb_engine_admission(lb(b)->s.eng, gb_now_ms() / 1000, NULL,
+	                             NULL, NULL);
 	return 0;
 }
 

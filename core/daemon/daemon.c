@@ -614,7 +614,7 @@ out_engine:
 	gb_metrics_release();
 	free(d.pools_cache);
 	json_decref(d.queue);
-	gb_strv_free(&d.preempt_told);
+	gb_daemon_preempts_free(d.preempts, d.npreempts);
 	gb_oidc_free(d.oidc);
 	pthread_rwlock_destroy(&d.cfg_lock);
 	return rc;

@@ -178,42 +178,126 @@ static void housekeeping(gb_daemon *d)
 	}
 }
 
+void gb_daemon_preempts_free(gb_preempt_rec *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(p[i].victim);
+		free(p[i].bene);
+		free(p[i].reason);
+	}
+	free(p);
+}
+
+/* Instances of pool under a preemption notice (the admission's
+ * `leaving`); called with mmu held. */
+static int leaving(void *ud, const char *pool)
+{
+	gb_daemon *d = ud;
+	int n = 0;
+	for (size_t i = 0; i < d->npreempts; i++)
+		if (strcmp(d->preempts[i].victim, pool) == 0)
+			n += d->preempts[i].count;
+	return n;
+}
+
+static int leaving_locked(void *ud, const char *pool)
+{
+	gb_daemon *d = ud;
+	int n;
+	pthread_mutex_lock(&d->mmu);
+	n = leaving(d, pool);
+	pthread_mutex_unlock(&d->mmu);
+	return n;
+}
+
 /* The admission pass (issue 35): every replica computes the same queue
  * from the shared state (the decision is pure); the pools it says must
- * wait are not converged this pass, their note says their place; the
- * leader tells each new preemption by an event on both pools.  *blocked:
- * the waiting pools (caller frees). */
-static void admission(gb_daemon *d, int64_t now, gb_strv *blocked)
+ * wait are not converged, their note says their place.  A preemption
+ * decided is told once by an event on both pools (the notice: when its
+ * grace ends); with act (the reconcile pass), the leader ends the
+ * victim's instances when the grace is over.  *blocked: the waiting
+ * pools (caller frees). */
+static void admission(gb_daemon *d, int64_t now, gb_strv *blocked, int act)
 {
-	json_t *a = gb_engine_admission(d->eng, now, blocked), *p;
-	gb_strv told = {0};
-	size_t i;
+	json_t *a = gb_engine_admission(d->eng, now, leaving_locked, d,
+	                                blocked), *p;
+	json_t *pre = json_object_get(a, "preemptions");
+	gb_preempt_rec *recs, *due = NULL;
+	size_t i, n = 0, ndue = 0;
 	int leader;
 	pthread_mutex_lock(&d->mmu);
+	recs = gb_xcalloc(json_array_size(pre) + d->npreempts + 1,
+	                  sizeof(*recs));
 	leader = d->leader || !gb_store_is_shared(d->store);
-	pthread_mutex_unlock(&d->mmu);
-	json_array_foreach(json_object_get(a, "preemptions"), i, p) {
-		const char *v = json_string_value(json_object_get(p, "victim"));
-		const char *f = json_string_value(json_object_get(p, "for"));
-		const char *why = json_string_value(json_object_get(p, "reason"));
-		char *key = gb_xasprintf("%s>%s", v, f);
-		pthread_mutex_lock(&d->mmu);
-		int old = gb_strv_contains(&d->preempt_told, key);
-		if (!old)
-			gb_strv_push(&d->preempt_told, key);
-		pthread_mutex_unlock(&d->mmu);
-		if (!old && leader) {
-			gb_store_event(d->store, v, NULL, "preempt", "%s", why);
-			gb_store_event(d->store, f, NULL, "preempt", "%s", why);
+	json_array_foreach(pre, i, p) {
+		gb_preempt_rec *r = &recs[n++], *old = NULL;
+		r->victim = gb_xstrdup(json_string_value(json_object_get(p, "victim")));
+		r->bene = gb_xstrdup(json_string_value(json_object_get(p, "for")));
+		r->reason = gb_xstrdup(json_string_value(json_object_get(p, "reason")));
+		r->count = (int)json_integer_value(json_object_get(p, "count"));
+		for (size_t k = 0; k < d->npreempts && !old; k++)
+			if (strcmp(d->preempts[k].victim, r->victim) == 0 &&
+			    strcmp(d->preempts[k].bene, r->bene) == 0)
+				old = &d->preempts[k];
+		if (old) {
+			r->due = old->due;
+			r->done = old->done;
+		} else {
+			int64_t g = json_integer_value(json_object_get(p, "grace_s"));
+			r->due = now + g;
+			if (leader) {
+				gb_store_event(d->store, r->victim, NULL, "preempt",
+				               "%s; notice: they end in %llds",
+				               r->reason, (long long)g);
+				gb_store_event(d->store, r->bene, NULL, "preempt",
+				               "%s", r->reason);
+			}
 		}
-		gb_strv_push_take(&told, key);
 	}
-	pthread_mutex_lock(&d->mmu);
-	gb_strv_free(&d->preempt_told);
-	d->preempt_told = told;
+	/* a preemption decided stands while its pool still waits: its
+	 * instances count as leaving, so the decision is not made again */
+	for (size_t k = 0; k < d->npreempts; k++) {
+		gb_preempt_rec *o = &d->preempts[k];
+		size_t j;
+		if (!blocked || !gb_strv_contains(blocked, o->bene))
+			continue;
+		for (j = 0; j < n; j++)
+			if (strcmp(recs[j].victim, o->victim) == 0 &&
+			    strcmp(recs[j].bene, o->bene) == 0)
+				break;
+		if (j < n)
+			continue;
+		recs[n] = *o;
+		memset(o, 0, sizeof(*o));
+		n++;
+	}
+	gb_daemon_preempts_free(d->preempts, d->npreempts);
+	d->preempts = recs;
+	d->npreempts = n;
 	json_decref(d->queue);
 	d->queue = a;
+	if (act && leader) {
+		due = gb_xcalloc(n + 1, sizeof(*due));
+		for (i = 0; i < n; i++)
+			if (!recs[i].done && now >= recs[i].due) {
+				recs[i].done = 1;
+				due[ndue].victim = gb_xstrdup(recs[i].victim);
+				due[ndue].reason = gb_xstrdup(recs[i].reason);
+				due[ndue].count = recs[i].count;
+				ndue++;
+			}
+	}
 	pthread_mutex_unlock(&d->mmu);
+	for (i = 0; i < ndue; i++) {
+		gb_engine_result res;
+		memset(&res, 0, sizeof(res));
+		if (gb_engine_preempt(d->eng, due[i].victim, due[i].count,
+		                      due[i].reason, &res) != 0)
+			gb_log(GB_LOG_WARN, "reconcile", "preempting %s: %s",
+			       due[i].victim, res.message);
+		gb_engine_result_free(&res);
+	}
+	gb_daemon_preempts_free(due, ndue);
 }
 
 /* A pool the admission holds back: its note says its place (and an
@@ -243,7 +327,7 @@ int gb_daemon_admission_holds(gb_daemon *d, const char *pool)
 	gb_strv blocked = {0};
 	gb_pool_row row;
 	int held;
-	admission(d, gb_now_ms() / 1000, &blocked);
+	admission(d, gb_now_ms() / 1000, &blocked, 0);
 	held = gb_strv_contains(&blocked, pool);
 	if (held && gb_store_pool_get(d->store, pool, &row) == 0) {
 		queued(d, &row);
@@ -301,7 +385,7 @@ void gb_daemon_reconcile(gb_daemon *d)
 	if (nsteady)
 		qsort(steady, nsteady, sizeof(*steady), gen_cmp);
 	gb_strv blocked = {0};
-	admission(d, now, &blocked);
+	admission(d, now, &blocked, 1);
 	for (size_t i = 0; i < np && !gb_daemon_stopping(d); i++) {
 		gb_pool_row *p = &pools[i];
 		gb_engine_result res;

@@ -287,7 +287,18 @@ int gb_usage_compute(const gb_usage_inst *v, size_t n,
  * reason}]}.  The pools that must wait are pushed to blocked (may be
  * NULL).  New reference; never NULL (empty lists when nothing is
  * shared or the store failed). */
-json_t *gb_engine_admission(gb_engine *e, int64_t now, gb_strv *blocked);
+/* leaving (may be NULL): instances of pool already under a preemption
+ * notice (still running until their grace ends). */
+typedef int (*gb_engine_leaving_fn)(void *ud, const char *pool);
+json_t *gb_engine_admission(gb_engine *e, int64_t now,
+                            gb_engine_leaving_fn leaving, void *ud,
+                            gb_strv *blocked);
+/* Ends k of pool's live instances (the newest first) for a preemption
+ * whose grace is over; reason goes to the event.  The pool keeps its
+ * size: it waits in the queue for them again.  0, or -1 with
+ * res->message. */
+int gb_engine_preempt(gb_engine *e, const char *pool, int k,
+                      const char *reason, gb_engine_result *res);
 
 json_t *gb_engine_usage(gb_engine *e, const char *by, const char *pool,
                         const char *team, int64_t since_ms, int64_t until_ms);

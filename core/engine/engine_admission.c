@@ -89,7 +89,9 @@ static int live_instances(gb_engine *e, const char *pool)
 	return live;
 }
 
-json_t *gb_engine_admission(gb_engine *e, int64_t now, gb_strv *blocked)
+json_t *gb_engine_admission(gb_engine *e, int64_t now,
+                            gb_engine_leaving_fn leaving, void *ud,
+                            gb_strv *blocked)
 {
 	const gb_config *cfg = e->o.cfg;
 	json_t *out = json_object(), *q = json_array(), *rs = json_array(),
@@ -155,6 +157,11 @@ json_t *gb_engine_admission(gb_engine *e, int64_t now, gb_strv *blocked)
 		dem[i].count = c[i].row->desired;
 		dem[i].held = c[i].held < c[i].row->desired ? c[i].held
 		                                            : c[i].row->desired;
+		dem[i].leaving = leaving ? leaving(ud, c[i].row->name) : 0;
+		if (dem[i].leaving > dem[i].held)
+			dem[i].leaving = dem[i].held;
+		/* a fixed-size preemptible pool may be taken whole (it
+		 * waits again); an elastic one keeps its min */
 		dem[i].min = sp->preemptible && sp->min >= sp->max ? 0 : sp->min;
 		dem[i].per = &per[i * ns];
 		dem[i].gang = 1;
@@ -188,11 +195,14 @@ json_t *gb_engine_admission(gb_engine *e, int64_t now, gb_strv *blocked)
 	}
 	for (size_t k = 0; k < r.npreempt; k++) {
 		const gb_adm_preemption *p = &r.preempt[k];
-		json_array_append_new(pre, json_pack("{s:s,s:s,s:i,s:s,s:s}",
+		const gb_pool_spec *vs = &c[p->victim].spec;
+		json_array_append_new(pre, json_pack("{s:s,s:s,s:i,s:s,s:s,s:I}",
 		        "victim", dem[p->victim].pool, "for",
 		        dem[p->beneficiary].pool, "count", p->count, "why",
 		        p->why == GB_ADM_PRIORITY ? "priority" : "reclaim",
-		        "reason", p->reason));
+		        "reason", p->reason, "grace_s", (json_int_t)(
+		                vs->preempt_grace_s > 0 ? vs->preempt_grace_s
+		                                        : GB_PREEMPT_GRACE_S)));
 	}
 	gb_admission_free(&r);
 	for (size_t k = 0; k < ns; k++)
@@ -212,4 +222,46 @@ done:
 		free(sites[k].name);
 	free(sites);
 	return out;
+}
+
+static int newest_first(const void *a, const void *b)
+{
+	const gb_inst_row *x = *(gb_inst_row *const *)a;
+	const gb_inst_row *y = *(gb_inst_row *const *)b;
+	return x->launched_ms < y->launched_ms ? 1 : x->launched_ms > y->launched_ms
+	                                               ? -1 : 0;
+}
+
+int gb_engine_preempt(gb_engine *e, const char *pool, int k,
+                      const char *reason, gb_engine_result *res)
+{
+	gb_inst_row *rows;
+	gb_inst_row **pick;
+	size_t n, np = 0;
+	if (gb_engine__begin(e, pool, res) != 0)
+		return -1;
+	if (gb_store_inst_list(e->o.store, pool, 1, &rows, &n) != 0) {
+		snprintf(res->message, sizeof(res->message), "pool %s: %s", pool,
+		         gb_store_errmsg(e->o.store));
+		gb_engine__unlock_pool(e, pool);
+		return -1;
+	}
+	pick = gb_xcalloc(n + 1, sizeof(*pick));
+	for (size_t i = 0; i < n; i++)
+		if ((strcmp(rows[i].state, "running") == 0 ||
+		     strcmp(rows[i].state, "pending") == 0) &&
+		    !rows[i].terminate_requested_ms)
+			pick[np++] = &rows[i];
+	qsort(pick, np, sizeof(*pick), newest_first);
+	if ((size_t)k < np)
+		np = (size_t)k;
+	if (np) {
+		gb_engine__event(e, pool, NULL, "preempted", "%zu instance(s) "
+		                 "ended after the grace: %s", np, reason);
+		gb_engine__terminate_rows(e, pick, np, "preempted");
+	}
+	free(pick);
+	gb_inst_list_free(rows, n);
+	gb_engine__unlock_pool(e, pool);
+	return 0;
 }

@@ -22,6 +22,7 @@ broker_id: gbtest
 state: $T/state.db
 onprem: {inventory: $T/nodes.yaml}
 listen: 127.0.0.1:0
+daemon: {reconcile_period: 1s}
 drivers:
   - name: onprem
 teams:
@@ -97,7 +98,7 @@ echo "ok: freed nodes go to the queue's head"
 # priority: ta-2 becomes a preemptible dev-class pool's stand-in: a
 # production pool of tb facing the full site gets a preemption decision
 gb destroy tb-1 --auto-approve >>"$T/apply.log" 2>&1 || fail "destroy tb-1"
-spec dev-1 ta 1 "priority: dev" "lifecycle: {preemptible: true}"
+spec dev-1 ta 1 "priority: dev" "lifecycle: {preemptible: true, preempt_grace: 3s}"
 wait_until 20 "[ \"\$(pool dev-1 .running)\" = 1 ]" || fail "dev-1 never ran"
 spec prod-1 tb 1 "priority: production"
 wait_until 10 "queue | jq -e '.preemptions[0] | .victim == \"dev-1\" and .for == \"prod-1\" and .why == \"priority\"' >/dev/null" ||
@@ -108,6 +109,18 @@ wait_until 10 "gb events --pool dev-1 | grep -q 'preempted on onprem:lab for poo
 	fail "no preempt event on dev-1: $(gb events --pool dev-1)"
 check "gb events --pool prod-1 | grep -q 'preempted on onprem:lab for pool prod-1'" \
 	"the preempt event on prod-1 too"
-check "[ \"\$(gb events --pool dev-1 | grep -c 'preempted on onprem')\" = 1 ]" \
+check "gb events --pool dev-1 | grep -q 'notice: they end in 3s'" \
+	"the victim's event gives the notice"
+# the grace over: dev-1's instance ends, prod-1 runs, dev-1 waits again
+wait_until 20 "[ \"\$(pool prod-1 .running)\" = 1 ]" ||
+	fail "prod-1 never ran: $(pool prod-1 .) $(gb events --pool dev-1)"
+check "gb events --pool dev-1 | grep -q 'ended after the grace'" \
+	"the victim's instance ended after the grace (an event)"
+check "[ \"\$(pool dev-1 .running)\" = 0 ] && [ \"\$(pool dev-1 .desired)\" = 1 ]" \
+	"dev-1 keeps its size and holds nothing"
+wait_until 10 "[ \"\$(queue | jq -r '.queue[0].pool')\" = dev-1 ]" ||
+	fail "dev-1 does not wait again: $(queue)"
+echo "ok: dev-1 waits in the queue for its node again"
+check "[ \"\$(gb events --pool dev-1 | grep -c 'notice: they end in')\" = 1 ]" \
 	"told once, not every pass"
 echo "PASS"
