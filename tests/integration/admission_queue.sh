@@ -1,11 +1,13 @@
 #!/bin/sh
 # admission_queue.sh -- issue 35 through a daemon: two teams on a 2-node
 # on-prem site (local transport).  A pool that does not fit waits,
-# unconverged, with its place in `gpubroker queue`, GET /v1/queue and its
+# unconverged, with its place in `gpubroker queue`, GET /v1/queue (a
+# team's token sees the other team's pools by team only) and its
 # status's `waiting`; the team under its share goes first whatever the
 # arrival order; freed nodes go to the head at the next pass; a
 # production pool facing a preemptible dev pool gets a preemption
-# decision, an event on both pools.
+# decision, an event on both pools with the notice, and after the grace
+# the dev pool's instance ends and the dev pool waits again.
 . "$GB_SRC/tests/lib/integration.sh"
 
 export GPUBROKER_RECONCILE_PERIOD=1s
@@ -28,7 +30,11 @@ drivers:
 teams:
   - {name: ta, share: 1}
   - {name: tb, share: 1}
+tokens:
+  - {name: admin, role: admin, sha256: $(printf %s adm-token-issue35-0123456789 | sha256sum | cut -d' ' -f1)}
+  - {name: tb-op, role: operator, team: tb, sha256: $(printf %s tb-token-issue35-0123456789 | sha256sum | cut -d' ' -f1)}
 YAML
+export GPUBROKER_TOKEN=adm-token-issue35-0123456789
 
 spec() { # NAME TEAM COUNT [extra lines...]
 	_n=$1 _t=$2 _k=$3
@@ -50,10 +56,12 @@ spec() { # NAME TEAM COUNT [extra lines...]
 		fail "apply $_n: $(tail -n 5 "$T/apply.log")"
 }
 pool() { # NAME JQ
-	curl -sf "$GPUBROKER_SERVER/v1/pools/$1" | jq -r "$2"
+	curl -sf -H "Authorization: Bearer $GPUBROKER_TOKEN" \
+		"$GPUBROKER_SERVER/v1/pools/$1" | jq -r "$2"
 }
-queue() {
-	curl -sf "$GPUBROKER_SERVER/v1/queue"
+queue() { # [TOKEN]
+	curl -sf -H "Authorization: Bearer ${1:-$GPUBROKER_TOKEN}" \
+		"$GPUBROKER_SERVER/v1/queue"
 }
 
 daemon_start
@@ -79,6 +87,9 @@ wait_until 10 "pool tb-1 .waiting.reason | grep -q '^queued: position 1, waits f
 echo "ok: status's waiting says tb-1's place"
 check "[ \"\$(pool ta-2 .pending)\" = 0 ] && [ \"\$(pool ta-2 .running)\" = 0 ]" \
 	"a queued pool is not converged (nothing created)"
+# team tb's token: its own pool by name, ta's by team only
+check "[ \"\$(queue tb-token-issue35-0123456789 | jq -r '[.queue[] | \"\(.pool)|\(.reason // \"-\")\"] | join(\";\")')\" = 'tb-1|position 1, waits for onprem:lab (0 of 2 free, needs 1);a pool of team ta|-' ]" \
+	"a team's token sees the other team's pool by team only"
 gb queue >"$T/queue.out" 2>&1 || fail "gpubroker queue: $(cat "$T/queue.out")"
 cat "$T/queue.out"
 grep -Eq '^ *1 +tb-1 +tb +100 +1 +0 +onprem:lab +position 1' "$T/queue.out" ||
