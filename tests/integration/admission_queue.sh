@@ -106,8 +106,8 @@ check "[ \"\$(queue | jq '.queue | length')\" = 0 ]" "the queue is empty"
 check "[ \"\$(pool tb-1 .waiting)\" = null ]" "tb-1 waits no more"
 echo "ok: freed nodes go to the queue's head"
 
-# priority: ta-2 becomes a preemptible dev-class pool's stand-in: a
-# production pool of tb facing the full site gets a preemption decision
+# priority: ta-2 and a preemptible dev-class pool dev-1 fill the site; a
+# production pool of tb gets a preemption decision against dev-1
 gb destroy tb-1 --auto-approve >>"$T/apply.log" 2>&1 || fail "destroy tb-1"
 spec dev-1 ta 1 "priority: dev" "lifecycle: {preemptible: true, preempt_grace: 3s}"
 wait_until 20 "[ \"\$(pool dev-1 .running)\" = 1 ]" || fail "dev-1 never ran"
