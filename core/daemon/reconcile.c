@@ -282,6 +282,7 @@ static void admission(gb_daemon *d, int64_t now, gb_strv *blocked, int act)
 			if (!recs[i].done && now >= recs[i].due) {
 				recs[i].done = 1;
 				due[ndue].victim = gb_xstrdup(recs[i].victim);
+				due[ndue].bene = gb_xstrdup(recs[i].bene);
 				due[ndue].reason = gb_xstrdup(recs[i].reason);
 				due[ndue].count = recs[i].count;
 				ndue++;
@@ -292,9 +293,18 @@ static void admission(gb_daemon *d, int64_t now, gb_strv *blocked, int act)
 		gb_engine_result res;
 		memset(&res, 0, sizeof(res));
 		if (gb_engine_preempt(d->eng, due[i].victim, due[i].count,
-		                      due[i].reason, &res) != 0)
+		                      due[i].reason, &res) != 0) {
+			/* (another replica holds the pool, the store
+			 * failed): tried again next pass */
 			gb_log(GB_LOG_WARN, "reconcile", "preempting %s: %s",
 			       due[i].victim, res.message);
+			pthread_mutex_lock(&d->mmu);
+			for (size_t k = 0; k < d->npreempts; k++)
+				if (!strcmp(d->preempts[k].victim, due[i].victim) &&
+				    !strcmp(d->preempts[k].bene, due[i].bene))
+					d->preempts[k].done = 0;
+			pthread_mutex_unlock(&d->mmu);
+		}
 		gb_engine_result_free(&res);
 	}
 	gb_daemon_preempts_free(due, ndue);

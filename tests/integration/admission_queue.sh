@@ -134,4 +134,7 @@ wait_until 10 "[ \"\$(queue | jq -r '.queue[0].pool')\" = dev-1 ]" ||
 echo "ok: dev-1 waits in the queue for its node again"
 check "[ \"\$(gb events --pool dev-1 | grep -c 'notice: they end in')\" = 1 ]" \
 	"told once, not every pass"
+# locally (no daemon): the same decision over the same state
+check "[ \"\$(env -u GPUBROKER_SERVER -u GPUBROKER_TOKEN \"\$GB\" -c \"\$CONF\" queue -o json | jq -r '.queue[0].pool')\" = dev-1 ]" \
+	"gpubroker queue without a daemon decides the same"
 echo "PASS"
