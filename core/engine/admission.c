@@ -24,6 +24,8 @@ typedef struct pass {
 	int *reserve;        /* per resource: the highest priority blocked
 	                      * on it; INT_MIN none */
 	int *reserved;       /* per resource: 1 when reserve is set */
+	double *rshare;      /* per resource: the lowest weighted share of a
+	                      * team blocked there at priority reserve[] */
 	double *ent;         /* per team x resource: its fair share, units
 	                      * (water_fill, after the filling) */
 } pass;
@@ -171,6 +173,11 @@ static long lacks(const pass *p, size_t i, int n)
 			return (long)r;
 		if (p->reserved[r] && p->reserve[r] > d->priority)
 			return (long)r;
+		/* within the blocked class: no team further over its
+		 * share than the blocked one's takes the room */
+		if (p->reserved[r] && p->reserve[r] == d->priority &&
+		    dominant(p, i) > p->rshare[r] + 1e-12)
+			return (long)r;
 	}
 	return -1;
 }
@@ -214,9 +221,14 @@ static void fill(pass *p)
 			if (d->per[k] <= 0 ||
 			    p->cap[k] - p->used[k] >= n * d->per[k])
 				continue;
+			double sh = dominant(p, i);
 			if (!p->reserved[k] || p->reserve[k] < d->priority) {
 				p->reserved[k] = 1;
 				p->reserve[k] = d->priority;
+				p->rshare[k] = sh;
+			} else if (p->reserve[k] == d->priority &&
+			           sh < p->rshare[k]) {
+				p->rshare[k] = sh;
 			}
 		}
 	}
@@ -477,6 +489,7 @@ void gb_admission_decide(const gb_adm_input *in, gb_adm_result *out)
 	p.leaving = gb_xcalloc(nres + 1, sizeof *p.leaving);
 	p.reserve = gb_xcalloc(nres + 1, sizeof *p.reserve);
 	p.reserved = gb_xcalloc(nres + 1, sizeof *p.reserved);
+	p.rshare = gb_xcalloc(nres + 1, sizeof *p.rshare);
 	p.tused = gb_xcalloc(p.nteams * nres + 1, sizeof *p.tused);
 	p.granted = gb_xcalloc(ndem + 1, sizeof *p.granted);
 	p.give = gb_xcalloc(ndem + 1, sizeof *p.give);
@@ -533,6 +546,7 @@ void gb_admission_decide(const gb_adm_input *in, gb_adm_result *out)
 	free(p.leaving);
 	free(p.reserve);
 	free(p.reserved);
+	free(p.rshare);
 	free(p.tused);
 	free(p.give);
 	free(p.blocked);

@@ -29,7 +29,9 @@
  *      the first resource that lacks room and it keeps its place.  A
  *      blocked demand reserves that resource against every lower
  *      priority (no lower class is admitted there while it waits), so
- *      a lower class is admitted only where a higher one does not fit.
+ *      a lower class is admitted only where a higher one does not fit;
+ *      and, in its own class, against the teams further over their
+ *      share than its team (none overtakes the under-share head).
  *      Borrowing is this filling: a team may pass its share while no
  *      one else wants the room.
  *   3. Preemption, for each blocked demand in that order, where what

@@ -374,6 +374,31 @@ static void test_gang_and_reservation(void **state)
 	w_free(&w);
 }
 
+/* Within a class, a blocked team's room is not taken by a team further
+ * over its share (no overtaking the under-share head); a team no
+ * further over may still use it. */
+static void test_no_overtaking_within_class(void **state)
+{
+	world w;
+	(void)state;
+	w_init(&w);
+	size_t r = w_res(&w, "onprem:lab", GB_ADM_ONPREM, 4);
+	size_t a = w_pool(&w, "a", "ta", 100, 3, r);
+	w_pass(&w);
+	assert_int_equal(w.dem[a].held, 3);
+	size_t g = w_pool(&w, "b-gang", "tb", 100, 2, r);
+	w.dem[g].gang = 1;
+	size_t a2 = w_pool(&w, "a2", "ta", 100, 1, r);
+	w_pass(&w);
+	assert_int_equal(w.dem[g].held, 0);
+	assert_int_equal(w.dem[a2].held, 0); /* ta is over: it waits */
+	assert_int_equal(position(&w, g), 1);
+	size_t c = w_pool(&w, "c", "tc", 100, 1, r);
+	w_pass(&w);
+	assert_int_equal(w.dem[c].held, 1); /* tc holds nothing either */
+	w_free(&w);
+}
+
 /* A team quota caps its team only, and nobody is preempted for it. */
 static void test_team_quota(void **state)
 {
@@ -436,6 +461,7 @@ int main(void)
 		cmocka_unit_test(test_no_reclaim_unless_preemptible),
 		cmocka_unit_test(test_priority_preemption),
 		cmocka_unit_test(test_gang_and_reservation),
+		cmocka_unit_test(test_no_overtaking_within_class),
 		cmocka_unit_test(test_team_quota),
 		cmocka_unit_test(test_deterministic),
 	};
