@@ -1,7 +1,7 @@
 #!/bin/sh
 # bench/run.sh -- gpubroker's benchmarks with their targets (issue 9).
 #
-#   BUILD=build bench/run.sh [plan] [autoscale] [provision] [api] [reconcile] [ha] [probe]
+#   BUILD=build bench/run.sh [plan] [autoscale] [admission] [provision] [api] [reconcile] [ha] [probe]
 #
 # `make bench` runs all of them (after building `all` and the bench
 # binaries) and prints one summary block; name some to run only those.
@@ -12,6 +12,10 @@
 #   autoscale  bench/autoscale: a 7-day diurnal demand trace replayed
 #              through the autoscaler's decision against a pool fixed at
 #              peak and an oracle (issue 21)
+#   admission  bench/admission: a week of pool arrivals from 4 teams
+#              (shares 4:2:1:1, 3 priority classes) over 32 on-prem nodes
+#              and a 64-GPU cloud quota, through the admission decision
+#              against first-come-first-served (issue 35)
 #   provision  1,000 instances over three clouds on cloudsim (100 ms per
 #              call, the clouds' real rate limits), default parallelism
 #              against the floor and against parallelism capped at 10
@@ -240,6 +244,12 @@ bench_plan() {
 bench_autoscale() {
 	say "autoscale: a 7-day diurnal demand trace against a fixed, an autoscaled and an oracle pool"
 	bench_program autoscale
+}
+
+# ------------------------------------------------------------- admission
+bench_admission() {
+	say "admission: a week of pools from 4 teams over shared GPUs, the admission decision against FCFS"
+	bench_program admission
 }
 
 # ------------------------------------------------------------- reconcile
@@ -948,12 +958,12 @@ bench_churn() {
 }
 
 # ------------------------------------------------------------------ main
-which=${*:-plan autoscale provision api reconcile churn ha probe}
+which=${*:-plan autoscale admission provision api reconcile churn ha probe}
 for t in $which; do
 	case $t in
-	plan | autoscale | provision | api | reconcile | churn | ha | probe) ;;
+	plan | autoscale | admission | provision | api | reconcile | churn | ha | probe) ;;
 	*)
-		echo "usage: $0 [plan] [autoscale] [provision] [api] [reconcile] [churn] [ha] [probe]" >&2
+		echo "usage: $0 [plan] [autoscale] [admission] [provision] [api] [reconcile] [churn] [ha] [probe]" >&2
 		exit 2
 		;;
 	esac

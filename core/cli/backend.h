@@ -77,6 +77,9 @@ typedef struct gb_backend_ops {
 	 * 0 with *out {time, plan} (new reference), 1 when none is
 	 * recorded, -1 on an error (not printed). */
 	int (*decision)(gb_backend *b, const char *pool, json_t **out);
+	/* The shared-GPU queue, gb_engine_admission's shape (a daemon's:
+	 * as its last reconcile pass decided).  0 or -1. */
+	int (*queue)(gb_backend *b, json_t **queue);
 	void (*close)(gb_backend *b);
 } gb_backend_ops;
 

@@ -126,6 +126,7 @@ GB_DECLARE_CMD(status);
 GB_DECLARE_CMD(events);
 GB_DECLARE_CMD(cost);
 GB_DECLARE_CMD(usage);
+GB_DECLARE_CMD(queue);
 GB_DECLARE_CMD(gc);
 GB_DECLARE_CMD(serve);
 GB_DECLARE_CMD(audit);

@@ -40,7 +40,7 @@ int gb_cli_spec_load_in(gb_cli *cli, const char *path, const gb_catalog *cat,
 {
 	gb_diags d = GB_DIAGS_INIT;
 	gb_spec_opts so;
-	const char *clouds[GB_MAX_CLOUDS];
+	const char *clouds[GB_MAX_CLOUDS], *classes[64];
 	int rc;
 	memset(&so, 0, sizeof(so));
 	/* Locally the broker config's drivers are the clouds; a daemon
@@ -49,6 +49,8 @@ int gb_cli_spec_load_in(gb_cli *cli, const char *path, const gb_catalog *cat,
 		gb_config_clouds(&cli->cfg, clouds, GB_ARRAY_LEN(clouds));
 		so.clouds = clouds;
 		so.catalog = cat;
+		so.priorities = gb_config_priority_names(&cli->cfg, classes,
+		                                         GB_ARRAY_LEN(classes));
 	}
 	rc = gb_spec_load_file(path, &so, set, &d);
 	if (rc != 0)

@@ -430,7 +430,7 @@ static int run_validate(gb_cli *cli)
 {
 	enum kind want = KIND_AUTO;
 	gb_spec_opts so;
-	const char *clouds[GB_MAX_CLOUDS];
+	const char *clouds[GB_MAX_CLOUDS], *classes[64];
 	gb_runtime rt;
 	json_t *results;
 	int bad = 0;
@@ -469,6 +469,8 @@ static int run_validate(gb_cli *cli)
 		gb_config_clouds(&cli->cfg, clouds, GB_ARRAY_LEN(clouds));
 		so.policy_ud = &cli->cfg;
 		so.clouds = clouds;
+		so.priorities = gb_config_priority_names(&cli->cfg, classes,
+		                                         GB_ARRAY_LEN(classes));
 		gb_runtime_open(&cli->cfg, NULL, &rt, 1);
 		so.catalog = rt.cat;
 		loaded = &rt;

@@ -14,6 +14,7 @@ const gb_cmd *const gb_commands[] = {
 	&gb_cmd_events,
 	&gb_cmd_cost,
 	&gb_cmd_usage,
+	&gb_cmd_queue,
 	&gb_cmd_gc,
 	&gb_cmd_serve,
 	&gb_cmd_audit,

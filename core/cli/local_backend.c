@@ -227,6 +227,13 @@ static int local_gc(gb_backend *b, int adopt, json_t **orphans,
 	return 0;
 }
 
+static int local_queue(gb_backend *b, json_t **queue)
+{
+	*queue = gb_engine_admission(lb(b)->s.eng, gb_now_ms() / 1000, NULL,
+	                             NULL, NULL);
+	return 0;
+}
+
 static void local_close(gb_backend *b)
 {
 	local_backend *l = lb(b);
@@ -248,7 +255,7 @@ static int local_decision(gb_backend *b, const char *pool, json_t **out)
 static const gb_backend_ops local_ops = {
 	local_plan_diff, local_apply, local_wait, local_destroy, local_scale,
 	local_status, local_events, local_cost, local_usage, local_gc,
-	local_decision, local_close,
+	local_decision, local_queue, local_close,
 };
 
 int gb_local_backend_open(gb_cli *cli, unsigned needs, gb_backend **out)

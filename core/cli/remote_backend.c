@@ -529,6 +529,12 @@ static int remote_usage(gb_backend *b, const char *by, const char *pool,
 	return rc ? -1 : 0;
 }
 
+static int remote_queue(gb_backend *b, json_t **queue)
+{
+	return gb_remote_call(b->cli, "GET", "/v1/queue", NULL, NULL, queue)
+	               ? -1 : 0;
+}
+
 static int remote_gc(gb_backend *b, int adopt, json_t **orphans,
                      int *incomplete)
 {
@@ -568,7 +574,7 @@ static int remote_decision(gb_backend *b, const char *pool, json_t **out)
 static const gb_backend_ops remote_ops = {
 	remote_plan_diff, remote_apply, remote_wait, remote_destroy,
 	remote_scale, remote_status, remote_events, remote_cost, remote_usage,
-	remote_gc, remote_decision, remote_close,
+	remote_gc, remote_decision, remote_queue, remote_close,
 };
 
 int gb_remote_backend_open(gb_cli *cli, unsigned needs, gb_backend **out)

@@ -395,6 +395,7 @@ static const struct route {
 	{"POST", "nodes", "{name}", "clear", "nodes-clear", WHO_ADMIN, NULL,
 	 gb_api_node_clear},
 	{"GET", "whoami", NULL, NULL, NULL, WHO_VIEWER, gb_api_whoami, NULL},
+	{"GET", "queue", NULL, NULL, NULL, WHO_VIEWER, gb_api_queue, NULL},
 };
 
 /* /readyz is public: it says "state store unreachable" and no more (the

@@ -240,6 +240,8 @@ extern const size_t gb_openapi_json_len;
  * last route. */
 int gb_api_route_at(size_t i, const char **method, char *path, size_t cap,
                     const char **least_role);
+/* GET /v1/queue: the shared-GPU queue (api_queue.c). */
+void gb_api_queue(gb_api_req *r);
 
 /* ---- api_guard.c: what a browser could be made to send (its header
  * comment has the rules).  0 allowed; else the 403/415 is set on r and

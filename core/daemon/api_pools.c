@@ -571,6 +571,9 @@ int gb_api_body_spec(gb_api_req *r, gb_spec_set *set)
 	/* and a region glob must name a region of the pool's clouds (the
 	 * caller holds cfg_lock, so the catalog is not swapped meanwhile) */
 	so.catalog = r->d->app.rt.cat;
+	/* and priority: a class of this daemon's priorities: */
+	const char *classes[64];
+	so.priorities = gb_config_priority_names(r->d->cfg, classes, 64);
 	/* and policy args must be ones the policies declare */
 	so.policy_arg = gb_plan_policy_arg;
 	so.policy_ud = (void *)(uintptr_t)r->d->cfg;

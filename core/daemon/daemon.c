@@ -202,7 +202,13 @@ static void *worker_main(void *arg)
 		pthread_mutex_unlock(&d->mu);
 
 		pthread_rwlock_rdlock(&d->cfg_lock);
-		if (j->kind == GB_JOB_CONVERGE || j->kind == GB_JOB_CONVERGE_FRESH) {
+		if (j->kind == GB_JOB_CONVERGE &&
+		    gb_daemon_admission_holds(d, j->pool)) {
+			/* it waits its turn for a shared resource: no create
+			 * that the site would refuse (reconcile.c) */
+			memset(&res, 0, sizeof(res));
+		} else if (j->kind == GB_JOB_CONVERGE ||
+		           j->kind == GB_JOB_CONVERGE_FRESH) {
 			int crc = j->kind == GB_JOB_CONVERGE
 			                  ? gb_engine_converge(d->eng, j->pool, &res)
 			                  : gb_engine_converge_fresh(d->eng, j->pool,
@@ -617,6 +623,8 @@ out_engine:
 	free(d.metrics_cache);
 	gb_metrics_release();
 	free(d.pools_cache);
+	json_decref(d.queue);
+	gb_daemon_preempts_free(d.preempts, d.npreempts);
 	gb_oidc_free(d.oidc);
 	free(d.file_listen);
 	pthread_rwlock_destroy(&d.cfg_lock);

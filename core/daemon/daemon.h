@@ -51,6 +51,15 @@ typedef struct gb_watch {
  * the reconciler right after its batched describe of every pool). */
 enum { GB_JOB_CONVERGE = 1, GB_JOB_DESTROY = 2, GB_JOB_CONVERGE_FRESH = 3 };
 
+/* A preemption the admission decided (reconcile.c). */
+typedef struct gb_preempt_rec {
+	char *victim, *bene;
+	int count;
+	int64_t due;  /* unix s: the grace ends */
+	int done;     /* its instances were asked to end */
+	char *reason;
+} gb_preempt_rec;
+
 typedef struct gb_daemon {
 	const char *config_path;  /* re-read on SIGHUP; NULL: none */
 	char *file_listen;        /* the config file's listen as last read
@@ -121,6 +130,12 @@ typedef struct gb_daemon {
 	size_t pools_skipped;     /* of those, steady and settled: converge
 	                             skipped (reconcile.c) */
 	int leader;               /* holds the "leader" lease (gc) */
+	/* the shared-GPU admission (reconcile.c, issue 35; under mmu):
+	 * the last pass's queue for GET /v1/queue, and the preemptions
+	 * decided: told by events once, carried out when their grace ends */
+	json_t *queue;
+	struct gb_preempt_rec *preempts;
+	size_t npreempts;
 	/* elastic pools (autoscale.c; under mmu) */
 	uint64_t autoscale_up, autoscale_down, autoscale_refused; /* decisions */
 	struct gb_oidc *oidc;     /* auth.oidc's issuers and their keys
@@ -172,6 +187,10 @@ void gb_daemon_watch(gb_daemon *d, const char *pool, int64_t delay_ms);
  * orphan gc): always on SQLite; on a shared store, while it holds the
  * "leader" lease (taken when free, kept while renewed). */
 int gb_daemon_leader(gb_daemon *d);
+/* The admission decided now (reconcile.c, issue 35): 1 when pool must
+ * wait for a shared resource (its note then says its place), else 0. */
+int gb_daemon_admission_holds(gb_daemon *d, const char *pool);
+void gb_daemon_preempts_free(gb_preempt_rec *p, size_t n);
 /* reconcile.c: one pass; fills counts for metrics. */
 void gb_daemon_reconcile(gb_daemon *d);
 /* api.c */

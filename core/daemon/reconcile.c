@@ -188,6 +188,181 @@ static void housekeeping(gb_daemon *d)
 	}
 }
 
+void gb_daemon_preempts_free(gb_preempt_rec *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(p[i].victim);
+		free(p[i].bene);
+		free(p[i].reason);
+	}
+	free(p);
+}
+
+/* Instances of pool under a preemption notice (the admission's
+ * `leaving`); called with mmu held. */
+static int leaving(void *ud, const char *pool)
+{
+	gb_daemon *d = ud;
+	int n = 0;
+	for (size_t i = 0; i < d->npreempts; i++)
+		if (strcmp(d->preempts[i].victim, pool) == 0)
+			n += d->preempts[i].count;
+	return n;
+}
+
+static int leaving_locked(void *ud, const char *pool)
+{
+	gb_daemon *d = ud;
+	int n;
+	pthread_mutex_lock(&d->mmu);
+	n = leaving(d, pool);
+	pthread_mutex_unlock(&d->mmu);
+	return n;
+}
+
+/* The admission pass (issue 35): every replica computes the same queue
+ * from the shared state (the decision is pure); the pools it says must
+ * wait are not converged, their note says their place.  A preemption
+ * decided is told once by an event on both pools (the notice: when its
+ * grace ends); with act (the reconcile pass), the leader ends the
+ * victim's instances when the grace is over.  *blocked: the waiting
+ * pools (caller frees). */
+static void admission(gb_daemon *d, int64_t now, gb_strv *blocked, int act)
+{
+	json_t *a = gb_engine_admission(d->eng, now, leaving_locked, d,
+	                                blocked), *p;
+	json_t *pre = json_object_get(a, "preemptions");
+	gb_preempt_rec *recs, *due = NULL;
+	size_t i, n = 0, ndue = 0;
+	int leader;
+	pthread_mutex_lock(&d->mmu);
+	recs = gb_xcalloc(json_array_size(pre) + d->npreempts + 1,
+	                  sizeof(*recs));
+	leader = d->leader || !gb_store_is_shared(d->store);
+	json_array_foreach(pre, i, p) {
+		gb_preempt_rec *r = &recs[n++], *old = NULL;
+		r->victim = gb_xstrdup(json_string_value(json_object_get(p, "victim")));
+		r->bene = gb_xstrdup(json_string_value(json_object_get(p, "for")));
+		r->reason = gb_xstrdup(json_string_value(json_object_get(p, "reason")));
+		r->count = (int)json_integer_value(json_object_get(p, "count"));
+		for (size_t k = 0; k < d->npreempts && !old; k++)
+			if (strcmp(d->preempts[k].victim, r->victim) == 0 &&
+			    strcmp(d->preempts[k].bene, r->bene) == 0)
+				old = &d->preempts[k];
+		if (old) {
+			r->due = old->due;
+			r->done = old->done;
+		} else {
+			int64_t g = json_integer_value(json_object_get(p, "grace_s"));
+			r->due = now + g;
+			if (leader) {
+				if (gb_store_event(d->store, r->victim, NULL, "preempt",
+				                   "%s; notice: they end in %llds",
+				                   r->reason, (long long)g) != 0 ||
+				    gb_store_event(d->store, r->bene, NULL, "preempt",
+				                   "%s", r->reason) != 0)
+					gb_log(GB_LOG_ERROR, "reconcile", "preempt "
+					       "event not recorded: %s",
+					       gb_store_errmsg(d->store));
+			}
+		}
+	}
+	/* a preemption decided stands while its pool still waits: its
+	 * instances count as leaving, so the decision is not made again */
+	for (size_t k = 0; k < d->npreempts; k++) {
+		gb_preempt_rec *o = &d->preempts[k];
+		size_t j;
+		if (!blocked || !gb_strv_contains(blocked, o->bene))
+			continue;
+		for (j = 0; j < n; j++)
+			if (strcmp(recs[j].victim, o->victim) == 0 &&
+			    strcmp(recs[j].bene, o->bene) == 0)
+				break;
+		if (j < n)
+			continue;
+		recs[n] = *o;
+		memset(o, 0, sizeof(*o));
+		n++;
+	}
+	gb_daemon_preempts_free(d->preempts, d->npreempts);
+	d->preempts = recs;
+	d->npreempts = n;
+	json_decref(d->queue);
+	d->queue = a;
+	if (act && leader) {
+		due = gb_xcalloc(n + 1, sizeof(*due));
+		for (i = 0; i < n; i++)
+			if (!recs[i].done && now >= recs[i].due) {
+				recs[i].done = 1;
+				due[ndue].victim = gb_xstrdup(recs[i].victim);
+				due[ndue].bene = gb_xstrdup(recs[i].bene);
+				due[ndue].reason = gb_xstrdup(recs[i].reason);
+				due[ndue].count = recs[i].count;
+				ndue++;
+			}
+	}
+	pthread_mutex_unlock(&d->mmu);
+	for (i = 0; i < ndue; i++) {
+		gb_engine_result res;
+		memset(&res, 0, sizeof(res));
+		if (gb_engine_preempt(d->eng, due[i].victim, due[i].count,
+		                      due[i].reason, &res) != 0) {
+			/* (another replica holds the pool, the store
+			 * failed): tried again next pass */
+			gb_log(GB_LOG_WARN, "reconcile", "preempting %s: %s",
+			       due[i].victim, res.message);
+			pthread_mutex_lock(&d->mmu);
+			for (size_t k = 0; k < d->npreempts; k++)
+				if (!strcmp(d->preempts[k].victim, due[i].victim) &&
+				    !strcmp(d->preempts[k].bene, due[i].bene))
+					d->preempts[k].done = 0;
+			pthread_mutex_unlock(&d->mmu);
+		}
+		gb_engine_result_free(&res);
+	}
+	gb_daemon_preempts_free(due, ndue);
+}
+
+/* A pool the admission holds back: its note says its place (and an
+ * event when the place changes). */
+static void queued(gb_daemon *d, const gb_pool_row *p)
+{
+	const char *reason = NULL;
+	json_t *w;
+	size_t i;
+	char *note;
+	pthread_mutex_lock(&d->mmu);
+	json_array_foreach(json_object_get(d->queue, "queue"), i, w)
+		if (strcmp(json_string_value(json_object_get(w, "pool")),
+		           p->name) == 0)
+			reason = json_string_value(json_object_get(w, "reason"));
+	note = gb_xasprintf("queued: %s", reason ? reason : "waits its turn");
+	pthread_mutex_unlock(&d->mmu);
+	if (!p->note || strcmp(p->note, note) != 0) {
+		if (gb_store_pool_set_note(d->store, p->name, note, 0) != 0 ||
+		    gb_store_event(d->store, p->name, NULL, "queued", "%s",
+		                   note) != 0)
+			gb_log(GB_LOG_ERROR, "reconcile", "%s: queue note not "
+			       "recorded: %s", p->name, gb_store_errmsg(d->store));
+	}
+	free(note);
+}
+
+int gb_daemon_admission_holds(gb_daemon *d, const char *pool)
+{
+	gb_strv blocked = {0};
+	gb_pool_row row;
+	int held;
+	admission(d, gb_now_ms() / 1000, &blocked, 0);
+	held = gb_strv_contains(&blocked, pool);
+	if (held && gb_store_pool_get(d->store, pool, &row) == 0) {
+		queued(d, &row);
+		gb_pool_row_free(&row);
+	}
+	gb_strv_free(&blocked);
+	return held;
+}
+
 int gb_daemon_leader(gb_daemon *d)
 {
 	int64_t token;
@@ -237,6 +412,8 @@ void gb_daemon_reconcile(gb_daemon *d)
 	}
 	if (nsteady)
 		qsort(steady, nsteady, sizeof(*steady), gen_cmp);
+	gb_strv blocked = {0};
+	admission(d, now, &blocked, 1);
 	for (size_t i = 0; i < np && !gb_daemon_stopping(d); i++) {
 		gb_pool_row *p = &pools[i];
 		gb_engine_result res;
@@ -305,6 +482,8 @@ void gb_daemon_reconcile(gb_daemon *d)
 				converge_unless_steady(d, p, steady, nsteady,
 				                       &skipped, &res);
 			}
+		} else if (gb_strv_contains(&blocked, p->name)) {
+			queued(d, p);
 		} else if (autoscale_pool(d, p)) {
 			converge_pool(d, p->name, &res);
 		} else {
@@ -315,6 +494,7 @@ void gb_daemon_reconcile(gb_daemon *d)
 	}
 	gb_pool_list_free(pools, np);
 	gb_pool_gen_list_free(steady, nsteady);
+	gb_strv_free(&blocked);
 	pthread_mutex_lock(&d->mmu);
 	d->pools_held = held;
 	d->pools_skipped = skipped;

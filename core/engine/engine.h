@@ -322,6 +322,26 @@ int gb_usage_compute(const gb_usage_inst *v, size_t n,
  *  buckets:[{bucket ("00".."23" | "mon".."sun"), gpu_hours, ...}],
  *  pools:[{pool, team, instances, unmeasured_instances, gpu_hours, ...}]}
  * New reference, NULL when the store failed (gb_store_errmsg). */
+/* The shared-GPU admission over the stored pools (engine_admission.c,
+ * admission.h): {queue:[{position, pool, team, priority, count, held,
+ * waits_for, preempting, reason, ahead:[pool...]}], resources:[{name,
+ * kind, capacity, used}], preemptions:[{victim, for, count, why,
+ * reason}]}.  The pools that must wait are pushed to blocked (may be
+ * NULL).  New reference; never NULL (empty lists when nothing is
+ * shared or the store failed). */
+/* leaving (may be NULL): instances of pool already under a preemption
+ * notice (still running until their grace ends). */
+typedef int (*gb_engine_leaving_fn)(void *ud, const char *pool);
+json_t *gb_engine_admission(gb_engine *e, int64_t now,
+                            gb_engine_leaving_fn leaving, void *ud,
+                            gb_strv *blocked);
+/* Ends k of pool's live instances (the newest first) for a preemption
+ * whose grace is over; reason goes to the event.  The pool keeps its
+ * size: it waits in the queue for them again.  0, or -1 with
+ * res->message. */
+GB_MUST_CHECK int gb_engine_preempt(gb_engine *e, const char *pool, int k,
+                      const char *reason, gb_engine_result *res);
+
 GB_MUST_CHECK json_t *gb_engine_usage(gb_engine *e, const char *by, const char *pool,
                         const char *team, int64_t since_ms, int64_t until_ms);
 

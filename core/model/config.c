@@ -52,6 +52,10 @@ static const gb_config_key keys[] = {
 	{"", "daemon", "map", "", "the daemon's settings: the daemon.* keys"},
 	{"", "auth", "map", "none", "who may sign in without a stored token: "
 	 "auth.oidc"},
+	{"", "priorities", "map", "{production: 1000, batch: 100, dev: 10}",
+	 "priority classes, name to 0-1000000 (higher first); pools name "
+	 "one in priority: (default by purpose: inference production, "
+	 "training batch, dev dev, else the lowest class)"},
 	{"drivers[]", "name", "string", "required", "the driver: aws, azure, "
 	 "gcp, lambda, onprem, or a third-party driver's name"},
 	{"drivers[]", "path", "path", "the shipped driver", "a driver .so to "
@@ -78,6 +82,8 @@ static const gb_config_key keys[] = {
 	 "for all the team's pools"},
 	{"teams[]", "monthly_budget", "number", "no limit", "USD per month "
 	 "for the team"},
+	{"teams[]", "share", "number", "1", "the team's weight in the fair "
+	 "share of contended GPUs (gpubroker queue), 0.01-10000"},
 	{"reservations[]", "cloud", "string", "required", "the cloud it is "
 	 "bought from"},
 	{"reservations[]", "region", "string", "required", "its region"},
@@ -237,6 +243,7 @@ void gb_config_defaults(gb_config *c)
 	c->plan_per_minute = 600;
 	c->plan_max_pools = 100;
 	c->plan_max_answer = (int64_t)16 << 20;
+	gb_config__default_priorities(c);
 }
 
 void gb_config_free(gb_config *c)
@@ -266,6 +273,7 @@ void gb_config_free(gb_config *c)
 		free(c->teams[i].name);
 	free(c->teams);
 	gb_config__free_auth(c);
+	gb_config__free_priorities(c);
 	for (size_t i = 0; i < c->nreservations; i++) {
 		free(c->reservations[i].cloud);
 		free(c->reservations[i].region);
@@ -715,6 +723,10 @@ static void dec_team(gb_ydec *c, const gb_ynode *n, const char *path,
 	snprintf(kp, sizeof(kp), "%s.monthly_budget", path);
 	if ((v = gb_ymap_get(n, "monthly_budget")))
 		gb_ydec_num(c, v, kp, 0, 1e10, &tm.monthly_budget);
+	tm.share = 1;
+	snprintf(kp, sizeof(kp), "%s.share", path);
+	if ((v = gb_ymap_get(n, "share")))
+		gb_ydec_num(c, v, kp, 0.01, 10000, &tm.share);
 	cfg->teams = gb_xrealloc(cfg->teams,
 	                         (cfg->nteams + 1) * sizeof(*cfg->teams));
 	if (!tm.name)
@@ -1131,6 +1143,8 @@ static void dec_config(gb_ydec *c, const gb_ynode *root, gb_config *cfg)
 		check_token_teams(c, v, cfg);
 	if ((v = gb_ymap_get(root, "auth")))
 		gb_config__dec_auth(c, v, cfg);
+	if ((v = gb_ymap_get(root, "priorities")))
+		gb_config__dec_priorities(c, v, cfg);
 	if ((v = gb_ymap_get(root, "reservations")) &&
 	    list_of_maps(c, v, "reservations", "reservations"))
 		for (size_t i = 0; i < v->n; i++) {

@@ -93,7 +93,14 @@ typedef struct gb_team_cfg {
 	int max_gpus;              /* 0 = unlimited */
 	double max_price_per_hour; /* all pools of the team; 0 = unlimited */
 	double monthly_budget;     /* USD; 0 = unlimited */
+	double share;              /* weight in the fair share; default 1 */
 } gb_team_cfg;
+
+/* A priority class (priorities:): name -> value, higher first. */
+typedef struct gb_priority_cfg {
+	char *name;
+	int value;
+} gb_priority_cfg;
 
 typedef struct gb_reservation_cfg {
 	char *cloud;
@@ -122,6 +129,9 @@ typedef struct gb_config {
 	size_t ntokens;
 	gb_team_cfg *teams;
 	size_t nteams;
+	gb_priority_cfg *priorities; /* the classes; defaults production
+	                                1000, batch 100, dev 10 */
+	size_t npriorities;
 	gb_oidc_rule *oidc;        /* auth.oidc, in order (first match wins) */
 	size_t noidc;
 	gb_reservation_cfg *reservations;
@@ -210,6 +220,20 @@ size_t gb_config_clouds(const gb_config *c, const char **out, size_t cap);
 int gb_oidc_url_ok(const char *url);
 
 const gb_team_cfg *gb_config_team(const gb_config *c, const char *name);
+/* A team's share (teams[].share; 1 for a team not listed). */
+double gb_config_team_share(const gb_config *c, const char *name);
+/* The class `name`, or NULL when the config has none of that name. */
+const gb_priority_cfg *gb_config_priority(const gb_config *c,
+                                          const char *name);
+/* The class a pool gets without priority: its purpose's default
+ * ("production" for inference, "batch" for training, "dev" for dev)
+ * when the config has it, else the lowest class.  Borrowed from c. */
+/* The class names, NULL-terminated, into out[cap] (borrowed from c),
+ * for gb_spec_opts.priorities.  Returns out. */
+const char *const *gb_config_priority_names(const gb_config *c,
+                                            const char **out, size_t cap);
+const gb_priority_cfg *gb_config_priority_default(const gb_config *c,
+                                                  const char *purpose);
 const char *gb_role_name(gb_role r);
 
 #endif

@@ -9,6 +9,11 @@
 /* auth: (config_auth.c); decoded after teams:, whose names it checks. */
 void gb_config__dec_auth(gb_ydec *c, const gb_ynode *n, gb_config *cfg);
 void gb_config__free_auth(gb_config *cfg);
+/* priorities: (config_priority.c): the defaults, decoding, freeing. */
+void gb_config__default_priorities(gb_config *cfg);
+void gb_config__dec_priorities(gb_ydec *c, const gb_ynode *n,
+                               gb_config *cfg);
+void gb_config__free_priorities(gb_config *cfg);
 /* A team or token name: 1..63 of [a-z0-9_.-], starting with a letter. */
 int gb_config__valid_name(const char *s);
 

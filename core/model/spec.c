@@ -29,14 +29,15 @@ static const char *const pool_keys[] = {
 	"name",     "team",      "labels",    "purpose", "count",
 	"min",      "max",       "gpu",       "capacity", "placement",
 	"limits",   "lifecycle", "policy",    "image",   "ssh_keys",
-	"user_data", "autoscale", NULL};
+	"user_data", "autoscale", "priority", NULL};
 static const char *const gpu_keys[] = {"model", "count", "memory_gb", NULL};
 static const char *const placement_keys[] = {"clouds", "regions", "colocate",
                                              "data", "compliance", NULL};
 static const char *const data_keys[] = {"region", NULL};
 static const char *const limits_keys[] = {"max_price_per_hour", NULL};
 static const char *const lifecycle_keys[] = {"ttl", "idle_timeout",
-                                             "consolidate", NULL};
+                                             "consolidate", "preemptible",
+                                             "preempt_grace", NULL};
 
 /* Index order matches gb_purpose / gb_colocate / gb_capacity. */
 static const char *const purpose_names[] = {"training", "inference", "dev",
@@ -854,6 +855,64 @@ static void dec_lifecycle(sdec *c, const gb_ynode *n, gb_pool_spec *p)
 		if (gb_ydec_bool(&c->y, v, "pool.lifecycle.consolidate", &on) == 0)
 			p->no_consolidate = !on;
 	}
+	if ((v = gb_ymap_get(n, "preemptible"))) {
+		int b;
+		if (gb_ydec_bool(&c->y, v, "pool.lifecycle.preemptible", &b) == 0)
+			p->preemptible = b ? 1 : 0;
+	}
+	if ((v = gb_ymap_get(n, "preempt_grace"))) {
+		int64_t x;
+		if (gb_ydec_duration(&c->y, v, "pool.lifecycle.preempt_grace",
+		                     &x) == 0) {
+			if (x > 86400)
+				ERR(c, v, "pool.lifecycle.preempt_grace", "must be "
+				    "at most 1d (how long a preempted instance "
+				    "keeps running after its notice)");
+			else
+				p->preempt_grace_s = x;
+		}
+	}
+}
+
+/* priority: a class of the broker config's priorities: (when the
+ * caller gives them; else any class-like name, checked when admitted) */
+static void dec_priority(sdec *c, const gb_ynode *n, gb_pool_spec *p)
+{
+	char t[80];
+	char *s;
+	if (gb_ydec_str(&c->y, n, "pool.priority", &s) != 0)
+		return;
+	const char *const *known = c->opts ? c->opts->priorities : NULL;
+	if (known) {
+		size_t i;
+		for (i = 0; known[i]; i++)
+			if (strcmp(known[i], s) == 0)
+				break;
+		if (!known[i]) {
+			char list[256];
+			size_t len = 0;
+			list[0] = 0;
+			for (size_t k = 0; known[k] && len < sizeof(list); k++)
+				len += (size_t)snprintf(list + len,
+				        sizeof(list) - len, "%s%s", k ? ", " : "",
+				        known[k]);
+			ERR(c, n, "pool.priority", "unknown priority class "
+			    "\"%s\": the broker config's priorities: are %s "
+			    "(add the class there, or name one of these)",
+			    shown(s, t, sizeof(t)), list);
+			free(s);
+			return;
+		}
+	} else if (!valid_label_key(s)) {
+		ERR(c, n, "pool.priority", "invalid priority class \"%s\": "
+		    "use 1 to %d lowercase letters, digits, '_', '.' and '-', "
+		    "starting with a letter", shown(s, t, sizeof(t)),
+		    LABEL_MAX_LEN);
+		free(s);
+		return;
+	}
+	free(p->priority);
+	p->priority = s;
 }
 
 /* ------------------------------------------------------------ autoscale */
@@ -1347,6 +1406,7 @@ static void dec_pool(sdec *c, const gb_ynode *n, gb_pool_spec *p)
 	p->purpose = GB_PURPOSE_TRAINING;
 	p->count = p->min = p->max = 1;
 	p->gpu_count = 1;
+	p->preemptible = -1;
 	if (n && n->kind == GB_Y_SEQ) {
 		ERR(c, n, "pool", "expected a mapping (key: value), found a "
 		    "list: write one pool per document and separate pools "
@@ -1400,6 +1460,10 @@ static void dec_pool(sdec *c, const gb_ynode *n, gb_pool_spec *p)
 		dec_limits(c, v, p);
 	if ((v = gb_ymap_get(n, "lifecycle")))
 		dec_lifecycle(c, v, p);
+	if (p->preemptible < 0)
+		p->preemptible = p->purpose == GB_PURPOSE_DEV;
+	if ((v = gb_ymap_get(n, "priority")))
+		dec_priority(c, v, p);
 	if ((v = gb_ymap_get(n, "policy")))
 		dec_policy(c, v, p);
 	if ((v = gb_ymap_get(n, "image")))
@@ -1828,7 +1892,11 @@ char *gb_pool_spec_to_json(const gb_pool_spec *p)
 		json_object_set_new(o, "limits",
 		                    json_pack("{s:f}", "max_price_per_hour",
 		                              p->max_price_per_hour));
-	if (p->ttl_s > 0 || p->idle_timeout_s > 0 || p->no_consolidate) {
+	/* preemptible only where it differs from the purpose's default,
+	 * so the JSON (and source_hash) of older pools does not change */
+	int pre_given = p->preemptible != (p->purpose == GB_PURPOSE_DEV);
+	if (p->ttl_s > 0 || p->idle_timeout_s > 0 || p->no_consolidate ||
+	    pre_given || p->preempt_grace_s > 0) {
 		json_t *lc = json_object();
 		if (p->ttl_s > 0)
 			json_object_set_new(lc, "ttl", json_integer(p->ttl_s));
@@ -1837,8 +1905,16 @@ char *gb_pool_spec_to_json(const gb_pool_spec *p)
 			                    json_integer(p->idle_timeout_s));
 		if (p->no_consolidate)
 			json_object_set_new(lc, "consolidate", json_false());
+		if (pre_given)
+			json_object_set_new(lc, "preemptible",
+			                    json_boolean(p->preemptible));
+		if (p->preempt_grace_s > 0)
+			json_object_set_new(lc, "preempt_grace",
+			                    json_integer(p->preempt_grace_s));
 		json_object_set_new(o, "lifecycle", lc);
 	}
+	if (p->priority)
+		json_object_set_new(o, "priority", json_string(p->priority));
 	if (p->policies.n)
 		json_object_set_new(o, "policy", policy_json(p));
 	if (p->images.n)
@@ -1883,6 +1959,7 @@ void gb_pool_spec_copy(gb_pool_spec *dst, const gb_pool_spec *src)
 	*dst = *src;
 	dst->name = gb_xstrdup(src->name);
 	dst->team = gb_xstrdup(src->team);
+	dst->priority = gb_xstrdup(src->priority);
 	kvs_copy(&dst->labels, &src->labels);
 	strv_copy(&dst->gpu_models, &src->gpu_models);
 	strv_copy(&dst->clouds, &src->clouds);
@@ -1911,6 +1988,7 @@ void gb_pool_spec_free(gb_pool_spec *p)
 		return;
 	free(p->name);
 	free(p->team);
+	free(p->priority);
 	gb_kvs_free(&p->labels);
 	gb_strv_free(&p->gpu_models);
 	gb_strv_free(&p->clouds);

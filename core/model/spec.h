@@ -53,7 +53,13 @@
  *                  <= 1e6; leave out for no limit}
  *     lifecycle   {ttl, idle_timeout: durations (90s, 30m, 6h, 2d, 1w,
  *                  1h30m), > 0 when given; leave out for none;
- *                  consolidate: bool, default true}
+ *                  consolidate: bool, default true;
+ *                  preemptible: bool (default true for dev, else false):
+ *                  the admission may take its instances back above min;
+ *                  preempt_grace: duration <= 1d (default 2m): their
+ *                  notice}
+ *     priority    a class of the broker config's priorities: (default:
+ *                 by purpose, gb_config_priority_default)
  *     policy      list of policy names ([a-z0-9_-], policies/NAME.lua) or
  *                 paths ending in .lua, applied in order; kept as written
  *                 (resolved at plan time); an entry may be {name: NAME,
@@ -104,6 +110,10 @@ typedef enum gb_colocate {
 
 #define GB_AUTOSCALE_MAX_WINDOWS 8
 
+/* A preempted instance's notice when lifecycle.preempt_grace is not
+ * given: the two minutes a spot instance gets. */
+#define GB_PREEMPT_GRACE_S 120
+
 /* A schedule window: from..to local time (zone, or offset tz_min from UTC
  * when zone is NULL) on the days in the mask (bit 0 = Monday .. bit 6 =
  * Sunday) raises the floor to min.  zone is owned by tzfile's process-wide
@@ -148,6 +158,13 @@ typedef struct gb_pool_spec {
 	int no_consolidate;   /* lifecycle.consolidate: false (default true:
 	                         move onto owned or cheaper capacity that
 	                         frees up) */
+	int preemptible;      /* lifecycle.preemptible (default: purpose
+	                         dev); -1 only while decoding */
+	int64_t preempt_grace_s; /* lifecycle.preempt_grace; 0 = the
+	                            default, GB_PREEMPT_GRACE_S */
+	char *priority;       /* a class of the config's priorities:; NULL =
+	                         the purpose's default
+	                         (gb_config_priority_default) */
 	gb_strv policies;     /* names or paths, in order */
 	gb_kvs *policy_args;  /* NULL, or one per policies entry: its args
 	                         (name -> value as written; empty = none) */
@@ -188,6 +205,9 @@ typedef struct gb_spec_opts {
 	int (*policy_arg)(void *ud, const char *policy, const char *key,
 	                  const char *value, char *msg, size_t cap);
 	void *policy_ud;
+	/* The priority classes priority: may name (the config's
+	 * priorities:), NULL-terminated; NULL = any class-like name. */
+	const char *const *priorities;
 } gb_spec_opts;
 
 /* Parse every pool in a file ('---' separated).  Returns 0 when valid.

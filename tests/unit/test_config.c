@@ -655,6 +655,54 @@ static void test_inventory_checked(void **state)
 	rmdir(dir);
 }
 
+/* priorities: and teams[].share (issue 35). */
+static void test_priorities_and_shares(void **state)
+{
+	(void)state;
+	gb_config c;
+	gb_config_defaults(&c);
+	assert_int_equal(c.npriorities, 3);
+	assert_int_equal(gb_config_priority(&c, "production")->value, 1000);
+	assert_int_equal(gb_config_priority(&c, "batch")->value, 100);
+	assert_int_equal(gb_config_priority(&c, "dev")->value, 10);
+	assert_string_equal(gb_config_priority_default(&c, "inference")->name,
+	                    "production");
+	assert_string_equal(gb_config_priority_default(&c, "training")->name,
+	                    "batch");
+	assert_string_equal(gb_config_priority_default(&c, "dev")->name, "dev");
+	assert_true(gb_config_team_share(&c, "nobody") == 1.0);
+	gb_config_free(&c);
+
+	c = parse_ok("priorities: {urgent: 5000, low: 1}\n"
+	             "teams:\n  - {name: ml, share: 4}\n  - {name: web}\n");
+	assert_int_equal(c.npriorities, 2);
+	assert_null(gb_config_priority(&c, "production"));
+	assert_int_equal(gb_config_priority(&c, "urgent")->value, 5000);
+	/* no class of the purpose's name: the lowest */
+	assert_string_equal(gb_config_priority_default(&c, "dev")->name, "low");
+	assert_true(gb_config_team_share(&c, "ml") == 4.0);
+	assert_true(gb_config_team_share(&c, "web") == 1.0);
+	const char *names[8];
+	const char *const *nv = gb_config_priority_names(&c, names, 8);
+	assert_string_equal(nv[0], "urgent");
+	assert_string_equal(nv[1], "low");
+	assert_null(nv[2]);
+	gb_config_free(&c);
+
+	const char *y1 = "priorities: {prod: many}\n";
+	check_err("class value", y1, strlen(y1), 1, 20, "priorities.prod",
+	          "integer");
+	const char *y2 = "priorities: {Prod: 1}\n";
+	check_err("class name", y2, strlen(y2), 1, 14, "priorities.Prod",
+	          "invalid class name");
+	const char *y3 = "priorities: [a, b]\n";
+	check_err("not a map", y3, strlen(y3), 1, 13, "priorities",
+	          "expected a map");
+	const char *y5 = "teams:\n  - {name: ml, share: 0}\n";
+	check_err("share", y5, strlen(y5), 2, 23, "teams[0].share",
+	          "from 0.01 to 10000");
+}
+
 static void test_missing_file(void **state)
 {
 	gb_config c;
@@ -683,6 +731,7 @@ int main(void)
 		cmocka_unit_test(test_too_large),
 		cmocka_unit_test(test_relative_paths),
 		cmocka_unit_test(test_missing_file),
+		cmocka_unit_test(test_priorities_and_shares),
 		cmocka_unit_test(test_inventory_checked),
 	};
 	size_t nbad = GB_ARRAY_LEN(bad_cases);

@@ -707,6 +707,79 @@ static void test_defaults_by_purpose(void **state)
 	gb_spec_set_free(&set);
 }
 
+/* priority: and lifecycle.preemptible / preempt_grace (issue 35). */
+static void test_priority_and_preemptible(void **state)
+{
+	(void)state;
+	gb_spec_set set = parse_ok(
+		"pool: {name: a, gpu: {model: L4}, purpose: dev}\n---\n"
+		"pool: {name: b, gpu: {model: L4}}\n---\n"
+		"pool: {name: c, gpu: {model: L4}, priority: production, "
+		"lifecycle: {preemptible: true, preempt_grace: 5m}}\n---\n"
+		"pool: {name: d, gpu: {model: L4}, purpose: dev, "
+		"lifecycle: {preemptible: false}}\n");
+	assert_int_equal(set.n, 4);
+	assert_int_equal(set.pools[0].preemptible, 1);
+	assert_null(set.pools[0].priority);
+	assert_int_equal(set.pools[1].preemptible, 0);
+	assert_int_equal(set.pools[1].preempt_grace_s, 0);
+	assert_int_equal(set.pools[2].preemptible, 1);
+	assert_int_equal(set.pools[2].preempt_grace_s, 300);
+	assert_string_equal(set.pools[2].priority, "production");
+	assert_int_equal(set.pools[3].preemptible, 0);
+	/* defaults are not written out: an older pool's hash stays */
+	char *j = gb_pool_spec_to_json(&set.pools[0]);
+	assert_null(strstr(j, "preempt"));
+	assert_null(strstr(j, "priority"));
+	free(j);
+	/* and what is given survives the JSON round trip */
+	for (size_t i = 2; i < 4; i++) {
+		j = gb_pool_spec_to_json(&set.pools[i]);
+		gb_spec_set back;
+		gb_diags d = GB_DIAGS_INIT;
+		assert_int_equal(gb_spec_load_json("j", j, strlen(j), NULL,
+		                                   &back, &d), 0);
+		assert_int_equal(back.pools[0].preemptible,
+		                 set.pools[i].preemptible);
+		assert_int_equal(back.pools[0].preempt_grace_s,
+		                 set.pools[i].preempt_grace_s);
+		if (set.pools[i].priority)
+			assert_string_equal(back.pools[0].priority,
+			                    set.pools[i].priority);
+		gb_spec_set_free(&back);
+		gb_diags_free(&d);
+		free(j);
+	}
+	gb_pool_spec cp;
+	gb_pool_spec_copy(&cp, &set.pools[2]);
+	assert_string_equal(cp.priority, "production");
+	gb_pool_spec_free(&cp);
+	gb_spec_set_free(&set);
+
+	const char *y1 = BASE "  lifecycle: {preemptible: maybe}\n";
+	check_err("preemptible", y1, strlen(y1), 4, 28,
+	          "pool.lifecycle.preemptible", "true or false");
+	const char *y2 = BASE "  lifecycle: {preempt_grace: 2d}\n";
+	check_err("grace", y2, strlen(y2), 4, 30,
+	          "pool.lifecycle.preempt_grace", "at most 1d");
+	const char *y3 = BASE "  priority: Top\n";
+	check_err("class", y3, strlen(y3), 4, 13, "pool.priority",
+	          "invalid priority class");
+	/* with the config's classes: an unknown one is named with them */
+	static const char *const classes[] = {"production", "batch", "dev",
+	                                      NULL};
+	gb_spec_opts o = test_opts();
+	o.priorities = classes;
+	gb_diags d = GB_DIAGS_INIT;
+	const char *y4 = BASE "  priority: urgent\n";
+	assert_int_equal(gb_spec_load_buf("t.yaml", y4, strlen(y4), &o, &set,
+	                                  &d), -1);
+	assert_int_equal(d.v[0].line, 4);
+	assert_string_equal(d.v[0].path, "pool.priority");
+	assert_non_null(strstr(d.v[0].msg, "production, batch, dev"));
+	gb_diags_free(&d);
+}
+
 static void test_min_max(void **state)
 {
 	gb_spec_set set = parse_ok(
@@ -1417,6 +1490,7 @@ int main(void)
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_consolidate_off),
 		cmocka_unit_test(test_defaults_by_purpose),
+		cmocka_unit_test(test_priority_and_preemptible),
 		cmocka_unit_test(test_min_max),
 		cmocka_unit_test(test_env_substitution),
 		cmocka_unit_test(test_durations),
