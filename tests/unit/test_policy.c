@@ -318,7 +318,8 @@ static void test_shipped_all_load_with_hashes(void **state)
 	assert_int_equal(gb_policy_has(ps, 2), 3); /* data-locality */
 	/* all of them together on the catalog */
 	{
-		gb_team_cfg team = {(char *)"ml", 64, 1000, 0};
+		gb_team_cfg team = {.name = (char *)"ml", .max_gpus = 64,
+		                    .max_price_per_hour = 1000};
 		gb_policy_result r[8];
 		size_t n;
 		bind(ps, &team);
@@ -346,7 +347,7 @@ static void test_shipped_budget_and_inference(void **state)
 	char *dir = policies_dir();
 	gb_policy_set *ps = load_set(dir, NULL, "budget", "inference-reliable",
 	                             NULL);
-	gb_team_cfg team = {(char *)"ml", 0, 150, 0};
+	gb_team_cfg team = {.name = (char *)"ml", .max_price_per_hour = 150};
 	gb_policy_result r[8];
 	size_t n;
 	(void)state;
@@ -539,7 +540,8 @@ static void test_req_fields(void **state)
 {
 	gb_policy_set *ps;
 	gb_policy_result r[8];
-	gb_team_cfg team = {(char *)"ml", 64, 500, 0};
+	gb_team_cfg team = {.name = (char *)"ml", .max_gpus = 64,
+	                    .max_price_per_hour = 500};
 	size_t n;
 	(void)state;
 	write_file(tmpdir, "req.lua", REQ_FIELDS);
