@@ -110,14 +110,23 @@ expect 400 $ADMIN POST /v1/probe '{"nodes": "all"}'
 # probe answers (200), or says why it could not (502, no gpuprobe built)
 req $ADMIN POST /v1/probe '{"nodes": ["lab-a100-01"]}'
 case $STATUS in 200 | 502) echo "ok: POST /v1/probe: $STATUS" ;; *) fail "POST /v1/probe: $STATUS: $(head -c 300 "$T/last.json")" ;; esac
+expect 403 $CI POST /v1/nodes/lab-a100-01/clear
+expect 200 $ADMIN POST /v1/nodes/lab-a100-01/clear
+# this broker trusts no OIDC issuer (oidc.sh checks the exchange itself)
+expect 404 "" POST /v1/auth/oidc '{"token": "x"}'
+expect 415 $CI POST /v1/reconcile '{}' text/plain
 expect 404 $ADMIN GET /v1/nope
 expect 405 $ADMIN PATCH /v1/pools/oa-1
 { printf '{"x": "'; head -c 1100000 /dev/zero | tr '\0' a; printf '"}'; } >"$T/big.json"
 expect 413 $ADMIN PUT /v1/pools/big "@$T/big.json"
 expect 202 $CI DELETE /v1/pools/oa-1
-wait_until 30 "[ \"\$(curl -s -H 'Authorization: Bearer $CI' $U/v1/pools/oa-1 | jq -r .state)\" = destroyed ]" ||
+wait_until 30 "[ \"\$(curl -s -H 'Authorization: Bearer $CI' $U/v1/pools/oa-1?all=1 | jq -r .state)\" = destroyed ]" ||
 	fail "oa-1 was not destroyed"
-expect 200 $CI GET /v1/pools/oa-1
+expect 404 $CI GET /v1/pools/oa-1
+expect 200 $CI 'GET' '/v1/pools/oa-1?all=1'
+expect 200 $CI 'GET' '/v1/pools?all=1'
+check "jq -e '[.pools[] | select(.name == \"oa-1\" and .state == \"destroyed\")] | length == 1' '$T/last.json' >/dev/null" \
+	"?all=1 lists the destroyed pool"
 expect 404 $CI DELETE /v1/pools/nope
 
 # OPENAPI_KEEP=DIR keeps the answers (to write a schema from)
