@@ -187,7 +187,7 @@ check "jq -e '[.[] | select(.action == \"oidc-exchange\" and .result == \"401\")
 	"every refused exchange has an audit row"
 check "jq -e '[.[] | select(.action == \"oidc-exchange\" and .result == \"200\" and .actor == \"oidc:repo:org/repo:ref:refs/heads/main\" and .team == \"research\" and (.detail | test(\"repository=org/repo\")))] | length >= 3' '$T/audit.json' >/dev/null" \
 	"granted exchanges are audited with the actor and the matched claims"
-check "jq -e '[.[] | select(.action == \"apply\" and .actor == \"oidc:repo:org/repo:ref:refs/heads/main\")] | length == 1' '$T/audit.json' >/dev/null" \
+check "jq -e '[.[] | select(.action == \"apply\" and .result == \"202\" and .actor == \"oidc:repo:org/repo:ref:refs/heads/main\")] | length == 1' '$T/audit.json' >/dev/null" \
 	"the CI job's apply is audited under its identity"
 sig=$(echo "$GOOD" | cut -d. -f3)
 check "! grep -q -e '$sig' -e 'gbo_' '$T/audit.json' '$T/daemon.log'" "no ID token or broker token in the audit or the log"
