@@ -9,6 +9,7 @@
 
 #include "log.h"
 #include "oidc.h"
+#include "timejson.h"
 
 #define XTOKEN_PREFIX "gbo_"
 
@@ -57,7 +58,7 @@ void gb_api_auth_oidc(gb_api_req *r)
 	gb_xtoken_row row;
 	json_t *body, *labels;
 	const char *idt;
-	char err[512], tok[80], hex[65], when[40];
+	char err[512], tok[80], hex[65];
 	int64_t now_ms = gb_now_ms(), expires_s;
 	const gb_oidc_rule *rule;
 
@@ -129,9 +130,11 @@ void gb_api_auth_oidc(gb_api_req *r)
 		gb_api_error(r, 500, "StoreError", "%s",
 		             gb_store_errmsg(r->d->store));
 	} else {
-		r->resp = json_pack("{s:s, s:s, s:I, s:s, s:s, s:s, s:O}",
+		/* a time as every answer has it: RFC 3339 with milliseconds
+		 * (docs/json.md) */
+		r->resp = json_pack("{s:s, s:o, s:I, s:s, s:s, s:s, s:O}",
 		                    "token", tok, "expires_at",
-		                    gb_format_time(expires_s, when, sizeof(when)),
+		                    gb_json_time(expires_s * 1000),
 		                    "expires_in", (json_int_t)(expires_s -
 		                                               now_ms / 1000),
 		                    "name", row.actor, "role",

@@ -2,7 +2,7 @@
 # openapi.sh -- the API's description (docs/openapi.json) against the live
 # daemon: GET /v1/openapi.json serves it without a token, and every
 # answer this test receives (each /v1 operation, the errors 400, 401, 403,
-# 404, 405, 413, 422) is checked against its operation, status and schema
+# 404, 405, 413, 415, 422) is checked against its operation, status and schema
 # by tests/lib/openapi_check.py (Debian's python3-jsonschema), objects
 # closed: a key the daemon sends that the description lacks fails as
 # much as a missing one.  Which routes exist is test_openapi's (unit).
@@ -110,14 +110,35 @@ expect 400 $ADMIN POST /v1/probe '{"nodes": "all"}'
 # probe answers (200), or says why it could not (502, no gpuprobe built)
 req $ADMIN POST /v1/probe '{"nodes": ["lab-a100-01"]}'
 case $STATUS in 200 | 502) echo "ok: POST /v1/probe: $STATUS" ;; *) fail "POST /v1/probe: $STATUS: $(head -c 300 "$T/last.json")" ;; esac
+expect 403 $CI POST /v1/nodes/lab-a100-01/clear
+expect 200 $ADMIN POST /v1/nodes/lab-a100-01/clear
+# this broker trusts no OIDC issuer (oidc.sh checks the exchange itself)
+expect 404 "" POST /v1/auth/oidc '{"token": "x"}'
+expect 415 $CI POST /v1/reconcile '{}' text/plain
+expect 400 $CI GET '/v1/pools/a%00b'
+# raw: a change from another origin's web page (403 CrossOrigin), an
+# HTTP/1.1 request without Host (400)
+raw() {
+	STATUS=$(curl -s -o "$T/last.json" -w '%{http_code}' "$@")
+	api_keep "$M" "$P" "$STATUS" "$T/last.json"
+}
+M=POST P=/v1/reconcile raw -X POST -H "Authorization: Bearer $CI" -H 'Origin: http://evil.example' \
+	-H 'Content-Type: application/json' --data-binary '{}' "$U/v1/reconcile"
+check "[ $STATUS = 403 ] && jq -e '.error.code == \"CrossOrigin\"' '$T/last.json' >/dev/null" "a cross-origin change is 403 CrossOrigin"
+M=GET P=/v1/whoami raw -H "Authorization: Bearer $CI" -H 'Host:' "$U/v1/whoami"
+check "[ $STATUS = 400 ]" "an HTTP/1.1 request without Host is 400"
 expect 404 $ADMIN GET /v1/nope
 expect 405 $ADMIN PATCH /v1/pools/oa-1
 { printf '{"x": "'; head -c 1100000 /dev/zero | tr '\0' a; printf '"}'; } >"$T/big.json"
 expect 413 $ADMIN PUT /v1/pools/big "@$T/big.json"
 expect 202 $CI DELETE /v1/pools/oa-1
-wait_until 30 "[ \"\$(curl -s -H 'Authorization: Bearer $CI' $U/v1/pools/oa-1 | jq -r .state)\" = destroyed ]" ||
+wait_until 30 "[ \"\$(curl -s -H 'Authorization: Bearer $CI' $U/v1/pools/oa-1?all=1 | jq -r .state)\" = destroyed ]" ||
 	fail "oa-1 was not destroyed"
-expect 200 $CI GET /v1/pools/oa-1
+expect 404 $CI GET /v1/pools/oa-1
+expect 200 $CI 'GET' '/v1/pools/oa-1?all=1'
+expect 200 $CI 'GET' '/v1/pools?all=1'
+check "jq -e '[.pools[] | select(.name == \"oa-1\" and .state == \"destroyed\")] | length == 1' '$T/last.json' >/dev/null" \
+	"?all=1 lists the destroyed pool"
 expect 404 $CI DELETE /v1/pools/nope
 
 # OPENAPI_KEEP=DIR keeps the answers (to write a schema from)
