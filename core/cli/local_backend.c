@@ -123,6 +123,11 @@ static int local_status(gb_backend *b, const char *pool, json_t **out)
 		gb_cli_err(b->cli, "no pool named %s", pool);
 		return -1;
 	}
+	{ /* as the daemon answers (api_pools.c) */
+		json_t *budgets = gb_engine_budgets(e, NULL);
+		gb_engine_budget_attach(*out, budgets);
+		json_decref(budgets);
+	}
 	return 0;
 }
 
@@ -153,6 +158,7 @@ static int local_cost(gb_backend *b, const char *by, int64_t since_s,
 	gb_engine *e = lb(b)->s.eng;
 	gb_engine_refresh(e, NULL);
 	*cost = gb_engine_cost(e, by, since_s, NULL);
+	json_object_set_new(*cost, "budgets", gb_engine_budgets(e, NULL));
 	return 0;
 }
 

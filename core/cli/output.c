@@ -44,8 +44,13 @@ static char *cell_text(json_t *v, const char *key)
 	if (json_is_integer(v))
 		return gb_xasprintf("%lld", (long long)json_integer_value(v));
 	if (json_is_real(v)) {
+		/* shares as percentages: 54%, never 0.538683 */
+		if (strstr(key, "fraction") || strstr(key, "share"))
+			return gb_xasprintf("%.0f%%", json_real_value(v) * 100);
 		if (strstr(key, "price") || strstr(key, "per_hour") ||
-		    strstr(key, "cost") || strstr(key, "usd")) {
+		    strstr(key, "cost") || strstr(key, "usd") ||
+		    strstr(key, "spent") || strstr(key, "projected") ||
+		    strcmp(key, "budget") == 0) {
 			double d = json_real_value(v);
 			return gb_xasprintf(d != 0 && d < 1 && d > -1 ? "%.4f" : "%.2f",
 			                    d);

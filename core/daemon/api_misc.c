@@ -140,6 +140,9 @@ void gb_api_cost(gb_api_req *r)
 	/* operators and viewers see their own team's pools only */
 	c = gb_engine_cost(r->d->eng, by, since,
 	                   r->role != GB_ROLE_ADMIN ? r->team : NULL);
+	json_object_set_new(c, "budgets",
+	                    gb_engine_budgets(r->d->eng, r->role != GB_ROLE_ADMIN
+	                                                         ? r->team : NULL));
 	r->resp = c;
 	r->status = 200;
 }

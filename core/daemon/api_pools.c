@@ -322,6 +322,7 @@ static void pools_list_full(gb_api_req *r, const char *team,
                             const char *after, int64_t limit)
 {
 	json_t *all = gb_engine_pools_json(r->d->eng, NULL), *p;
+	json_t *budgets = gb_engine_budgets(r->d->eng, NULL);
 	json_t *page = json_array();
 	const char *next = NULL;
 	size_t i;
@@ -339,8 +340,10 @@ static void pools_list_full(gb_api_req *r, const char *team,
 			break;
 		}
 		with_autoscale(r->d, p);
+		gb_engine_budget_attach(p, budgets);
 		json_array_append(page, p);
 	}
+	json_decref(budgets);
 	r->resp = json_pack("{s:o}", "pools", page);
 	if (next)
 		json_object_set_new(r->resp, "next_after", json_string(next));
@@ -428,8 +431,14 @@ void gb_api_pool_get(gb_api_req *r, const char *name)
 		return;
 	r->resp = gb_engine_pool_json(r->d->eng, name);
 	r->status = r->resp ? 200 : 404;
-	if (r->resp)
+	if (r->resp) {
+		const char *team = json_string_value(json_object_get(r->resp,
+		                                                     "team"));
+		json_t *b = team ? gb_engine_budgets(r->d->eng, team) : NULL;
 		with_autoscale(r->d, r->resp);
+		gb_engine_budget_attach(r->resp, b);
+		json_decref(b);
+	}
 }
 
 void gb_api_pool_instances(gb_api_req *r, const char *name)

@@ -57,6 +57,24 @@ static char *last_text(const gb_as_decision *dec, double target)
 	return t;
 }
 
+/* 1 when two refusals say the same but for their figures (a budget's
+ * projection moves by the cent from one pass to the next). */
+static int same_refusal(const char *a, const char *b)
+{
+	for (;;) {
+		while (*a && ((*a >= '0' && *a <= '9') || *a == '.'))
+			a++;
+		while (*b && ((*b >= '0' && *b <= '9') || *b == '.'))
+			b++;
+		if (*a != *b)
+			return 0;
+		if (!*a)
+			return 1;
+		a++;
+		b++;
+	}
+}
+
 int gb_daemon_set_demand(gb_daemon *d, const char *pool, int n,
                          int64_t until)
 {
@@ -137,7 +155,7 @@ int gb_daemon_autoscale(gb_daemon *d, const gb_pool_row *p,
 			scaled = 1;
 		} else {
 			/* once per refusal, not every pass */
-			int same = refused && strcmp(refused, res.message) == 0;
+			int same = refused && same_refusal(refused, res.message);
 			pthread_mutex_lock(&d->mmu);
 			d->autoscale_refused++;
 			pthread_mutex_unlock(&d->mmu);

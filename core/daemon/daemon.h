@@ -170,6 +170,9 @@ void gb_daemon_watch(gb_daemon *d, const char *pool, int64_t delay_ms);
  * orphan gc): always on SQLite; on a shared store, while it holds the
  * "leader" lease (taken when free, kept while renewed). */
 int gb_daemon_leader(gb_daemon *d);
+/* The budget-warning events due this pass (budget_warn.c; the leader
+ * runs it). */
+void gb_daemon_budget_warnings(gb_daemon *d);
 /* reconcile.c: one pass; fills counts for metrics. */
 void gb_daemon_reconcile(gb_daemon *d);
 /* api.c */

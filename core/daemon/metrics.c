@@ -144,6 +144,41 @@ static const char *const live_states[] = {
 	"pending", "running", "stopping", "preempted", "failed", "terminating",
 };
 
+/* Each configured team's month against its budget (gb_engine_budgets):
+ * budget (0 = none), spent, projection to the month's end, and the
+ * warning fraction. */
+static void render_budgets(gb_daemon *d, gb_buf *b)
+{
+	static const struct {
+		const char *name, *key, *help;
+	} series[] = {
+		{"gpubroker_team_budget_usd", "budget", "The team's monthly "
+		 "budget (teams[].monthly_budget; 0 = none)."},
+		{"gpubroker_team_spend_month_usd", "spent", "What the team's "
+		 "instances cost this month (UTC), as gpubroker cost bills."},
+		{"gpubroker_team_spend_projected_usd", "projected", "This "
+		 "month's spend plus what the team runs now until the month's "
+		 "end (or its pools' TTL)."},
+		{"gpubroker_team_budget_warn_fraction", "warn_fraction", "The share of "
+		 "the budget spent at which a budget-warning event is written "
+		 "(teams[].budget_warn_at)."},
+	};
+	json_t *a = gb_engine_budgets(d->eng, NULL);
+	for (size_t k = 0; k < sizeof(series) / sizeof(*series); k++) {
+		size_t i;
+		json_t *t;
+		gb_buf_printf(b, "# HELP %s %s\n# TYPE %s gauge\n",
+		              series[k].name, series[k].help, series[k].name);
+		json_array_foreach(a, i, t) {
+			gb_buf_printf(b, "%s{team=\"", series[k].name);
+			lv(b, json_string_value(json_object_get(t, "team")));
+			gb_buf_printf(b, "\"} %.4f\n", json_number_value(
+			                               json_object_get(t, series[k].key)));
+		}
+	}
+	json_decref(a);
+}
+
 /* What the store holds: pools, instances, what they cost per hour, the
  * usage of the last 7 days.  Malloc'd text, caller frees. */
 static char *render_store(gb_daemon *d)
@@ -228,6 +263,7 @@ static char *render_store(gb_daemon *d)
 		lv(&b, k);
 		gb_buf_printf(&b, "\"} %.4f\n", json_real_value(v));
 	}
+	render_budgets(d, &b);
 	render_usage(d, &b);
 	json_decref(inst_counts);
 	json_decref(team_cost);

@@ -320,6 +320,15 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
  * NULL). */
 int gb_engine__check_team(gb_engine *e, const gb_pool_spec *spec, int desired,
                           double pool_price, char *msg, size_t cap);
+/* The month (UTC) around unix second now: its first second, and the
+ * first second of the next month. */
+int64_t gb_engine__month_start(int64_t now);
+int64_t gb_engine__month_end(int64_t now);
+/* What team's instances cost since the month's start (gb_engine_cost). */
+double gb_engine__team_spent(gb_engine *e, const char *team, int64_t now);
+/* Hours pool p runs from now on this month: to the month's end, or to
+ * its TTL when that comes first. */
+double gb_engine__pool_hours_left(const gb_pool_row *p, int64_t now);
 int gb_engine__check_scale(gb_engine *e, const gb_pool_spec *spec, int n,
                            char *msg, size_t cap);
 int gb_engine__check_place(gb_engine *e, const gb_pool_spec *spec,

@@ -93,6 +93,8 @@ typedef struct gb_team_cfg {
 	int max_gpus;              /* 0 = unlimited */
 	double max_price_per_hour; /* all pools of the team; 0 = unlimited */
 	double monthly_budget;     /* USD; 0 = unlimited */
+	double budget_warn_at;     /* fraction of monthly_budget spent that
+	                              writes a budget-warning event; 0.8 */
 } gb_team_cfg;
 
 typedef struct gb_reservation_cfg {
