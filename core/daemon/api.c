@@ -338,6 +338,7 @@ static const struct route {
 	{"POST", "pools", 1, "demand", "demand", 1, NULL, gb_api_pool_demand},
 	{"POST", "pools", 1, "diff", "", 0, NULL, gb_api_pool_diff},
 	{"GET", "pools", 1, "instances", NULL, 0, NULL, gb_api_pool_instances},
+	{"GET", "pools", 1, "targets", NULL, 0, NULL, gb_api_pool_targets},
 	{"GET", "pools", 1, "plan", NULL, 0, NULL, gb_api_pool_plan},
 	{"GET", "pools", 1, "spec", NULL, 0, NULL, gb_api_pool_spec},
 	{"POST", "instances", 1, "heartbeat", "", 1, NULL, gb_api_heartbeat},

@@ -236,6 +236,13 @@ void gb_engine__live(gb_engine *e, const char *pool, int64_t intent_id,
 typedef struct gb_engine_have {
 	int count;
 	double price;          /* USD/h, all of them */
+	/* a capacity mix or placement.spread (converge fills these; 0 =
+	 * the plan's order, as before) */
+	int shaped;            /* 1: the walk shares out by kind and zone */
+	int od_want;           /* of the walk's need, on-demand instances */
+	int total;             /* the pool's size once placed */
+	const gb_inst_row *const *keep; /* what it keeps (their zones) */
+	size_t nkeep;
 } gb_engine_have;
 
 typedef struct gb_engine_plan {
