@@ -504,14 +504,12 @@
 		const t = [];
 		if (a.min !== undefined)
 			t.push('min ' + a.min + ', max ' + a.max);
-		t.push('target ' + pct(a.target));
-		t.push('mean ' + (typeof a.mean === 'number' ? pct(a.mean) : '-') + ' (' + (a.reporting || 0) + ' reporting)');
-		if (a.floor)
-			t.push('floor ' + a.floor);
+		t.push('target ' + pct(a.target) + ', mean ' + (typeof a.mean === 'number' ? pct(a.mean) : '-') +
+			' (' + (a.reporting || 0) + ' reporting), floor ' + (a.floor || '-'));
 		t.push('next: ' + (a.next || '-') + (a.next_at ? ' at ' + a.next_at : ''));
-		if (a.last)
-			t.push('last: ' + a.last);
-		return t.join(', ');
+		t.push('now: ' + (a.reason || '-'));
+		t.push('last change: ' + (a.last ? a.last + (a.last_at ? ' at ' + a.last_at : '') : 'none yet'));
+		return t.join('; ');
 	}
 
 	function poolView(root, name) {

@@ -45,7 +45,8 @@ static char *cell_text(json_t *v, const char *key)
 		return gb_xasprintf("%lld", (long long)json_integer_value(v));
 	if (json_is_real(v)) {
 		/* shares as percentages: 54%, never 0.538683 */
-		if (strstr(key, "fraction") || strstr(key, "share"))
+		if (strstr(key, "fraction") || strstr(key, "share") ||
+		    strstr(key, "util"))
 			return gb_xasprintf("%.0f%%", json_real_value(v) * 100);
 		if (strstr(key, "price") || strstr(key, "per_hour") ||
 		    strstr(key, "cost") || strstr(key, "usd") ||

@@ -120,7 +120,8 @@ typedef struct gb_daemon {
 	                             skipped (reconcile.c) */
 	int leader;               /* holds the "leader" lease (gc) */
 	/* elastic pools (autoscale.c; under mmu) */
-	uint64_t autoscale_up, autoscale_down, autoscale_refused; /* decisions */
+	/* autoscale decisions, by the pool's purpose (gb_purpose) */
+	uint64_t autoscale_up[3], autoscale_down[3], autoscale_refused[3];
 	struct gb_oidc *oidc;     /* auth.oidc's issuers and their keys
 	                             (api_auth.c) */
 } gb_daemon;
