@@ -208,6 +208,11 @@ const gb_cmd gb_cmd_status = {
 	"tries again, on a line 'NAME: waiting: REASON' (JSON: its \"waiting\"\n"
 	"object, {reason, next_attempt_at, refused}); 'waiting: refused: ...'\n"
 	"is a refusal only a change can fix (a cloud's auth or invalid\n"
-	"answer, a failing policy).",
+	"answer, a failing policy).  An autoscaled pool (through a daemon)\n"
+	"has a line 'NAME: autoscale: target, mean (reporting), floor, min,\n"
+	"max; next: up|down|none [at TIME]; now: this pass's reason; last\n"
+	"change: REASON at TIME'.  -o json: \"autoscale\" {target, mean,\n"
+	"reporting, floor, min, max, next, next_at, reason, last, last_at},\n"
+	"and \"team_budget\", the team's month as `cost` shows it.",
 	NULL, run_status,
 };
