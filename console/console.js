@@ -107,6 +107,21 @@
 		return '$' + x.toFixed(a !== 0 && a < 0.01 ? 4 : 2);
 	}
 
+	function pct(x) {
+		return typeof x === 'number' && isFinite(x) ? Math.round(x * 100) + '%' : '-';
+	}
+
+	/* a team's month against its budget (gb_engine_budgets) */
+	function budgetText(b) {
+		if (!b)
+			return '-';
+		if (b.budget === null)
+			return money(b.spent) + ' this month, projected ' + money(b.projected) + ' (no budget)';
+		return money(b.spent) + ' of ' + money(b.budget) + ' this month (' + pct(b.spent_fraction) +
+			'), projected ' + money(b.projected) + ' (' + pct(b.projected_fraction) + ')' +
+			(b.state === 'ok' ? '' : ': ' + b.state);
+	}
+
 	function duration(s) {
 		if (typeof s !== 'number' || !isFinite(s))
 			return '-';
@@ -483,6 +498,20 @@
 		});
 	}
 
+	/* min/max, target, mean utilisation, next action (status's line) */
+	function autoscaleText(p) {
+		const a = p.autoscale;
+		const t = [];
+		if (a.min !== undefined)
+			t.push('min ' + a.min + ', max ' + a.max);
+		t.push('target ' + pct(a.target) + ', mean ' + (typeof a.mean === 'number' ? pct(a.mean) : '-') +
+			' (' + (a.reporting || 0) + ' reporting), floor ' + (a.floor || '-'));
+		t.push('next: ' + (a.next || '-') + (a.next_at ? ' at ' + a.next_at : ''));
+		t.push('now: ' + (a.reason || '-'));
+		t.push('last change: ' + (a.last ? a.last + (a.last_at ? ' at ' + a.last_at : '') : 'none yet'));
+		return t.join('; ');
+	}
+
 	function poolView(root, name) {
 		const facts = h('dl', {class: 'facts', id: 'pool-facts'});
 		const title = h('h1', null, 'Pool ', h('span', {id: 'pool-name'}, name), ' ',
@@ -503,6 +532,8 @@
 				fact('$/h', money(p.price_per_hour)),
 				fact('TTL left', p.ttl_left_s === null ? '-' : duration(p.ttl_left_s)),
 				fact('Age', duration(p.age_s)),
+				p.team_budget ? fact('Team budget', h('span', {id: 'pool-budget'}, budgetText(p.team_budget))) : '',
+				p.autoscale ? fact('Autoscale', h('span', {id: 'pool-autoscale'}, autoscaleText(p))) : '',
 				p.waiting ? fact('Waiting', waitingText(p)) : '',
 				p.reason ? fact('Reason', p.reason) : '',
 				// a CI job's pool: ci-repository, ci-ref, ci-run among them
@@ -724,7 +755,17 @@
 				h('td', {class: 'num'}, g.instances)));
 			const foot = h('tr', null, h('td', null, 'Total'),
 				h('td', {class: 'num', id: 'cost-total'}, money(c.total)), h('td'), h('td'));
+			const budgets = (c.budgets || []).map((b) => h('tr', {'data-team': b.team},
+				h('td', null, b.team), h('td', {class: 'num'}, money(b.spent)),
+				h('td', {class: 'num'}, money(b.per_hour)), h('td', {class: 'num'}, money(b.projected)),
+				h('td', {class: 'num'}, b.budget === null ? '-' : money(b.budget)),
+				h('td', {class: 'num'}, pct(b.spent_fraction)), h('td', null, b.state)));
 			body.replaceChildren(
+				budgets.length ? h('div', {id: 'budgets-body'}, h('h2', null, 'This month against the budget'),
+					table('budgets', [{title: 'Team'}, {title: 'Spent this month', num: true},
+						{title: '$/h now', num: true}, {title: 'Projected to month end', num: true},
+						{title: 'Budget', num: true}, {title: 'Used', num: true}, {title: 'State'}],
+					budgets, 'No team has a budget.')) : '',
 				groups.length ? (series ? costTimeChart(series, groups.map((g) => g.key), span) : costChart(groups)) : '',
 				table('cost', [{title: by.value}, {title: 'Cost (' + (c.currency || 'USD') + ')', num: true},
 					{title: 'Instance-hours', num: true}, {title: 'Instances', num: true}],

@@ -115,8 +115,14 @@ const gb_cmd gb_cmd_cost = {
 	"cloud confirms.  \"rolled back\" counts the instances made by a\n"
 	"create that then failed (a colocated pool that got fewer than it\n"
 	"asked for: the broker deleted them again), \"rollback usd\" what\n"
-	"they cost (included in \"cost usd\").  -o json: groups[].{key,\n"
-	"cost, hours, instances, rolled_back, rolled_back_cost}.",
+	"they cost (included in \"cost usd\").  Then each configured team's\n"
+	"month (UTC): spent so far, $/h now, the projection to the month's\n"
+	"end (what runs now, until then or its pool's TTL), its\n"
+	"teams[].monthly_budget, the share used, and ok | warning (at\n"
+	"teams[].budget_warn_at) | over | no budget.  -o json: groups[].{key,\n"
+	"cost, hours, instances, rolled_back, rolled_back_cost},\n"
+	"budgets[].{team, spent, per_hour, projected, budget, warn_fraction,\n"
+	"spent_fraction, projected_fraction, state, month_end}.",
 	cost_flags, run_cost,
 };
 

@@ -250,6 +250,12 @@ const gb_cmd gb_cmd_status = {
 	"fails (exit 1); --all shows them too, with their state and reason.\n"
 	"With NAME, the table ends with the pool's placement decision: the\n"
 	"plan its last apply walked, its first choice and the first\n"
-	"candidates (GET /v1/pools/NAME/plan).",
+	"candidates (GET /v1/pools/NAME/plan).  An autoscaled pool (through\n"
+	"a daemon) has a line 'NAME: autoscale: target, mean (reporting),\n"
+	"floor, min, max; next: up|down|none [at TIME]; now: this pass's\n"
+	"reason; last change: REASON at TIME'.  -o json: \"autoscale\"\n"
+	"{target, mean, reporting, floor, min, max, next, next_at, reason,\n"
+	"last, last_at}, and \"team_budget\", the team's month as `cost`\n"
+	"shows it.",
 	status_flags, run_status,
 };

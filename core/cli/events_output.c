@@ -61,6 +61,29 @@ void gb_print_cost(const gb_cli *cli, json_t *cost)
 	printf("TOTAL  $%.2f (%s)\n",
 	       json_real_value(json_object_get(cost, "total")),
 	       json_string_value(json_object_get(cost, "by")));
+	gb_print_budgets(json_object_get(cost, "budgets"));
+}
+
+void gb_print_budgets(json_t *budgets)
+{
+	static const gb_column cols[] = {
+		{"team", "team", 0},
+		{"spent this month", "spent", 1},
+		{"$/h now", "per_hour", 1},
+		{"projected", "projected", 1},
+		{"budget", "budget", 1},
+		{"used", "spent_fraction", 1},
+		{"used at month end", "projected_fraction", 1},
+		{"state", "state", 0},
+		{NULL, NULL, 0},
+	};
+	if (!json_array_size(budgets))
+		return;
+	printf("\nthis month (UTC, to %s): spend, projection to the month's "
+	       "end, and budget per team\n",
+	       json_string_value(json_object_get(json_array_get(budgets, 0),
+	                                         "month_end")));
+	gb_out_table(stdout, budgets, cols);
 }
 
 int gb_gc_incomplete(const gb_cli *cli)

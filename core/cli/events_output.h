@@ -11,6 +11,8 @@
  * follow mode JSON output is one object per line. */
 void gb_print_events(const gb_cli *cli, json_t *events, int follow);
 void gb_print_cost(const gb_cli *cli, json_t *cost);
+/* The table of cost's budgets (gb_engine_budgets); nothing when empty. */
+void gb_print_budgets(json_t *budgets);
 void gb_print_gc(const gb_cli *cli, json_t *orphans);
 /* Says on stderr that gc could not list some regions; returns the exit
  * code for it (GB_EXIT_FAIL). */

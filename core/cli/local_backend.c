@@ -136,8 +136,13 @@ static int local_status(gb_backend *b, const char *pool, int all,
 		           "'gpubroker status --all %s' shows it)", pool, pool);
 		return -1;
 	}
-	if (*out)
+	if (*out) {
+		/* as the daemon answers (api_pools.c) */
+		json_t *budgets = gb_engine_budgets(e, NULL);
+		gb_engine_budget_attach(*out, budgets);
+		json_decref(budgets);
 		return 0;
+	}
 	/* no such pool, or a store that failed (not an empty answer) */
 	rc = pool ? gb_store_pool_get(lb(b)->s.store, pool, &row) : -1;
 	if (rc == 0)
@@ -182,6 +187,17 @@ static int local_cost(gb_backend *b, const char *by, int64_t since_s,
 		gb_cli_err(b->cli, "state store failed: %s (no cost report)",
 		           gb_store_errmsg(lb(b)->s.store));
 		return -1;
+	}
+	{
+		json_t *bud = gb_engine_budgets(e, NULL);
+		if (!bud) {
+			json_decref(*cost);
+			*cost = NULL;
+			gb_cli_err(b->cli, "state store failed: %s (no cost "
+			           "report)", gb_store_errmsg(lb(b)->s.store));
+			return -1;
+		}
+		json_object_set_new(*cost, "budgets", bud);
 	}
 	return 0;
 }

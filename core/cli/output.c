@@ -29,7 +29,9 @@ static json_t *get_path(json_t *obj, const char *key)
 static int is_money(const char *key)
 {
 	return strstr(key, "price") || strstr(key, "per_hour") ||
-	       strstr(key, "cost") || strstr(key, "usd");
+	       strstr(key, "cost") || strstr(key, "usd") ||
+	       strstr(key, "spent") || strstr(key, "projected") ||
+	       strcmp(key, "budget") == 0;
 }
 
 /* The decimals a real of column `key` gets on its own: money 4 below
@@ -83,6 +85,10 @@ static char *cell_text(json_t *v, const char *key, int digits)
 	if (json_is_integer(v))
 		return gb_xasprintf("%lld", (long long)json_integer_value(v));
 	if (json_is_real(v)) {
+		/* shares as percentages: 54%, never 0.538683 */
+		if (strstr(key, "fraction") || strstr(key, "share") ||
+		    strstr(key, "util"))
+			return gb_xasprintf("%.0f%%", json_real_value(v) * 100);
 		double d = json_real_value(v);
 		int own = own_digits(key, d);
 		if (own >= 0)

@@ -121,9 +121,15 @@ static void print_header(const gb_pool_spec *s)
 	char *models = gb_strv_join(&s->gpu_models, "|");
 	printf("Pool %s (team %s, %s): %d x %d x %s, capacity ", s->name, s->team,
 	       gb_purpose_name(s->purpose), s->count, s->gpu_count, models);
-	for (int i = 0; i < s->ncapacity; i++)
-		printf("%s%s", i ? " > " : "", gb_capacity_name(s->capacity[i]));
-	printf(", colocate %s\n", gb_colocate_name(s->colocate));
+	if (s->mix)
+		printf("mix (on-demand base %d, spot %.0f%% of the rest)",
+		       s->on_demand_base, s->spot_share * 100);
+	else
+		for (int i = 0; i < s->ncapacity; i++)
+			printf("%s%s", i ? " > " : "",
+			       gb_capacity_name(s->capacity[i]));
+	printf(", colocate %s%s\n", gb_colocate_name(s->colocate),
+	       s->spread_zone ? ", spread over zones" : "");
 	free(models);
 }
 

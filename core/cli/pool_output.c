@@ -56,17 +56,19 @@ void gb_print_diff(FILE *f, json_t *diff)
 	        json_real_value(json_object_get(diff, "price_per_hour_after")));
 }
 
-/* An autoscaled pool's state (from the daemon): target, mean, floor,
- * what may come next and the latest decision's reason. */
+/* An autoscaled pool's state (from the daemon): bounds, target, mean,
+ * floor, what may come next, this pass's reason and the last change. */
 static void print_autoscale(json_t *p)
 {
 	json_t *a = json_object_get(p, "autoscale"), *m;
-	const char *next, *at;
+	const char *next, *at, *last, *last_at;
 	if (!json_is_object(a))
 		return;
 	m = json_object_get(a, "mean");
 	next = json_string_value(json_object_get(a, "next"));
 	at = json_string_value(json_object_get(a, "next_at"));
+	last = json_string_value(json_object_get(a, "last"));
+	last_at = json_string_value(json_object_get(a, "last_at"));
 	printf("%s: autoscale: target %.2f, mean ",
 	       json_string_value(json_object_get(p, "name")),
 	       json_number_value(json_object_get(a, "target")));
@@ -74,11 +76,18 @@ static void print_autoscale(json_t *p)
 		printf("%.2f", json_number_value(m));
 	else
 		printf("unknown");
-	printf(" (%lld reporting), floor %lld; next: %s%s%s; last: %s\n",
-	       (long long)json_integer_value(json_object_get(a, "reporting")),
-	       (long long)json_integer_value(json_object_get(a, "floor")),
+	printf(" (%lld reporting), floor %lld", (long long)json_integer_value(
+	                                 json_object_get(a, "reporting")),
+	       (long long)json_integer_value(json_object_get(a, "floor")));
+	if (json_is_integer(json_object_get(a, "max")))
+		printf(", min %lld, max %lld",
+		       (long long)json_integer_value(json_object_get(a, "min")),
+		       (long long)json_integer_value(json_object_get(a, "max")));
+	printf("; next: %s%s%s; now: %s; last change: %s%s%s\n",
 	       next ? next : "none", at ? " at " : "", at ? at : "",
-	       json_string_value(json_object_get(a, "reason")));
+	       json_string_value(json_object_get(a, "reason")),
+	       last ? last : "none yet", last_at ? " at " : "",
+	       last_at ? last_at : "");
 }
 
 void gb_print_pools(const gb_cli *cli, json_t *pools, int instances)

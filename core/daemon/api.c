@@ -371,6 +371,8 @@ static const struct route {
 	 gb_api_pool_diff},
 	{"GET", "pools", "{name}", "instances", NULL, WHO_VIEWER, NULL,
 	 gb_api_pool_instances},
+	{"GET", "pools", "{name}", "targets", NULL, WHO_VIEWER, NULL,
+	 gb_api_pool_targets},
 	{"GET", "pools", "{name}", "plan", NULL, WHO_VIEWER, NULL,
 	 gb_api_pool_plan},
 	{"GET", "pools", "{name}", "spec", NULL, WHO_VIEWER, NULL,

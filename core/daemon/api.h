@@ -66,6 +66,7 @@ struct gb_api_req {
 	int64_t ev_since;
 	int ev_started;
 	int retry_after_s;   /* > 0: sent as Retry-After (429, 503) */
+	char etag[24];       /* sent as ETag when set (api_targets.c) */
 	int body_timeout;    /* the connection has the body's timeout */
 	/* who */
 	const char *actor;   /* token name, or "anonymous" */
@@ -206,6 +207,8 @@ void gb_api_pool_scale(gb_api_req *r, const char *name);
 void gb_api_pool_demand(gb_api_req *r, const char *name);
 void gb_api_pool_diff(gb_api_req *r, const char *name);
 void gb_api_pool_instances(gb_api_req *r, const char *name);
+/* GET /v1/pools/NAME/targets (api_targets.c). */
+void gb_api_pool_targets(gb_api_req *r, const char *name);
 void gb_api_pool_plan(gb_api_req *r, const char *name);
 void gb_api_pool_spec(gb_api_req *r, const char *name);
 void gb_api_heartbeat(gb_api_req *r, const char *id);

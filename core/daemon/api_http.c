@@ -249,6 +249,8 @@ static enum MHD_Result send_response(gb_api_req *r)
 		MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
 		MHD_add_response_header(resp, "X-Frame-Options", "DENY");
 	}
+	if (r->etag[0])
+		MHD_add_response_header(resp, "ETag", r->etag);
 	if (r->retry_after_s > 0) {
 		char ra[24];
 		snprintf(ra, sizeof(ra), "%d", r->retry_after_s);

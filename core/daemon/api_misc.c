@@ -144,6 +144,17 @@ void gb_api_cost(gb_api_req *r)
 		gb_api_store_failed(r);
 		return;
 	}
+	{
+		json_t *b = gb_engine_budgets(r->d->eng,
+		                              r->role != GB_ROLE_ADMIN ? r->team
+		                                                       : NULL);
+		if (!b) {
+			json_decref(c);
+			gb_api_store_failed(r);
+			return;
+		}
+		json_object_set_new(c, "budgets", b);
+	}
 	r->resp = c;
 	r->status = 200;
 }

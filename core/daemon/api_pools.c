@@ -335,11 +335,12 @@ static void pools_list_full(gb_api_req *r, const char *team,
 	json_t *all = gb_engine_pools_json(r->d->eng, NULL,
 	                                   gb_api_query(r, "all") != NULL);
 	json_t *p;
-	json_t *page;
+	json_t *page, *budgets;
 	if (!all) {
 		gb_api_store_failed(r);
 		return;
 	}
+	budgets = gb_engine_budgets(r->d->eng, NULL);
 	page = json_array();
 	const char *next = NULL;
 	size_t i;
@@ -357,8 +358,10 @@ static void pools_list_full(gb_api_req *r, const char *team,
 			break;
 		}
 		with_autoscale(r->d, p);
+		gb_engine_budget_attach(p, budgets);
 		json_array_append(page, p);
 	}
+	json_decref(budgets);
 	r->resp = json_pack("{s:o}", "pools", page);
 	if (next)
 		json_object_set_new(r->resp, "next_after", json_string(next));
@@ -466,7 +469,14 @@ void gb_api_pool_get(gb_api_req *r, const char *name)
 		return;
 	}
 	r->status = 200;
-	with_autoscale(r->d, r->resp);
+	{
+		const char *team = json_string_value(json_object_get(r->resp,
+		                                                     "team"));
+		json_t *b = team ? gb_engine_budgets(r->d->eng, team) : NULL;
+		with_autoscale(r->d, r->resp);
+		gb_engine_budget_attach(r->resp, b);
+		json_decref(b);
+	}
 }
 
 void gb_api_pool_instances(gb_api_req *r, const char *name)

@@ -39,22 +39,55 @@ static void state_read(const char *text, gb_as_state *st)
 }
 
 /* The latest decision as status shows it, as stored (JSON text; caller
- * frees). */
-static char *last_text(const gb_as_decision *dec, double target)
+ * frees): the pool's bounds, target, mean, floor, this pass's reason
+ * and next action, and the last change ("last", "last_at": this pass's
+ * when it changed the pool, else carried from prev, the stored text). */
+static char *last_text(const gb_as_decision *dec, const gb_pool_spec *s,
+                       const char *prev, int changed, int64_t now)
 {
-	json_t *o = json_pack("{s:f, s:i, s:s, s:s, s:i}", "target", target,
-	                      "reporting", dec->reporting, "reason",
-	                      dec->reason, "next", dec->next, "floor",
-	                      dec->floor);
+	json_t *o = json_pack("{s:f, s:i, s:s, s:s, s:i, s:i, s:i}", "target",
+	                      s->autoscale.gpu_util_target, "reporting",
+	                      dec->reporting, "reason", dec->reason, "next",
+	                      dec->next, "floor", dec->floor, "min", s->min,
+	                      "max", s->max);
 	char *t;
 	json_object_set_new(o, "mean", dec->mean >= 0 ? json_real(dec->mean)
 	                                              : json_null());
 	if (dec->next_at)
 		json_object_set_new(o, "next_at",
 		                    gb_json_time(dec->next_at * 1000));
+	if (changed) {
+		json_object_set_new(o, "last", json_string(dec->reason));
+		json_object_set_new(o, "last_at", gb_json_time(now * 1000));
+	} else if (prev) {
+		json_t *p = json_loads(prev, 0, NULL);
+		if (json_is_string(json_object_get(p, "last"))) {
+			json_object_set(o, "last", json_object_get(p, "last"));
+			json_object_set(o, "last_at", json_object_get(p, "last_at"));
+		}
+		json_decref(p);
+	}
 	t = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(o);
 	return t;
+}
+
+/* 1 when two refusals say the same but for their figures (a budget's
+ * projection moves by the cent from one pass to the next). */
+static int same_refusal(const char *a, const char *b)
+{
+	for (;;) {
+		while (*a && ((*a >= '0' && *a <= '9') || *a == '.'))
+			a++;
+		while (*b && ((*b >= '0' && *b <= '9') || *b == '.'))
+			b++;
+		if (*a != *b)
+			return 0;
+		if (!*a)
+			return 1;
+		a++;
+		b++;
+	}
 }
 
 int gb_daemon_set_demand(gb_daemon *d, const char *pool, int n,
@@ -80,7 +113,7 @@ int gb_daemon_autoscale(gb_daemon *d, const gb_pool_row *p,
 	gb_as_row row;
 	char *stext, *ltext, *refused;
 	int64_t now = gb_now_ms() / 1000;
-	int scaled = 0;
+	int scaled = 0, purpose = (unsigned)s->purpose < 3 ? (int)s->purpose : 0;
 
 	if (!s->autoscale.enabled)
 		return 0;
@@ -130,18 +163,18 @@ int gb_daemon_autoscale(gb_daemon *d, const gb_pool_row *p,
 			       dec.reason);
 			pthread_mutex_lock(&d->mmu);
 			if (dec.desired > p->desired)
-				d->autoscale_up++;
+				d->autoscale_up[purpose]++;
 			else
-				d->autoscale_down++;
+				d->autoscale_down[purpose]++;
 			pthread_mutex_unlock(&d->mmu);
 			free(refused);
 			refused = NULL;
 			scaled = 1;
 		} else {
 			/* once per refusal, not every pass */
-			int same = refused && strcmp(refused, res.message) == 0;
+			int same = refused && same_refusal(refused, res.message);
 			pthread_mutex_lock(&d->mmu);
-			d->autoscale_refused++;
+			d->autoscale_refused[purpose]++;
 			pthread_mutex_unlock(&d->mmu);
 			free(refused);
 			refused = gb_xstrdup(res.message);
@@ -154,7 +187,7 @@ int gb_daemon_autoscale(gb_daemon *d, const gb_pool_row *p,
 	}
 	/* in the store: every replica shows it, a restart keeps it */
 	stext = state_text(&st);
-	ltext = last_text(&dec, s->autoscale.gpu_util_target);
+	ltext = last_text(&dec, s, row.last, scaled, now);
 	if (gb_store_as_save(d->store, p->name, stext, ltext, refused) != 0)
 		gb_log(GB_LOG_WARN, "autoscale", "pool %s: %s", p->name,
 		       gb_store_errmsg(d->store));

@@ -137,7 +137,8 @@ typedef struct gb_daemon {
 	struct gb_preempt_rec *preempts;
 	size_t npreempts;
 	/* elastic pools (autoscale.c; under mmu) */
-	uint64_t autoscale_up, autoscale_down, autoscale_refused; /* decisions */
+	/* autoscale decisions, by the pool's purpose (gb_purpose) */
+	uint64_t autoscale_up[3], autoscale_down[3], autoscale_refused[3];
 	struct gb_oidc *oidc;     /* auth.oidc's issuers and their keys
 	                             (api_auth.c) */
 } gb_daemon;
@@ -191,6 +192,9 @@ int gb_daemon_leader(gb_daemon *d);
  * wait for a shared resource (its note then says its place), else 0. */
 int gb_daemon_admission_holds(gb_daemon *d, const char *pool);
 void gb_daemon_preempts_free(gb_preempt_rec *p, size_t n);
+/* The budget-warning events due this pass (budget_warn.c; the leader
+ * runs it). */
+void gb_daemon_budget_warnings(gb_daemon *d);
 /* reconcile.c: one pass; fills counts for metrics. */
 void gb_daemon_reconcile(gb_daemon *d);
 /* api.c */

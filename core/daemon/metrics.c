@@ -145,6 +145,54 @@ static const char *const live_states[] = {
 	"pending", "running", "stopping", "preempted", "failed", "terminating",
 };
 
+/* NAME{pool="...",team="..."} v */
+static void pool_line(gb_buf *b, const char *name, const gb_pool_row *p,
+                      int v)
+{
+	gb_buf_printf(b, "%s{pool=\"", name);
+	lv(b, p->name);
+	gb_buf_puts(b, "\",team=\"");
+	lv(b, p->team ? p->team : "unknown");
+	gb_buf_printf(b, "\"} %d\n", v);
+}
+
+/* Each configured team's month against its budget (gb_engine_budgets):
+ * budget (0 = none), spent, projection to the month's end, and the
+ * warning fraction. */
+static void render_budgets(gb_daemon *d, gb_buf *b)
+{
+	static const struct {
+		const char *name, *key, *help;
+	} series[] = {
+		{"gpubroker_team_budget_usd", "budget", "The team's monthly "
+		 "budget (teams[].monthly_budget; 0 = none)."},
+		{"gpubroker_team_spend_month_usd", "spent", "What the team's "
+		 "instances cost this month (UTC), as gpubroker cost bills."},
+		{"gpubroker_team_spend_projected_usd", "projected", "This "
+		 "month's spend plus what the team runs now until the month's "
+		 "end (or its pools' TTL)."},
+		{"gpubroker_team_budget_warn_fraction", "warn_fraction", "The share of "
+		 "the budget spent at which a budget-warning event is written "
+		 "(teams[].budget_warn_at)."},
+	};
+	/* NULL when the store failed: the series are left out (a scrape
+	 * then shows no budget rather than a month of $0) */
+	json_t *a = gb_engine_budgets(d->eng, NULL);
+	for (size_t k = 0; k < sizeof(series) / sizeof(*series); k++) {
+		size_t i;
+		json_t *t;
+		gb_buf_printf(b, "# HELP %s %s\n# TYPE %s gauge\n",
+		              series[k].name, series[k].help, series[k].name);
+		json_array_foreach(a, i, t) {
+			gb_buf_printf(b, "%s{team=\"", series[k].name);
+			lv(b, json_string_value(json_object_get(t, "team")));
+			gb_buf_printf(b, "\"} %.4f\n", json_number_value(
+			                               json_object_get(t, series[k].key)));
+		}
+	}
+	json_decref(a);
+}
+
 /* What the store holds: pools, instances, what they cost per hour, the
  * usage of the last 7 days.  Malloc'd text, caller frees. */
 static char *render_store(gb_daemon *d)
@@ -154,6 +202,7 @@ static char *render_store(gb_daemon *d)
 	gb_inst_row *rows = NULL;
 	size_t np = 0, n = 0;
 	json_t *inst_counts = json_object(), *team_cost = json_object();
+	int *running;             /* per pool (pools[] order) */
 	const char *k;
 	json_t *v;
 	int pools_by[3] = {0, 0, 0};
@@ -165,6 +214,7 @@ static char *render_store(gb_daemon *d)
 		pools_by[strcmp(pools[i].state, "active") == 0 ? 0 : 1]++;
 	if (gb_store_inst_list(d->store, NULL, 1, &rows, &n) != 0)
 		gb_log(GB_LOG_ERROR, "metrics", "%s", gb_store_errmsg(d->store));
+	running = gb_xcalloc(np + 1, sizeof(*running));
 	/* every series a dashboard plots is there from the start, 0 when
 	 * nothing counts: each team the config or a pool names, each live
 	 * state on each cloud the daemon drives (a series that went away
@@ -196,8 +246,11 @@ static char *render_store(gb_daemon *d)
 		json_object_set_new(inst_counts, key, json_integer(c + 1));
 		const gb_pool_row *p = bsearch(rows[i].pool, pools, np,
 		                               sizeof(*pools), pool_name_cmp);
-		if (p)
+		if (p) {
 			team = p->team;
+			if (strcmp(rows[i].state, "running") == 0)
+				running[p - pools]++;
+		}
 		if (strcmp(rows[i].state, "pending") == 0 ||
 		    strcmp(rows[i].state, "running") == 0 ||
 		    strcmp(rows[i].state, "terminating") == 0) {
@@ -232,6 +285,20 @@ static char *render_store(gb_daemon *d)
 		lv(&b, k);
 		gb_buf_printf(&b, "\"} %.4f\n", json_real_value(v));
 	}
+	gb_buf_puts(&b, "# HELP gpubroker_pool_desired Instances an active pool "
+	                "wants now.\n# TYPE gpubroker_pool_desired gauge\n");
+	for (size_t i = 0; i < np; i++)
+		if (strcmp(pools[i].state, "active") == 0)
+			pool_line(&b, "gpubroker_pool_desired", &pools[i],
+			          pools[i].desired);
+	gb_buf_puts(&b, "# HELP gpubroker_pool_running Its running "
+	                "instances.\n# TYPE gpubroker_pool_running gauge\n");
+	for (size_t i = 0; i < np; i++)
+		if (strcmp(pools[i].state, "active") == 0)
+			pool_line(&b, "gpubroker_pool_running", &pools[i],
+			          running[i]);
+	free(running);
+	render_budgets(d, &b);
 	render_usage(d, &b);
 	json_decref(inst_counts);
 	json_decref(team_cost);
@@ -320,7 +387,7 @@ static void render_live(gb_daemon *d, gb_buf *b)
 	gb_engine_stats st;
 	double rsum, rlast;
 	unsigned long long rcount, rheld, rskip, ttl, idle;
-	unsigned long long as_up, as_down, as_refused;
+	unsigned long long as_up[3], as_down[3], as_refused[3];
 	histogram(b, "gpubroker_api_request_duration_seconds", "API latency "
 	          "(long polls that waited for an event are in "
 	          "gpubroker_api_long_poll_duration_seconds).", api_bounds,
@@ -346,9 +413,11 @@ static void render_live(gb_daemon *d, gb_buf *b)
 	rskip = (unsigned long long)d->pools_skipped;
 	ttl = (unsigned long long)d->ttl_destroys;
 	idle = (unsigned long long)d->idle_destroys;
-	as_up = (unsigned long long)d->autoscale_up;
-	as_down = (unsigned long long)d->autoscale_down;
-	as_refused = (unsigned long long)d->autoscale_refused;
+	for (int k = 0; k < 3; k++) {
+		as_up[k] = (unsigned long long)d->autoscale_up[k];
+		as_down[k] = (unsigned long long)d->autoscale_down[k];
+		as_refused[k] = (unsigned long long)d->autoscale_refused[k];
+	}
 	pthread_mutex_unlock(&d->mmu);
 	gb_buf_printf(b, "# HELP gpubroker_reconcile_duration_seconds "
 	                  "Reconcile passes.\n"
@@ -374,17 +443,20 @@ static void render_live(gb_daemon *d, gb_buf *b)
 	                  "gpubroker_teardowns_total{reason=\"ttl\"} %llu\n"
 	                  "gpubroker_teardowns_total{reason=\"idle\"} %llu\n",
 	              ttl, idle);
-	gb_buf_printf(b, "# HELP gpubroker_autoscale_decisions_total Autoscale "
-	                  "decisions that changed a pool's size, and scale-ups "
-	                  "refused (quota, budget).\n"
-	                  "# TYPE gpubroker_autoscale_decisions_total counter\n"
-	                  "gpubroker_autoscale_decisions_total{action=\"up\"} "
-	                  "%llu\n"
-	                  "gpubroker_autoscale_decisions_total{action=\"down\"} "
-	                  "%llu\n"
-	                  "gpubroker_autoscale_decisions_total{action="
-	                  "\"refused\"} %llu\n",
-	              as_up, as_down, as_refused);
+	gb_buf_puts(b, "# HELP gpubroker_autoscale_decisions_total Autoscale "
+	               "decisions that changed a pool's size, and scale-ups "
+	               "refused (quota, budget), by the pool's purpose.\n"
+	               "# TYPE gpubroker_autoscale_decisions_total counter\n");
+	for (int k = 0; k < 3; k++)
+		gb_buf_printf(b, "gpubroker_autoscale_decisions_total{action="
+		                 "\"up\",purpose=\"%s\"} %llu\n"
+		                 "gpubroker_autoscale_decisions_total{action="
+		                 "\"down\",purpose=\"%s\"} %llu\n"
+		                 "gpubroker_autoscale_decisions_total{action="
+		                 "\"refused\",purpose=\"%s\"} %llu\n",
+		              gb_purpose_name((gb_purpose)k), as_up[k],
+		              gb_purpose_name((gb_purpose)k), as_down[k],
+		              gb_purpose_name((gb_purpose)k), as_refused[k]);
 	gb_engine_stats_get(d->eng, &st);
 	gb_buf_printf(b, "# HELP gpubroker_failovers_total Capacity/quota "
 	                  "failovers to the next candidate.\n"

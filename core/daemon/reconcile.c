@@ -503,6 +503,8 @@ void gb_daemon_reconcile(gb_daemon *d)
 	 * listings are not multiplied by the number of replicas */
 	if (!gb_daemon_leader(d))
 		gc_due = 0;
+	else if (!gb_daemon_stopping(d))
+		gb_daemon_budget_warnings(d);
 	if (gc_due && !gb_daemon_stopping(d)) {
 		json_t *rep = NULL;
 		if (gb_engine_gc(d->eng, 0, &rep) >= 0 && json_array_size(rep))

@@ -290,6 +290,20 @@ GB_MUST_CHECK json_t *gb_engine_pools_json(gb_engine *e, const char *team,
 GB_MUST_CHECK json_t *gb_engine_cost(gb_engine *e, const char *by, int64_t since_s,
                        const char *team);
 
+/* Each configured team's month against its budget (engine_budget.c),
+ * team NULL = every team, else that one only: [{team, budget (null
+ * without one), warn_fraction, spent (this month, UTC), per_hour (its pending
+ * and running instances now), projected (spent + what runs now until
+ * the month's end or its pool's TTL), spent_fraction, projected_fraction
+ * (null without a budget), state: "ok" | "warning" (spent >= warn_fraction) |
+ * "over" (spent >= budget) | "no budget", month_end}].  New reference,
+ * NULL when the store failed (gb_store_errmsg): never a month of $0. */
+GB_MUST_CHECK json_t *gb_engine_budgets(gb_engine *e, const char *team);
+/* Sets "team_budget" of a pool's JSON (or of each in an array) to its
+ * team's element of budgets (gb_engine_budgets; shared, not copied);
+ * nothing for a team budgets does not list. */
+void gb_engine_budget_attach(json_t *pools, json_t *budgets);
+
 /* ---- usage (engine_usage.c) ---- */
 /* A heartbeat sample stands for the instance's utilisation until its
  * next one, for this long at most; time no sample covers (an instance

@@ -154,23 +154,38 @@ void gb_autoscale_decide(const gb_as_input *in, gb_as_state *st,
 	out->desired = clampi(rule > out->floor ? rule : out->floor, in->min,
 	                      in->max);
 	if (out->desired > rule) {
+		char why[96] = "";
 		if (demand && demand >= out->schedule_floor &&
 		    out->desired == clampi(demand, in->min, in->max))
-			snprintf(out->reason, sizeof(out->reason),
+			snprintf(why, sizeof(why),
 			         "demand signal %d (for %llds more)", demand,
 			         (long long)(in->demand_until - in->now));
 		else if (out->schedule_floor && out->desired ==
 		         out->schedule_floor)
-			snprintf(out->reason, sizeof(out->reason),
-			         "schedule window floor %d",
+			snprintf(why, sizeof(why), "schedule window floor %d",
 			         out->schedule_floor);
 		else if (out->desired == in->min)
-			snprintf(out->reason, sizeof(out->reason),
-			         "pool min %d", in->min);
+			snprintf(why, sizeof(why), "pool min %d", in->min);
+		if (why[0] && out->desired > cur) {
+			/* the floor raised the pool: it is the reason */
+			snprintf(out->reason, sizeof(out->reason), "%s", why);
+		} else if (why[0] && rule < cur) {
+			/* the load brought it down, the floor holds the rest */
+			size_t l = strlen(out->reason);
+			snprintf(out->reason + l, sizeof(out->reason) - l,
+			         " (held at %s)", why);
+		}
 	} else if (rule > in->max && out->desired == in->max) {
 		size_t l = strlen(out->reason);
 		snprintf(out->reason + l, sizeof(out->reason) - l,
 		         " (held at max %d)", in->max);
+	}
+	/* nothing can come that the bounds do not allow: no "up" at max,
+	 * no "down" at the floor */
+	if ((strcmp(out->next, "up") == 0 && out->desired >= in->max) ||
+	    (strcmp(out->next, "down") == 0 && out->desired <= out->floor)) {
+		out->next = "none";
+		out->next_at = 0;
 	}
 	if (out->desired != cur) {
 		size_t l = strlen(out->reason);

@@ -91,7 +91,7 @@ int gb_engine__consolidate(gb_engine *e, const gb_pool_spec *spec,
 	const gb_engine_plan *pl = ep;
 	const gb_coffer *to = NULL;
 	gb_inst_row *dear = NULL;
-	gb_engine_have have = {(int)nkeep, 0};
+	gb_engine_have have = {.count = (int)nkeep};
 	int dear_owned, placed = 0, rc;
 	char msg[1024] = "";
 	int64_t retry_ms = 0;

@@ -108,6 +108,39 @@ typedef struct classified {
 	size_t nkeep, nextra, nbroken, nincompat;
 } classified;
 
+/* A capacity mix and placement.spread: how many of the `need` new ones
+ * go on-demand (the base, then what spot_share leaves of the rest,
+ * less the on-demand ones kept), and the zones of those kept
+ * (engine_create.c shares the walk out by them). */
+static void shape(const gb_pool_spec *spec, int desired, const classified *c,
+                  int need, gb_engine_have *have)
+{
+	int od_kept = 0, spot_target = 0, od_target;
+	if (!spec->mix && !spec->spread_zone)
+		return;
+	have->shaped = 1;
+	have->total = desired;
+	have->keep = (const gb_inst_row *const *)c->keep;
+	have->nkeep = c->nkeep;
+	if (!spec->mix) {
+		have->od_want = -1; /* the plan's order decides the kind */
+		return;
+	}
+	if (desired > spec->on_demand_base)
+		spot_target = (int)((desired - spec->on_demand_base) *
+		                    spec->spot_share + 1e-9);
+	od_target = desired - spot_target;
+	for (size_t i = 0; i < c->nkeep; i++)
+		if (!c->keep[i]->capacity ||
+		    strcmp(c->keep[i]->capacity, "spot") != 0)
+			od_kept++;
+	have->od_want = od_target - od_kept;
+	if (have->od_want < 0)
+		have->od_want = 0;
+	if (have->od_want > need)
+		have->od_want = need;
+}
+
 static void classify(const gb_pool_spec *s, int desired, gb_inst_row *rows,
                      size_t n, classified *c)
 {
@@ -381,9 +414,12 @@ static int converge_locked(gb_engine *e, const gb_pool_row *row,
 			cl = c.keep[0]->cloud;
 			rg = c.keep[0]->region;
 		}
-		gb_engine_have have = {(int)c.nkeep, 0};
+		gb_engine_have have;
+		memset(&have, 0, sizeof(have));
+		have.count = (int)c.nkeep;
 		for (size_t i = 0; i < c.nkeep; i++)
 			have.price += c.keep[i]->price_per_hour;
+		shape(spec, row->desired, &c, need, &have);
 		rc = gb_engine__place(e, spec, ep, row->generation, need, cl, rg,
 		                      zn, &have, &placed, msg, sizeof(msg),
 		                      &retry_ms);

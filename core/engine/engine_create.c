@@ -725,6 +725,104 @@ static void plan_refused(gb_engine *e, const gb_pool_spec *spec,
 	free(words);
 }
 
+/* placement.spread: zone -- how many of the pool each zone holds (its
+ * kept instances, then what the walk places), and how many zones the
+ * plan offers that are not cooling down (a zone that reclaimed spot
+ * cools down: gb_engine__note_reclaim). */
+typedef struct zones {
+	char **key;   /* "cloud/region/zone" */
+	int *n;
+	size_t len, navail;
+	size_t navail_kind[2]; /* zones with a spot [1] / other [0] offer */
+} zones;
+
+static void zone_key(const char *cloud, const char *region, const char *zone,
+                     char *out, size_t cap)
+{
+	snprintf(out, cap, "%s/%s/%s", cloud ? cloud : "", region ? region : "",
+	         zone && *zone ? zone : region ? region : "");
+}
+
+static int *zones_slot(zones *z, const char *k, int add)
+{
+	for (size_t i = 0; i < z->len; i++)
+		if (strcmp(z->key[i], k) == 0)
+			return &z->n[i];
+	if (!add)
+		return NULL;
+	z->key = gb_xrealloc(z->key, (z->len + 1) * sizeof(*z->key));
+	z->n = gb_xrealloc(z->n, (z->len + 1) * sizeof(*z->n));
+	z->key[z->len] = gb_xstrdup(k);
+	z->n[z->len] = 0;
+	return &z->n[z->len++];
+}
+
+static int zones_count(zones *z, const gb_coffer *o)
+{
+	char k[256];
+	int *n;
+	zone_key(o->cloud, o->region, o->zone, k, sizeof(k));
+	n = zones_slot(z, k, 0);
+	return n ? *n : 0;
+}
+
+static void zones_add(zones *z, const gb_coffer *o, int made)
+{
+	char k[256];
+	zone_key(o->cloud, o->region, o->zone, k, sizeof(k));
+	*zones_slot(z, k, 1) += made;
+}
+
+static void zones_init(zones *z, gb_engine *e, const gb_plan *pl,
+                       const gb_engine_have *have)
+{
+	char k[256], why[256];
+	gb_strset seen, seen_kind;
+	int64_t until;
+	memset(&seen, 0, sizeof(seen));
+	memset(&seen_kind, 0, sizeof(seen_kind));
+	for (size_t i = 0; i < have->nkeep; i++) {
+		const gb_inst_row *r = have->keep[i];
+		zone_key(r->cloud, r->region, r->zone, k, sizeof(k));
+		*zones_slot(z, k, 1) += 1;
+	}
+	for (size_t i = 0; i < pl->ncands; i++) {
+		const gb_coffer *o = pl->cands[i].offer;
+		int spot = o->capacity == GB_CAPACITY_SPOT;
+		char kk[260];
+		zone_key(o->cloud, o->region, o->zone, k, sizeof(k));
+		if (gb_engine__cooling(e, o, why, sizeof(why), &until))
+			continue;
+		snprintf(kk, sizeof(kk), "%d %s", spot, k);
+		if (!gb_strset_find(&seen_kind, kk)) {
+			gb_strset_intern(&seen_kind, kk);
+			z->navail_kind[spot]++;
+		}
+		if (gb_strset_find(&seen, k))
+			continue;
+		gb_strset_intern(&seen, k);
+		z->navail++;
+	}
+	gb_strset_free(&seen);
+	gb_strset_free(&seen_kind);
+}
+
+/* ceil(total / zones), at least 1 */
+static int zone_cap(int total, size_t nzones)
+{
+	int z = nzones ? (int)nzones : 1;
+	int c = (total + z - 1) / z;
+	return c > 0 ? c : 1;
+}
+
+static void zones_free(zones *z)
+{
+	for (size_t i = 0; i < z->len; i++)
+		free(z->key[i]);
+	free(z->key);
+	free(z->n);
+}
+
 /* A permanent refusal (AUTH, INVALID: engine_refused.c) skips the
  * refusing cloud's other candidates, and those of a cloud that refused
  * this spec before, and the walk goes on to the other clouds; CONFLICT
@@ -758,6 +856,9 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 	gb_pace pace;
 	refusals rf;
 	char key[65];
+	zones zs;
+	int od_left = 0, spot_left = 0, npass = 1, zcap = 0, kinds = 0;
+	unsigned char *failed_at; /* candidates that failed: not asked again */
 
 	*placed = 0;
 	*retry_ms = 0;
@@ -777,11 +878,33 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 	gb_engine__spec_key(spec, key);
 	note_retry(&w, ep->cool_until_s * 1000);
 	all_or_nothing = spec->colocate != GB_COLOCATE_NONE;
-	for (size_t i = 0; i < pl->ncands && left > 0; i++) {
+	memset(&zs, 0, sizeof(zs));
+	failed_at = gb_xcalloc(pl->ncands + 1, 1);
+	/* a mix and a spread walk the plan up to four times: 0, the kinds
+	 * and at most ceil(n / zones) per zone; 1, each kind over the zones
+	 * that have it (a zone that reclaimed spot cools down: spot goes to
+	 * the others); 2, spot's share on on-demand (no spot to be had); 3,
+	 * no cap (better placed than short) */
+	if (have && have->shaped && !all_or_nothing) {
+		kinds = have->od_want >= 0;
+		od_left = have->od_want < need ? have->od_want : need;
+		spot_left = kinds ? need - od_left : 0;
+		npass = 4;
+		if (spec->spread_zone) {
+			zones_init(&zs, e, pl, have);
+			zcap = zone_cap(have->total, zs.navail);
+		}
+	}
+	for (size_t step = 0; step < npass * pl->ncands && left > 0; step++) {
+		size_t i = step % pl->ncands;
+		int pass = (int)(step / pl->ncands), lim = left;
 		const gb_coffer *o = pl->cands[i].offer;
 		const char *stop;
 		attempt a;
 		int64_t until;
+		if (failed_at[i] || (pass == 2 && !(kinds && spot_left)) ||
+		    ((pass == 1 || pass == 3) && !spec->spread_zone))
+			continue;
 		if (e->o.stop && *e->o.stop) {
 			/* shutting down: a long walk (every zone of an atomic
 			 * cloud) must not hold the daemon's exit */
@@ -807,13 +930,14 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 			char *words;
 			if (gb_engine__refused(e, spec->name, key, o->cloud,
 			                       &until, &words)) {
-				note_refusal(&rf, o->cloud, words, until);
+				if (!pass)
+					note_refusal(&rf, o->cloud, words, until);
 				free(words);
 				continue;
 			}
 		}
 		if (gb_engine__cooling(e, o, err, sizeof(err), &until)) {
-			cooling++;
+			cooling += !pass;
 			note_retry(&w, until * 1000);
 			continue;
 		}
@@ -840,11 +964,33 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 			              left);
 			continue;
 		}
+		/* a mix: on-demand's count, then spot's (on-demand too once
+		 * spot had no room); a spread: the zone's room under the cap */
+		if (npass > 1) {
+			if (!kinds)
+				lim = left;
+			else if (o->capacity == GB_CAPACITY_SPOT)
+				lim = spot_left;
+			else
+				lim = od_left + (pass >= 2 ? spot_left : 0);
+			if (zcap && pass < 3) {
+				int c = pass == 1
+				        ? zone_cap(have->total, zs.navail_kind[
+				                  o->capacity == GB_CAPACITY_SPOT])
+				        : zcap;
+				if (c - zones_count(&zs, o) < lim)
+					lim = c - zones_count(&zs, o);
+			}
+			if (lim <= 0)
+				continue;
+		}
 		/* the team's limits at this candidate's price (a failover
 		 * may go to a dearer one): refused, no cloud call */
 		ask = !all_or_nothing && o->available > 0 && o->available < left
 		              ? o->available
 		              : left;
+		if (ask > lim)
+			ask = lim;
 		if (gb_engine__check_place(e, spec, have, *placed, placed_price,
 		                           o, ask, err, sizeof(err)) != 0) {
 			if (!over_n++)
@@ -936,6 +1082,8 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 				if (!h.failed) {
 					/* room for that much: try what may be left */
 					want = left < most ? left : most;
+					if (want > lim - (before - left))
+						want = lim - (before - left);
 					continue;
 				}
 				if (h.err.cls == GB_ERR_CAPACITY ||
@@ -947,7 +1095,8 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 				break;
 			}
 		}
-		if (!all_or_nothing && before > left && left > 0) {
+		if (!all_or_nothing && before > left && left > 0 &&
+		    (npass == 1 || before - left < ask)) {
 			char room[32] = "";
 			if (o->available > 0 && o->available != before - left)
 				/* the catalog's count was stale */
@@ -975,10 +1124,25 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 			gb_buf_reset(&unused);
 		}
 		placed_price += o->price * (before - left);
+		if (npass > 1 && kinds) {
+			int made = before - left;
+			int od = made;
+			if (o->capacity == GB_CAPACITY_SPOT) {
+				spot_left -= made;
+			} else {
+				if (od > od_left)
+					od = od_left;
+				od_left -= od;
+				spot_left -= made - od;
+			}
+		}
+		if (npass > 1)
+			zones_add(&zs, o, before - left);
 		prev = o;
 		last = a;
 		if (!a.failed)
 			continue;
+		failed_at[i] = 1;
 		if (a.unknown) {
 			/* The create may yet have made what it was asked for
 			 * (a lost answer, a throttled retry): placing the rest
@@ -1145,6 +1309,8 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 	if (left > 0)
 		note_failed_drivers(e, spec, msg, cap);
 out:
+	free(failed_at);
+	zones_free(&zs);
 	gb_buf_free(&rf.words);
 	gb_strset_free(&rf.clouds);
 	gb_buf_free(&why);

@@ -278,6 +278,13 @@ GB_MUST_CHECK int gb_engine__live_rows(gb_engine *e, const char *pool,
 typedef struct gb_engine_have {
 	int count;
 	double price;          /* USD/h, all of them */
+	/* a capacity mix or placement.spread (converge fills these; 0 =
+	 * the plan's order, as before) */
+	int shaped;            /* 1: the walk shares out by kind and zone */
+	int od_want;           /* of the walk's need, on-demand instances */
+	int total;             /* the pool's size once placed */
+	const gb_inst_row *const *keep; /* what it keeps (their zones) */
+	size_t nkeep;
 } gb_engine_have;
 
 typedef struct gb_engine_plan {
@@ -382,6 +389,17 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
  * NULL). */
 int gb_engine__check_team(gb_engine *e, const gb_pool_spec *spec, int desired,
                           double pool_price, char *msg, size_t cap);
+/* The month (UTC) around unix second now: its first second, and the
+ * first second of the next month. */
+int64_t gb_engine__month_start(int64_t now);
+int64_t gb_engine__month_end(int64_t now);
+/* What team's instances cost since the month's start (gb_engine_cost). */
+/* e NULL: 0 spent.  0, or -1 when the store failed. */
+int gb_engine__team_spent(gb_engine *e, const char *team, int64_t now,
+                          double *out);
+/* Hours pool p runs from now on this month: to the month's end, or to
+ * its TTL when that comes first. */
+double gb_engine__pool_hours_left(const gb_pool_row *p, int64_t now);
 int gb_engine__check_scale(gb_engine *e, const gb_pool_spec *spec, int n,
                            char *msg, size_t cap);
 int gb_engine__check_place(gb_engine *e, const gb_pool_spec *spec,

@@ -238,9 +238,29 @@ static int not_ending_now(gb_engine *e, const gb_inst_row *r)
 static void record_reclaim(gb_engine *e, const gb_inst_row *r,
                            const char *why)
 {
+	gb_pool_row p;
+	gb_pool_spec spec;
+	char err[256];
 	gb_engine__stat(e, &e->stats.preemptions, 1);
 	gb_engine__event(e, r->pool, r->provider_id, "preempted",
 	                 "%s was reclaimed by %s (%s)", r->name, r->cloud, why);
+	/* placement.spread: zone -- the zone that reclaimed cools down, so
+	 * the replacements go elsewhere (the failover cooldown's marks) */
+	if (gb_store_pool_get(e->o.store, r->pool, &p) != 0)
+		return;
+	if (gb_engine__spec(&p, &spec, err, sizeof(err)) == 0) {
+		if (spec.spread_zone && r->instance_type &&
+		    gb_store_unavailable_mark(
+			    e->o.store, r->cloud, r->region,
+			    r->zone ? r->zone : "", r->instance_type,
+			    r->capacity ? r->capacity : "spot",
+			    gb_now_ms() / 1000 + e->cooldown_s, "reclaimed") != 0)
+			gb_log(GB_LOG_ERROR, "engine", "%s: the reclaimed zone's "
+			       "cooldown not recorded: %s", r->name,
+			       gb_store_errmsg(e->o.store));
+		gb_pool_spec_free(&spec);
+	}
+	gb_pool_row_free(&p);
 }
 
 /* Records what a describe saw of row r: 0, or -1 when the store refused

@@ -337,7 +337,7 @@ json_t *gb_engine_cost(gb_engine *e, const char *by, int64_t since_s,
 	return out;
 }
 
-static int64_t month_start(int64_t now)
+int64_t gb_engine__month_start(int64_t now)
 {
 	time_t t = (time_t)now;
 	struct tm tm;
@@ -356,10 +356,44 @@ static int store_failed(gb_engine *e, char *msg, size_t cap)
 	return -2;
 }
 
+int64_t gb_engine__month_end(int64_t now)
+{
+	return gb_engine__month_start(gb_engine__month_start(now) + 32 * 86400);
+}
+
+int gb_engine__team_spent(gb_engine *e, const char *team, int64_t now,
+                          double *out)
+{
+	json_t *c;
+	size_t i;
+	json_t *g;
+	*out = 0;
+	if (!e)
+		return 0; /* no state: nothing spent */
+	c = gb_engine_cost(e, "team", gb_engine__month_start(now), team);
+	if (!c)
+		return -1;
+	json_array_foreach(json_object_get(c, "groups"), i, g)
+		if (strcmp(json_string_value(json_object_get(g, "key")),
+		           team) == 0)
+			*out = json_real_value(json_object_get(g, "cost"));
+	json_decref(c);
+	return 0;
+}
+
+double gb_engine__pool_hours_left(const gb_pool_row *p, int64_t now)
+{
+	int64_t end = gb_engine__month_end(now);
+	if (p->ttl_s > 0 && p->created_at + p->ttl_s < end)
+		end = p->created_at + p->ttl_s;
+	return end > now ? (double)(end - now) / 3600.0 : 0;
+}
+
 /* Refuses, before any cloud call, what the team's quota or budget does
- * not allow: GPUs, $/h across the team's pools, and the monthly budget
- * (spent this month + this pool's price for its TTL or the rest of the
- * month). */
+ * not allow: GPUs, $/h across the team's pools, and the monthly budget:
+ * spent this month + what the team's other pools run now until the
+ * month's end (or their TTL) + this pool's price for its TTL or the
+ * rest of the month.  0 allowed, -1 refused, -2 the store failed. */
 /* e: NULL without a state (no other pools, nothing spent) */
 static int check_team(gb_engine *e, const gb_config *cfg,
                       const gb_pool_spec *spec, int desired,
@@ -369,7 +403,7 @@ static int check_team(gb_engine *e, const gb_config *cfg,
 	gb_pool_row *pools = NULL;
 	size_t np = 0;
 	int gpus = desired * spec->gpu_count;
-	double per_hour = pool_price;
+	double per_hour = pool_price, others = 0;
 	int64_t now = gb_now_ms() / 1000;
 	if (!t || (t->max_gpus <= 0 && t->max_price_per_hour <= 0 &&
 	           t->monthly_budget <= 0))
@@ -379,6 +413,7 @@ static int check_team(gb_engine *e, const gb_config *cfg,
 	for (size_t i = 0; i < np; i++) {
 		gb_inst_row *rows;
 		size_t n;
+		double hours = gb_engine__pool_hours_left(&pools[i], now);
 		if (strcmp(pools[i].name, spec->name) == 0 ||
 		    strcmp(pools[i].state, "active") != 0)
 			continue;
@@ -390,6 +425,9 @@ static int check_team(gb_engine *e, const gb_config *cfg,
 		for (size_t k = 0; k < n; k++) {
 			gpus += rows[k].gpu_count;
 			per_hour += rows[k].price_per_hour;
+			if (strcmp(rows[k].state, "running") == 0 ||
+			    strcmp(rows[k].state, "pending") == 0)
+				others += rows[k].price_per_hour * hours;
 		}
 		gb_inst_list_free(rows, n);
 	}
@@ -410,30 +448,25 @@ static int check_team(gb_engine *e, const gb_config *cfg,
 		return -1;
 	}
 	if (t->monthly_budget > 0 && pool_price > 0) {
-		json_t *c = e ? gb_engine_cost(e, "team", month_start(now), t->name)
-		              : NULL;
-		double spent = 0, hours, projected;
-		size_t i;
-		json_t *g;
-		if (e && !c)
+		double spent, hours, projected;
+		int64_t end = gb_engine__month_end(now);
+		if (gb_engine__team_spent(e, t->name, now, &spent) != 0)
 			return store_failed(e, msg, cap);
-		json_array_foreach(json_object_get(c, "groups"), i, g)
-			if (strcmp(json_string_value(json_object_get(g, "key")),
-			           t->name) == 0)
-				spent = json_real_value(json_object_get(g, "cost"));
-		json_decref(c);
 		hours = spec->ttl_s ? (double)spec->ttl_s / 3600.0
-		                    : (double)(month_start(month_start(now) + 32 * 86400) - now) / 3600.0;
-		projected = spent + pool_price * hours;
+		                    : (double)(end - now) / 3600.0;
+		projected = spent + others + pool_price * hours;
 		if (projected > t->monthly_budget) {
 			snprintf(msg, cap,
 			         "pool %s ($%.2f/h for %.1f h%s) would bring team %s "
 			         "to $%.2f this month, over its budget of $%.2f "
-			         "(spent so far: $%.2f); set a shorter lifecycle.ttl "
-			         "or raise teams[].monthly_budget", spec->name,
-			         pool_price, hours, spec->ttl_s ? "" : ", no TTL: rest "
-			                                             "of the month",
-			         t->name, projected, t->monthly_budget, spent);
+			         "(spent so far: $%.2f, the team's other pools to "
+			         "the month's end: $%.2f); set a shorter "
+			         "lifecycle.ttl, shrink the pool or raise "
+			         "teams[].monthly_budget (gpubroker cost shows the "
+			         "month)", spec->name, pool_price, hours,
+			         spec->ttl_s ? "" : ", no TTL: rest of the month",
+			         t->name, projected, t->monthly_budget, spent,
+			         others);
 			return -1;
 		}
 	}

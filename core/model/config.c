@@ -81,7 +81,11 @@ static const gb_config_key keys[] = {
 	{"teams[]", "max_price_per_hour", "number", "no limit", "USD per hour "
 	 "for all the team's pools"},
 	{"teams[]", "monthly_budget", "number", "no limit", "USD per month "
-	 "for the team"},
+	 "for the team: what would bring the month's spend (so far plus "
+	 "what runs, to the month's end or its TTL) over it is refused"},
+	{"teams[]", "budget_warn_at", "number", "0.8", "the fraction of "
+	 "monthly_budget spent this month at which a budget-warning event "
+	 "is written (once a month), 0.01-1"},
 	{"teams[]", "share", "number", "1", "the team's weight in the fair "
 	 "share of contended GPUs (gpubroker queue), 0.01-10000"},
 	{"reservations[]", "cloud", "string", "required", "the cloud it is "
@@ -727,6 +731,10 @@ static void dec_team(gb_ydec *c, const gb_ynode *n, const char *path,
 	snprintf(kp, sizeof(kp), "%s.share", path);
 	if ((v = gb_ymap_get(n, "share")))
 		gb_ydec_num(c, v, kp, 0.01, 10000, &tm.share);
+	tm.budget_warn_at = 0.8;
+	snprintf(kp, sizeof(kp), "%s.budget_warn_at", path);
+	if ((v = gb_ymap_get(n, "budget_warn_at")))
+		gb_ydec_num(c, v, kp, 0.01, 1, &tm.budget_warn_at);
 	cfg->teams = gb_xrealloc(cfg->teams,
 	                         (cfg->nteams + 1) * sizeof(*cfg->teams));
 	if (!tm.name)

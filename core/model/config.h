@@ -94,6 +94,8 @@ typedef struct gb_team_cfg {
 	double max_price_per_hour; /* all pools of the team; 0 = unlimited */
 	double monthly_budget;     /* USD; 0 = unlimited */
 	double share;              /* weight in the fair share; default 1 */
+	double budget_warn_at;     /* fraction of monthly_budget spent that
+	                              writes a budget-warning event; 0.8 */
 } gb_team_cfg;
 
 /* A priority class (priorities:): name -> value, higher first. */

@@ -29,10 +29,14 @@ static const char *const pool_keys[] = {
 	"name",     "team",      "labels",    "purpose", "count",
 	"min",      "max",       "gpu",       "capacity", "placement",
 	"limits",   "lifecycle", "policy",    "image",   "ssh_keys",
-	"user_data", "autoscale", "priority", NULL};
+	"user_data", "autoscale", "priority", "serve", NULL};
 static const char *const gpu_keys[] = {"model", "count", "memory_gb", NULL};
 static const char *const placement_keys[] = {"clouds", "regions", "colocate",
-                                             "data", "compliance", NULL};
+                                             "data", "compliance", "spread",
+                                             NULL};
+static const char *const mix_keys[] = {"on_demand_base", "spot_share", NULL};
+static const char *const spread_names[] = {"none", "zone", NULL};
+static const char *const serve_keys[] = {"port", NULL};
 static const char *const data_keys[] = {"region", NULL};
 static const char *const limits_keys[] = {"max_price_per_hour", NULL};
 static const char *const lifecycle_keys[] = {"ttl", "idle_timeout",
@@ -538,10 +542,41 @@ static void dec_gpu(sdec *c, const gb_ynode *n, gb_pool_spec *p)
 	}
 }
 
+/* capacity: {on_demand_base: N, spot_share: 0..1}: a mix, placed from
+ * [spot, on-demand] (engine_create.c). */
+static void dec_mix(sdec *c, const gb_ynode *n, gb_pool_spec *p)
+{
+	const gb_ynode *v;
+	int64_t x;
+	if (gb_ydec_map(&c->y, n, "pool.capacity", mix_keys) != 0)
+		return;
+	if (!gb_ymap_get(n, "on_demand_base") && !gb_ymap_get(n, "spot_share")) {
+		ERR(c, n, "pool.capacity", "a capacity mix needs on_demand_base "
+		    "or spot_share (e.g. capacity: {on_demand_base: 2, "
+		    "spot_share: 0.7}), or write a list: [spot, on-demand]");
+		return;
+	}
+	p->mix = 1;
+	if ((v = gb_ymap_get(n, "on_demand_base")) &&
+	    gb_ydec_int(&c->y, v, "pool.capacity.on_demand_base", 0,
+	                GB_POOL_MAX_INSTANCES, &x) == 0)
+		p->on_demand_base = (int)x;
+	if ((v = gb_ymap_get(n, "spot_share")))
+		gb_ydec_num(&c->y, v, "pool.capacity.spot_share", 0, 1,
+		            &p->spot_share);
+	p->ncapacity = 0;
+	p->capacity[p->ncapacity++] = GB_CAPACITY_SPOT;
+	p->capacity[p->ncapacity++] = GB_CAPACITY_ON_DEMAND;
+}
+
 static void dec_capacity(sdec *c, const gb_ynode *n, gb_pool_spec *p)
 {
 	int idx[MAX_CHOICES];
 	size_t k;
+	if (n && n->kind == GB_Y_MAP) {
+		dec_mix(c, n, p);
+		return;
+	}
 	if (choice_list(c, n, "pool.capacity", "capacity", "capacity kinds",
 	                capacity_names, "", idx, &k) != 0)
 		return;
@@ -779,6 +814,14 @@ static void dec_placement(sdec *c, const gb_ynode *n, gb_pool_spec *p,
 		                 colocate_names, &i) == 0) {
 			p->colocate = (gb_colocate)i;
 			*colocate_set = 1;
+		}
+	}
+	if ((v = gb_ymap_get(n, "spread"))) {
+		int i;
+		if (gb_ydec_enum(&c->y, v, "pool.placement.spread",
+		                 spread_names, &i) == 0) {
+			p->spread_zone = i == 1;
+			p->spread_set = 1;
 		}
 	}
 	if ((v = gb_ymap_get(n, "data")))
@@ -1395,6 +1438,49 @@ static void dec_user_data(sdec *c, const gb_ynode *n, gb_pool_spec *p)
 	p->user_data = s;
 }
 
+/* placement.spread and a capacity mix place instances one by one over
+ * zones and kinds: not with a co-located pool.  Spread defaults to zone
+ * for inference pools that are not co-located. */
+static void check_spread(sdec *c, const gb_ynode *pool, gb_pool_spec *p)
+{
+	const gb_ynode *pl = gb_ymap_get(pool, "placement");
+	if (p->colocate != GB_COLOCATE_NONE) {
+		if (p->spread_zone)
+			ERR(c, gb_ymap_get(pl, "spread"), "pool.placement.spread",
+			    "spread: zone puts instances in different zones, "
+			    "colocate: %s in one %s: choose one (spread: none, "
+			    "or colocate: none)", gb_colocate_name(p->colocate),
+			    gb_colocate_name(p->colocate));
+		if (p->mix)
+			ERR(c, gb_ymap_get(pool, "capacity"), "pool.capacity",
+			    "a capacity mix (on_demand_base, spot_share) places "
+			    "instances one by one; it cannot be co-located "
+			    "(colocate: %s): set placement.colocate: none or "
+			    "write capacity as a list", gb_colocate_name(p->colocate));
+		return;
+	}
+	if (!p->spread_set && p->purpose == GB_PURPOSE_INFERENCE)
+		p->spread_zone = 1;
+}
+
+/* serve: {port: 1-65535}: the port a pool's instances serve on, for
+ * GET /v1/pools/NAME/targets. */
+static void dec_serve(sdec *c, const gb_ynode *n, gb_pool_spec *p)
+{
+	const gb_ynode *v;
+	int64_t x;
+	if (gb_ydec_map(&c->y, n, "pool.serve", serve_keys) != 0 &&
+	    (!n || n->kind != GB_Y_MAP))
+		return;
+	if (!(v = gb_ymap_get(n, "port"))) {
+		ERR(c, n, "pool.serve.port", "required key \"port\" is missing "
+		    "(e.g. serve: {port: 8000})");
+		return;
+	}
+	if (gb_ydec_int(&c->y, v, "pool.serve.port", 1, 65535, &x) == 0)
+		p->serve_port = (int)x;
+}
+
 /* Decodes one `pool:` mapping into p (which starts zeroed).  Errors go
  * to c; p holds whatever was valid. */
 static void dec_pool(sdec *c, const gb_ynode *n, gb_pool_spec *p)
@@ -1453,9 +1539,11 @@ static void dec_pool(sdec *c, const gb_ynode *n, gb_pool_spec *p)
 	if ((v = gb_ymap_get(n, "placement")))
 		dec_placement(c, v, p, &colocate_set);
 	if (!colocate_set)
-		p->colocate = p->purpose == GB_PURPOSE_TRAINING && p->count > 1
+		p->colocate = p->purpose == GB_PURPOSE_TRAINING && p->count > 1 &&
+		                      !p->mix && !p->spread_zone
 		                      ? GB_COLOCATE_ZONE
 		                      : GB_COLOCATE_NONE;
+	check_spread(c, n, p);
 	if ((v = gb_ymap_get(n, "limits")))
 		dec_limits(c, v, p);
 	if ((v = gb_ymap_get(n, "lifecycle")))
@@ -1468,6 +1556,8 @@ static void dec_pool(sdec *c, const gb_ynode *n, gb_pool_spec *p)
 		dec_policy(c, v, p);
 	if ((v = gb_ymap_get(n, "image")))
 		dec_image(c, v, p);
+	if ((v = gb_ymap_get(n, "serve")))
+		dec_serve(c, v, p);
 	if ((v = gb_ymap_get(n, "ssh_keys")))
 		dec_ssh_keys(c, v, p);
 	if ((v = gb_ymap_get(n, "user_data")))
@@ -1870,10 +1960,15 @@ char *gb_pool_spec_to_json(const gb_pool_spec *p)
 	json_object_set_new(gpu, "count", json_integer(p->gpu_count));
 	json_object_set_new(gpu, "memory_gb", json_integer(p->gpu_memory_gb));
 	json_object_set_new(o, "gpu", gpu);
-	cap = json_array();
-	for (int i = 0; i < p->ncapacity; i++)
-		json_array_append_new(cap,
-		                      json_string(gb_capacity_name(p->capacity[i])));
+	if (p->mix) {
+		cap = json_pack("{s:i, s:f}", "on_demand_base", p->on_demand_base,
+		                "spot_share", p->spot_share);
+	} else {
+		cap = json_array();
+		for (int i = 0; i < p->ncapacity; i++)
+			json_array_append_new(cap, json_string(gb_capacity_name(
+			                                   p->capacity[i])));
+	}
 	json_object_set_new(o, "capacity", cap);
 	pl = json_object();
 	if (p->clouds.n)
@@ -1882,6 +1977,9 @@ char *gb_pool_spec_to_json(const gb_pool_spec *p)
 		json_object_set_new(pl, "regions", strv_json(&p->regions));
 	json_object_set_new(pl, "colocate",
 	                    json_string(gb_colocate_name(p->colocate)));
+	if (p->spread_set)
+		json_object_set_new(pl, "spread", json_string(
+		                                 p->spread_zone ? "zone" : "none"));
 	if (p->data_region)
 		json_object_set_new(pl, "data",
 		                    json_pack("{s:s}", "region", p->data_region));
@@ -1919,6 +2017,9 @@ char *gb_pool_spec_to_json(const gb_pool_spec *p)
 		json_object_set_new(o, "policy", policy_json(p));
 	if (p->images.n)
 		json_object_set_new(o, "image", kvs_json(&p->images));
+	if (p->serve_port)
+		json_object_set_new(o, "serve", json_pack("{s:i}", "port",
+		                                          p->serve_port));
 	if (p->ssh_keys.n)
 		json_object_set_new(o, "ssh_keys", strv_json(&p->ssh_keys));
 	if (p->user_data)

@@ -35,7 +35,12 @@
  *                  default 0; at least one listed model must have it)}
  *     capacity    list of spot | on-demand | reserved, no repeats, the
  *                 order to try (default: training and dev [spot,
- *                 on-demand]; inference [on-demand])
+ *                 on-demand]; inference [on-demand]); or a mix
+ *                 {on_demand_base: 0..10000 (default 0), spot_share:
+ *                 0..1 (default 0)}: the first on_demand_base instances
+ *                 on-demand, spot_share of the rest (rounded down) on
+ *                 spot, falling back to on-demand when no spot is to be
+ *                 had; not with colocate zone/region
  *     placement   {clouds: subset of the known clouds (gb_spec_opts;
  *                  default: empty = every loaded driver),
  *                  regions: region ids or globs such as "eu-*" (default:
@@ -46,6 +51,10 @@
  *                  colocate: zone | region | none (default zone for
  *                  training with count > 1, else none),
  *                  data: {region: a known region id}  (data locality),
+ *                  spread: zone | none (zone: at most ceil(n / zones)
+ *                  instances per zone, a zone that reclaimed spot
+ *                  cools down; default zone for inference pools that
+ *                  are not co-located, else none),
  *                  compliance: list of region tags (gb_region_tags:
  *                  gdpr | uk-gdpr | hipaa | fedramp; hipaa-eligible is
  *                  refused naming hipaa)}
@@ -82,6 +91,8 @@
  *                    /usr/share/zoneinfo, daylight saving followed), UTC
  *                    or a fixed offset "+01:00" / "UTC-05:30" (default
  *                    UTC), min: within the pool's min..max}}
+ *     serve       {port: 1..65535}: the port its instances serve on
+ *                 (GET /v1/pools/NAME/targets)
  * A single string is accepted wherever a list is expected.
  */
 #ifndef GB_SPEC_H
@@ -147,6 +158,15 @@ typedef struct gb_pool_spec {
 	int gpu_memory_gb;    /* minimum memory per GPU, 0 = any */
 	gb_capacity capacity[GB_MAX_CAPACITY_KINDS]; /* order to try */
 	int ncapacity;
+	int mix;              /* capacity: {on_demand_base, spot_share}: then
+	                         capacity is [spot, on-demand] */
+	int on_demand_base;   /* on-demand instances first (mix) */
+	double spot_share;    /* 0..1 of the instances above the base on spot */
+	int spread_zone;      /* placement.spread: zone (at most ceil(n /
+	                         zones) per zone); default for inference
+	                         pools that are not co-located */
+	int spread_set;       /* placement.spread was written */
+	int serve_port;       /* serve.port; 0 = none (targets list ip only) */
 	gb_strv clouds;       /* empty = every loaded driver */
 	gb_strv regions;      /* globs; empty = any */
 	gb_colocate colocate;

@@ -68,9 +68,12 @@ check "api GET /v1/pools/as-a | jq -e '.autoscale.target == 0.5 and .autoscale.r
 	"the pool's GET shows the autoscale state (target, mean, reporting)"
 check "gb status as-a -o json | jq -e '.autoscale.next' >/dev/null" \
 	"status -o json shows the next possible action"
-check "gb status as-a | grep -q '^as-a: autoscale: target 0.50, mean 0.95 ([0-9]* reporting), floor 1; next: .*; last: '" \
-	"status (table) shows the autoscale state"
-check "curl -sf -H \"\$H\" $GPUBROKER_SERVER/metrics | grep -q '^gpubroker_autoscale_decisions_total{action=\"up\"} 2\$'" \
+check "gb status as-a | grep -q '^as-a: autoscale: target 0.50, mean 0.95 ([0-9]* reporting), floor 1, min 1, max 4; next: .*; now: .*; last change: '" \
+	"status (table) shows the autoscale state with min and max"
+check "gb status as-a | grep -q 'last change: mean gpu_util 0.95 > 0.50 for 2s: 2 -> 4 at 20[0-9-]*T'" \
+	"status says the last change with its time, not \"last: steady\" (issue 42): $(gb status as-a | grep autoscale:)"
+check "gb status as-a | grep -q '; next: none; '" "at max under load nothing says \"next: up at ...\""
+check "curl -sf -H \"\$H\" $GPUBROKER_SERVER/metrics | grep -q '^gpubroker_autoscale_decisions_total{action=\"up\",purpose=\"inference\"} 2\$'" \
 	"/metrics counts the two scale-ups"
 
 # --- hold: at the target the pool keeps its size (inside the band)
@@ -133,7 +136,7 @@ echo "ok: a quota refusal of a scale-up is an event: $(events as-q | grep autosc
 sleep 3
 check "[ \"\$(events as-q | grep -c autoscale-refused)\" = 1 ]" "the refusal is reported once, not every pass"
 check "[ \"\$(desired as-q)\" = 1 ]" "the refused pool keeps its size"
-check "curl -sf -H \"\$H\" $GPUBROKER_SERVER/metrics | grep -q '^gpubroker_autoscale_decisions_total{action=\"refused\"} [1-9]'" \
+check "curl -sf -H \"\$H\" $GPUBROKER_SERVER/metrics | grep -q '^gpubroker_autoscale_decisions_total{action=\"refused\",purpose=\"inference\"} [1-9]'" \
 	"/metrics counts the refusals"
 
 # --- schedule: a window open now (this minute in Europe/Berlin, local

@@ -53,7 +53,7 @@ write_spec "$T/d.yaml" lim-d azure T4 1 on-demand "lifecycle: {ttl: 100h}"
 gb apply -f "$T/d.yaml" --auto-approve >"$T/d.out" 2>"$T/d.log" && fail "the monthly budget was not enforced"
 check "grep -q 'for 100.0 h) would bring team research to \$5[0-9.]* this month, over its budget of \$50.00' $T/d.log" \
 	"the budget refusal shows the projection and the budget"
-check "grep -q 'set a shorter lifecycle.ttl or raise teams\[\].monthly_budget' $T/d.log" "and how to fix it"
+check "grep -q 'set a shorter lifecycle.ttl, shrink the pool or raise teams\[\].monthly_budget' $T/d.log" "and how to fix it"
 
 # 5. a pool's own price cap leaves no candidate
 write_spec "$T/e.yaml" lim-e aws A10G 1 on-demand "limits: {max_price_per_hour: 0.5}"

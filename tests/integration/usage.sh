@@ -88,6 +88,8 @@ gb usage --pool us-a >"$T/table.out" || fail "usage table"
 cat "$T/table.out" | tail -3
 check "grep -q '80% mean utilisation' $T/table.out" "the table states the mean"
 check "grep -q 'unmeasured, not counted as idle' $T/table.out" "the table says the silent instance is not idle"
+check "awk 'NR == 1 { next } /^TOTAL/ { exit } \$4 ~ /^[0-9]+%\$/ { ok = 1 } \$4 != \"-\" && \$4 !~ /^[0-9]+%\$/ { bad = 1 } END { exit !(ok && !bad) }' $T/table.out" \
+	"the gpu util column is a percentage like the total's, never 0.538683 (issue 42)"
 
 # ---- 2. metrics, access, bad input -----------------------------------------
 curl -sf -H "$auth" "$GPUBROKER_SERVER/metrics" >"$T/metrics.txt" || fail "metrics"

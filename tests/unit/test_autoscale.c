@@ -230,6 +230,39 @@ static void test_schedule_floor(void **state)
 	assert_non_null(strstr(s.last.reason, "schedule window ended"));
 }
 
+/* issue 42.4: a scale-down for low use that a window's floor holds says
+ * the real reason; at max nothing says "next: up". */
+static void test_reasons_and_next(void **state)
+{
+	sim s;
+	(void)state;
+	/* a daily window all day with floor 3; the pool at 4; low use */
+	sim_init(&s, 1, 10, 4);
+	s.as.nwindows = 1;
+	s.as.windows[0] = (gb_autoscale_window){0x7f, 0, 24 * 60, 0, 3, NULL};
+	run(&s, 0.4, 700);
+	assert_int_equal(s.n, 3);
+	assert_null(strstr(s.last.reason, "schedule window floor 3: 4 -> 3"));
+	/* the change's reason, from the pass that made it */
+	sim_init(&s, 1, 10, 4);
+	s.as.nwindows = 1;
+	s.as.windows[0] = (gb_autoscale_window){0x7f, 0, 24 * 60, 0, 3, NULL};
+	for (int t = 0; t < 700 && s.n == 4; t += 10) {
+		step(&s, 0.4, 1);
+		s.now += 10;
+	}
+	assert_int_equal(s.n, 3);
+	assert_non_null(strstr(s.last.reason, "mean gpu_util 0.10 < 0.70 for "
+	                                      "10m (held at schedule window "
+	                                      "floor 3): 4 -> 3"));
+	/* at max under load: the next action is none, not "up at ..." */
+	sim_init(&s, 1, 3, 3);
+	run(&s, 3.0, 300);
+	assert_int_equal(s.n, 3);
+	assert_string_equal(s.last.next, "none");
+	assert_int_equal(s.last.next_at, 0);
+}
+
 /* A Europe/Berlin window follows daylight saving: mon-fri 08:00-20:00
  * opens at 07:00 UTC in winter (CET, +01:00) and 06:00 UTC in summer
  * (CEST, +02:00).  Skips without /usr/share/zoneinfo (install tzdata). */
@@ -341,6 +374,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_not_idle),
 		cmocka_unit_test(test_schedule_floor),
 		cmocka_unit_test(test_schedule_floor_zone),
+		cmocka_unit_test(test_reasons_and_next),
 		cmocka_unit_test(test_demand),
 		cmocka_unit_test(test_victims),
 	};

@@ -1044,6 +1044,41 @@ static void test_json_roundtrip(void **state)
 	gb_spec_set_free(&b);
 }
 
+/* issue 42.2/3: a capacity mix, placement.spread (zone by default for
+ * inference), serve.port: decoded, and the same through JSON. */
+static void test_mix_spread_serve(void **state)
+{
+	gb_spec_set a = parse_ok(ELASTIC "  capacity: {on_demand_base: 2, "
+	                         "spot_share: 0.7}\n  serve: {port: 8000}\n"),
+	            b, t = parse_ok(BASE "  count: 2\n"
+	                            "  placement: {spread: zone, colocate: none}\n");
+	gb_spec_set tr = parse_ok(BASE "  count: 2\n");
+	gb_spec_opts o = test_opts();
+	gb_diags d = GB_DIAGS_INIT;
+	char *ja = gb_pool_spec_to_json(&a.pools[0]), *jb;
+	(void)state;
+	assert_int_equal(a.pools[0].mix, 1);
+	assert_int_equal(a.pools[0].on_demand_base, 2);
+	assert_true(a.pools[0].spot_share > 0.69 && a.pools[0].spot_share < 0.71);
+	assert_int_equal(a.pools[0].ncapacity, 2);
+	assert_int_equal(a.pools[0].spread_zone, 1); /* inference default */
+	assert_int_equal(a.pools[0].serve_port, 8000);
+	assert_int_equal(t.pools[0].spread_zone, 1);
+	assert_int_equal(tr.pools[0].spread_zone, 0); /* training: none */
+	assert_int_equal(tr.pools[0].colocate, GB_COLOCATE_ZONE);
+	assert_int_equal(gb_spec_load_json("api", ja, strlen(ja), &o, &b, &d), 0);
+	jb = gb_pool_spec_to_json(&b.pools[0]);
+	assert_string_equal(ja, jb);
+	assert_int_equal(b.pools[0].mix, 1);
+	assert_int_equal(b.pools[0].serve_port, 8000);
+	free(ja);
+	free(jb);
+	gb_spec_set_free(&a);
+	gb_spec_set_free(&b);
+	gb_spec_set_free(&t);
+	gb_spec_set_free(&tr);
+}
+
 /* issue 31.2: policy entries with args keep them (YAML, JSON, copy) and
  * the old form stays a plain name. */
 static void test_policy_args(void **state)
@@ -1502,6 +1537,7 @@ int main(void)
 		cmocka_unit_test(test_clouds_any_or_none),
 		cmocka_unit_test(test_image_for_other_brokers),
 		cmocka_unit_test(test_json_roundtrip),
+		cmocka_unit_test(test_mix_spread_serve),
 		cmocka_unit_test(test_policy_args),
 		cmocka_unit_test(test_autoscale),
 		cmocka_unit_test(test_autoscale_zone),
