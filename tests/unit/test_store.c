@@ -627,6 +627,20 @@ static void test_heartbeat_samples(void **state)
 	gb_store_close(s);
 }
 
+/* "p1" applied by team product (a new incarnation once destroyed). */
+static void put_product_p1(gb_store *s)
+{
+	gb_pool_row p;
+	memset(&p, 0, sizeof(p));
+	p.name = (char *)"p1";
+	p.team = (char *)"product";
+	p.spec_json = (char *)"{}";
+	p.spec_hash = (char *)"h";
+	p.desired = 1;
+	p.created_at = 3000;
+	assert_int_equal(gb_store_pool_put(s, &p), 0);
+}
+
 /* A destroyed pool's name applied again, by another team: a new
  * incarnation; instances, events and heartbeat samples keep the team
  * and incarnation they were written under. */
@@ -649,14 +663,7 @@ static void test_pool_incarnations(void **state)
 	assert_int_equal(gb_store_event(s, "p1", NULL, "created", "one"), 0);
 	assert_int_equal(gb_store_event(s, NULL, NULL, "gc", "no pool"), 0);
 	assert_int_equal(gb_store_pool_set_state(s, "p1", "destroyed", "x"), 0);
-	memset(&p, 0, sizeof(p));
-	p.name = (char *)"p1";
-	p.team = (char *)"product";
-	p.spec_json = (char *)"{}";
-	p.spec_hash = (char *)"h";
-	p.desired = 1;
-	p.created_at = 3000;
-	assert_int_equal(gb_store_pool_put(s, &p), 0);
+	put_product_p1(s);
 	assert_int_equal(gb_store_pool_get(s, "p1", &p), 0);
 	assert_int_equal(p.incarnation, 2);
 	assert_string_equal(p.team, "product");
@@ -708,7 +715,6 @@ static void audit_put(gb_store *s, const char *actor, const char *team,
 static void test_audit_pool_incarnations(void **state)
 {
 	gb_store *s = open_store();
-	gb_pool_row p;
 	gb_audit_row *al;
 	size_t n;
 	(void)state;
@@ -716,14 +722,7 @@ static void test_audit_pool_incarnations(void **state)
 	audit_put(s, "r-ci", "research", "apply", "p1");
 	assert_int_equal(gb_store_pool_set_state(s, "p1", "destroyed", "x"), 0);
 	audit_put(s, "admin", NULL, "destroy", "p1");
-	memset(&p, 0, sizeof(p));
-	p.name = (char *)"p1";
-	p.team = (char *)"product";
-	p.spec_json = (char *)"{}";
-	p.spec_hash = (char *)"h";
-	p.desired = 1;
-	p.created_at = 3000;
-	assert_int_equal(gb_store_pool_put(s, &p), 0);
+	put_product_p1(s);
 	audit_put(s, "p-ci", "product", "apply", "p1");
 	audit_put(s, "admin", NULL, "gc", NULL);
 	assert_int_equal(gb_store_audit_list(s, 0, NULL, 0, &al, &n), 0);
