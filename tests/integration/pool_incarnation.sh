@@ -75,4 +75,8 @@ check "jq -e 'length >= 2 and any(.[]; .action == \"destroy\") and all(.[]; .tea
 api "$ADMIN" "/v1/audit?team=research" >"$T/audit-r.json" || fail "the audit of research"
 check "jq -e '(.audit | length >= 1) and all(.audit[]; .pool_team == \"research\" or .team == \"research\") and all(.audit[]; .pool_incarnation != 1)' $T/audit-r.json >/dev/null" \
 	"GET /v1/audit?team=research: research's rows only, none of incarnation 1"
+# the audit's new fields are docs/openapi.json's
+api_keep GET /v1/audit 200 "$T/audit.json"
+api_keep GET /v1/audit 200 "$T/audit-r.json"
+api_check
 echo PASS
