@@ -630,7 +630,9 @@
 			}
 		}
 		const life = viewLife(async (signal) => {
-			pool = await api('GET', '/v1/pools/' + encodeURIComponent(name), undefined, signal);
+			// all=1: a pool destroyed while its page is open shows as
+			// destroyed (its history), not as gone
+			pool = await api('GET', '/v1/pools/' + encodeURIComponent(name) + '?all=1', undefined, signal);
 			render();
 		});
 		life.refresh();

@@ -1,10 +1,26 @@
 /* cmd_audit.c -- `gpubroker audit`: who changed what, and how it went. */
+#include <stdlib.h>
 #include <string.h>
+
+#include <curl/curl.h>
 
 #include "events_json.h"
 #include "output.h"
 #include "remote.h"
 #include "store.h"
+
+static const char *a_team;
+
+static const gb_flag *audit_flags(void)
+{
+	static const gb_flag f[] = {
+		{"team", 0, "TEAM", "only rows of this team: its tokens' or its "
+		 "pools' (the team that owned the pool then)", &a_team, NULL,
+		 NULL},
+		{NULL, 0, NULL, NULL, NULL, NULL, NULL},
+	};
+	return f;
+}
 
 static int run_audit(gb_cli *cli)
 {
@@ -12,7 +28,8 @@ static int run_audit(gb_cli *cli)
 		{"time", "time", 0},     {"actor", "actor", 0},
 		{"role", "role", 0},     {"team", "team", 0},
 		{"action", "action", 0}, {"target", "target", 0},
-		{"result", "result", 0}, {"detail", "detail", 0},
+		{"result", "result", 0}, {"pool team", "pool_team", 0},
+		{"inc", "pool_incarnation", 1}, {"detail", "detail", 0},
 		{NULL, NULL, 0},
 	};
 	json_t *rows;
@@ -21,7 +38,13 @@ static int run_audit(gb_cli *cli)
 		                    cli->args.v[0]);
 	if (cli->server) {
 		json_t *res = NULL;
-		if (gb_remote_call(cli, "GET", "/v1/audit", NULL, NULL, &res) != 0)
+		char *enc = a_team ? curl_easy_escape(NULL, a_team, 0) : NULL;
+		char *path = gb_xasprintf("/v1/audit%s%s", enc ? "?team=" : "",
+		                          enc ? enc : "");
+		int rc = gb_remote_call(cli, "GET", path, NULL, NULL, &res);
+		curl_free(enc);
+		free(path);
+		if (rc != 0)
 			return GB_EXIT_FAIL;
 		rows = json_incref(json_object_get(res, "audit"));
 		json_decref(res);
@@ -36,7 +59,7 @@ static int run_audit(gb_cli *cli)
 			gb_cli_err(cli, "%s", err);
 			return GB_EXIT_FAIL;
 		}
-		if (gb_store_audit_list(st, 0, 100000, &v, &n) != 0) {
+		if (gb_store_audit_list(st, 0, a_team, 100000, &v, &n) != 0) {
 			gb_cli_err(cli, "%s", gb_store_errmsg(st));
 			gb_store_close(st);
 			return GB_EXIT_FAIL;
@@ -55,9 +78,13 @@ static int run_audit(gb_cli *cli)
 }
 
 const gb_cmd gb_cmd_audit = {
-	"audit", "show every mutation made through the daemon's API", "",
+	"audit", "show every mutation made through the daemon's API",
+	"[--team TEAM]",
 	"One row per PUT/DELETE/POST that changes state (also refused ones):\n"
-	"time, actor (token name), role, team, action, target, result (HTTP\n"
-	"status) and detail.  Through --server this needs an admin token.",
-	NULL, run_audit,
+	"time, actor (token name), role, team (the token's), action, target,\n"
+	"result (HTTP status) and detail.  A row about a pool also has the\n"
+	"team that owned the pool then and its incarnation (inc): a name\n"
+	"destroyed and applied again by another team is a new incarnation.\n"
+	"Through --server this needs an admin token.",
+	audit_flags, run_audit,
 };

@@ -247,6 +247,10 @@ void gb_api_audit_request(gb_api_req *r)
 	a.team = (char *)r->team;
 	a.action = (char *)r->action;
 	a.target = r->target;
+	/* the pool's team and incarnation are its row's now (after the
+	 * request): a destroy's are the old owner's, a reused name's apply
+	 * the new one's */
+	a.pool = r->target_pool ? r->target : NULL;
 	a.result = result;
 	snprintf(detail, sizeof(detail), "%s%s%s", r->detail,
 	         r->detail[0] && r->peer_text[0] ? "; " : "",
@@ -460,8 +464,10 @@ static const struct route *find_route(char parts[5][160], int n,
 static void call_route(gb_api_req *r, const struct route *rt,
                        char parts[5][160])
 {
-	if (rt->seg)
+	if (rt->seg) {
 		snprintf(r->target, sizeof(r->target), "%s", parts[2]);
+		r->target_pool = strcmp(rt->collection, "pools") == 0;
+	}
 	/* a refusal is audited under the route's action (or the method,
 	 * api_http.c, for those not worth auditing when accepted) */
 	if (rt->action && *rt->action)

@@ -88,6 +88,7 @@ struct gb_api_req {
 	                        identical demand signal): not audited */
 	const char *action;
 	char target[160];
+	int target_pool;     /* target names a pool (its row is the audit's) */
 	char detail[512];
 };
 

@@ -230,7 +230,8 @@ void gb_api_audit(gb_api_req *r)
 		gb_api_error(r, 400, "BadQuery", "after is an integer");
 		return;
 	}
-	if (gb_store_audit_list(r->d->store, after, 1000, &rows, &n) != 0) {
+	if (gb_store_audit_list(r->d->store, after, gb_api_query(r, "team"),
+	                        1000, &rows, &n) != 0) {
 		gb_api_error(r, 500, "StoreError", "%s",
 		             gb_store_errmsg(r->d->store));
 		return;

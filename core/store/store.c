@@ -132,6 +132,18 @@ static const char *const migrations[] = {
 	" created_ms INTEGER NOT NULL, expires_ms INTEGER NOT NULL);"
 	"CREATE TABLE oidc_seen (key TEXT PRIMARY KEY, expires_ms INTEGER"
 	" NOT NULL);",
+	/* 9: an audit row about a pool keeps the pool (its name), the team
+	 * that owned it and its incarnation when the row was written, as
+	 * events do (5): a reused name's rows stay apart.  Rows from before:
+	 * the pool actions' target, the owner and incarnation now. */
+	"ALTER TABLE audit ADD COLUMN pool TEXT;"
+	"ALTER TABLE audit ADD COLUMN pool_team TEXT;"
+	"ALTER TABLE audit ADD COLUMN pool_inc INTEGER NOT NULL DEFAULT 0;"
+	"UPDATE audit SET pool = target, pool_team = (SELECT team FROM pools"
+	" WHERE pools.name = audit.target), pool_inc = COALESCE((SELECT"
+	" incarnation FROM pools WHERE pools.name = audit.target), 0)"
+	" WHERE action IN ('apply', 'destroy', 'scale', 'demand')"
+	" AND target IS NOT NULL;",
 };
 
 /* The calling thread's last store error.  Per thread, not per

@@ -39,7 +39,7 @@
 
 typedef struct gb_store gb_store;
 
-#define GB_STORE_SCHEMA_VERSION 8
+#define GB_STORE_SCHEMA_VERSION 9
 
 /* Opens (creating and migrating) the state at `target`: a SQLite path,
  * or a postgresql:// URL.  password: NULL = libpq's own mechanisms; it is
@@ -321,10 +321,18 @@ typedef struct gb_audit_row {
 	int64_t id;
 	int64_t time_ms;
 	char *actor, *role, *team, *action, *target, *result, *detail;
+	char *pool;       /* the pool the row is about, or NULL */
+	char *pool_team;  /* the team that owned it when written, or NULL */
+	int64_t pool_inc; /* its incarnation then; 0 without one */
 } gb_audit_row;
 
+/* Writes r; pool_team and pool_inc are not read: they are the pool row's
+ * (named by r->pool) at the time of writing. */
 GB_MUST_CHECK int gb_store_audit(gb_store *s, const gb_audit_row *r);
-GB_MUST_CHECK int gb_store_audit_list(gb_store *s, int64_t after_id, size_t limit,
+/* Rows with id > after_id, oldest first, at most limit (0 = 1000); team
+ * non-NULL: only rows whose actor's team or pool's team (then) it is. */
+GB_MUST_CHECK int gb_store_audit_list(gb_store *s, int64_t after_id,
+                        const char *team, size_t limit,
                         gb_audit_row **out, size_t *n);
 void gb_audit_list_free(gb_audit_row *v, size_t n);
 

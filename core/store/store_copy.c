@@ -54,8 +54,9 @@ static const copy_table tables[] = {
 	{ "events", "id, time_ms, pool, instance, kind, message, team, pool_inc",
 	  "iittttti", "id", NULL, 1 },
 	{ "audit",
-	  "id, time_ms, actor, role, team, action, target, result, detail",
-	  "iittttttt", "id", NULL, 1 },
+	  "id, time_ms, actor, role, team, action, target, result, detail,"
+	  " pool, pool_team, pool_inc",
+	  "iittttttt" "tti", "id", NULL, 1 },
 	{ "decisions", "id, time_ms, pool, record", "iitt", "id", NULL, 1 },
 	{ "heartbeats", "id, instance_id, pool, time_ms, gpu_util, team,"
 	  " pool_inc", "iitirti",

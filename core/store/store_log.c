@@ -101,7 +101,9 @@ int gb_store_audit(gb_store *s, const gb_audit_row *r)
 {
 	static const char sql[] =
 		"INSERT INTO audit (time_ms, actor, role, team, action, target,"
-		" result, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
+		" result, detail, pool, pool_team, pool_inc) VALUES (?1, ?2, ?3,"
+		" ?4, ?5, ?6, ?7, ?8, ?9, (SELECT team FROM pools WHERE name = ?9),"
+		" COALESCE((SELECT incarnation FROM pools WHERE name = ?9), 0))";
 	gb_sql *st;
 	int rc;
 	gb_store__lock(s);
@@ -117,6 +119,7 @@ int gb_store_audit(gb_store *s, const gb_audit_row *r)
 	gb_sql_bind_text(st, 6, r->target);
 	gb_sql_bind_text(st, 7, r->result ? r->result : "unknown");
 	gb_sql_bind_text(st, 8, r->detail);
+	gb_sql_bind_text(st, 9, r->pool);
 	rc = gb_store__exec_stmt(s, st, "write audit row");
 	gb_store__unlock(s);
 	return rc;
@@ -132,6 +135,8 @@ void gb_audit_list_free(gb_audit_row *v, size_t n)
 		free(v[i].target);
 		free(v[i].result);
 		free(v[i].detail);
+		free(v[i].pool);
+		free(v[i].pool_team);
 	}
 	free(v);
 }
@@ -153,19 +158,25 @@ static void read_audit(gb_sql *st, void *row)
 	a->target = gb_sql_strdup(st, 6);
 	a->result = gb_sql_strdup(st, 7);
 	a->detail = gb_sql_strdup(st, 8);
+	a->pool = gb_sql_strdup(st, 9);
+	a->pool_team = gb_sql_strdup(st, 10);
+	a->pool_inc = gb_sql_int(st, 11);
 }
 
 static const gb_store__rows audit_rows = {
 	sizeof(gb_audit_row), read_audit, audits_free, "list audit"
 };
 
-int gb_store_audit_list(gb_store *s, int64_t after_id, size_t limit,
-                        gb_audit_row **out, size_t *n)
+int gb_store_audit_list(gb_store *s, int64_t after_id, const char *team,
+                        size_t limit, gb_audit_row **out, size_t *n)
 {
 	static const char sql[] =
 		"SELECT id, time_ms, actor, role, team, action, target, result,"
-		" detail FROM audit WHERE id > ?1 ORDER BY id LIMIT ?2";
+		" detail, pool, pool_team, pool_inc FROM audit WHERE id > ?1"
+		" AND (CAST(?2 AS TEXT) IS NULL OR team = ?2 OR pool_team = ?2)"
+		" ORDER BY id LIMIT ?3";
 	const gb_store__arg args[] = { GB_STORE_INT(after_id),
+	                               GB_STORE_TEXT(team),
 	                               GB_STORE_INT(limit ? limit : 1000) };
 	void *v;
 	int rc = gb_store__list(s, sql, args, GB_ARRAY_LEN(args), &audit_rows,

@@ -26,13 +26,16 @@ json_t *gb_events_json(const gb_event_row *rows, size_t n)
 json_t *gb_audit_json(const gb_audit_row *rows, size_t n)
 {
 	json_t *a = json_array();
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		const gb_audit_row *r = &rows[i];
 		json_array_append_new(a, json_pack(
-			"{s:I, s:o, s:s, s:s?, s:s?, s:s, s:s?, s:s, s:s?}", "id",
-			(json_int_t)rows[i].id, "time", gb_json_time(rows[i].time_ms),
-			"actor", rows[i].actor, "role", rows[i].role, "team",
-			rows[i].team, "action", rows[i].action, "target",
-			rows[i].target, "result", rows[i].result, "detail",
-			rows[i].detail));
+			"{s:I, s:o, s:s, s:s?, s:s?, s:s, s:s?, s:s, s:s?, s:s?, s:s?,"
+			" s:o}", "id", (json_int_t)r->id, "time",
+			gb_json_time(r->time_ms), "actor", r->actor, "role", r->role,
+			"team", r->team, "action", r->action, "target", r->target,
+			"result", r->result, "detail", r->detail, "pool", r->pool,
+			"pool_team", r->pool_team, "pool_incarnation",
+			r->pool_inc ? json_integer(r->pool_inc) : json_null()));
+	}
 	return a;
 }

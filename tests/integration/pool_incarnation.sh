@@ -4,7 +4,9 @@
 # creates and destroys shared-x, team research applies shared-x; product's
 # cost view still shows its spend, the admin's cost by team attributes
 # each instance to the team that owned the pool then, and research reads
-# neither product's events nor its usage of the old incarnation.
+# neither product's events nor its usage of the old incarnation.  The
+# audit tells the two apart too: product's destroy is product's pool's
+# (incarnation 1), research's apply is research's (incarnation 2).
 . "$GB_SRC/tests/lib/integration.sh"
 
 sim_start
@@ -60,4 +62,21 @@ check "jq -e '[.pools[].instances] | add == 1' $T/use-r.json >/dev/null" \
 api "$PRODUCT" "/v1/usage" >"$T/use-p.json" || fail "product's usage"
 check "jq -e '[.pools[] | select(.pool == \"shared-x\" and .team == \"product\")][0].instances == 1' $T/use-p.json >/dev/null" \
 	"product's usage keeps its instance of shared-x"
+api "$ADMIN" /v1/audit >"$T/audit.json" || fail "the admin's audit"
+check "jq -e '[.audit[] | select(.action == \"destroy\" and .target == \"shared-x\")] | length == 1 and all(.[]; .pool == \"shared-x\" and .pool_team == \"product\" and .pool_incarnation == 1)' $T/audit.json >/dev/null" \
+	"the audit's destroy of shared-x is product's pool, incarnation 1"
+check "jq -e '[.audit[] | select(.action == \"apply\" and .target == \"shared-x\" and .team == \"research\")] | length >= 1 and all(.[]; .pool_team == \"research\" and .pool_incarnation == 2)' $T/audit.json >/dev/null" \
+	"research's apply of the reused name is research's pool, incarnation 2"
+check "jq -e '[.audit[] | select(.action == \"apply\" and .team == \"product\")] | length >= 1 and all(.[]; .pool_team == \"product\" and .pool_incarnation == 1)' $T/audit.json >/dev/null" \
+	"product's apply was incarnation 1"
+GPUBROKER_TOKEN=$ADMIN gb audit --team product -o json >"$T/audit-p.json" || fail "audit --team product"
+check "jq -e 'length >= 2 and any(.[]; .action == \"destroy\") and all(.[]; .team == \"product\" or .pool_team == \"product\") and all(.[]; .pool_incarnation != 2)' $T/audit-p.json >/dev/null" \
+	"audit --team product: product's rows, its destroy included, none of incarnation 2"
+api "$ADMIN" "/v1/audit?team=research" >"$T/audit-r.json" || fail "the audit of research"
+check "jq -e '(.audit | length >= 1) and all(.audit[]; .pool_team == \"research\" or .team == \"research\") and all(.audit[]; .pool_incarnation != 1)' $T/audit-r.json >/dev/null" \
+	"GET /v1/audit?team=research: research's rows only, none of incarnation 1"
+# the audit's new fields are docs/openapi.json's
+api_keep GET /v1/audit 200 "$T/audit.json"
+api_keep GET /v1/audit 200 "$T/audit-r.json"
+api_check
 echo PASS

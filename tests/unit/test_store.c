@@ -627,6 +627,20 @@ static void test_heartbeat_samples(void **state)
 	gb_store_close(s);
 }
 
+/* "p1" applied by team product (a new incarnation once destroyed). */
+static void put_product_p1(gb_store *s)
+{
+	gb_pool_row p;
+	memset(&p, 0, sizeof(p));
+	p.name = (char *)"p1";
+	p.team = (char *)"product";
+	p.spec_json = (char *)"{}";
+	p.spec_hash = (char *)"h";
+	p.desired = 1;
+	p.created_at = 3000;
+	assert_int_equal(gb_store_pool_put(s, &p), 0);
+}
+
 /* A destroyed pool's name applied again, by another team: a new
  * incarnation; instances, events and heartbeat samples keep the team
  * and incarnation they were written under. */
@@ -649,14 +663,7 @@ static void test_pool_incarnations(void **state)
 	assert_int_equal(gb_store_event(s, "p1", NULL, "created", "one"), 0);
 	assert_int_equal(gb_store_event(s, NULL, NULL, "gc", "no pool"), 0);
 	assert_int_equal(gb_store_pool_set_state(s, "p1", "destroyed", "x"), 0);
-	memset(&p, 0, sizeof(p));
-	p.name = (char *)"p1";
-	p.team = (char *)"product";
-	p.spec_json = (char *)"{}";
-	p.spec_hash = (char *)"h";
-	p.desired = 1;
-	p.created_at = 3000;
-	assert_int_equal(gb_store_pool_put(s, &p), 0);
+	put_product_p1(s);
 	assert_int_equal(gb_store_pool_get(s, "p1", &p), 0);
 	assert_int_equal(p.incarnation, 2);
 	assert_string_equal(p.team, "product");
@@ -684,6 +691,69 @@ static void test_pool_incarnations(void **state)
 	assert_string_equal(ev[2].team, "product");
 	assert_int_equal(ev[2].pool_inc, 2);
 	gb_event_list_free(ev, n);
+	gb_store_close(s);
+}
+
+static void audit_put(gb_store *s, const char *actor, const char *team,
+                      const char *action, const char *pool)
+{
+	gb_audit_row a;
+	memset(&a, 0, sizeof(a));
+	a.actor = (char *)actor;
+	a.role = (char *)"operator";
+	a.team = (char *)team;
+	a.action = (char *)action;
+	a.target = (char *)pool;
+	a.pool = (char *)pool;
+	a.result = (char *)"202";
+	assert_int_equal(gb_store_audit(s, &a), 0);
+}
+
+/* A reused name's audit rows keep the team that owned the pool and its
+ * incarnation when written; ?team= finds a team's rows by its tokens or
+ * its pools. */
+static void test_audit_pool_incarnations(void **state)
+{
+	gb_store *s = open_store();
+	gb_audit_row *al;
+	size_t n;
+	(void)state;
+	put_pool(s, "p1", 1, 1000); /* team research */
+	audit_put(s, "r-ci", "research", "apply", "p1");
+	assert_int_equal(gb_store_pool_set_state(s, "p1", "destroyed", "x"), 0);
+	audit_put(s, "admin", NULL, "destroy", "p1");
+	put_product_p1(s);
+	audit_put(s, "p-ci", "product", "apply", "p1");
+	audit_put(s, "admin", NULL, "gc", NULL);
+	assert_int_equal(gb_store_audit_list(s, 0, NULL, 0, &al, &n), 0);
+	assert_int_equal(n, 4);
+	assert_string_equal(al[0].pool_team, "research");
+	assert_int_equal(al[0].pool_inc, 1);
+	assert_string_equal(al[1].action, "destroy");
+	assert_null(al[1].team);
+	assert_string_equal(al[1].pool, "p1");
+	assert_string_equal(al[1].pool_team, "research");
+	assert_int_equal(al[1].pool_inc, 1);
+	assert_string_equal(al[2].pool_team, "product");
+	assert_int_equal(al[2].pool_inc, 2);
+	assert_null(al[3].pool);
+	assert_null(al[3].pool_team);
+	assert_int_equal(al[3].pool_inc, 0);
+	gb_audit_list_free(al, n);
+	/* the admin's destroy is research's: it was research's pool */
+	assert_int_equal(gb_store_audit_list(s, 0, "research", 0, &al, &n), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(al[0].actor, "r-ci");
+	assert_string_equal(al[1].actor, "admin");
+	assert_string_equal(al[1].action, "destroy");
+	gb_audit_list_free(al, n);
+	assert_int_equal(gb_store_audit_list(s, 0, "product", 0, &al, &n), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(al[0].actor, "p-ci");
+	gb_audit_list_free(al, n);
+	assert_int_equal(gb_store_audit_list(s, 0, "nobody", 0, &al, &n), 0);
+	assert_int_equal(n, 0);
+	gb_audit_list_free(al, n);
 	gb_store_close(s);
 }
 
@@ -1040,7 +1110,7 @@ static void test_events_and_audit(void **state)
 	a.target = (char *)"p1";
 	a.result = (char *)"202";
 	assert_int_equal(gb_store_audit(s, &a), 0);
-	assert_int_equal(gb_store_audit_list(s, 0, 0, &al, &n), 0);
+	assert_int_equal(gb_store_audit_list(s, 0, NULL, 0, &al, &n), 0);
 	assert_int_equal(n, 1);
 	assert_string_equal(al[0].action, "apply");
 	assert_string_equal(al[0].result, "202");
@@ -1700,6 +1770,7 @@ int main(void)
 		BOTH(test_inst_rolled_back),
 		BOTH(test_heartbeat_samples),
 		BOTH(test_pool_incarnations),
+		BOTH(test_audit_pool_incarnations),
 		BOTH(test_exchanged_tokens),
 		BOTH(test_rollback_discards),
 		BOTH(test_version),

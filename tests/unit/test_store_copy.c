@@ -116,7 +116,9 @@ static void fill(gb_store *s)
 	memset(&a, 0, sizeof(a));
 	a.time_ms = 5;
 	a.actor = (char *)"admin";
-	a.action = (char *)"PUT /v1/pools/p1";
+	a.action = (char *)"apply";
+	a.target = (char *)"p1";
+	a.pool = (char *)"p1";
 	a.result = (char *)"200";
 	assert_int_equal(gb_store_audit(s, &a), 0);
 	rec = json_pack("{s:s}", "pool", "p1");
@@ -206,6 +208,15 @@ static void check_copied(gb_store *src, gb_store *dst)
 	assert_null(ev[0].pool);
 	assert_string_equal(ev[4].message, "event 4");
 	gb_event_list_free(ev, n);
+	{
+		gb_audit_row *al;
+		assert_int_equal(gb_store_audit_list(dst, 0, "ml", 0, &al, &n), 0);
+		assert_int_equal(n, 1);
+		assert_string_equal(al[0].pool, "p1");
+		assert_string_equal(al[0].pool_team, "ml");
+		assert_int_equal(al[0].pool_inc, 1);
+		gb_audit_list_free(al, n);
+	}
 	assert_int_equal(gb_store_pool_get(dst, "p2", &p), 0);
 	assert_int_equal(p.ttl_s, 3600);
 	assert_int_equal(p.desired, 2);
