@@ -525,8 +525,11 @@ static void render_live(gb_daemon *d, gb_buf *b)
 		              gb_store_backend_name(d->store), leader);
 		{
 			size_t nheld = 0;
+			/* user pools: not the gc's GB_ORPHAN_POOL, which no
+			 * pool name can be */
 			for (size_t i = 0; i < held.n; i++)
-				nheld += strncmp(held.v[i], "pool:", 5) == 0;
+				nheld += strncmp(held.v[i], "pool:", 5) == 0 &&
+				         held.v[i][5] != '(';
 			gb_buf_printf(b, "gpubroker_replica_pools_held %zu\n", nheld);
 		}
 		gb_strv_free(&held);
