@@ -285,7 +285,7 @@ $(BUILD)/obj/drivers/lib$(1).a: $(call drv_objs,$(1))
 $(BUILD)/lib/gpubroker/drivers/$(1).so: $(call drv_objs,$(1)) $(DRVC_LIB)
 	@mkdir -p $$(@D)
 	$$(call say,LD,$$@)
-	$$(Q)$$(CC) $$(LDFLAGS_ALL) $$(DRV_LDFLAGS) -o $$@ $(call drv_objs,$(1)) $(DRVC_LIB) $$(DRV_LIBS)
+	$$(Q)$$(CC) $$(LDFLAGS_ALL) $$(DRV_LDFLAGS) -o $$@ $(call drv_objs,$(1)) $(DRVC_LIB) $$(DRV_LIBS_$(1)) $$(DRV_LIBS)
 	@$$(call drv_modes,$$@)
 endef
 $(foreach d,$(DRIVERS),$(eval $(call DRIVER_RULES,$(d))))
@@ -369,7 +369,7 @@ $(PROBE_BIN): $(PROBE_SRCS) $(wildcard drivers/onprem/probe/*.h)
 	    -o $@ $(PROBE_SRCS) -ldl
 
 # ---------------------------------------------------------------- tests
-TEST_LINK = $(TESTLIB_OBJS) $(DRV_LIBS_A) $(DRVC_LIB) $(CORE_LIB) $(CMOCKA_LIBS) $(CORE_LIBS)
+TEST_LINK = $(TESTLIB_OBJS) $(DRV_LIBS_A) $(DRVC_LIB) $(CORE_LIB) $(CMOCKA_LIBS) $(CORE_LIBS) $(DRV_ALL_LIBS)
 
 $(BUILD)/tests/test_%: $(BUILD)/obj/tests/unit/test_%.o $(TESTLIB_OBJS) $(CORE_LIB) $(DRV_LIBS_A) $(DRVC_LIB)
 	@mkdir -p $(@D)
@@ -413,7 +413,7 @@ run: all
 $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(CORE_LIB) $(DRV_LIBS_A) $(DRVC_LIB)
 	@mkdir -p $(@D)
 	$(call say,LD,$@)
-	$(Q)$(CC) $(LDFLAGS_ALL) -rdynamic -o $@ $< $(DRV_LIBS_A) $(DRVC_LIB) $(CORE_LIB) $(CORE_LIBS)
+	$(Q)$(CC) $(LDFLAGS_ALL) -rdynamic -o $@ $< $(DRV_LIBS_A) $(DRVC_LIB) $(CORE_LIB) $(CORE_LIBS) $(DRV_ALL_LIBS)
 
 bench: all $(BENCH_BINS)
 	@BUILD=$(BUILD) bench/run.sh
@@ -439,7 +439,7 @@ fuzz-build: $(FUZZ_BINS)
 
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(CORE_LIB) $(DRV_LIBS_A) $(DRVC_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -fsanitize=fuzzer -o $@ $< $(DRV_LIBS_A) $(DRVC_LIB) $(CORE_LIB) $(CORE_LIBS)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -fsanitize=fuzzer -o $@ $< $(DRV_LIBS_A) $(DRVC_LIB) $(CORE_LIB) $(CORE_LIBS) $(DRV_ALL_LIBS)
 
 # ---------------------------------------------------------------- install
 LIBDIR := $(PREFIX)/lib

@@ -21,7 +21,10 @@
 #              against the floor and against parallelism capped at 10
 #   api        wrk against GET /v1/pools and GET /metrics of a daemon
 #              holding 1,000 pools
-#   reconcile  bench/reconcile: one pass over 10,000 live instances
+#   reconcile  bench/parse: each cloud's list pages read at 1,000, 10,000
+#              and 30,000 instances (CPU per instance, and jansson's tree
+#              on the same JSON pages); bench/reconcile: one pass over
+#              10,000 live instances
 #   ha         replicas on PostgreSQL (issue 16): GET /v1/pools with wrk
 #              against 1 daemon on SQLite, 1 on PostgreSQL and 3 sharing
 #              one database; then provision's 1,000 instances through 3
@@ -254,6 +257,18 @@ bench_admission() {
 
 # ------------------------------------------------------------- reconcile
 bench_reconcile() {
+	# what reading a list page costs per instance, per cloud (issue 36):
+	# 1,000, 10,000 and 30,000 instances, to show it grows linearly
+	if [ -x "$B/parse" ]; then
+		say "reconcile: list page parse cost per instance (bench/parse)"
+		if "$B/parse" >"$T/parse.out" 2>&1; then
+			grep -v '^RESULT' "$T/parse.out"
+			grep '^RESULT' "$T/parse.out" | tee -a "$RESULTS"
+		else
+			cat "$T/parse.out"
+			could_not parse "bench/parse failed"
+		fi
+	fi
 	say "reconcile: one pass over 10,000 live instances"
 	for f in "$B/seed" "$B/reconcile" "$BIN/cloudsim"; do
 		if [ ! -x "$f" ]; then

@@ -7,7 +7,8 @@ set -u
 # pkg-config module : Debian package
 REQ="libcurl:libcurl4-openssl-dev openssl:libssl-dev jansson:libjansson-dev
 yaml-0.1:libyaml-dev lua5.4:liblua5.4-dev cmocka:libcmocka-dev
-sqlite3:libsqlite3-dev libmicrohttpd:libmicrohttpd-dev libpq:libpq-dev"
+sqlite3:libsqlite3-dev libmicrohttpd:libmicrohttpd-dev libpq:libpq-dev
+expat:libexpat1-dev yajl:libyajl-dev zlib:zlib1g-dev"
 
 missing=""
 if command -v pkg-config >/dev/null 2>&1; then

@@ -531,6 +531,7 @@ static void route(gb_api_req *r)
 		r->text = gb_metrics_for_team(gb_metrics_render(r->d),
 		                              metrics_team(r));
 		r->content_type = "text/plain; version=0.0.4";
+		r->gzip_ok = 1;
 		r->status = 200;
 		return;
 	}
@@ -576,6 +577,7 @@ int gb_api_run_now(gb_api_req *r)
 		if ((r->text = gb_metrics_render_now(r->d)) != NULL) {
 			r->text = gb_metrics_for_team(r->text, metrics_team(r));
 			r->content_type = "text/plain; version=0.0.4";
+			r->gzip_ok = 1;
 			r->status = 200;
 			done = 1;
 		}

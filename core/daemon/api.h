@@ -81,6 +81,8 @@ struct gb_api_req {
 	json_t *resp;        /* owned; sent as JSON */
 	char *text;          /* or a text body (owned) */
 	size_t text_len;     /* its length (0: up to its NUL) */
+	int gzip_ok;         /* the text may be sent gzip-compressed when the
+	                        client accepts it (/metrics) */
 	const char *content_type;
 	int console;         /* a console file: sent with gb_api_console_csp */
 	/* audit */

@@ -42,6 +42,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdint.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -218,8 +220,57 @@ static void free_big(void *p)
 	gb_api_give_back(GB_API_TRIM_AT);
 }
 
+/* 1 when an Accept-Encoding value lists gzip with a weight above 0
+ * ("gzip", "gzip, deflate", "deflate;q=1, gzip;q=0.5"; not "gzip;q=0"). */
+static int accepts_gzip(const char *ae)
+{
+	while (ae && *ae) {
+		size_t n;
+		while (*ae == ' ' || *ae == '\t' || *ae == ',')
+			ae++;
+		n = strcspn(ae, ",");
+		if (n >= 4 && strncasecmp(ae, "gzip", 4) == 0 &&
+		    (n == 4 || ae[4] == ';' || ae[4] == ' ')) {
+			const char *q = memchr(ae, '=', n);
+			return !q || strtod(q + 1, NULL) > 0;
+		}
+		ae += n;
+	}
+	return 0;
+}
+
+/* body (len bytes) gzip-compressed at zlib's fastest level: a new string
+ * (caller frees) with its length in *out_len, or NULL when zlib failed
+ * (the caller then sends it as it is). */
+static char *gzip_body(const char *body, size_t len, size_t *out_len)
+{
+	z_stream z;
+	uLong cap;
+	char *out;
+	memset(&z, 0, sizeof(z));
+	/* 15 + 16: a gzip header and trailer around the deflate stream */
+	if (deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8,
+	                 Z_DEFAULT_STRATEGY) != Z_OK)
+		return NULL;
+	cap = deflateBound(&z, (uLong)len);
+	out = gb_xmalloc(cap);
+	z.next_in = (Bytef *)(uintptr_t)body;
+	z.avail_in = (uInt)len;
+	z.next_out = (Bytef *)out;
+	z.avail_out = (uInt)cap;
+	if (deflate(&z, Z_FINISH) != Z_STREAM_END) {
+		deflateEnd(&z);
+		free(out);
+		return NULL;
+	}
+	*out_len = z.total_out;
+	deflateEnd(&z);
+	return out;
+}
+
 static enum MHD_Result send_response(gb_api_req *r)
 {
+	int gz = 0;
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
 	char *body;
@@ -235,6 +286,18 @@ static enum MHD_Result send_response(gb_api_req *r)
 		r->content_type = "application/json";
 	}
 	len = r->text_len ? r->text_len : strlen(body);
+	if (r->gzip_ok && len <= UINT32_MAX &&
+	    accepts_gzip(MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
+	                                             "Accept-Encoding"))) {
+		size_t zlen;
+		char *z = gzip_body(body, len, &zlen);
+		if (z) {
+			free(body);
+			body = z;
+			len = zlen;
+			gz = 1;
+		}
+	}
 	resp = len >= GB_API_TRIM_AT
 	               ? MHD_create_response_from_buffer_with_free_callback(
 	                         len, body, free_big)
@@ -243,6 +306,10 @@ static enum MHD_Result send_response(gb_api_req *r)
 	MHD_add_response_header(resp, "Content-Type", r->content_type);
 	MHD_add_response_header(resp, "Cache-Control", "no-store");
 	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	if (r->gzip_ok)
+		MHD_add_response_header(resp, "Vary", "Accept-Encoding");
+	if (gz)
+		MHD_add_response_header(resp, "Content-Encoding", "gzip");
 	if (r->console) {
 		MHD_add_response_header(resp, "Content-Security-Policy",
 		                        gb_api_console_csp);

@@ -74,29 +74,41 @@ static int pool_name_cmp(const void *key, const void *elem)
 	return strcmp(key, ((const gb_pool_row *)elem)->name);
 }
 
-/* One gauge of the usage report's pools[] (key: its field), times
- * scale: the report counts GPU-hours, the metrics say GPU-seconds
- * (Prometheus's base unit). */
-static void usage_gauge(gb_buf *b, json_t *pools, const char *name,
-                        const char *help, const char *key, double scale)
+/* The usage report's pools[] summed by team: bought, measured, idle
+ * and unmeasured GPU-hours.  /metrics stays bounded by the teams (CI
+ * pools come and go by the thousand); per-pool figures are `gpubroker
+ * usage`'s and the API's. */
+typedef struct team_use {
+	const char *team; /* borrowed from the report */
+	double bought, measured, idle, unmeasured;
+} team_use;
+
+static double num(json_t *o, const char *k)
 {
-	size_t i;
-	json_t *p;
+	json_t *v = json_object_get(o, k);
+	return json_is_number(v) ? json_number_value(v) : 0;
+}
+
+/* One gauge per team; what: 0 bought, 1 utilisation, 2 idle,
+ * 3 unmeasured (hours -> seconds, Prometheus's base unit). */
+static void usage_gauge(gb_buf *b, const team_use *u, size_t n,
+                        const char *name, const char *help, int what)
+{
 	gb_buf_printf(b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
-	json_array_foreach(pools, i, p) {
-		json_t *v = json_object_get(p, key);
-		const char *team = json_string_value(json_object_get(p, "team"));
-		if (!json_is_number(v))
-			continue; /* gpu_util of a pool nothing measured */
-		gb_buf_printf(b, "%s{pool=\"", name);
-		lv(b, json_string_value(json_object_get(p, "pool")));
-		gb_buf_puts(b, "\",team=\"");
-		lv(b, team ? team : "unknown");
-		gb_buf_printf(b, "\"} %.4f\n", json_number_value(v) * scale);
+	for (size_t i = 0; i < n; i++) {
+		double x;
+		if (what == 1 && !(u[i].measured > 0))
+			continue; /* nothing measured: no utilisation */
+		x = what == 0 ? u[i].bought * 3600
+		    : what == 1 ? 1 - u[i].idle / u[i].measured
+		    : what == 2 ? u[i].idle * 3600 : u[i].unmeasured * 3600;
+		gb_buf_printf(b, "%s{team=\"", name);
+		lv(b, u[i].team);
+		gb_buf_printf(b, "\"} %.4f\n", x);
 	}
 }
 
-/* The usage report of the last 7 days by pool (gb_engine_usage).  It
+/* The usage report of the last 7 days by team (gb_engine_usage).  It
  * reads every heartbeat sample of the week, and every heartbeat changes
  * the state (which renders the store's part again), so it is computed
  * at most once a minute (USAGE_EVERY_MS) and reused meanwhile; caller
@@ -119,19 +131,39 @@ static void render_usage(gb_daemon *d, gb_buf *b)
 	if (!u)
 		return; /* the store failed: the last figures are gone too */
 	pools = json_object_get(u, "pools");
-	usage_gauge(&u_b, pools, "gpubroker_usage_gpu_seconds", "GPU-seconds "
-	            "bought in the last 7 days, by pool (/ 3600: GPU-hours).",
-	            "gpu_hours", 3600);
-	usage_gauge(&u_b, pools, "gpubroker_usage_gpu_util", "Mean GPU "
-	            "utilisation (0..1) of the measured GPU-hours of the last 7 "
-	            "days, by pool (none: nothing measured).", "gpu_util", 1);
-	usage_gauge(&u_b, pools, "gpubroker_usage_idle_gpu_seconds", "Measured "
-	            "GPU-seconds x (1 - utilisation) in the last 7 days, by "
-	            "pool.", "idle_gpu_hours", 3600);
-	usage_gauge(&u_b, pools, "gpubroker_usage_unmeasured_gpu_seconds",
-	            "GPU-seconds bought in the last 7 days that no heartbeat "
-	            "covers (not counted as idle), by pool.",
-	            "unmeasured_gpu_hours", 3600);
+	{
+		/* a few teams: found by a linear search */
+		team_use *uses = gb_xcalloc(json_array_size(pools) + 1,
+		                            sizeof(*uses));
+		size_t i, k, nu = 0;
+		json_t *p;
+		json_array_foreach(pools, i, p) {
+			const char *t = json_string_value(json_object_get(p, "team"));
+			t = t ? t : "unknown";
+			for (k = 0; k < nu && strcmp(uses[k].team, t) != 0; k++)
+				;
+			if (k == nu)
+				uses[nu++].team = t;
+			uses[k].bought += num(p, "gpu_hours");
+			uses[k].measured += num(p, "measured_gpu_hours");
+			uses[k].idle += num(p, "idle_gpu_hours");
+			uses[k].unmeasured += num(p, "unmeasured_gpu_hours");
+		}
+		usage_gauge(&u_b, uses, nu, "gpubroker_usage_gpu_seconds",
+		            "GPU-seconds bought in the last 7 days, by team (/ "
+		            "3600: GPU-hours; by pool: gpubroker usage).", 0);
+		usage_gauge(&u_b, uses, nu, "gpubroker_usage_gpu_util", "Mean "
+		            "GPU utilisation (0..1) of the measured GPU-hours of "
+		            "the last 7 days, by team (none: nothing measured).", 1);
+		usage_gauge(&u_b, uses, nu, "gpubroker_usage_idle_gpu_seconds",
+		            "Measured GPU-seconds x (1 - utilisation) in the last "
+		            "7 days, by team.", 2);
+		usage_gauge(&u_b, uses, nu,
+		            "gpubroker_usage_unmeasured_gpu_seconds", "GPU-seconds "
+		            "bought in the last 7 days that no heartbeat covers "
+		            "(not counted as idle), by team.", 3);
+		free(uses);
+	}
 	json_decref(u);
 	free(usage_text);
 	usage_text = gb_buf_take(&u_b);
@@ -146,16 +178,6 @@ static const char *const live_states[] = {
 };
 
 /* NAME{pool="...",team="..."} v */
-static void pool_line(gb_buf *b, const char *name, const gb_pool_row *p,
-                      int v)
-{
-	gb_buf_printf(b, "%s{pool=\"", name);
-	lv(b, p->name);
-	gb_buf_puts(b, "\",team=\"");
-	lv(b, p->team ? p->team : "unknown");
-	gb_buf_printf(b, "\"} %d\n", v);
-}
-
 /* Each configured team's month against its budget (gb_engine_budgets):
  * budget (0 = none), spent, projection to the month's end, and the
  * warning fraction. */
@@ -266,6 +288,30 @@ static char *render_store(gb_daemon *d)
 	                  "gpubroker_pools{state=\"active\"} %d\n"
 	                  "gpubroker_pools{state=\"destroying\"} %d\n",
 	              pools_by[0], pools_by[1]);
+	/* pools by team and state: bounded by the teams, per pool detail is
+	 * `gpubroker status`'s and the API's */
+	gb_buf_puts(&b, "# HELP gpubroker_team_pools Pools by team and "
+	                "state.\n# TYPE gpubroker_team_pools gauge\n");
+	{
+		json_t *by = json_object();
+		for (size_t i = 0; i < np; i++) {
+			char key[256];
+			snprintf(key, sizeof(key), "%s\x1f%s",
+			         pools[i].team ? pools[i].team : "unknown",
+			         strcmp(pools[i].state, "active") == 0 ? "active"
+			                                               : "destroying");
+			json_object_set_new(by, key, json_integer(
+				json_integer_value(json_object_get(by, key)) + 1));
+		}
+		json_object_foreach(by, k, v) {
+			const char *sep = strchr(k, '\x1f');
+			gb_buf_puts(&b, "gpubroker_team_pools{team=\"");
+			gb_buf_append(&b, k, (size_t)(sep - k));
+			gb_buf_printf(&b, "\",state=\"%s\"} %lld\n", sep + 1,
+			              (long long)json_integer_value(v));
+		}
+		json_decref(by);
+	}
 	gb_buf_puts(&b, "# HELP gpubroker_instances Live instances by state "
 	                "and cloud.\n# TYPE gpubroker_instances gauge\n");
 	json_object_foreach(inst_counts, k, v) {
@@ -285,18 +331,32 @@ static char *render_store(gb_daemon *d)
 		lv(&b, k);
 		gb_buf_printf(&b, "\"} %.4f\n", json_real_value(v));
 	}
-	gb_buf_puts(&b, "# HELP gpubroker_pool_desired Instances an active pool "
-	                "wants now.\n# TYPE gpubroker_pool_desired gauge\n");
-	for (size_t i = 0; i < np; i++)
-		if (strcmp(pools[i].state, "active") == 0)
-			pool_line(&b, "gpubroker_pool_desired", &pools[i],
-			          pools[i].desired);
-	gb_buf_puts(&b, "# HELP gpubroker_pool_running Its running "
-	                "instances.\n# TYPE gpubroker_pool_running gauge\n");
-	for (size_t i = 0; i < np; i++)
-		if (strcmp(pools[i].state, "active") == 0)
-			pool_line(&b, "gpubroker_pool_running", &pools[i],
-			          running[i]);
+	/* pools short of their desired size, by team (bounded: the alert
+	 * names the team; `gpubroker status` names the pools); 0 for every
+	 * team the $/h series names */
+	gb_buf_puts(&b, "# HELP gpubroker_team_pools_short Active pools "
+	                "running fewer instances than they desire, by team.\n"
+	                "# TYPE gpubroker_team_pools_short gauge\n");
+	{
+		json_t *shortby = json_object();
+		json_object_foreach(team_cost, k, v)
+			json_object_set_new(shortby, k, json_integer(0));
+		for (size_t i = 0; i < np; i++) {
+			const char *t = pools[i].team ? pools[i].team : "unknown";
+			if (strcmp(pools[i].state, "active") != 0 ||
+			    running[i] >= pools[i].desired)
+				continue;
+			json_object_set_new(shortby, t, json_integer(
+				json_integer_value(json_object_get(shortby, t)) + 1));
+		}
+		json_object_foreach(shortby, k, v) {
+			gb_buf_puts(&b, "gpubroker_team_pools_short{team=\"");
+			lv(&b, k);
+			gb_buf_printf(&b, "\"} %lld\n",
+			              (long long)json_integer_value(v));
+		}
+		json_decref(shortby);
+	}
 	free(running);
 	render_budgets(d, &b);
 	render_usage(d, &b);
@@ -540,14 +600,20 @@ static void render_live(gb_daemon *d, gb_buf *b)
 		                  "replica runs the orphan gc (always 1 on SQLite).\n"
 		                  "# TYPE gpubroker_replica_leader gauge\n"
 		                  "gpubroker_replica_leader{backend=\"%s\"} %d\n"
-		                  "# HELP gpubroker_replica_pool_held 1 for each pool "
-		                  "whose lease this replica holds (shared state).\n"
-		                  "# TYPE gpubroker_replica_pool_held gauge\n",
+		                  "# HELP gpubroker_replica_pools_held The pools "
+		                  "whose lease this replica holds (shared state; "
+		                  "which ones: GET /v1/pools).\n"
+		                  "# TYPE gpubroker_replica_pools_held gauge\n",
 		              gb_store_backend_name(d->store), leader);
-		for (size_t i = 0; i < held.n; i++)
-			if (strncmp(held.v[i], "pool:", 5) == 0)
-				gb_buf_printf(b, "gpubroker_replica_pool_held{pool=\"%s\"} 1\n",
-				              held.v[i] + 5);
+		{
+			size_t nheld = 0;
+			/* user pools: not the gc's GB_ORPHAN_POOL, which no
+			 * pool name can be */
+			for (size_t i = 0; i < held.n; i++)
+				nheld += strncmp(held.v[i], "pool:", 5) == 0 &&
+				         held.v[i][5] != '(';
+			gb_buf_printf(b, "gpubroker_replica_pools_held %zu\n", nheld);
+		}
 		gb_strv_free(&held);
 	}
 	gb_buf_printf(b, "# HELP gpubroker_api_snapshot_builds_total Times "

@@ -1,9 +1,9 @@
 /* metrics_team.c -- what of /metrics a token of one team reads (README,
  * 'The daemon', "Who may read what"): the per-team series of its own
  * team only.  A line with a team="..." label of another team, and a line
- * naming a pool without saying its team (gpubroker_replica_pool_held),
- * is left out; the daemon's own series (requests, connections, driver
- * calls, instances by cloud) stay. */
+ * naming a pool without saying its team (none since issue 36: /metrics
+ * names no pool; kept as a guard), is left out; the daemon's own series
+ * (requests, connections, driver calls, instances by cloud) stay. */
 #include <stdlib.h>
 #include <string.h>
 

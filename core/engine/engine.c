@@ -600,21 +600,55 @@ int gb_engine__collect(void *ud, const gb_instance *inst)
 		return 0;
 	if (l->want && !wanted(l->want, inst))
 		return 0;
-	if (l->mu)
-		pthread_mutex_lock(l->mu);
-	l->v = gb_xrealloc(l->v, (l->n + 1) * sizeof(*l->v));
-	s = &l->v[l->n++];
-	memset(s, 0, sizeof(*s));
-	s->id = gb_xstrdup(inst->id);
-	s->name = gb_xstrdup(inst->name);
-	s->region = gb_xstrdup(inst->region);
-	s->zone = gb_xstrdup(inst->zone ? inst->zone : "");
-	s->instance_type = gb_xstrdup(inst->instance_type);
-	s->state_reason = gb_xstrdup(inst->state_reason);
-	s->private_ip = gb_xstrdup(inst->private_ip);
-	s->public_ip = gb_xstrdup(inst->public_ip);
-	s->token = gb_xstrdup(tag_value(inst, GB_TAG_TOKEN));
-	s->pool = gb_xstrdup(tag_value(inst, GB_TAG_POOL));
+	{
+		/* the ten strings in one allocation (s->id is its start; a
+		 * NULL stays NULL), built before the lock is taken */
+		const char *src[10];
+		char **dst[10];
+		size_t len[10], total = 0;
+		char *block, *p;
+		gb_seen one;
+		memset(&one, 0, sizeof(one));
+		src[0] = inst->id;
+		src[1] = inst->name;
+		src[2] = inst->region;
+		src[3] = inst->zone ? inst->zone : "";
+		src[4] = inst->instance_type;
+		src[5] = inst->state_reason;
+		src[6] = inst->private_ip;
+		src[7] = inst->public_ip;
+		src[8] = tag_value(inst, GB_TAG_TOKEN);
+		src[9] = tag_value(inst, GB_TAG_POOL);
+		dst[0] = &one.id;
+		dst[1] = &one.name;
+		dst[2] = &one.region;
+		dst[3] = &one.zone;
+		dst[4] = &one.instance_type;
+		dst[5] = &one.state_reason;
+		dst[6] = &one.private_ip;
+		dst[7] = &one.public_ip;
+		dst[8] = &one.token;
+		dst[9] = &one.pool;
+		for (int i = 0; i < 10; i++) {
+			len[i] = src[i] ? strlen(src[i]) + 1 : 0;
+			total += len[i];
+		}
+		p = block = gb_xmalloc(total);
+		for (int i = 0; i < 10; i++)
+			if (src[i]) {
+				memcpy(p, src[i], len[i]);
+				*dst[i] = p;
+				p += len[i];
+			}
+		if (l->mu)
+			pthread_mutex_lock(l->mu);
+		if (l->n == l->cap) {
+			l->cap = l->cap ? 2 * l->cap : 64;
+			l->v = gb_xrealloc(l->v, l->cap * sizeof(*l->v));
+		}
+		s = &l->v[l->n++];
+		*s = one;
+	}
 	s->capacity = inst->capacity;
 	s->state = inst->state;
 	s->created_at = inst->created_at;
@@ -627,20 +661,11 @@ int gb_engine__collect(void *ud, const gb_instance *inst)
 
 void gb_seen_list_free(gb_seen_list *l)
 {
-	for (size_t i = 0; i < l->n; i++) {
-		gb_seen *s = &l->v[i];
-		free(s->id);
-		free(s->name);
-		free(s->region);
-		free(s->zone);
-		free(s->instance_type);
-		free(s->state_reason);
-		free(s->private_ip);
-		free(s->public_ip);
-		free(s->token);
-		free(s->pool);
-	}
+	/* each one's strings are one block starting at its id */
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i].id);
 	free(l->v);
 	l->v = NULL;
 	l->n = 0;
+	l->cap = 0;
 }

@@ -146,7 +146,9 @@ void gb_engine__drop_kept(gb_engine *e);
  * only (its instances carry other pool tags, or none). */
 #define GB_ORPHAN_POOL "(orphans)"
 
-/* A copy of what a driver reported about one instance. */
+/* A copy of what a driver reported about one instance: its strings are
+ * one allocation starting at id (gb_engine__collect), freed with it by
+ * gb_seen_list_free; never free or take one alone. */
 typedef struct gb_seen {
 	char *id, *name, *region, *zone, *instance_type, *state_reason;
 	char *private_ip, *public_ip, *token, *pool;
@@ -158,7 +160,7 @@ typedef struct gb_seen {
 
 typedef struct gb_seen_list {
 	gb_seen *v;
-	size_t n;
+	size_t n, cap;       /* grown geometrically */
 	pthread_mutex_t *mu; /* optional, for concurrent emitters */
 	uint32_t drv_minor;  /* the emitting driver's abi_minor: fields of
 	                        gb_instance newer than it are not read */

@@ -1,56 +1,28 @@
 /*
- * aws_xml.h -- a small, strict, bounded XML reader for EC2 answers.
+ * aws_xml.h -- EC2's XML answers, read with libexpat (Debian's
+ * libexpat1-dev), into a small tree with path lookups.
  *
- * Two layers:
- *   - a pull reader (aws_xml_next) yielding START / TEXT / END tokens;
- *     namespace prefixes are stripped, attributes are skipped, the five
- *     predefined entities and numeric character references are decoded,
- *     CDATA is text, comments and processing instructions are skipped;
- *     DOCTYPE (and so any custom entity) is refused;
- *   - a tiny tree (aws_xml_parse) built with the pull reader, with path
- *     lookups for the response parsers.
+ * The reader is incremental: aws_xml_begin, aws_xml_feed with the bytes
+ * as they arrive (any split), aws_xml_end; aws_xml_parse does all three
+ * for a whole document.  Namespace prefixes are stripped ("ec2:item" is
+ * "item"), attributes are ignored, the five predefined entities and
+ * numeric character references are decoded (libexpat), CDATA is text,
+ * comments and processing instructions are skipped; a DOCTYPE (and so any
+ * entity declaration) is refused.
  * Bounds: AWS_XML_MAX_DOC bytes, AWS_XML_MAX_DEPTH levels,
  * AWS_XML_MAX_NODES elements.  Every failure is a message with the byte
- * offset; nothing is ever read past the given length.
+ * offset; nothing is read past the given lengths.
+ * Thread-safety: a reader or a document is used by one thread at a time;
+ * separate ones are independent.
  */
 #ifndef AWS_XML_H
 #define AWS_XML_H
 
 #include <stddef.h>
 
-#include "drvc_enc.h"
-
 #define AWS_XML_MAX_DOC (16u * 1024u * 1024u)
 #define AWS_XML_MAX_DEPTH 48
 #define AWS_XML_MAX_NODES 400000u
-#define AWS_XML_MAX_NAME 128
-
-typedef enum aws_xml_tok {
-	AWS_XML_START = 1, /* name = local name of the element */
-	AWS_XML_TEXT,      /* text = decoded character data (may be split) */
-	AWS_XML_END,       /* name = local name of the closed element */
-	AWS_XML_EOF,       /* the root element was closed and only
-	                      whitespace / comments followed */
-	AWS_XML_ERROR      /* err holds the reason */
-} aws_xml_tok;
-
-typedef struct aws_xml_reader {
-	const char *doc;
-	size_t len, pos;
-	int depth;
-	int seen_root;
-	int pending_end; /* a self-closing tag still owes its END */
-	size_t stack[AWS_XML_MAX_DEPTH]; /* offsets of open element names */
-	size_t stack_len[AWS_XML_MAX_DEPTH];
-	char name[AWS_XML_MAX_NAME];     /* current START/END local name */
-	drvc_buf text;                   /* current TEXT */
-	char err[160];
-} aws_xml_reader;
-
-/* doc is borrowed for the reader's life.  Call aws_xml_reader_done after. */
-void aws_xml_reader_init(aws_xml_reader *r, const char *doc, size_t len);
-aws_xml_tok aws_xml_next(aws_xml_reader *r);
-void aws_xml_reader_done(aws_xml_reader *r);
 
 typedef struct aws_xml_node aws_xml_node;
 struct aws_xml_node {
@@ -60,6 +32,17 @@ struct aws_xml_node {
 };
 
 typedef struct aws_xml_doc aws_xml_doc;
+typedef struct aws_xml_reader aws_xml_reader;
+
+/* A reader for one document (never NULL; allocation failure aborts). */
+aws_xml_reader *aws_xml_begin(void);
+/* The next len bytes of the document.  0, or -1 with a message in err
+ * (the reader then refuses everything and aws_xml_end gives NULL). */
+int aws_xml_feed(aws_xml_reader *r, const char *data, size_t len, char *err,
+                 size_t errcap);
+/* The end of the document: the tree (the caller's, aws_xml_free) or NULL
+ * with a message in err.  Frees the reader either way. */
+aws_xml_doc *aws_xml_end(aws_xml_reader *r, char *err, size_t errcap);
 
 /* Parse a whole document.  Returns the tree (caller frees with
  * aws_xml_free) or NULL with a message in err. */

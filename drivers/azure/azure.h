@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "drvc_cache.h"
+#include "drvc_scan.h"
 #include "drvc_token.h"
 #include "gpubroker/driver.h"
 
@@ -121,8 +122,9 @@ char *azure_vm_url(azure_ctx *c, const char *name, const char *query);
 typedef struct azure_vm {
 	/* The strings point into obj (a reference this struct owns), so an
 	 * azure_vm may be moved by copying the struct; nothing is copied
-	 * out of the answer. */
-	json_t *obj;
+	 * out of the answer.  From azure_vm_scan they point into the
+	 * scanner's element instead, valid until its callback returns. */
+	json_t *obj;              /* NULL from azure_vm_scan */
 	const char *name;
 	const char *vm_id;
 	const char *location;
@@ -136,8 +138,12 @@ typedef struct azure_vm {
 	const char *nic_id;       /* first NIC resource id or "" */
 	int64_t created_ms;       /* timeCreated, unix ms; 0 unknown */
 	int has_view;       /* instanceView statuses were present */
-	gb_kv *tags;        /* array owned, strings borrowed from obj */
+	gb_kv *tags;        /* array owned (unless tags_borrowed), strings
+	                       borrowed from obj or the element */
 	size_t ntags;
+	int tags_borrowed;
+	char *own_name;     /* a listed VM kept by name only (name points
+	                       here) to be fetched after the page */
 } azure_vm;
 
 typedef struct azure_vm_params {
@@ -154,9 +160,20 @@ int azure_vm_name_ok(const char *name, gb_error *err);
  * Returns a malloc'd string, or NULL with err (INVALID). */
 char *azure_vm_body(const gb_create_req *req, const char *name,
                     const azure_vm_params *p, gb_error *err);
+/* The VM members both readers take, by index (azure_vm_members: the list
+ * scanner's member paths). */
+enum {
+	AV_NAME, AV_VM_ID, AV_LOCATION, AV_ZONE, AV_SIZE, AV_PRIORITY,
+	AV_PROV_STATE, AV_CREATED, AV_NIC, AV_STATUSES, AV_CODES, AV_TAGS,
+	AZURE_VM_NMEMBERS
+};
+extern const char *const azure_vm_members[AZURE_VM_NMEMBERS];
 /* Fills vm from one VM object (taking a reference to it); -1 when it
  * lacks a name.  azure_vm_free after either result. */
 int azure_vm_parse(const json_t *o, azure_vm *vm);
+/* The same from a list page's element (drvc_scan with azure_vm_members),
+ * valid until the scanner's callback returns.  azure_vm_free after. */
+int azure_vm_scan(const drvc_scan_elem *e, azure_vm *vm);
 void azure_vm_free(azure_vm *vm);
 const char *azure_vm_tag(const azure_vm *vm, const char *key);
 gb_instance_state azure_vm_state(const azure_vm *vm, const char **reason);

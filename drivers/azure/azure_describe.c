@@ -2,7 +2,8 @@
  * or by tags: list the resource group's VMs with $expand=instanceView,
  * following nextLink, and keep those whose gpubroker tags match.  A
  * listed VM with its instance view is emitted from the page it came on,
- * its strings borrowed from that page's JSON (azure_vm); only those
+ * as the streaming scanner (drvc_scan.h) closes its object, its strings
+ * borrowed from the scanner (azure_vm_scan); only the names of those
  * listed without one are kept, to be fetched one by one after.  An error
  * on a later page fails the describe after earlier pages were emitted,
  * as the EC2 driver's paging does.
@@ -21,42 +22,52 @@
 
 /* ---------------------------------------------------------------- pages */
 
+static const char *const page_tops[] = { "nextLink", "value" };
+
+typedef struct vm_page {
+	int (*fn)(void *ud, azure_vm *vm);
+	void *ud;
+} vm_page;
+
+static int page_elem(void *ud, const drvc_scan_elem *e)
+{
+	vm_page *p = ud;
+	azure_vm vm;
+	int stop = 0;
+	if (azure_vm_scan(e, &vm) == 0)
+		stop = p->fn(p->ud, &vm);
+	azure_vm_free(&vm);
+	return stop;
+}
+
 int azure_parse_vm_page(const char *body, size_t len,
                         int (*fn)(void *ud, azure_vm *vm), void *ud,
                         char **next, gb_error *err)
 {
-	json_t *root = drvc_json_buf(body, len, DRVC_MAX_BODY,
-	                             "Azure VM list page", err);
-	const json_t *value, *v;
+	/* each VM of "value" is read as its object closes (drvc_scan.h):
+	 * no tree of the page is built */
+	static const drvc_scan_spec spec = {
+		"value[]", azure_vm_members, AZURE_VM_NMEMBERS, page_tops, 2,
+		DRVC_MAX_BODY, "Azure VM list page",
+	};
+	vm_page p = { fn, ud };
+	drvc_scan *sc = drvc_scan_new(&spec, page_elem, &p);
 	const char *nl;
-	size_t i;
-	int rc = 0;
+	int rc;
 
 	*next = NULL;
-	if (!root)
-		return -1;
-	value = json_object_get(root, "value");
-	if (!json_is_array(value)) {
+	if (!sc)
+		abort(); /* the spec above is well-formed */
+	rc = drvc_scan_run(sc, body, len, err);
+	if (rc == 0 && drvc_scan_top_kind(sc, 1) != DRVC_SCAN_ARRAY) {
 		drvc_err(err, GB_ERR_INVALID, 0, "MalformedResponse",
 		         "Azure VM list page has no \"value\" array");
-		json_decref(root);
-		return -1;
+		rc = -1;
 	}
-	json_array_foreach(value, i, v) {
-		azure_vm vm;
-		int stop = 0;
-		if (azure_vm_parse(v, &vm) == 0)
-			stop = fn(ud, &vm);
-		azure_vm_free(&vm);
-		if (stop) {
-			rc = 1;
-			break;
-		}
-	}
-	nl = drvc_jstr(root, "nextLink");
+	nl = drvc_scan_top(sc, 0);
 	if (rc == 0 && nl && *nl)
 		*next = drvc_xstrdup(nl);
-	json_decref(root);
+	drvc_scan_free(sc);
 	return rc;
 }
 
@@ -206,9 +217,12 @@ static int collect_fn(void *ud, azure_vm *vm)
 		}
 		return 0;
 	}
+	/* kept by name only: the page's strings end with its callback */
 	col->vms = drvc_xrealloc(col->vms, (col->n + 1) * sizeof(azure_vm));
-	col->vms[col->n++] = *vm;
-	memset(vm, 0, sizeof(*vm)); /* moved */
+	memset(&col->vms[col->n], 0, sizeof(azure_vm));
+	col->vms[col->n].name = col->vms[col->n].own_name =
+		drvc_xstrdup(vm->name);
+	col->n++;
 	return 0;
 }
 

@@ -271,50 +271,110 @@ static const char *or_empty(const char *s)
 	return s ? s : "";
 }
 
+const char *const azure_vm_members[AZURE_VM_NMEMBERS] = {
+	[AV_NAME] = "name",
+	[AV_VM_ID] = "properties.vmId",
+	[AV_LOCATION] = "location",
+	[AV_ZONE] = "zones[0]",
+	[AV_SIZE] = "properties.hardwareProfile.vmSize",
+	[AV_PRIORITY] = "properties.priority",
+	[AV_PROV_STATE] = "properties.provisioningState",
+	[AV_CREATED] = "properties.timeCreated",
+	[AV_NIC] = "properties.networkProfile.networkInterfaces[0].id",
+	[AV_STATUSES] = "properties.instanceView.statuses",
+	[AV_CODES] = "properties.instanceView.statuses[].code",
+	[AV_TAGS] = "tags.*",
+};
+
+/* The power state a status code names ("PowerState/running" ->
+ * "running"), or cur when it names none. */
+static const char *power_of(const char *code, const char *cur)
+{
+	return code && strncasecmp(code, "PowerState/", 11) == 0 ? code + 11
+	                                                         : cur;
+}
+
+/* Builds vm from a VM's members as text (v[AV_*], NULL when absent;
+ * AV_STATUSES, AV_CODES and AV_TAGS unused): the one place both readers
+ * share.  0, or -1 when it has no name. */
+static int vm_fill(azure_vm *vm, const char *const *v)
+{
+	vm->name = or_empty(v[AV_NAME]);
+	vm->vm_id = or_empty(v[AV_VM_ID]);
+	vm->location = or_empty(v[AV_LOCATION]);
+	vm->zone = or_empty(v[AV_ZONE]);
+	vm->size = or_empty(v[AV_SIZE]);
+	vm->priority = or_empty(v[AV_PRIORITY]);
+	vm->prov_state = or_empty(v[AV_PROV_STATE]);
+	vm->created_ms = drvc_rfc3339_ms(v[AV_CREATED]);
+	if (vm->created_ms < 0)
+		vm->created_ms = 0;
+	vm->nic_id = or_empty(v[AV_NIC]);
+	if (!vm->power)
+		vm->power = "";
+	return *vm->name ? 0 : -1;
+}
+
 int azure_vm_parse(const json_t *o, azure_vm *vm)
 {
 	const json_t *props = json_object_get(o, "properties");
 	const json_t *zones = json_object_get(o, "zones");
 	const json_t *statuses, *nics;
-	json_t *v;
+	const char *v[AZURE_VM_NMEMBERS] = { 0 };
+	json_t *st;
 	size_t i;
 
 	memset(vm, 0, sizeof(*vm));
 	vm->obj = json_incref((json_t *)o);
-	vm->name = or_empty(drvc_jstr(o, "name"));
-	vm->vm_id = or_empty(drvc_jstr(props, "vmId"));
-	vm->location = or_empty(drvc_jstr(o, "location"));
-	vm->zone = or_empty(json_is_array(zones)
-	                            ? json_string_value(json_array_get(zones, 0))
-	                            : NULL);
-	vm->size = or_empty(drvc_jpath_str(props, "hardwareProfile.vmSize"));
-	vm->priority = or_empty(drvc_jstr(props, "priority"));
-	vm->prov_state = or_empty(drvc_jstr(props, "provisioningState"));
-	vm->created_ms = drvc_rfc3339_ms(drvc_jstr(props, "timeCreated"));
-	if (vm->created_ms < 0)
-		vm->created_ms = 0;
+	v[AV_NAME] = drvc_jstr(o, "name");
+	v[AV_VM_ID] = drvc_jstr(props, "vmId");
+	v[AV_LOCATION] = drvc_jstr(o, "location");
+	v[AV_ZONE] = json_is_array(zones)
+	                     ? json_string_value(json_array_get(zones, 0))
+	                     : NULL;
+	v[AV_SIZE] = drvc_jpath_str(props, "hardwareProfile.vmSize");
+	v[AV_PRIORITY] = drvc_jstr(props, "priority");
+	v[AV_PROV_STATE] = drvc_jstr(props, "provisioningState");
+	v[AV_CREATED] = drvc_jstr(props, "timeCreated");
 	nics = drvc_jpath(props, "networkProfile.networkInterfaces");
-	vm->nic_id = or_empty(json_is_array(nics)
-	                              ? drvc_jstr(json_array_get(nics, 0), "id")
-	                              : NULL);
+	v[AV_NIC] = json_is_array(nics) ? drvc_jstr(json_array_get(nics, 0), "id")
+	                                : NULL;
 	statuses = drvc_jpath(props, "instanceView.statuses");
-	vm->power = "";
 	if (json_is_array(statuses)) {
 		vm->has_view = 1;
-		json_array_foreach(statuses, i, v) {
-			const char *code = drvc_jstr(v, "code");
-			if (code && strncasecmp(code, "PowerState/", 11) == 0)
-				vm->power = code + 11;
-		}
+		json_array_foreach(statuses, i, st)
+			vm->power = power_of(drvc_jstr(st, "code"), vm->power);
 	}
 	vm->tags = drvc_json_kv_borrow(json_object_get(o, "tags"), &vm->ntags);
-	return *vm->name ? 0 : -1;
+	return vm_fill(vm, v);
+}
+
+int azure_vm_scan(const drvc_scan_elem *e, azure_vm *vm)
+{
+	const char *v[AZURE_VM_NMEMBERS];
+	const gb_kv *codes;
+	size_t n;
+
+	memset(vm, 0, sizeof(*vm));
+	for (size_t i = 0; i < AZURE_VM_NMEMBERS; i++)
+		v[i] = drvc_scan_str(e, i);
+	if (drvc_scan_kind(e, AV_STATUSES) == DRVC_SCAN_ARRAY) {
+		vm->has_view = 1;
+		codes = drvc_scan_kv(e, AV_CODES, &n);
+		for (size_t i = 0; i < n; i++)
+			vm->power = power_of(codes[i].value, vm->power);
+	}
+	vm->tags = (gb_kv *)drvc_scan_kv(e, AV_TAGS, &vm->ntags);
+	vm->tags_borrowed = 1;
+	return vm_fill(vm, v);
 }
 
 void azure_vm_free(azure_vm *vm)
 {
 	json_decref(vm->obj);
-	free(vm->tags);
+	if (!vm->tags_borrowed)
+		free(vm->tags);
+	free(vm->own_name);
 	memset(vm, 0, sizeof(*vm));
 }
 

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "drvc_cache.h"
+#include "drvc_scan.h"
 #include "drvc_token.h"
 #include "gpubroker/driver.h"
 
@@ -152,10 +153,11 @@ char *gcp_bulk_body(const gb_create_req *req, const char *const *names,
                     size_t n, const gcp_params *p, gb_error *err);
 
 typedef struct gcp_inst {
-	/* The strings point into obj (a reference this struct owns) or into
-	 * own_*, so a gcp_inst may be moved by copying the struct; nothing
-	 * is copied out of the answer but what must be built. */
-	json_t *obj;
+	/* The strings point into obj (a reference this struct owns), into
+	 * own_*, or (gcp_inst_scan) into the scanner's element, valid until
+	 * its callback returns; nothing is copied out of the answer but what
+	 * must be built. */
+	json_t *obj;        /* NULL from gcp_inst_scan */
 	const char *name;
 	const char *zone;
 	const char *type;   /* catalog form: machine[/accel:n] */
@@ -164,14 +166,27 @@ typedef struct gcp_inst {
 	const char *network_ip; /* NULL when none */
 	const char *nat_ip;
 	int64_t created_ms;         /* creationTimestamp, unix ms; 0 unknown */
-	gb_kv *labels;      /* array owned, strings borrowed from obj */
+	gb_kv *labels;      /* array owned (unless labels_borrowed), strings
+	                       borrowed from obj or the element */
 	size_t nlabels;
+	int labels_borrowed;
 	char *own_type;     /* N1 type built as machine/accel:n */
 	char *own_zone;     /* zone taken from the aggregated list's key */
 } gcp_inst;
+/* The Instance members both readers take, by index (gcp_inst_members:
+ * the list scanner's member paths). */
+enum {
+	GI_NAME, GI_ZONE, GI_MACHINE, GI_STATUS, GI_CREATED, GI_MODEL,
+	GI_PREEMPTIBLE, GI_NETWORK_IP, GI_NAT_IP, GI_ACC_TYPE, GI_ACC_COUNT,
+	GI_LABELS, GCP_INST_NMEMBERS
+};
+extern const char *const gcp_inst_members[GCP_INST_NMEMBERS];
 /* Fills inst from an Instance object (taking a reference to it); -1
  * when it has no name.  gcp_inst_free after either. */
 int gcp_inst_parse(const json_t *o, gcp_inst *inst);
+/* The same from a list page's element (drvc_scan with gcp_inst_members):
+ * valid until the scanner's callback returns.  gcp_inst_free after. */
+int gcp_inst_scan(const drvc_scan_elem *e, gcp_inst *inst);
 void gcp_inst_free(gcp_inst *inst);
 const char *gcp_inst_label(const gcp_inst *inst, const char *key);
 gb_instance_state gcp_inst_state(const gcp_inst *inst, const char **reason);

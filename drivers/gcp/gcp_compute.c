@@ -11,6 +11,7 @@
 #include "drvc_http.h"
 #include "drvc_json.h"
 #include "drvc_mem.h"
+#include "drvc_scan.h"
 #include "drvc_util.h"
 #include "gcp.h"
 
@@ -207,57 +208,116 @@ static const char *last_seg(const char *s)
 	return p ? p + 1 : s;
 }
 
-/* The string member k of o, or "" (never NULL). */
-static const char *jstr_or_empty(const json_t *o, const char *k)
+const char *const gcp_inst_members[GCP_INST_NMEMBERS] = {
+	[GI_NAME] = "name",
+	[GI_ZONE] = "zone",
+	[GI_MACHINE] = "machineType",
+	[GI_STATUS] = "status",
+	[GI_CREATED] = "creationTimestamp",
+	[GI_MODEL] = "scheduling.provisioningModel",
+	[GI_PREEMPTIBLE] = "scheduling.preemptible",
+	[GI_NETWORK_IP] = "networkInterfaces[0].networkIP",
+	[GI_NAT_IP] = "networkInterfaces[0].accessConfigs[0].natIP",
+	[GI_ACC_TYPE] = "guestAccelerators[0].acceleratorType",
+	[GI_ACC_COUNT] = "guestAccelerators[0].acceleratorCount",
+	[GI_LABELS] = "labels.*",
+};
+
+/* Builds inst from an Instance's members as text (v[GI_*], NULL when
+ * absent; v[GI_LABELS] unused): the one place both readers share.  The
+ * strings stay borrowed from v.  0, or -1 when it has no name. */
+static int inst_fill(gcp_inst *inst, const char *const *v)
 {
-	const char *v = drvc_jstr(o, k);
-	return v ? v : "";
+	const char *mt = last_seg(v[GI_MACHINE]);
+	const char *model = v[GI_MODEL];
+	const char *zone = last_seg(v[GI_ZONE]);
+	const char *cnt = v[GI_ACC_COUNT];
+	char *end = NULL;
+	long long n = cnt ? strtoll(cnt, &end, 10) : 0;
+
+	inst->name = v[GI_NAME] ? v[GI_NAME] : "";
+	inst->zone = zone ? zone : "";
+	/* A2/A3/G2 list their built-in GPUs in guestAccelerators too; only
+	 * N1 carries them in its catalog type. */
+	if (mt && strncmp(mt, "n1-", 3) == 0 && cnt && end != cnt && !*end &&
+	    v[GI_ACC_TYPE])
+		inst->type = inst->own_type = drvc_xasprintf(
+			"%s/%s:%lld", mt, last_seg(v[GI_ACC_TYPE]), n);
+	else
+		inst->type = mt ? mt : "";
+	inst->status = v[GI_STATUS] ? v[GI_STATUS] : "";
+	inst->spot = (model && strcasecmp(model, "SPOT") == 0) ||
+	             (v[GI_PREEMPTIBLE] && strcmp(v[GI_PREEMPTIBLE], "true") == 0);
+	inst->network_ip = v[GI_NETWORK_IP];
+	inst->nat_ip = v[GI_NAT_IP];
+	inst->created_ms = drvc_rfc3339_ms(v[GI_CREATED]);
+	if (inst->created_ms < 0)
+		inst->created_ms = 0;
+	return *inst->name ? 0 : -1;
 }
 
 /* The members read here are those the listing asks for (list_fields in
- * gcp_describe.c): keep both in step. */
+ * gcp_describe.c) and gcp_inst_members: keep all three in step. */
 int gcp_inst_parse(const json_t *o, gcp_inst *inst)
 {
 	const json_t *acc = json_array_get(json_object_get(o, "guestAccelerators"), 0);
 	const json_t *nic = json_array_get(json_object_get(o, "networkInterfaces"), 0);
-	const json_t *ac = json_array_get(json_object_get(nic, "accessConfigs"), 0);
 	const json_t *sched = json_object_get(o, "scheduling");
-	const char *mt = last_seg(drvc_jstr(o, "machineType"));
-	const char *model = drvc_jstr(sched, "provisioningModel");
-	const char *zone = last_seg(drvc_jstr(o, "zone"));
-	int64_t cnt = 0;
+	const char *v[GCP_INST_NMEMBERS] = { 0 };
+	char cnt[24];
+	int64_t c = 0;
 
 	memset(inst, 0, sizeof(*inst));
 	inst->obj = json_incref((json_t *)o);
-	inst->name = jstr_or_empty(o, "name");
-	inst->zone = zone ? zone : "";
-	/* A2/A3/G2 list their built-in GPUs in guestAccelerators too; only
-	 * N1 carries them in its catalog type. */
-	if (mt && strncmp(mt, "n1-", 3) == 0 && json_is_object(acc) &&
-	    drvc_jint(json_object_get(acc, "acceleratorCount"), &cnt) == 0 &&
-	    drvc_jstr(acc, "acceleratorType"))
-		inst->type = inst->own_type = drvc_xasprintf(
-			"%s/%s:%lld", mt, last_seg(drvc_jstr(acc, "acceleratorType")),
-			(long long)cnt);
-	else
-		inst->type = mt ? mt : "";
-	inst->status = jstr_or_empty(o, "status");
-	inst->spot = (model && strcasecmp(model, "SPOT") == 0) ||
-	             json_is_true(json_object_get(sched, "preemptible"));
-	inst->network_ip = drvc_jstr(nic, "networkIP");
-	inst->nat_ip = drvc_jstr(ac, "natIP");
-	inst->created_ms = drvc_rfc3339_ms(drvc_jstr(o, "creationTimestamp"));
-	if (inst->created_ms < 0)
-		inst->created_ms = 0;
+	v[GI_NAME] = drvc_jstr(o, "name");
+	v[GI_ZONE] = drvc_jstr(o, "zone");
+	v[GI_MACHINE] = drvc_jstr(o, "machineType");
+	v[GI_STATUS] = drvc_jstr(o, "status");
+	v[GI_CREATED] = drvc_jstr(o, "creationTimestamp");
+	v[GI_MODEL] = drvc_jstr(sched, "provisioningModel");
+	v[GI_PREEMPTIBLE] = json_is_true(json_object_get(sched, "preemptible"))
+	                            ? "true" : NULL;
+	v[GI_NETWORK_IP] = drvc_jstr(nic, "networkIP");
+	v[GI_NAT_IP] = drvc_jstr(json_array_get(
+		json_object_get(nic, "accessConfigs"), 0), "natIP");
+	v[GI_ACC_TYPE] = drvc_jstr(acc, "acceleratorType");
+	if (drvc_jint(json_object_get(acc, "acceleratorCount"), &c) == 0) {
+		snprintf(cnt, sizeof(cnt), "%lld", (long long)c);
+		v[GI_ACC_COUNT] = cnt;
+	}
 	inst->labels = drvc_json_kv_borrow(json_object_get(o, "labels"),
 	                                    &inst->nlabels);
-	return *inst->name ? 0 : -1;
+	return inst_fill(inst, v);
+}
+
+int gcp_inst_scan(const drvc_scan_elem *e, gcp_inst *inst)
+{
+	const char *v[GCP_INST_NMEMBERS];
+	const char *key;
+	size_t n;
+
+	memset(inst, 0, sizeof(*inst));
+	for (size_t i = 0; i < GCP_INST_NMEMBERS; i++)
+		v[i] = drvc_scan_str(e, i);
+	v[GI_ACC_COUNT] = drvc_scan_num(e, GI_ACC_COUNT);
+	v[GI_PREEMPTIBLE] = drvc_scan_true(e, GI_PREEMPTIBLE) ? "true" : NULL;
+	inst->labels = (gb_kv *)drvc_scan_kv(e, GI_LABELS, &n);
+	inst->nlabels = n;
+	inst->labels_borrowed = 1;
+	if (inst_fill(inst, v) != 0)
+		return -1;
+	/* the aggregated list's "zones/<z>" key when the VM has no zone */
+	key = drvc_scan_elem_key(e);
+	if (!inst->zone[0] && strncmp(key, "zones/", 6) == 0)
+		inst->zone = key + 6;
+	return 0;
 }
 
 void gcp_inst_free(gcp_inst *inst)
 {
 	json_decref(inst->obj);
-	free(inst->labels);
+	if (!inst->labels_borrowed)
+		free(inst->labels);
 	free(inst->own_type);
 	free(inst->own_zone);
 	memset(inst, 0, sizeof(*inst));

@@ -3,9 +3,9 @@
  * projects/{p}/aggregated/instances?filter=labels.gpubroker-pool = "x" AND
  * ...&maxResults=500, following nextPageToken; items is a map
  * "zones/<z>" -> {instances: [...]} or {warning: NO_RESULTS_ON_PAGE}.
- * Each instance is emitted from the page it came on, its strings borrowed
- * from that page's JSON (gcp_inst): nothing is copied or kept past the
- * page.  An error on a later page fails the describe after earlier pages
+ * Each instance is emitted from the page it came on as the streaming
+ * scanner (drvc_scan.h) closes its object, its strings borrowed from the
+ * scanner (gcp_inst_scan): no tree is built and nothing is kept past it.  An error on a later page fails the describe after earlier pages
  * were emitted, as the EC2 driver's paging does. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,59 +19,62 @@
 #include "drvc_util.h"
 #include "gcp.h"
 
+static const char *const agg_tops[] = { "nextPageToken", "items" };
+
+typedef struct agg_page {
+	int (*fn)(void *ud, gcp_inst *inst);
+	void *ud;
+} agg_page;
+
+static int agg_elem(void *ud, const drvc_scan_elem *e)
+{
+	agg_page *p = ud;
+	gcp_inst inst;
+	int stop = 0;
+	if (gcp_inst_scan(e, &inst) == 0)
+		stop = p->fn(p->ud, &inst);
+	gcp_inst_free(&inst);
+	return stop;
+}
+
 int gcp_parse_agg_page(const char *body, size_t len,
                        int (*fn)(void *ud, gcp_inst *inst), void *ud,
                        char **next, gb_error *err)
 {
-	json_t *root = drvc_json_buf(body, len, DRVC_MAX_BODY,
-	                             "GCE aggregated instance list", err);
-	const json_t *items, *scope, *insts, *v;
-	const char *key, *tok;
-	size_t i;
-	int rc = 0;
+	/* items is a map "zones/<z>" -> {instances: [...]} or {warning:
+	 * NO_RESULTS_ON_PAGE}: each instance is scanned as its object
+	 * closes, no tree built (drvc_scan.h) */
+	static const drvc_scan_spec spec = {
+		"items.*.instances[]", gcp_inst_members, GCP_INST_NMEMBERS,
+		agg_tops, 2, DRVC_MAX_BODY, "GCE aggregated instance list",
+	};
+	agg_page p = { fn, ud };
+	drvc_scan *sc;
+	const char *tok;
+	char items;
+	int rc;
 
 	*next = NULL;
-	if (!root)
-		return -1;
-	items = json_object_get(root, "items");
-	if (items && !json_is_object(items)) {
+	sc = drvc_scan_new(&spec, agg_elem, &p);
+	if (!sc)
+		abort(); /* the spec above is well-formed */
+	rc = drvc_scan_run(sc, body, len, err);
+	items = drvc_scan_top_kind(sc, 1);
+	if (rc == 0 && items && items != DRVC_SCAN_OBJECT) {
 		drvc_err(err, GB_ERR_INVALID, 0, "MalformedResponse",
 		         "GCE aggregated instance list: \"items\" is not a map");
-		json_decref(root);
-		return -1;
+		rc = -1;
 	}
-	json_object_foreach((json_t *)items, key, scope) {
-		insts = json_object_get(scope, "instances");
-		if (!json_is_array(insts))
-			continue; /* {warning: NO_RESULTS_ON_PAGE} and the like */
-		json_array_foreach(insts, i, v) {
-			gcp_inst inst;
-			int stop = 0;
-			if (gcp_inst_parse(v, &inst) == 0) {
-				if (!inst.zone[0] && strncmp(key, "zones/", 6) == 0) {
-					inst.zone = inst.own_zone =
-						drvc_xstrdup(key + 6);
-				}
-				stop = fn(ud, &inst);
-			}
-			gcp_inst_free(&inst);
-			if (stop) {
-				rc = 1;
-				goto out;
-			}
-		}
-	}
-	tok = drvc_jstr(root, "nextPageToken");
-	if (tok && *tok)
+	tok = drvc_scan_top(sc, 0);
+	if (rc == 0 && tok && *tok)
 		*next = drvc_xstrdup(tok);
-out:
-	json_decref(root);
+	drvc_scan_free(sc);
 	return rc;
 }
 
 /* The partial response the listing asks for (the `fields` system
  * parameter, https://cloud.google.com/compute/docs/api/how-tos/performance
- * #partial-response): the members gcp_inst_parse reads and the page
+ * #partial-response): the members gcp_inst_members names and the page
  * token, about half the bytes of whole Instance objects. Keep it in step
  * with gcp_inst_parse. */
 static const char list_fields[] =

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "drvc_cache.h"
+#include "drvc_scan.h"
 #include "gpubroker/driver.h"
 
 #define LAMBDA_DEFAULT_ENDPOINT "https://cloud.lambda.ai/api/v1"
@@ -122,14 +123,20 @@ typedef struct lambda_inst {
 	     token[LAMBDA_NAME_MAX + 1];
 	int64_t created_ms;  /* 0 unknown */
 } lambda_inst;
-/* Fills inst from an Instance object (strings borrowed from o): -1 when
- * it has no id (pure).  lambda_inst_free after either. */
-int lambda_inst_parse(const json_t *o, lambda_inst *inst);
+/* Fills inst from a list element (drvc_scan; strings borrowed from the
+ * scanner until its callback returns): -1 when it has no id (pure).
+ * lambda_inst_free after either. */
+int lambda_inst_scan(const drvc_scan_elem *e, lambda_inst *inst);
 void lambda_inst_free(lambda_inst *inst);
 const char *lambda_inst_tag(const lambda_inst *inst, const char *key);
 gb_instance_state lambda_state(const char *status);
 int lambda_emit_inst(const lambda_inst *inst, const char *name,
                      gb_instance_cb emit, void *ud);
+/* A GET /instances answer's body: fn for each instance (stop when fn
+ * returns non-zero).  0, or -1 with err (pure; fuzzed). */
+int lambda_parse_list(const char *body, size_t len,
+                      int (*fn)(void *ud, const lambda_inst *inst), void *ud,
+                      gb_error *err);
 /* GET /instances: fn for each instance (stop when fn returns non-zero).
  * 0, or -1 with err. */
 int lambda_list(lambda_ctx *c, int (*fn)(void *ud, const lambda_inst *inst),

@@ -30,7 +30,7 @@ static const char *fuzz_env(void *ud, const char *name)
 
 static void check_roundtrip(const gb_pool_spec *p)
 {
-	gb_spec_opts o = {fuzz_env, NULL, NULL};
+	gb_spec_opts o = {.getenv_fn = fuzz_env};
 	gb_spec_set again;
 	gb_diags d = GB_DIAGS_INIT;
 	gb_pool_spec copy;
@@ -61,7 +61,7 @@ static void check_roundtrip(const gb_pool_spec *p)
 
 static void one(int json, const uint8_t *data, size_t size)
 {
-	gb_spec_opts o = {fuzz_env, NULL, NULL};
+	gb_spec_opts o = {.getenv_fn = fuzz_env};
 	gb_spec_set set;
 	gb_diags d = GB_DIAGS_INIT;
 	int rc = json ? gb_spec_load_json("fuzz.json", (const char *)data, size,

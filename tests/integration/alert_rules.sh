@@ -37,8 +37,8 @@ for m in $(awk '/expr:/ { on = 1 } /labels:/ { on = 0 } on' "$RULES" | grep -o '
 done
 check "grep -q '^gpubroker_autoscale_decisions_total{action=\"refused\",purpose=\"inference\"} 0\$' $T/metrics.txt" \
 	"the autoscale counter has a purpose label"
-check "grep -q '^gpubroker_pool_desired{pool=\"al-a\",team=\"research\"} 1\$' $T/metrics.txt" "the pool's desired size"
-check "grep -q '^gpubroker_pool_running{pool=\"al-a\",team=\"research\"} [01]\$' $T/metrics.txt" "and its running instances"
+check "grep -q '^gpubroker_team_pools_short{team=\"research\"} [01]\$' $T/metrics.txt" "the team's pools short of their size"
+check "! grep -q 'pool=\"' $T/metrics.txt" "and no series names a pool"
 "$PROMTOOL" check metrics <"$T/metrics.txt" >"$T/lint.log" 2>&1 || true
 check "! grep -q 'gpubroker_pool_\|gpubroker_team_\|gpubroker_autoscale' $T/lint.log" "promtool check metrics has nothing to say of the new series"
 echo "PASS"

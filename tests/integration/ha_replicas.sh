@@ -140,7 +140,8 @@ converged 1 60 || fail "20 pools through 3 replicas did not converge"
 echo "ok: 20 pools applied concurrently through 3 replicas: $(sim_live) instances, each pool exactly its count"
 held=0
 for i in 1 2 3; do
-	h=$(curl -sf -H "Authorization: Bearer demo-admin-token" "$(url $i)/metrics" | grep -c '^gpubroker_replica_pool_held{pool="ha-')
+	h=$(curl -sf -H "Authorization: Bearer demo-admin-token" "$(url $i)/metrics" | sed -n 's/^gpubroker_replica_pools_held \([0-9]*\)$/\1/p')
+	h=${h:-0}
 	held=$((held + h))
 	echo "replica $i holds $h pools"
 done
@@ -247,11 +248,11 @@ done
 
 # ---- every replica sees every change: an event recorded by one replica
 # answers a long poll parked on another within a second
+# (which replica holds which pool: the leases table; /metrics says how
+# many a replica holds, not which)
 src=
-for i in 1 2 3; do
-	p=$(curl -sf -H "Authorization: Bearer demo-admin-token" "$(url $i)/metrics" |
-		sed -n 's/^gpubroker_replica_pool_held{pool="\(ha-[0-9]*\)"} 1$/\1/p' | head -n 1)
-	if [ -n "$p" ]; then src=$i; pool=$p; break; fi
+for n in $(seq 1 20); do
+	if holder "ha-$n"; then src=$HOLDER; pool=ha-$n; break; fi
 done
 [ -n "$src" ] || fail "no replica holds a pool"
 dst=$(( src % 3 + 1 ))

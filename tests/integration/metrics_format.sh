@@ -13,7 +13,8 @@
 #      of 2 s: it is in gpubroker_api_long_poll_duration_seconds;
 #   4. a GCE Spot reclaim first seen while the VM is STOPPING is counted
 #      and recorded once: one `preempted` event, gpubroker_preemptions_total
-#      1, also after it was replaced and its VM is gone.
+#      1, also after it was replaced and its VM is gone;
+#   5. no series per pool (issue 36), gzip when asked for.
 . "$GB_SRC/tests/lib/integration.sh"
 PY=/usr/bin/python3
 [ -x $PY ] || { echo "SKIP: /usr/bin/python3 is missing"; exit 77; }
@@ -129,6 +130,22 @@ check "wait_until 30 full && wait_until 30 gone" "replaced, and the reclaimed VM
 check "[ \"\$(preempted)\" = 1 ]" "one preempted event for it, not more"
 scrape "$T/m3.txt"
 check "[ \"\$(sample $T/m3.txt gpubroker_preemptions_total)\" = 1 ]" "gpubroker_preemptions_total is 1"
+
+# 5. bounded (issue 36): with a pool and its usage, no series names a
+# pool (per pool: gpubroker usage / status and the API), the pool count
+# by team is there; gzip when the scraper asks for it, plain otherwise
+# (the store's part is compared with the store every 250 ms: poll)
+team_pool() { scrape "$T/m5.txt"; [ "$(sample "$T/m5.txt" 'gpubroker_team_pools{team="research",state="active"}')" = 1 ]; }
+check "wait_until 5 team_pool" "gpubroker_team_pools counts research's active pool"
+check "! grep -q 'pool=\"' $T/m5.txt" "no series per pool in /metrics"
+curl -sf -H "Authorization: Bearer $GPUBROKER_TOKEN" -H 'Accept-Encoding: deflate, gzip' \
+	-D "$T/gz.h" -o "$T/m.gz" "$GPUBROKER_SERVER/metrics" || fail "GET /metrics (gzip) failed"
+check "grep -qi '^content-encoding: gzip' $T/gz.h && gunzip -c $T/m.gz | grep -q '^gpubroker_up 1' && [ \$(wc -c <$T/m.gz) -lt \$(gunzip -c $T/m.gz | wc -c) ]" \
+	"gzip when the scraper sends Accept-Encoding: gzip (smaller, and the same text inside)"
+curl -sf -H "Authorization: Bearer $GPUBROKER_TOKEN" -H 'Accept-Encoding: gzip;q=0' \
+	-D "$T/plain.h" -o "$T/m.plain" "$GPUBROKER_SERVER/metrics" || fail "GET /metrics failed"
+check "! grep -qi '^content-encoding' $T/plain.h && grep -q '^gpubroker_up 1' $T/m.plain" \
+	"plain text when gzip is refused (q=0)"
 
 # 2 again: the team's last pool destroyed, its spend goes to 0
 gb destroy spotg --auto-approve >/dev/null 2>"$T/destroy.log" || fail "destroy: $(cat "$T/destroy.log")"

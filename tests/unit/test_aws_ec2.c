@@ -1493,23 +1493,38 @@ static void test_xml_reader(void **state)
 		assert_non_null(strstr(err, "elements"));
 		drvc_buf_free(&b);
 	}
-	/* pull reader tokens */
+	/* fed in pieces (a streamed body): byte by byte, same tree */
 	{
-		aws_xml_reader rd;
-		aws_xml_reader_init(&rd, "<a><b>x</b><c/></a>", 19);
-		assert_int_equal(aws_xml_next(&rd), AWS_XML_START);
-		assert_string_equal(rd.name, "a");
-		assert_int_equal(aws_xml_next(&rd), AWS_XML_START);
-		assert_int_equal(aws_xml_next(&rd), AWS_XML_TEXT);
-		assert_string_equal(rd.text.data, "x");
-		assert_int_equal(aws_xml_next(&rd), AWS_XML_END);
-		assert_string_equal(rd.name, "b");
-		assert_int_equal(aws_xml_next(&rd), AWS_XML_START);
-		assert_int_equal(aws_xml_next(&rd), AWS_XML_END);
-		assert_string_equal(rd.name, "c");
-		assert_int_equal(aws_xml_next(&rd), AWS_XML_END);
-		assert_int_equal(aws_xml_next(&rd), AWS_XML_EOF);
-		aws_xml_reader_done(&rd);
+		static const char doc[] =
+			"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+			"<DescribeInstancesResponse xmlns=\"http://ec2\">"
+			"<nextToken>t&amp;1</nextToken><a><b>x</b><c/></a>"
+			"</DescribeInstancesResponse>";
+		aws_xml_reader *rd = aws_xml_begin();
+		for (size_t i = 0; i < sizeof(doc) - 1; i++)
+			assert_int_equal(aws_xml_feed(rd, doc + i, 1, err,
+			                              sizeof(err)), 0);
+		d = aws_xml_end(rd, err, sizeof(err));
+		assert_non_null(d);
+		r = aws_xml_root(d);
+		assert_string_equal(r->name, "DescribeInstancesResponse");
+		assert_string_equal(aws_xml_text(r, "nextToken"), "t&1");
+		assert_string_equal(aws_xml_text(r, "a/b"), "x");
+		assert_non_null(aws_xml_path(r, "a/c"));
+		aws_xml_free(d);
+		/* a failure is sticky and names the byte */
+		rd = aws_xml_begin();
+		assert_int_equal(aws_xml_feed(rd, "<a><b></a>", 10, err,
+		                              sizeof(err)), -1);
+		assert_non_null(strstr(err, "byte"));
+		assert_int_equal(aws_xml_feed(rd, "</b>", 4, err, sizeof(err)),
+		                 -1);
+		assert_null(aws_xml_end(rd, err, sizeof(err)));
+		/* an entity declaration (billion laughs) is refused */
+		d = aws_xml_parse("<!DOCTYPE a [<!ENTITY x \"y\">]><a>&x;</a>",
+		                  40, err, sizeof(err));
+		assert_null(d);
+		assert_non_null(strstr(err, "DOCTYPE"));
 	}
 }
 
