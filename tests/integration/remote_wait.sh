@@ -108,7 +108,7 @@ check "[ \"\$(jq -r '.[0].running' $T/b.json)\" = 1 ]" "stdout is the pool, runn
 interrupt_at() {
 	_n=$1 _pat=$2
 	shift 2
-	GPUBROKER_SERVER=$SERVER "$GB" -c "$CONF" "$@" >/dev/null 2>"$T/$_n.err" &
+	"$GB" -c "$CONF" --server "$SERVER" "$@" >/dev/null 2>"$T/$_n.err" &
 	_pid=$!
 	BG_PIDS="$BG_PIDS $_pid"
 	wait_until 20 "grep -q '$_pat' $T/$_n.err" || fail "$1: no '$_pat' in: $(cat "$T/$_n.err")"
