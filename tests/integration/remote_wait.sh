@@ -209,7 +209,7 @@ after = "\n".join(job["after_script"])
 open(out + "/gl-release.sh", "w").write(after.replace("--timeout 4m", "--timeout 2s"))
 PY
 mkdir -p "$T/bin"
-printf '#!/bin/sh\nexec "%s" -c "%s" "$@"\n' "$GB" "$CONF" >"$T/bin/gpubroker"
+printf '#!/bin/sh\nexec "%s" -c "%s" ${GPUBROKER_SERVER:+--server "$GPUBROKER_SERVER"} "$@"\n' "$GB" "$CONF" >"$T/bin/gpubroker"
 chmod +x "$T/bin/gpubroker"
 for ci in gh gl; do
 	grep -q -- '--timeout 2s' "$T/$ci-release.sh" || fail "$ci: the release step's destroy --timeout was not found"
