@@ -25,8 +25,13 @@
 typedef struct gb_backend gb_backend;
 
 typedef struct gb_backend_ops {
-	/* What applying spec would change; NULL after printing why. */
-	json_t *(*plan_diff)(gb_backend *b, const gb_pool_spec *spec);
+	/* What applying spec would change; NULL after printing why.  The
+	 * quota and budget checks (the diff's apply_refused) count the
+	 * nearlier pools of earlier (applied with it, before it) as if
+	 * applied. */
+	json_t *(*plan_diff)(gb_backend *b, const gb_pool_spec *spec,
+	                     const gb_pool_spec *const *earlier,
+	                     size_t nearlier);
 	/* Creates or updates the pool (locally: converges it too).  0, or
 	 * -1 after printing why; *pool: the pool afterwards, or NULL. */
 	int (*apply)(gb_backend *b, const gb_pool_spec *spec, json_t **pool);

@@ -10,7 +10,7 @@
 
 /* Common flags, accepted by every command. */
 static const gb_flag common_flags[] = {
-	{"config", 'c', "FILE", "broker config (default: built-in defaults)", NULL, NULL, NULL},
+	{"config", 'c', "FILE", "broker config (default: built-in defaults); given, the command runs locally with it even if GPUBROKER_SERVER is set (flags win over the environment, which wins over the config; --server wins over -c)", NULL, NULL, NULL},
 	{"state", 0, "FILE|URL", "state database: a SQLite file, or postgresql://USER@HOST:PORT/DB (no password: PGPASSWORD, ~/.pgpass or the config's state_password) shared by replicas (or GPUBROKER_STATE; default: from config, else $XDG_STATE_HOME/gpubroker/state.db); given, it wins over a GPUBROKER_SERVER in the environment", NULL, NULL, NULL},
 	{"output", 'o', "FORMAT", "table | json | yaml (default table)", NULL, NULL, NULL},
 	{"quiet", 'q', NULL, "print only results and errors", NULL, NULL, NULL},
@@ -272,11 +272,16 @@ int gb_cli_parse(gb_cli *cli, const gb_cmd *cmd, int argc, char **argv)
 			return gb_cli_usage(cli, "unknown flag %s", a);
 		}
 	}
-	/* explicit flags win over the environment: --state names local
-	 * state, so a GPUBROKER_SERVER from the environment is not used */
-	if (cli->state_path && cli->server && cli->server == env_server)
+	/* explicit flags win over the environment: -c/--config and --state
+	 * name a local broker, so a GPUBROKER_SERVER from the environment is
+	 * not used (an explicit --server still wins over -c, whose config
+	 * then only serves what reads it remotely, e.g. validate) */
+	if ((cli->state_path || cli->config_path) && cli->server &&
+	    cli->server == env_server) {
 		cli->server = NULL;
-	else if (cli->state_path && cli->server)
+		cli->env_server_ignored = cli->state_path ? "--state"
+		                                          : "-c/--config";
+	} else if (cli->state_path && cli->server)
 		return gb_cli_usage(cli, "--state is local state and --server a "
 		                         "daemon's: give one");
 	return 0;

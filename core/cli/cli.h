@@ -46,6 +46,9 @@ typedef struct gb_cli {
 	int quiet;
 	int verbose;
 	const char *server;  /* --server / GPUBROKER_SERVER */
+	/* the flag ("-c/--config" or "--state", static) that made a
+	 * GPUBROKER_SERVER from the environment unused, or NULL */
+	const char *env_server_ignored;
 	const char *token;   /* --token / GPUBROKER_TOKEN */
 	const char *oidc_token_file; /* --oidc-token-file (remote_oidc.c) */
 	const char *oidc_audience;   /* --oidc-audience / GPUBROKER_OIDC_AUDIENCE */

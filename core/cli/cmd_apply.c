@@ -44,13 +44,15 @@ int gb_cli_confirm(const gb_cli *cli, const char *question)
 }
 
 /* Plans spec (authorised and validated as its apply would be, nothing
- * stored): its diff (new reference), or NULL after saying why apply
- * would refuse it (no offer can match it, a quota or budget, a token of
- * another team), with the diff unless -q. */
-static json_t *check_one(gb_backend *b, const gb_pool_spec *spec)
+ * stored; the quota and budget checks count the nearlier pools before
+ * it, earlier, as if applied): its diff (new reference), or NULL after
+ * saying why apply would refuse it (no offer can match it, a quota or
+ * budget, a token of another team), with the diff unless -q. */
+static json_t *check_one(gb_backend *b, const gb_pool_spec *spec,
+                         const gb_pool_spec *const *earlier, size_t nearlier)
 {
 	gb_cli *cli = b->cli;
-	json_t *diff = b->ops->plan_diff(b, spec);
+	json_t *diff = b->ops->plan_diff(b, spec, earlier, nearlier);
 	const char *refused;
 	if (!diff)
 		return NULL;
@@ -121,18 +123,26 @@ static int check_all(gb_backend *b, const gb_strv *files, gb_spec_set *sets,
                      json_t *diffs)
 {
 	gb_cli *cli = b->cli;
-	size_t total = 0, bad = 0;
+	size_t total = 0, bad = 0, all = 0;
+	const gb_pool_spec **earlier;
 	for (size_t fi = 0; fi < files->n; fi++)
 		if (gb_cli_spec_load_in(cli, files->v[fi], b->catalog,
 		                        &sets[fi]) != 0)
 			return GB_EXIT_FAIL;
 	for (size_t fi = 0; fi < files->n; fi++)
+		all += sets[fi].n;
+	/* the pools are applied together: each is checked with the ones
+	 * before it counted (two that fit a quota alone may not together) */
+	earlier = gb_xcalloc(all + 1, sizeof(*earlier));
+	for (size_t fi = 0; fi < files->n; fi++)
 		for (size_t i = 0; i < sets[fi].n && !gb_backend_stopped(b); i++) {
-			json_t *d = check_one(b, &sets[fi].pools[i]);
-			total++;
+			json_t *d = check_one(b, &sets[fi].pools[i], earlier,
+			                      total);
+			earlier[total++] = &sets[fi].pools[i];
 			bad += !d;
 			json_array_append_new(diffs, d ? d : json_null());
 		}
+	free(earlier);
 	if (bad && total > 1)
 		gb_cli_err(cli, "nothing applied: %zu of %zu pools would be "
 		           "refused (above); fix them and apply again", bad,

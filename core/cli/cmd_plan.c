@@ -110,9 +110,12 @@ static int plan_remote(gb_cli *cli, const gb_pool_spec *s, size_t limit,
 }
 
 /* eng: the engine on the state for apply's quota and budget checks
- * (NULL: no state, the pool alone counts) */
+ * (NULL: no state, the pool alone counts); earlier: the pools planned
+ * before this one, counted by those checks as apply counts them (s is
+ * added) */
 static int plan_one(gb_cli *cli, gb_runtime *rt, gb_store *st, gb_engine *eng,
-                    const gb_pool_spec *s, size_t limit, json_t *all)
+                    gb_engine_batch *earlier, const gb_pool_spec *s,
+                    size_t limit, json_t *all)
 {
 	gb_plan p;
 	gb_plan_opts o;
@@ -142,7 +145,8 @@ static int plan_one(gb_cli *cli, gb_runtime *rt, gb_store *st, gb_engine *eng,
 	}
 	{
 		json_t *rep = gb_plan_report(&p, limit, f_explain);
-		char *refusal = gb_engine_check_plan(eng, &cli->cfg, s, &p);
+		char *refusal = gb_engine_check_plan(eng, &cli->cfg, s, &p,
+		                                     earlier);
 		char *cooling = st ? gb_engine_cooldown_msg(s, rt->cat, &o, &p,
 		                                            &cool)
 		                   : NULL;
@@ -155,6 +159,7 @@ static int plan_one(gb_cli *cli, gb_runtime *rt, gb_store *st, gb_engine *eng,
 			                    json_string(cooling));
 		free(refusal);
 		free(cooling);
+		gb_engine_batch_add(earlier, s, &p);
 		rc = emit(cli, s, rep, all);
 	}
 	gb_plan_free(&p);
@@ -167,6 +172,7 @@ static int run_plan(gb_cli *cli)
 	gb_runtime rt;
 	gb_store *st = NULL;
 	gb_engine *eng = NULL;
+	gb_engine_batch earlier = GB_ENGINE_BATCH_INIT;
 	int64_t limit = 10;
 	int rc = GB_EXIT_OK, r;
 	json_t *all;
@@ -227,8 +233,9 @@ static int run_plan(gb_cli *cli)
 		for (size_t i = 0; i < set.n; i++)
 			if ((cli->server ? plan_remote(cli, &set.pools[i],
 			                               (size_t)limit, all)
-			                 : plan_one(cli, &rt, st, eng, &set.pools[i],
-			                            (size_t)limit, all)) != GB_EXIT_OK)
+			                 : plan_one(cli, &rt, st, eng, &earlier,
+			                            &set.pools[i], (size_t)limit,
+			                            all)) != GB_EXIT_OK)
 				rc = GB_EXIT_FAIL;
 		gb_spec_set_free(&set);
 	}
@@ -236,6 +243,7 @@ static int run_plan(gb_cli *cli)
 		gb_out_render(cli, stdout, all, NULL, NULL);
 	json_decref(all);
 	gb_strv_free(&files);
+	gb_engine_batch_free(&earlier);
 	gb_engine_free(eng);
 	gb_store_close(st);
 	if (!cli->server)

@@ -16,6 +16,13 @@ static int run_token(gb_cli *cli)
 		gb_cli_err(cli, "takes no arguments");
 		return GB_EXIT_USAGE;
 	}
+	if (!cli->server && cli->env_server_ignored) {
+		gb_cli_err(cli, "needs --server URL: the daemon the token is "
+		           "for (GPUBROKER_SERVER is not used because %s names "
+		           "a local broker; drop it or give --server)",
+		           cli->env_server_ignored);
+		return GB_EXIT_USAGE;
+	}
 	if (!cli->server) {
 		gb_cli_err(cli, "needs --server URL (or GPUBROKER_SERVER): the "
 		           "daemon the token is for");

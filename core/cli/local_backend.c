@@ -44,12 +44,24 @@ static int finish(local_backend *l, int rc, gb_engine_result *res,
 	return rc ? -1 : 0;
 }
 
-static json_t *local_plan_diff(gb_backend *b, const gb_pool_spec *spec)
+static json_t *local_plan_diff(gb_backend *b, const gb_pool_spec *spec,
+                               const gb_pool_spec *const *earlier,
+                               size_t nearlier)
 {
 	char err[1024];
-	json_t *diff = gb_engine_diff(lb(b)->s.eng, spec, err, sizeof(err));
+	gb_engine_batch bt = GB_ENGINE_BATCH_INIT;
+	json_t *diff = NULL;
+	for (size_t i = 0; i < nearlier; i++)
+		if (gb_engine_batch_plan(lb(b)->s.eng, &bt, earlier[i], err,
+		                         sizeof(err)) != 0) {
+			gb_cli_err(b->cli, "pool %s: %s", earlier[i]->name, err);
+			gb_engine_batch_free(&bt);
+			return NULL;
+		}
+	diff = gb_engine_diff(lb(b)->s.eng, spec, &bt, err, sizeof(err));
 	if (!diff)
 		gb_cli_err(b->cli, "pool %s: %s", spec->name, err);
+	gb_engine_batch_free(&bt);
 	return diff;
 }
 

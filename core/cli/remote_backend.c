@@ -228,10 +228,33 @@ static int send_spec(gb_backend *b, const char *method,
 	return rc ? -1 : 0;
 }
 
-static json_t *remote_plan_diff(gb_backend *b, const gb_pool_spec *spec)
+/* With earlier pools, the body is {"pools": [them..., spec]}: the
+ * daemon counts them as if applied. */
+static json_t *remote_plan_diff(gb_backend *b, const gb_pool_spec *spec,
+                                const gb_pool_spec *const *earlier,
+                                size_t nearlier)
 {
-	json_t *diff = NULL;
-	if (send_spec(b, "POST", spec, "/diff", &diff) != 0)
+	json_t *diff = NULL, *body;
+	char *path;
+	int rc;
+	if (!nearlier)
+		return send_spec(b, "POST", spec, "/diff", &diff) != 0
+		               ? NULL
+		               : diff ? diff : json_object();
+	body = json_object();
+	json_object_set_new(body, "pools", json_array());
+	for (size_t i = 0; i <= nearlier; i++) {
+		char *js = gb_pool_spec_to_json(i < nearlier ? earlier[i]
+		                                             : spec);
+		json_array_append_new(json_object_get(body, "pools"),
+		                      json_loads(js, 0, NULL));
+		free(js);
+	}
+	path = pool_path(spec->name, "/diff");
+	rc = gb_remote_call(b->cli, "POST", path, body, NULL, &diff);
+	free(path);
+	json_decref(body);
+	if (rc != 0)
 		return NULL;
 	return diff ? diff : json_object();
 }

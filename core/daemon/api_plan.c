@@ -40,9 +40,12 @@ static int put_capped(const char *p, size_t n, void *ud)
 	return 0;
 }
 
-/* Plans pool i of set into its report; NULL after setting the 422. */
+/* Plans pool i of set into its report; NULL after setting the 422.
+ * earlier: the request's pools before it, counted by apply's quota and
+ * budget checks as if applied (s is added). */
 static json_t *plan_one(gb_api_req *r, const gb_pool_spec *s, size_t limit,
-                        int explain, size_t per_rule)
+                        int explain, size_t per_rule,
+                        gb_engine_batch *earlier)
 {
 	gb_plan p;
 	gb_plan_opts po;
@@ -71,7 +74,9 @@ static json_t *plan_one(gb_api_req *r, const gb_pool_spec *s, size_t limit,
 		                            &r->d->app.rt.drivers,
 		                            r->d->app.rt.cat, s, &p));
 		/* what apply would refuse (quota, budget), plan says too */
-		refusal = gb_engine_check_plan(r->d->eng, r->d->cfg, s, &p);
+		refusal = gb_engine_check_plan(r->d->eng, r->d->cfg, s, &p,
+		                               earlier);
+		gb_engine_batch_add(earlier, s, &p);
 		json_object_set_new(j, "apply_refused",
 		                    refusal ? json_string(refusal) : json_null());
 		/* when the pool would be tried again */
@@ -108,6 +113,7 @@ void gb_api_plan(gb_api_req *r)
 	int explain = gb_api_query(r, "explain") != NULL, retry = 0;
 	int64_t limit = 20, per_rule = 0;
 	gb_spec_set set;
+	gb_engine_batch earlier = GB_ENGINE_BATCH_INIT;
 	gb_buf out = GB_BUF_INIT;
 	capped c;
 	char *who;
@@ -153,7 +159,7 @@ void gb_api_plan(gb_api_req *r)
 	gb_buf_puts(&out, "{\"plans\":[");
 	for (size_t i = 0; i < set.n; i++) {
 		json_t *j = plan_one(r, &set.pools[i], (size_t)limit, explain,
-		                     (size_t)per_rule);
+		                     (size_t)per_rule, &earlier);
 		if (!j)
 			break;
 		if (i)
@@ -187,6 +193,7 @@ void gb_api_plan(gb_api_req *r)
 		size_t big = out.cap;
 		gb_buf_free(&out);
 		gb_spec_set_free(&set);
+		gb_engine_batch_free(&earlier);
 		gb_api_give_back(big);
 	}
 }

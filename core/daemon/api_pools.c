@@ -601,8 +601,14 @@ int gb_api_body_spec(gb_api_req *r, gb_spec_set *set)
 		json_t *j = gb_api_body_json(r), *wrapped;
 		if (!j)
 			return -1;
-		wrapped = json_object_get(j, "pool") ? json_incref(j)
-		                                     : json_pack("{s:O}", "pool", j);
+		/* a spec, {"pool": spec}, or {"pools": [{"pool": spec},
+		 * ...]} (a file's documents) */
+		json_t *many = json_object_get(j, "pools");
+		wrapped = json_is_array(many) && json_object_size(j) == 1
+		                  ? json_incref(many)
+		          : json_object_get(j, "pool")
+		                  ? json_incref(j)
+		                  : json_pack("{s:O}", "pool", j);
 		json_decref(j);
 		text = json_dumps(wrapped, JSON_COMPACT);
 		json_decref(wrapped);
@@ -728,25 +734,52 @@ void gb_api_pool_put(gb_api_req *r, const char *name)
 	gb_spec_set_free(&set);
 }
 
+/* The body is the pool's spec, or a file's pools ending with it: the
+ * ones before it are counted as if applied by the quota and budget
+ * checks (apply checks a file's pools together before creating any). */
 void gb_api_pool_diff(gb_api_req *r, const char *name)
 {
 	gb_spec_set set;
+	gb_engine_batch earlier = GB_ENGINE_BATCH_INIT;
+	const gb_pool_spec *s;
 	char err[1024];
-	if (body_spec(r, name, &set) != 0)
+	if (gb_api_body_spec(r, &set) != 0)
 		return;
-	gb_api_ci_labels(r, &set.pools[0]);
-	if (!gb_api_sees_team(r, set.pools[0].team)) {
-		gb_api_error(r, 403, "Forbidden", "pool %s: token '%s' is for "
-		             "team %s and cannot plan pools for team %s", name,
-		             r->actor, r->team, set.pools[0].team);
+	if (!set.n || strcmp(set.pools[set.n - 1].name, name) != 0) {
+		gb_api_error(r, 400, "NameMismatch",
+		             "the URL names pool %s but %s names %s", name,
+		             set.n > 1 ? "the last spec" : "the spec", set.n ?
+		             set.pools[set.n - 1].name : "nothing");
 		gb_spec_set_free(&set);
 		return;
 	}
-	r->resp = gb_engine_diff(r->d->eng, &set.pools[0], err, sizeof(err));
+	s = &set.pools[set.n - 1];
+	for (size_t i = 0; i < set.n; i++) {
+		gb_api_ci_labels(r, &set.pools[i]);
+		if (!gb_api_sees_team(r, set.pools[i].team)) {
+			gb_api_error(r, 403, "Forbidden", "pool %s: token '%s' is "
+			             "for team %s and cannot plan pools for team "
+			             "%s", set.pools[i].name, r->actor, r->team,
+			             set.pools[i].team);
+			gb_spec_set_free(&set);
+			return;
+		}
+	}
+	for (size_t i = 0; i + 1 < set.n; i++)
+		if (gb_engine_batch_plan(r->d->eng, &earlier, &set.pools[i], err,
+		                         sizeof(err)) != 0) {
+			gb_api_error(r, 422, "PlanFailed", "pool %s: %s",
+			             set.pools[i].name, err);
+			gb_engine_batch_free(&earlier);
+			gb_spec_set_free(&set);
+			return;
+		}
+	r->resp = gb_engine_diff(r->d->eng, s, &earlier, err, sizeof(err));
 	if (!r->resp)
 		gb_api_error(r, 422, "PlanFailed", "%s", err);
 	else
 		r->status = 200;
+	gb_engine_batch_free(&earlier);
 	gb_spec_set_free(&set);
 }
 

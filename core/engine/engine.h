@@ -146,25 +146,54 @@ typedef struct gb_engine_result {
 
 void gb_engine_result_free(gb_engine_result *r);
 
+/* The pools of one file (or one apply), checked together: each pool's
+ * quota and budget checks count the pools before it as if applied
+ * (their GPUs, their $/h priced as apply prices them, and their
+ * spending for their TTL or the rest of the month), in place of what
+ * the store holds for pools of those names.  Zero-initialise
+ * (GB_ENGINE_BATCH_INIT); free with gb_engine_batch_free. */
+typedef struct gb_engine_batch_pool {
+	char *name, *team;
+	int gpus;
+	double per_hour;
+	int64_t ttl_s;
+} gb_engine_batch_pool;
+typedef struct gb_engine_batch {
+	gb_engine_batch_pool *v;
+	size_t n;
+} gb_engine_batch;
+#define GB_ENGINE_BATCH_INIT {NULL, 0}
+/* Adds spec, as plan p prices it (count x its first candidate). */
+void gb_engine_batch_add(gb_engine_batch *bt, const gb_pool_spec *spec,
+                         const gb_plan *p);
+/* Plans spec (as gb_engine_diff would) and adds it: 0, or -1 with err. */
+int gb_engine_batch_plan(gb_engine *e, gb_engine_batch *bt,
+                         const gb_pool_spec *spec, char *err, size_t cap);
+void gb_engine_batch_free(gb_engine_batch *bt);
+
 /* What apply would do, terraform-style, without doing it.  Returns a JSON
  * object {pool, create:[..], keep:[..], destroy:[..], replace:[..],
  * price_per_hour_before/after, candidates:[..], no_match, error,
- * apply_refused (gb_engine_check_plan's refusal, or null)} (new
+ * apply_refused (gb_engine_check_plan's refusal, earlier counted: the
+ * pools of the same file before spec, or NULL)} (new
  * reference) or NULL with err.  error (only when instances are missing
  * and no candidate is left) says why; no_match is true when no offer can
  * match the spec at all (an apply of it is refused), false when only
  * failover cooldowns stand in the way (an apply stores the pool, which
  * waits for the first to end). */
-GB_MUST_CHECK json_t *gb_engine_diff(gb_engine *e, const gb_pool_spec *spec, char *err,
-                       size_t cap);
+GB_MUST_CHECK json_t *gb_engine_diff(gb_engine *e, const gb_pool_spec *spec,
+                                     const gb_engine_batch *earlier,
+                                     char *err, size_t cap);
 
 /* The quota and budget checks apply makes (teams[].max_gpus,
  * max_price_per_hour, monthly_budget), for plan p of spec, priced as
  * apply prices it: NULL when apply would go ahead, else its refusal
  * (caller frees).  e: the engine on the state (the team's other pools
- * and this month's spending count); NULL without a state. */
+ * and this month's spending count); NULL without a state.  earlier: the
+ * pools of the same file before spec, counted as if applied, or NULL. */
 char *gb_engine_check_plan(gb_engine *e, const gb_config *cfg,
-                           const gb_pool_spec *spec, const gb_plan *p);
+                           const gb_pool_spec *spec, const gb_plan *p,
+                           const gb_engine_batch *earlier);
 
 /* Store the spec and converge the pool to it.  Quotas and budgets are
  * checked before any call (refused with a message), and so is a spec no

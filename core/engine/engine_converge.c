@@ -858,8 +858,8 @@ int gb_engine_scale(gb_engine *e, const char *pool, int n,
 	return rc;
 }
 
-json_t *gb_engine_diff(gb_engine *e, const gb_pool_spec *spec, char *err,
-                       size_t cap)
+json_t *gb_engine_diff(gb_engine *e, const gb_pool_spec *spec,
+                       const gb_engine_batch *earlier, char *err, size_t cap)
 {
 	gb_inst_row *rows = NULL;
 	size_t n = 0;
@@ -962,7 +962,8 @@ json_t *gb_engine_diff(gb_engine *e, const gb_pool_spec *spec, char *err,
 	                    json_boolean(need > 0 && ep.no_match));
 	{
 		/* apply's quota and budget checks, on this plan */
-		char *refusal = gb_engine_check_plan(e, e->o.cfg, spec, pl);
+		char *refusal = gb_engine_check_plan(e, e->o.cfg, spec, pl,
+		                                     earlier);
 		json_object_set_new(out, "apply_refused",
 		                    refusal ? json_string(refusal) : json_null());
 		free(refusal);

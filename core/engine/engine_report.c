@@ -389,15 +389,58 @@ double gb_engine__pool_hours_left(const gb_pool_row *p, int64_t now)
 	return end > now ? (double)(end - now) / 3600.0 : 0;
 }
 
+void gb_engine_batch_add(gb_engine_batch *bt, const gb_pool_spec *spec,
+                         const gb_plan *p)
+{
+	gb_engine_batch_pool *bp;
+	double price = p && p->ncands ? p->cands[0].offer->price : 0;
+	bt->v = gb_xrealloc(bt->v, (bt->n + 1) * sizeof(*bt->v));
+	bp = &bt->v[bt->n++];
+	bp->name = gb_xstrdup(spec->name);
+	bp->team = gb_xstrdup(spec->team ? spec->team : "");
+	bp->gpus = spec->count * spec->gpu_count;
+	bp->per_hour = price > 0 ? price * spec->count : 0;
+	bp->ttl_s = spec->ttl_s;
+}
+
+void gb_engine_batch_free(gb_engine_batch *bt)
+{
+	for (size_t i = 0; i < bt->n; i++) {
+		free(bt->v[i].name);
+		free(bt->v[i].team);
+	}
+	free(bt->v);
+	bt->v = NULL;
+	bt->n = 0;
+}
+
+/* The batch's pools counted for spec (its team's, not spec itself). */
+static int batch_counts(const gb_engine_batch *bt, const gb_pool_spec *spec,
+                        size_t i)
+{
+	return strcmp(bt->v[i].team, spec->team ? spec->team : "") == 0 &&
+	       strcmp(bt->v[i].name, spec->name) != 0;
+}
+
+static int in_batch(const gb_engine_batch *bt, const char *name)
+{
+	for (size_t i = 0; bt && i < bt->n; i++)
+		if (strcmp(bt->v[i].name, name) == 0)
+			return 1;
+	return 0;
+}
+
 /* Refuses, before any cloud call, what the team's quota or budget does
  * not allow: GPUs, $/h across the team's pools, and the monthly budget:
  * spent this month + what the team's other pools run now until the
  * month's end (or their TTL) + this pool's price for its TTL or the
  * rest of the month.  0 allowed, -1 refused, -2 the store failed. */
-/* e: NULL without a state (no other pools, nothing spent) */
+/* e: NULL without a state (no other pools, nothing spent); earlier: the
+ * pools before spec in its file, as if applied (or NULL) */
 static int check_team(gb_engine *e, const gb_config *cfg,
                       const gb_pool_spec *spec, int desired,
-                      double pool_price, char *msg, size_t cap)
+                      double pool_price, const gb_engine_batch *earlier,
+                      char *msg, size_t cap)
 {
 	const gb_team_cfg *t = gb_config_team(cfg, spec->team);
 	gb_pool_row *pools = NULL;
@@ -405,9 +448,24 @@ static int check_team(gb_engine *e, const gb_config *cfg,
 	int gpus = desired * spec->gpu_count;
 	double per_hour = pool_price, others = 0;
 	int64_t now = gb_now_ms() / 1000;
+	/* the earlier pools of the file: GPUs, $/h, and what they would
+	 * spend (their TTL, or the rest of the month) */
+	double batch_spend = 0;
+	size_t nbatch = 0;
+	const int64_t rest_s = gb_engine__month_end(now) - now;
 	if (!t || (t->max_gpus <= 0 && t->max_price_per_hour <= 0 &&
 	           t->monthly_budget <= 0))
 		return 0; /* nothing to check: no store reads */
+	for (size_t i = 0; earlier && i < earlier->n; i++)
+		if (batch_counts(earlier, spec, i)) {
+			gpus += earlier->v[i].gpus;
+			per_hour += earlier->v[i].per_hour;
+			batch_spend += earlier->v[i].per_hour *
+			               (double)(earlier->v[i].ttl_s
+			                                ? earlier->v[i].ttl_s
+			                                : rest_s) / 3600.0;
+			nbatch++;
+		}
 	if (e && gb_store_pool_list(e->o.store, spec->team, 0, &pools, &np) != 0)
 		return store_failed(e, msg, cap);
 	for (size_t i = 0; i < np; i++) {
@@ -415,7 +473,8 @@ static int check_team(gb_engine *e, const gb_config *cfg,
 		size_t n;
 		double hours = gb_engine__pool_hours_left(&pools[i], now);
 		if (strcmp(pools[i].name, spec->name) == 0 ||
-		    strcmp(pools[i].state, "active") != 0)
+		    strcmp(pools[i].state, "active") != 0 ||
+		    in_batch(earlier, pools[i].name))
 			continue;
 		if (gb_store_inst_list(e->o.store, pools[i].name, 1, &rows,
 		                       &n) != 0) {
@@ -434,17 +493,20 @@ static int check_team(gb_engine *e, const gb_config *cfg,
 	gb_pool_list_free(pools, np);
 	if (t->max_gpus > 0 && gpus > t->max_gpus) {
 		snprintf(msg, cap,
-		         "pool %s would bring team %s to %d GPUs, over its quota "
-		         "of %d (teams[].max_gpus in the broker config): shrink "
-		         "the pool or raise the quota", spec->name, t->name, gpus,
-		         t->max_gpus);
+		         "pool %s would bring team %s to %d GPUs%s, over its "
+		         "quota of %d (teams[].max_gpus in the broker config): "
+		         "shrink the pool or raise the quota", spec->name,
+		         t->name, gpus, nbatch ? " with the pools before it in "
+		                                 "the file" : "", t->max_gpus);
 		return -1;
 	}
 	if (t->max_price_per_hour > 0 && per_hour > t->max_price_per_hour) {
 		snprintf(msg, cap,
-		         "pool %s would bring team %s to $%.2f/h, over its limit "
-		         "of $%.2f/h (teams[].max_price_per_hour)", spec->name,
-		         t->name, per_hour, t->max_price_per_hour);
+		         "pool %s would bring team %s to $%.2f/h%s, over its "
+		         "limit of $%.2f/h (teams[].max_price_per_hour)",
+		         spec->name, t->name, per_hour,
+		         nbatch ? " with the pools before it in the file" : "",
+		         t->max_price_per_hour);
 		return -1;
 	}
 	if (t->monthly_budget > 0 && pool_price > 0) {
@@ -454,18 +516,22 @@ static int check_team(gb_engine *e, const gb_config *cfg,
 			return store_failed(e, msg, cap);
 		hours = spec->ttl_s ? (double)spec->ttl_s / 3600.0
 		                    : (double)(end - now) / 3600.0;
-		projected = spent + others + pool_price * hours;
+		projected = spent + others + batch_spend + pool_price * hours;
 		if (projected > t->monthly_budget) {
+			char with[96] = "";
+			if (nbatch)
+				snprintf(with, sizeof(with), ", $%.2f of it for the "
+				         "pools before it in the file", batch_spend);
 			snprintf(msg, cap,
 			         "pool %s ($%.2f/h for %.1f h%s) would bring team %s "
-			         "to $%.2f this month, over its budget of $%.2f "
+			         "to $%.2f this month%s, over its budget of $%.2f "
 			         "(spent so far: $%.2f, the team's other pools to "
 			         "the month's end: $%.2f); set a shorter "
 			         "lifecycle.ttl, shrink the pool or raise "
 			         "teams[].monthly_budget (gpubroker cost shows the "
 			         "month)", spec->name, pool_price, hours,
 			         spec->ttl_s ? "" : ", no TTL: rest of the month",
-			         t->name, projected, t->monthly_budget, spent,
+			         t->name, projected, with, t->monthly_budget, spent,
 			         others);
 			return -1;
 		}
@@ -476,17 +542,32 @@ static int check_team(gb_engine *e, const gb_config *cfg,
 int gb_engine__check_team(gb_engine *e, const gb_pool_spec *spec, int desired,
                           double pool_price, char *msg, size_t cap)
 {
-	return check_team(e, e->o.cfg, spec, desired, pool_price, msg, cap);
+	return check_team(e, e->o.cfg, spec, desired, pool_price, NULL, msg,
+	                  cap);
+}
+
+int gb_engine_batch_plan(gb_engine *e, gb_engine_batch *bt,
+                         const gb_pool_spec *spec, char *err, size_t cap)
+{
+	gb_engine_plan ep;
+	int rc = gb_engine__plan(e, spec, &ep);
+	if (rc != 0)
+		snprintf(err, cap, "%s", ep.err);
+	else
+		gb_engine_batch_add(bt, spec, &ep.plan);
+	gb_engine__plan_free(&ep);
+	return rc;
 }
 
 char *gb_engine_check_plan(gb_engine *e, const gb_config *cfg,
-                           const gb_pool_spec *spec, const gb_plan *p)
+                           const gb_pool_spec *spec, const gb_plan *p,
+                           const gb_engine_batch *earlier)
 {
 	char msg[1024];
 	/* priced as apply prices it: its first candidate */
 	double price = p->ncands ? p->cands[0].offer->price : -1;
 	if (check_team(e, cfg, spec, spec->count,
-	               price > 0 ? price * spec->count : 0, msg,
+	               price > 0 ? price * spec->count : 0, earlier, msg,
 	               sizeof(msg)) == 0)
 		return NULL;
 	return gb_xstrdup(msg);

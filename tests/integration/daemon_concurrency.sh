@@ -98,7 +98,7 @@ t0=$(now)
 pids=""
 for i in $(seq 1 "$NP"); do
 	spec "$i" $(( i % 2 + 1 ))
-	"$GB" -c "$CONF" apply -f "$T/dc-$i.yaml" --auto-approve >"$T/apply-$i.log" 2>&1 &
+	"$GB" -c "$CONF" ${GPUBROKER_SERVER:+--server "$GPUBROKER_SERVER"} apply -f "$T/dc-$i.yaml" --auto-approve >"$T/apply-$i.log" 2>&1 &
 	pids="$pids $!"
 done
 for p in $pids; do wait "$p" || fail "a concurrent apply failed: $(cat "$T"/apply-*.log | grep -i error | head -n 3)"; done
@@ -112,12 +112,12 @@ check "[ $total = $(awk '{ s += $2 } END { print s }' "$T/pools.txt") ]" "clouds
 pids=""
 for i in $(seq $((NP + 1)) $((NP + 8))); do
 	spec "$i" 2
-	"$GB" -c "$CONF" apply -f "$T/dc-$i.yaml" --auto-approve >/dev/null 2>>"$T/burst.log" &
+	"$GB" -c "$CONF" ${GPUBROKER_SERVER:+--server "$GPUBROKER_SERVER"} apply -f "$T/dc-$i.yaml" --auto-approve >/dev/null 2>>"$T/burst.log" &
 	pids="$pids $!"
 done
 for i in 1 2 3 4; do
 	spec "$i" 3
-	"$GB" -c "$CONF" scale "dc-$i" 3 >/dev/null 2>>"$T/burst.log" &
+	"$GB" -c "$CONF" ${GPUBROKER_SERVER:+--server "$GPUBROKER_SERVER"} scale "dc-$i" 3 >/dev/null 2>>"$T/burst.log" &
 	pids="$pids $!"
 done
 # SIGTERM as soon as the daemon has accepted part of the burst
@@ -139,7 +139,7 @@ daemon_start
 load_start
 pids=""
 for i in $(seq 1 $((NP + 8))); do
-	"$GB" -c "$CONF" apply -f "$T/dc-$i.yaml" --auto-approve >/dev/null 2>>"$T/resubmit.log" &
+	"$GB" -c "$CONF" ${GPUBROKER_SERVER:+--server "$GPUBROKER_SERVER"} apply -f "$T/dc-$i.yaml" --auto-approve >/dev/null 2>>"$T/resubmit.log" &
 	pids="$pids $!"
 done
 for p in $pids; do wait "$p" || fail "a re-submitted apply failed: $(tail -n 3 "$T/resubmit.log")"; done
@@ -150,7 +150,7 @@ echo "ok: after the restart the burst converged: $((NP + 8)) pools, store == clo
 # --- 3. destroy everything in parallel ---
 pids=""
 for i in $(seq 1 $((NP + 8))); do
-	"$GB" -c "$CONF" destroy "dc-$i" --auto-approve >/dev/null 2>>"$T/destroy.log" &
+	"$GB" -c "$CONF" ${GPUBROKER_SERVER:+--server "$GPUBROKER_SERVER"} destroy "dc-$i" --auto-approve >/dev/null 2>>"$T/destroy.log" &
 	pids="$pids $!"
 	sed -i "s/^dc-$i .*/dc-$i 0/" "$T/pools.txt"
 done
@@ -165,7 +165,7 @@ check "[ \"\$(sim_live)\" = 0 ]" "0 live in cloudsim after the parallel destroys
 # SIGTERM behind it: with overlapping followers the daemon never stopped)
 fpids=""
 for i in 1 2 3; do
-	"$GB" -c "$CONF" events --follow >/dev/null 2>&1 &
+	"$GB" -c "$CONF" ${GPUBROKER_SERVER:+--server "$GPUBROKER_SERVER"} events --follow >/dev/null 2>&1 &
 	fpids="$fpids $!"
 	sleep 0.3
 done

@@ -62,7 +62,7 @@ pid() { eval echo "\$R_$1"; }
 through() {
 	_r=$1
 	shift
-	GPUBROKER_SERVER=$(url "$_r") "$GB" -c "$CONF" "$@"
+	"$GB" -c "$CONF" --server "$(url "$_r")" "$@"
 }
 for i in 1 2 3; do
 	replica_start $i
@@ -261,7 +261,7 @@ last=$("$GB_PG_BIN/psql" "$GPUBROKER_STATE" -Atc "SELECT COALESCE(MAX(id), 0) FR
 ( curl -sf -H "Authorization: Bearer $GPUBROKER_TOKEN" "$(url $dst)/v1/events?after=$last&wait=30" >"$T/poll.json"; date +%s%3N >"$T/poll.at" ) &
 pp=$!
 sleep 1
-cur=$(GPUBROKER_SERVER=$(url "$src") "$GB" -c "$CONF" status "$pool" -o json | jq '[.instances[] | select(.state=="running" or .state=="pending")] | length')
+cur=$("$GB" -c "$CONF" --server "$(url "$src")" status "$pool" -o json | jq '[.instances[] | select(.state=="running" or .state=="pending")] | length')
 through "$src" scale "$pool" $((cur + 1)) >/dev/null 2>>"$T/apply.log" || fail "scale $pool through replica $src failed"
 expect "$pool" $((cur + 1))
 wait "$pp"

@@ -31,12 +31,12 @@ U1=$(head -n 1 "$T/r1.out" | jq -r .listen)
 U2=$(head -n 1 "$T/r2.out" | jq -r .listen)
 
 write_spec "$T/w.yaml" ws-pool aws A10G 2
-GPUBROKER_SERVER=$U1 "$GB" -c "$CONF" apply -f "$T/w.yaml" --auto-approve >/dev/null 2>"$T/a.err" ||
+"$GB" -c "$CONF" --server "$U1" apply -f "$T/w.yaml" --auto-approve >/dev/null 2>"$T/a.err" ||
 	grep -q 'ws-pool' "$T/a.err" || fail "apply through replica 1: $(cat "$T/a.err")"
-wait_until 30 "GPUBROKER_SERVER=$U1 \"$GB\" -c \"$CONF\" events --pool ws-pool -o json | jq -e '[.[] | select(.kind == \"failover\")] | length > 1'" ||
+wait_until 30 "\"$GB\" -c \"$CONF\" --server $U1 events --pool ws-pool -o json | jq -e '[.[] | select(.kind == \"failover\")] | length > 1'" ||
 	fail "replica 1 did not start walking: $(tail -5 "$T/replica1.log")"
 start=$(date +%s)
-GPUBROKER_SERVER=$U2 "$GB" -c "$CONF" destroy ws-pool --auto-approve --timeout 60s >/dev/null 2>"$T/d.err" ||
+"$GB" -c "$CONF" --server "$U2" destroy ws-pool --auto-approve --timeout 60s >/dev/null 2>"$T/d.err" ||
 	fail "destroy through replica 2: $(cat "$T/d.err")"
 took=$(($(date +%s) - start))
 check "[ $took -le 15 ]" "a destroy through replica 2 stopped replica 1's walk: done in $took s (a whole walk takes over 30 s)"

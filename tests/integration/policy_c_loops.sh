@@ -20,7 +20,7 @@ for p in c_rep_empty c_sort c_concat; do
 	exp=$(sed -n 's/^-- expect: //p' "$GB_SRC/tests/hostile/policy/$p.lua")
 	write_spec "$T/pol.yaml" "pol-$(echo $p | tr _ -)" aws A10G 1 on-demand "policy: [$p]"
 	t0=$(date +%s)
-	timeout 30 "$GB" -c "$CONF" plan -f "$T/pol.yaml" >"$T/out" 2>&1 && rc=0 || rc=$?
+	timeout 30 "$GB" -c "$CONF" ${GPUBROKER_SERVER:+--server "$GPUBROKER_SERVER"} plan -f "$T/pol.yaml" >"$T/out" 2>&1 && rc=0 || rc=$?
 	dt=$(($(date +%s) - t0))
 	check "[ \$rc = 1 ] && grep -qF -- '$exp' $T/out" "$p: plan through the daemon fails with '$exp' (exit $rc, ${dt}s)"
 	check "[ $dt -le 10 ]" "$p: answered within the policy limits (${dt}s)"

@@ -108,7 +108,7 @@ check "[ \"\$(jq -r '.[0].running' $T/b.json)\" = 1 ]" "stdout is the pool, runn
 interrupt_at() {
 	_n=$1 _pat=$2
 	shift 2
-	GPUBROKER_SERVER=$SERVER "$GB" -c "$CONF" "$@" >/dev/null 2>"$T/$_n.err" &
+	"$GB" -c "$CONF" --server "$SERVER" "$@" >/dev/null 2>"$T/$_n.err" &
 	_pid=$!
 	BG_PIDS="$BG_PIDS $_pid"
 	wait_until 20 "grep -q '$_pat' $T/$_n.err" || fail "$1: no '$_pat' in: $(cat "$T/$_n.err")"
@@ -209,7 +209,7 @@ after = "\n".join(job["after_script"])
 open(out + "/gl-release.sh", "w").write(after.replace("--timeout 4m", "--timeout 2s"))
 PY
 mkdir -p "$T/bin"
-printf '#!/bin/sh\nexec "%s" -c "%s" "$@"\n' "$GB" "$CONF" >"$T/bin/gpubroker"
+printf '#!/bin/sh\nexec "%s" -c "%s" ${GPUBROKER_SERVER:+--server "$GPUBROKER_SERVER"} "$@"\n' "$GB" "$CONF" >"$T/bin/gpubroker"
 chmod +x "$T/bin/gpubroker"
 for ci in gh gl; do
 	grep -q -- '--timeout 2s' "$T/$ci-release.sh" || fail "$ci: the release step's destroy --timeout was not found"

@@ -1,8 +1,9 @@
 #!/bin/sh
 # small_ones.sh -- issue 31, point 8:
 #   1. apply --timeout without --wait is a usage error (exit 2);
-#   2. an explicit --state wins over GPUBROKER_SERVER in the environment
-#      (both as flags: a usage error);
+#   2. an explicit --state or -c wins over GPUBROKER_SERVER in the
+#      environment (--state and --server as flags: a usage error; -c and
+#      --server: --server wins);
 #   3. a SIGHUP to a daemon started with --listen, its config unchanged,
 #      does not warn that listen changes need a restart (a changed listen
 #      in the file still does);
@@ -63,7 +64,7 @@ kill -HUP "$D_PID"
 wait_until 10 "[ \"\$(grep -c 'SIGHUP: reloaded' $T/daemon.log)\" = 2 ]" || fail "no second 'SIGHUP: reloaded' in the log"
 check "grep -q 'listen changes need a restart' $T/daemon.log" "the file's listen changed: that still warns"
 
-# 2. --state wins over GPUBROKER_SERVER from the environment
+# 2. --state and -c win over GPUBROKER_SERVER from the environment
 export GPUBROKER_TOKEN=demo-admin-token
 write_spec "$T/r.yaml" so-remote aws A10G 1
 gb apply -f "$T/r.yaml" --auto-approve --wait --timeout 60s >/dev/null 2>"$T/r.err" || fail "apply so-remote: $(cat "$T/r.err")"
@@ -71,6 +72,18 @@ gb status -o json >"$T/via.json" 2>&1 || fail "status through the daemon"
 check "jq -e 'any(.[]; .name == \"so-remote\")' $T/via.json >/dev/null" "through GPUBROKER_SERVER status shows the daemon's pool"
 gb --state "$T/other.db" status -o json >"$T/local.json" 2>"$T/local.err" || fail "status --state: $(cat "$T/local.err")"
 check "[ \"\$(jq length $T/local.json)\" = 0 ]" "an explicit --state wins: the empty local state, not the daemon"
+# as does an explicit -c (local mode with that config; the state is
+# GPUBROKER_STATE's, not the daemon's), and --server wins over -c
+GPUBROKER_STATE=$T/other.db "$GB" -c "$CONF" status -o json >"$T/local-c.json" 2>"$T/local-c.err" ||
+	fail "status -c: $(cat "$T/local-c.err")"
+check "[ \"\$(jq length $T/local-c.json)\" = 0 ]" "an explicit -c wins over GPUBROKER_SERVER: the empty local state, not the daemon"
+GPUBROKER_STATE=$T/other.db "$GB" -c "$CONF" --server "$GPUBROKER_SERVER" status -o json >"$T/both-c.json" 2>"$T/both-c.err" ||
+	fail "status -c --server: $(cat "$T/both-c.err")"
+check "jq -e 'any(.[]; .name == \"so-remote\")' $T/both-c.json >/dev/null" "-c with --server: --server wins, the daemon's pool"
+rc=0
+GPUBROKER_STATE=$T/other.db "$GB" -c "$CONF" token >/dev/null 2>"$T/token-c.err" || rc=$?
+check "[ \$rc = 2 ] && grep -q 'GPUBROKER_SERVER is not used because -c/--config' $T/token-c.err" \
+	"token with -c and GPUBROKER_SERVER: says why the environment's server is not used (exit $rc)"
 rc=0
 gb --state "$T/other.db" --server "$GPUBROKER_SERVER" status >/dev/null 2>"$T/both.err" || rc=$?
 check "[ \$rc = 2 ] && grep -q -- '--state is local state and --server a daemon' $T/both.err" \

@@ -28,7 +28,7 @@ room='{"capacity": [], "latency": {"aws": {"RunInstances": {"base_ms": 0, "jitte
 signal_at() {
 	_sig=$1 _n=$2 _cond=$3
 	shift 3
-	"$GB" -c "$CONF" "$@" >/dev/null 2>"$T/$_n.err" &
+	"$GB" -c "$CONF" ${GPUBROKER_SERVER:+--server "$GPUBROKER_SERVER"} "$@" >/dev/null 2>"$T/$_n.err" &
 	_pid=$!
 	BG_PIDS="$BG_PIDS $_pid"
 	wait_until 20 "$_cond" || fail "$_n: not ready to signal: $(cat "$T/$_n.err")"

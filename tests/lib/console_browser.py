@@ -117,7 +117,7 @@ def api(method, path, token, body=None):
 
 def cli(*args, token=OPERATOR):
     env = dict(os.environ, GPUBROKER_SERVER=URL, GPUBROKER_TOKEN=token)
-    r = subprocess.run([os.environ["GB"], "-c", os.environ["CONF"]] + list(args),
+    r = subprocess.run([os.environ["GB"], "-c", os.environ["CONF"], "--server", URL] + list(args),
                        env=env, capture_output=True, text=True, timeout=60)
     if r.returncode != 0:
         fail("gpubroker %s: exit %d: %s" % (" ".join(args), r.returncode, r.stderr))

@@ -104,9 +104,17 @@ wait_until() {
 }
 
 # gb ARGS...: the CLI against the cloudsim broker config (local mode, or
-# the daemon when GPUBROKER_SERVER is set)
+# the daemon when GPUBROKER_SERVER is set).  An explicit -c wins over a
+# GPUBROKER_SERVER from the environment, so the daemon's address goes on
+# the command line as --server too (unless ARGS name --state or --server)
 gb() {
-	"$GB" -c "$CONF" "$@"
+	_gb_srv=${GPUBROKER_SERVER:-}
+	for _gb_a in "$@"; do
+		case $_gb_a in
+		--state | --state=* | --server | --server=*) _gb_srv= ;;
+		esac
+	done
+	"$GB" -c "$CONF" ${_gb_srv:+--server "$_gb_srv"} "$@"
 }
 
 sim_start() {

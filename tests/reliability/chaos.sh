@@ -129,10 +129,10 @@ for r in $(seq 1 "$ROUNDS"); do
 			echo "apply $name $c x$n" >>"$T/ops.txt"
 			rnd 2
 			if [ "$R" = 0 ]; then
-				"$GB" -c "$CONF" apply -f "$T/spec-$name.yaml" --auto-approve >/dev/null 2>>"$T/cli.log" &
+				"$GB" -c "$CONF" ${GPUBROKER_SERVER:+--server "$GPUBROKER_SERVER"} apply -f "$T/spec-$name.yaml" --auto-approve >/dev/null 2>>"$T/cli.log" &
 				pids="$pids $!"
 			else
-				"$GB" -c "$CONF" apply -f "$T/spec-$name.yaml" --auto-approve --wait --timeout 30s >/dev/null 2>>"$T/cli.log" &
+				"$GB" -c "$CONF" ${GPUBROKER_SERVER:+--server "$GPUBROKER_SERVER"} apply -f "$T/spec-$name.yaml" --auto-approve --wait --timeout 30s >/dev/null 2>>"$T/cli.log" &
 				pids="$pids $!"
 			fi
 		elif [ "$op" = 2 ] || [ "$na" -le 1 ]; then
@@ -146,7 +146,7 @@ for r in $(seq 1 "$ROUNDS"); do
 			spec_of "$p" "$2" "$3" "$n"
 			echo "scale $p $4->$n" >>"$T/ops.txt"
 			echo "$p" >>"$T/cut.txt" # a terminate a kill may cut
-			"$GB" -c "$CONF" scale "$p" "$n" >/dev/null 2>>"$T/cli.log" &
+			"$GB" -c "$CONF" ${GPUBROKER_SERVER:+--server "$GPUBROKER_SERVER"} scale "$p" "$n" >/dev/null 2>>"$T/cli.log" &
 			pids="$pids $!"
 		else
 			pick_active
@@ -155,7 +155,7 @@ for r in $(seq 1 "$ROUNDS"); do
 			set_model "$p" "$2" "$3" 0
 			echo "destroy $p" >>"$T/ops.txt"
 			echo "$p" >>"$T/cut.txt"
-			"$GB" -c "$CONF" destroy "$p" --auto-approve >/dev/null 2>>"$T/cli.log" &
+			"$GB" -c "$CONF" ${GPUBROKER_SERVER:+--server "$GPUBROKER_SERVER"} destroy "$p" --auto-approve >/dev/null 2>>"$T/cli.log" &
 			pids="$pids $!"
 		fi
 	done
@@ -200,7 +200,7 @@ for r in $(seq 1 "$ROUNDS"); do
 			gb apply -f "$T/spec-$p.yaml" --auto-approve </dev/null >/dev/null 2>>"$T/cli.log" ||
 				fail "round $r: re-apply of $p failed: $(tail -n 3 "$T/cli.log")"
 		elif ! gb status --all "$p" -o json </dev/null 2>/dev/null | jq -e '.state == "destroyed"' >/dev/null; then
-			"$GB" -c "$CONF" destroy "$p" --auto-approve >/dev/null 2>>"$T/cli.log" &
+			"$GB" -c "$CONF" ${GPUBROKER_SERVER:+--server "$GPUBROKER_SERVER"} destroy "$p" --auto-approve >/dev/null 2>>"$T/cli.log" &
 			pids="$pids $!"
 		fi
 	done <"$T/pools.txt"
@@ -228,7 +228,7 @@ pids=""
 for p in $(active_pools); do
 	set -- $(grep "^$p " "$T/pools.txt")
 	set_model "$p" "$2" "$3" 0
-	"$GB" -c "$CONF" destroy "$p" --auto-approve >/dev/null 2>>"$T/cli.log" &
+	"$GB" -c "$CONF" ${GPUBROKER_SERVER:+--server "$GPUBROKER_SERVER"} destroy "$p" --auto-approve >/dev/null 2>>"$T/cli.log" &
 	pids="$pids $!"
 done
 for _p in $pids; do wait "$_p" || fail "a final destroy failed: $(tail -n 3 "$T/cli.log")"; done

@@ -63,9 +63,9 @@ for f in "$H"/spec/*.yaml "$T"/gen/*.yaml; do
 	for m in $modes; do
 		cases=$((cases + 1))
 		if [ $m = validate ]; then
-			timeout 20 "$GB" -c "$CONF" validate -f "$f" >"$T/out" 2>&1
+			timeout 20 "$GB" -c "$CONF" ${GPUBROKER_SERVER:+--server "$GPUBROKER_SERVER"} validate -f "$f" >"$T/out" 2>&1
 		else
-			timeout 20 "$GB" -c "$CONF" apply -f "$f" --auto-approve >"$T/out" 2>&1
+			timeout 20 "$GB" -c "$CONF" ${GPUBROKER_SERVER:+--server "$GPUBROKER_SERVER"} apply -f "$f" --auto-approve >"$T/out" 2>&1
 		fi
 		rc=$?
 		if [ $rc != 1 ]; then
@@ -121,9 +121,9 @@ for f in "$H"/policy/*.lua; do
 		else
 			srv=$GPUBROKER_SERVER
 		fi
-		GPUBROKER_SERVER=$srv timeout 60 "$GB" -c "$CONF" plan -f "$T/pol.yaml" --explain >"$T/out" 2>&1
+		timeout 60 "$GB" -c "$CONF" ${srv:+--server "$srv"} plan -f "$T/pol.yaml" --explain >"$T/out" 2>&1
 		rc=$?
-		GPUBROKER_SERVER=$srv timeout 60 "$GB" -c "$CONF" plan -f "$T/pol.yaml" --explain -o json >"$T/out.json" 2>/dev/null
+		timeout 60 "$GB" -c "$CONF" ${srv:+--server "$srv"} plan -f "$T/pol.yaml" --explain -o json >"$T/out.json" 2>/dev/null
 		why=""
 		if [ $rc != "$erc" ]; then
 			why="exit $rc, want $erc: $(head -c 300 "$T/out")"

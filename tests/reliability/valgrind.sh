@@ -30,7 +30,7 @@ vg() { # NAME ARGS... : the CLI under memcheck
 	_name=$1
 	shift
 	n=$((n + 1))
-	$VG --log-file="$T/vg-$_name.log" "$GB" -c "$CONF" "$@" >"$T/out-$_name.txt" 2>&1
+	$VG --log-file="$T/vg-$_name.log" "$GB" -c "$CONF" ${GPUBROKER_SERVER:+--server "$GPUBROKER_SERVER"} "$@" >"$T/out-$_name.txt" 2>&1
 	_rc=$?
 	if [ "$_rc" = 99 ]; then
 		grep -A30 'ERROR SUMMARY\|definitely lost\|Invalid\|uninitialised' "$T/vg-$_name.log" | head -n 60
