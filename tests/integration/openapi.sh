@@ -67,6 +67,9 @@ expect 200 $CI 'GET' '/v1/pools?instances=1'
 expect 200 $CI 'GET' '/v1/pools?limit=1&team=research'
 expect 400 $CI 'GET' '/v1/pools?limit=0'
 expect 200 $CI GET /v1/pools/oa-1/instances
+expect 200 $CI GET /v1/pools/oa-1/targets
+expect 404 $CI GET /v1/pools/nope/targets
+expect 200 $VIEWER GET /v1/queue
 expect 200 $CI GET /v1/pools/oa-1/plan
 expect 200 $CI GET /v1/pools/oa-1/spec
 expect 404 $CI GET /v1/pools/nope/spec

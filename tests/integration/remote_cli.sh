@@ -112,7 +112,7 @@ TOKEN=$ADMIN remote_gb nodes clear lab-a100-01 -o json >"$T/clear.json" 2>"$T/er
 	fail "nodes clear as admin: $(cat "$T/err")"
 check "jq -e '.[0].name == \"lab-a100-01\" and .[0].health.state == \"healthy\"' $T/clear.json >/dev/null" \
 	"nodes clear: POST /v1/nodes/NODE/clear answers the node (a healthy report is kept)"
-check "TOKEN=$ADMIN remote_gb audit -o json | jq -e '[.[] | select(.action == \"nodes-clear\" and .target == \"lab-a100-01\")] | length == 1' >/dev/null" \
+check "TOKEN=$ADMIN remote_gb audit -o json | jq -e '[.[] | select(.action == \"nodes-clear\" and .target == \"lab-a100-01\" and .result == \"200\")] | length == 1' >/dev/null" \
 	"the clear is in the audit log"
 printf '{"nodes": "lab-a100-01"}' >"$T/bad.json"
 check "[ \"\$(curl -s -o $T/body.json -w '%{http_code}' -X POST -H 'Authorization: Bearer $ADMIN' -H 'Content-Type: application/json' --data-binary @$T/bad.json $SERVER/v1/probe)\" = 400 ]" \
