@@ -25,9 +25,12 @@ command -v curl >/dev/null || { echo "demo: needs curl (make deps installs it)" 
 work=$(mktemp -d "${TMPDIR:-/tmp}/gpubroker-demo.XXXXXX")
 sim_pid=""
 d_pid=""
+# A daemon signalled twice (Ctrl-C reaches the whole process group, then
+# this TERM) exits at once with 130: its status is not the demo's (set -e
+# would make it so).
 cleanup() {
-	[ -n "$d_pid" ] && kill -TERM "$d_pid" 2>/dev/null && wait "$d_pid" 2>/dev/null
-	[ -n "$sim_pid" ] && kill -TERM "$sim_pid" 2>/dev/null && wait "$sim_pid" 2>/dev/null
+	[ -n "$d_pid" ] && kill -TERM "$d_pid" 2>/dev/null && { wait "$d_pid" 2>/dev/null || :; }
+	[ -n "$sim_pid" ] && kill -TERM "$sim_pid" 2>/dev/null && { wait "$sim_pid" 2>/dev/null || :; }
 	[ -n "${KEEP:-}" ] || rm -rf "$work"
 }
 trap cleanup EXIT INT TERM
