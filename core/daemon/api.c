@@ -410,6 +410,23 @@ static void route(gb_api_req *r)
 			gb_api_auth_oidc(r);
 		return;
 	}
+	if (n == 3 && strcmp(parts[0], "v1") == 0 &&
+	    strcmp(parts[1], "agent") == 0 &&
+	    (strcmp(parts[2], "register") == 0 ||
+	     strcmp(parts[2], "report") == 0)) {
+		/* instance agents: a bootstrap token, then an instance
+		 * credential, never an API token (api_agent.c) */
+		if (strcmp(m, "POST") != 0)
+			gb_api_error(r, 405, "MethodNotAllowed",
+			             "%s is not allowed on %s", m, r->path);
+		else if (gb_api_guard_write(r) != 0)
+			; /* refused */
+		else if (strcmp(parts[2], "register") == 0)
+			gb_api_agent_register(r);
+		else
+			gb_api_agent_report(r);
+		return;
+	}
 	if (authenticate(r, 1) != 0 || gb_api_guard_write(r) != 0)
 		return;
 	/* Changes need the state store: refused at once, with why, while a

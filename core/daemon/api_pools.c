@@ -911,6 +911,19 @@ void gb_api_pool_demand(gb_api_req *r, const char *name)
 		gb_daemon_kick(r->d);
 }
 
+void gb_api_keep_heartbeat(gb_daemon *d, const gb_inst_row *inst,
+                           double util)
+{
+	int64_t now = gb_now_ms() / 1000;
+	gb_store_inst_heartbeat(d->store, inst->id, now, util);
+	if (gb_store_hb_add(d->store, inst->id, gb_now_ms(), util) != 0)
+		gb_log(GB_LOG_ERROR, "api", "keep heartbeat of %s: %s",
+		       inst->name ? inst->name : "?", gb_store_errmsg(d->store));
+	prune_heartbeats(d);
+	gb_store_pool_heartbeat(d->store, inst->pool, now, util > 0.05);
+	pools_changed();
+}
+
 /* POST /v1/instances/{id}/heartbeat {"gpu_util": 0.0..1.0}: the
  * workload says it is alive and how busy its GPUs are.  Utilisation
  * above 5% counts as GPU use for idle_timeout; every heartbeat is kept
@@ -921,7 +934,6 @@ void gb_api_heartbeat(gb_api_req *r, const char *id)
 	gb_inst_row inst;
 	char key[32];
 	double util;
-	int64_t now = gb_now_ms() / 1000;
 	if (!(j = gb_api_body_json(r)))
 		return;
 	u = json_object_get(j, "gpu_util");
@@ -949,13 +961,7 @@ void gb_api_heartbeat(gb_api_req *r, const char *id)
 		gb_inst_row_free(&inst);
 		return;
 	}
-	gb_store_inst_heartbeat(r->d->store, inst.id, now, util);
-	if (gb_store_hb_add(r->d->store, inst.id, gb_now_ms(), util) != 0)
-		gb_log(GB_LOG_ERROR, "api", "keep heartbeat of %s: %s", id,
-		       gb_store_errmsg(r->d->store));
-	prune_heartbeats(r->d);
-	gb_store_pool_heartbeat(r->d->store, inst.pool, now, util > 0.05);
-	pools_changed();
+	gb_api_keep_heartbeat(r->d, &inst, util);
 	r->resp = json_pack("{s:s, s:s, s:f}", "instance", id, "pool",
 	                    inst.pool, "gpu_util", util);
 	r->status = 200;
