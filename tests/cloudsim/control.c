@@ -160,6 +160,25 @@ static const char *provider_state(const sim_inst *in, sim_phase ph,
 	}
 }
 
+/* The user data a GCE instance was created with (its metadata item
+ * user-data or startup-script, in an insert body or a bulkInsert's
+ * instanceProperties), or NULL: borrowed from the body. */
+static const char *gce_user_data(const json_t *body)
+{
+	const json_t *md = json_object_get(body, "metadata"), *it;
+	size_t i;
+	if (!md)
+		md = json_object_get(json_object_get(body, "instanceProperties"),
+		                     "metadata");
+	json_array_foreach(json_object_get(md, "items"), i, it) {
+		const char *k = json_string_value(json_object_get(it, "key"));
+		if (k && (strcmp(k, "user-data") == 0 ||
+		          strcmp(k, "startup-script") == 0))
+			return json_string_value(json_object_get(it, "value"));
+	}
+	return NULL;
+}
+
 static void instances(sim_req *req, sim_resp *resp)
 {
 	const char *live_s = sim_req_qarg(req, "live");
@@ -205,6 +224,11 @@ static void instances(sim_req *req, sim_resp *resp)
 		              tags, "price_per_hour", in->price);
 		if (in->cloud == SIM_AZURE || in->cloud == SIM_GCP)
 			json_object_set_new(o, "resource_id", json_string(in->id));
+		if (in->cloud == SIM_GCP && gce_user_data(in->gce_body))
+			/* what the instance would boot with (an agent pool's
+			 * bootstrap: tests/integration/agent.sh) */
+			json_object_set_new(o, "user_data", json_string(
+			        gce_user_data(in->gce_body)));
 		json_object_set_new(o, "created",
 		                    json_string(sim_time_ms(in->t_create, ts,
 		                                            sizeof(ts))));

@@ -1,0 +1,155 @@
+#!/bin/sh
+# agent.sh -- the instance agent (issue 33) end to end: an agent: true
+# pool applied through the daemon on cloudsim (GCE); each instance's user
+# data carries a one-time bootstrap token in a cloud-init part, before
+# the user's own part; real gpubroker-agent processes (config taken from
+# cloudsim's recorded user data, NVML from the tests' fake library)
+# register and report; `apply --wait` returns only once they reported
+# the offer's GPUs (instances "ready"); the reports are the heartbeats;
+# a replayed, wrong or another instance's token, another instance's
+# name, a malformed report and a flood are refused; a destroyed
+# instance's credential is refused and its agent stops.
+. "$GB_SRC/tests/lib/integration.sh"
+
+AGENT=$GB_BUILD/bin/gpubroker-agent
+NVML=$GB_BUILD/tests/libnvidia-ml.so.1
+for _f in "$AGENT" "$NVML"; do
+	[ -e "$_f" ] || { echo "SKIP: $_f is not built (make all $NVML)"; exit 77; }
+done
+
+export GPUBROKER_RECONCILE_PERIOD=1s
+export GPUBROKER_INVENTORY=$GB_SRC/examples/demo-inventory.yaml
+sim_start
+# a config of our own: agent.broker_url is the daemon's address, known
+# once it listens (then a SIGHUP reads it)
+cp "$CONF" "$T/broker.yaml"
+CONF=$T/broker.yaml
+daemon_start
+export GPUBROKER_TOKEN=demo-admin-token
+H="Authorization: Bearer $GPUBROKER_TOKEN"
+api() { curl -sf -H "$H" "$GPUBROKER_SERVER$1"; }
+pool() { api "/v1/pools/ag"; }
+# post PATH BODY [BEARER]: prints the HTTP status; the body in $T/resp
+post() {
+	if [ $# -ge 3 ]; then
+		curl -s -o "$T/resp" -w '%{http_code}' -X POST -H "Authorization: Bearer $3" \
+			-H 'Content-Type: application/json' -d "$2" "$GPUBROKER_SERVER$1"
+	else
+		curl -s -o "$T/resp" -w '%{http_code}' -X POST \
+			-H 'Content-Type: application/json' -d "$2" "$GPUBROKER_SERVER$1"
+	fi
+}
+
+write_spec "$T/ag.yaml" ag gcp L4 2 on-demand "agent: true" \
+	"user_data: \"#!/bin/sh\\necho user-part-ran\\n\""
+
+# without agent.broker_url an agent pool is refused, nothing stored
+if gb apply -f "$T/ag.yaml" --auto-approve >"$T/refused.out" 2>&1; then
+	fail "an agent pool was applied without agent.broker_url"
+fi
+check "grep -q 'agent.broker_url' '$T/refused.out'" "the refusal names agent.broker_url"
+
+printf 'agent: {broker_url: "%s", interval: 1s, bootstrap_ttl: 10m}\n' "$GPUBROKER_SERVER" >>"$CONF"
+kill -HUP "$D_PID"
+wait_until 10 "grep -q 'SIGHUP: reloaded' '$T/daemon.log'" || fail "the daemon did not reload its config"
+
+gb apply -f "$T/ag.yaml" --auto-approve --wait --timeout 50 >"$T/apply.out" 2>&1 &
+APPLY_PID=$!
+BG_PIDS="$BG_PIDS $APPLY_PID"
+wait_until 30 "[ \"\$(pool | jq .running)\" = 2 ]" || fail "ag never ran 2 instances ($(cat "$T/apply.out"))"
+check "pool | jq -e '.agent == true and .ready == 0 and ([.instances[] | select(.state == \"running\")] | length) == 2' >/dev/null" \
+	"running, not ready, before any agent reported"
+check "kill -0 $APPLY_PID" "apply --wait has not returned at running"
+
+# each instance's agent config, from the user data cloudsim recorded
+curl -sf "$CONTROL/_sim/instances?live=1" |
+	jq -c '.instances[] | select(.tags["gpubroker-pool"] == "ag")' >"$T/sim.json"
+check "[ \"\$(wc -l <'$T/sim.json')\" = 2 ]" "cloudsim has the 2 instances"
+n=0
+while read -r line; do
+	ud=$(printf "%s\n" "$line" | jq -r .user_data)
+	name=$(printf "%s\n" "$ud" | sed -n 's/^      instance = //p')
+	[ -n "$name" ] || fail "no agent config in the user data: $ud"
+	printf "%s\n" "$ud" >"$T/ud.$name"
+	{
+		printf "%s\n" "$ud" | sed -n 's/^      \(broker_url\|instance\|bootstrap_token\|interval\) = /\1 = /p'
+		echo "credential_file = $T/cred.$name"
+		echo "nvml_library = $NVML"
+	} >"$T/agent.$name.conf"
+	n=$((n + 1))
+done <"$T/sim.json"
+check "[ -f '$T/ud.ag-0' ] && [ -f '$T/ud.ag-1' ]" "ag-0 and ag-1 each have their agent config"
+check "grep -q '^Content-Type: multipart/mixed' '$T/ud.ag-0' && grep -q '^Content-Type: text/x-shellscript' '$T/ud.ag-0' && grep -q 'echo user-part-ran' '$T/ud.ag-0'" \
+	"the user data is MIME multipart and still carries the user's own script"
+tok0=$(sed -n 's/^bootstrap_token = //p' "$T/agent.ag-0.conf")
+tok1=$(sed -n 's/^bootstrap_token = //p' "$T/agent.ag-1.conf")
+check "[ -n '$tok0' ] && [ '$tok0' != '$tok1' ]" "each instance has its own token"
+check "! grep -rq '$tok0' '$T/daemon.log' '$T/state.db'" "the token is in neither the log nor the state"
+
+# bad tokens: wrong, another instance's
+check "[ \"\$(post /v1/agent/register '{\"instance\": \"ag-0\", \"bootstrap_token\": \"0123456789abcdef\"}')\" = 401 ]" \
+	"a wrong bootstrap token is refused"
+check "jq -e '.error.code == \"Unauthenticated\"' '$T/resp' >/dev/null" "with the API's error shape"
+check "[ \"\$(post /v1/agent/register \"{\\\"instance\\\": \\\"ag-0\\\", \\\"bootstrap_token\\\": \\\"$tok1\\\"}\")\" = 401 ]" \
+	"another instance's bootstrap token is refused"
+check "[ \"\$(post /v1/agent/register '{\"instance\": 7}')\" = 400 ]" "a malformed register is refused"
+
+# the agents boot: GPUs as the offer (L4, 24 GB), busy
+start_agent() { # NAME UTIL%
+	cnt=$(pool | jq --arg n "$1" '.instances[] | select(.name == $n) | .gpu_count')
+	: >"$T/gpus.$1"
+	i=0
+	while [ "$i" -lt "$cnt" ]; do
+		echo "NVIDIA_L4 23034 1024 $2" >>"$T/gpus.$1"
+		i=$((i + 1))
+	done
+	FAKE_NVML_FILE=$T/gpus.$1 "$AGENT" -c "$T/agent.$1.conf" >"$T/agent.$1.log" 2>&1 &
+	eval "AG_$(echo "$1" | tr - _)=$!"
+	BG_PIDS="$BG_PIDS $!"
+}
+start_agent ag-0 90
+wait_until 15 "[ -s '$T/cred.ag-0' ]" || fail "agent ag-0 never registered ($(cat "$T/agent.ag-0.log"))"
+check "[ \"\$(post /v1/agent/register \"{\\\"instance\\\": \\\"ag-0\\\", \\\"bootstrap_token\\\": \\\"$tok0\\\"}\")\" = 401 ]" \
+	"a replayed bootstrap token is refused"
+wait_until 15 "[ \"\$(pool | jq .ready)\" = 1 ]" || fail "ag-0 never got ready ($(cat "$T/agent.ag-0.log"))"
+check "kill -0 $APPLY_PID" "apply --wait still waits with 1 of 2 ready"
+start_agent ag-1 80
+wait_until 20 "! kill -0 $APPLY_PID" || fail "apply --wait did not return once both agents reported"
+check "wait $APPLY_PID" "apply --wait succeeded ($(cat "$T/apply.out"))"
+check "pool | jq -e '.ready == 2 and ([.instances[] | select(.state == \"ready\")] | length) == 2' >/dev/null" \
+	"both instances are ready"
+check "api '/v1/events?pool=ag&limit=200' | jq -e '[.events[] | select(.kind == \"ready\")] | length == 2' >/dev/null" \
+	"a ready event per instance"
+
+# the reports are the heartbeats: the pool's last heartbeat and usage
+check "pool | jq -e '.last_heartbeat_at != null' >/dev/null" "the pool has heartbeats"
+wait_until 10 "gb usage --pool ag -o json | jq -e '.measured_gpu_hours > 0 and .gpu_util > 0.75 and .gpu_util < 0.95'" ||
+	fail "usage does not show the agents' GPU utilisation (80-90%): $(gb usage --pool ag -o json)"
+
+# a credential reports for its own instance only
+cred0=$(cat "$T/cred.ag-0")
+check "[ \"\$(post /v1/agent/report '{\"instance\": \"ag-1\", \"gpus\": []}' \"$cred0\")\" = 403 ]" \
+	"ag-0's credential cannot report for ag-1"
+check "[ \"\$(post /v1/agent/report '{\"instance\": \"ag-0\", \"gpus\": \"many\"}' \"$cred0\")\" = 400 ]" \
+	"a malformed report is refused"
+check "[ \"\$(post /v1/agent/report '{\"instance\": \"ag-0\", \"gpus\": []}' gba_0000)\" = 401 ]" \
+	"an unknown credential is refused"
+check "[ \"\$(curl -s -o /dev/null -w '%{http_code}' -H \"Authorization: Bearer $cred0\" $GPUBROKER_SERVER/v1/pools/ag)\" = 401 ]" \
+	"the instance credential cannot read a pool"
+check "[ \"\$(curl -s -o /dev/null -w '%{http_code}' -X DELETE -H \"Authorization: Bearer $cred0\" $GPUBROKER_SERVER/v1/pools/ag)\" = 401 ]" \
+	"nor destroy one"
+# a flood: at most 60 a minute per instance
+i=0 got=
+while [ "$i" -lt 70 ]; do
+	got="$got $(post /v1/agent/report '{"instance": "ag-0", "gpus": []}' "$cred0")"
+	i=$((i + 1))
+done
+check "echo '$got' | grep -q 429" "a report flood is rate-limited (429)"
+
+# destroyed: the credential is refused and the agent stops
+gb destroy ag --auto-approve >/dev/null 2>&1 || fail "destroy ag"
+check "[ \"\$(post /v1/agent/report '{\"instance\": \"ag-0\", \"gpus\": []}' \"$cred0\")\" = 401 ]" \
+	"a destroyed instance's credential is refused"
+wait_until 10 "! kill -0 $AG_ag_1" || fail "agent ag-1 did not stop once its instance was gone"
+check "grep -q 'report refused' '$T/agent.ag-1.log'" "the agent says why it stopped"
+echo "PASS agent"
