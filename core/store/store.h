@@ -39,7 +39,7 @@
 
 typedef struct gb_store gb_store;
 
-#define GB_STORE_SCHEMA_VERSION 8
+#define GB_STORE_SCHEMA_VERSION 9
 
 /* Opens (creating and migrating) the state at `target`: a SQLite path,
  * or a postgresql:// URL.  password: NULL = libpq's own mechanisms; it is
