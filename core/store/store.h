@@ -418,9 +418,8 @@ int gb_store_agent_auth(gb_store *s, const char *cred_sha256,
 int gb_store_agent_report(gb_store *s, int64_t inst_id, int64_t now_ms,
                           const char *report, int ready);
 /* Revokes every credential and unused bootstrap token of instance
- * inst_id (named name).  0 / -1. */
-int gb_store_agent_revoke(gb_store *s, int64_t inst_id, const char *name,
-                          int64_t now_ms);
+ * inst_id (gb_store_inst_term_accepted calls it).  0 / -1. */
+int gb_store_agent_revoke(gb_store *s, int64_t inst_id, int64_t now_ms);
 /* The live instances of pool whose agent made them ready: 0 with *ids
  * (caller frees) and *n, or -1. */
 int gb_store_agent_ready(gb_store *s, const char *pool, int64_t **ids,

@@ -103,14 +103,15 @@ int gb_store_agent_report(gb_store *s, int64_t inst_id, int64_t now_ms,
 	                      "keep agent report", NULL);
 }
 
-int gb_store_agent_revoke(gb_store *s, int64_t inst_id, const char *name,
-                          int64_t now_ms)
+int gb_store_agent_revoke(gb_store *s, int64_t inst_id, int64_t now_ms)
 {
+	/* the unused tokens were minted for <pool>-<name_index> */
 	static const char sql[] =
-		"UPDATE agents SET revoked_ms = ?3 WHERE revoked_ms = 0 AND"
-		" (instance_id = ?1 OR (name = ?2 AND registered_ms = 0))";
+		"UPDATE agents SET revoked_ms = ?2 WHERE revoked_ms = 0 AND"
+		" (instance_id = ?1 OR (registered_ms = 0 AND name = (SELECT"
+		" pool || '-' || CAST(name_index AS TEXT) FROM instances WHERE"
+		" id = ?1)))";
 	const gb_store__arg args[] = {GB_STORE_INT(inst_id),
-	                              GB_STORE_TEXT(name ? name : ""),
 	                              GB_STORE_INT(now_ms)};
 	return gb_store__exec(s, sql, args, GB_ARRAY_LEN(args),
 	                      "revoke agent credential", NULL);

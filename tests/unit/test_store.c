@@ -401,11 +401,13 @@ static void test_partials_and_pool_note(void **state)
 }
 
 /* An instance row of pool `pool` in `state`; its id. */
-static int64_t put_inst(gb_store *s, const char *pool, const char *pid,
-                        const char *state)
+/* An instance <pool>-<index>. */
+static int64_t put_inst_at(gb_store *s, const char *pool, const char *pid,
+                           const char *state, int index)
 {
 	gb_inst_row r;
 	memset(&r, 0, sizeof(r));
+	r.name_index = index;
 	r.pool = (char *)pool;
 	r.cloud = (char *)"aws";
 	r.region = (char *)"us-east-1";
@@ -417,6 +419,12 @@ static int64_t put_inst(gb_store *s, const char *pool, const char *pid,
 	if (gb_store_inst_put(s, &r) != 0)
 		fail_msg("put instance: %s", gb_store_errmsg(s));
 	return r.id;
+}
+
+static int64_t put_inst(gb_store *s, const char *pool, const char *pid,
+                        const char *state)
+{
+	return put_inst_at(s, pool, pid, state, 0);
 }
 
 /* The names of the steady pools, sorted, joined with ',' (and each
@@ -1650,7 +1658,7 @@ static void test_agents(void **state)
 	(void)state;
 	put_pool(s, "p1", 2, 1000);
 	a = put_inst(s, "p1", "vm-a", "running");
-	b = put_inst(s, "p1", "vm-b", "running");
+	b = put_inst_at(s, "p1", "vm-b", "running", 1);
 	assert_int_equal(gb_store_agent_mint(s, "p1", "p1-0", "boot0", 5000), 0);
 	assert_int_equal(gb_store_agent_mint(s, "p1", "p1-1", "boot1", 5000), 0);
 	/* another instance's token, an expired one, an unknown one */
@@ -1674,8 +1682,11 @@ static void test_agents(void **state)
 	/* an instance that is ending: its credential is refused */
 	assert_int_equal(gb_store_inst_term_accepted(s, a, 4000), 0);
 	assert_int_equal(auth(s, "c0", &id, name), 1);
-	/* revoked: the unused token of p1-1 too */
-	assert_int_equal(gb_store_agent_revoke(s, b, "p1-1", 4000), 0);
+	/* its terminate revoked its credential: and an unused token of
+	 * p1-1 (name_index 1) goes with p1-1's terminate */
+	assert_int_equal(gb_store_agent_report(s, a, 4000, "{}", 1), 0);
+	assert_int_equal(ready_one(s), 0);
+	assert_int_equal(gb_store_inst_term_accepted(s, b, 4000), 0);
 	assert_int_equal(reg(s, "p1-1", "boot1", b, "c1", 4001), 1);
 	gb_store_close(s);
 }
