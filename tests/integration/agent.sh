@@ -40,8 +40,13 @@ post() {
 	fi
 }
 
+# autoscaled on the agents' utilisation: 2..3, up above 0.5 for 2s; an
+# idle pool (no GPU use for 6s) goes back to its min
 write_spec "$T/ag.yaml" ag gcp L4 2 on-demand "agent: true" \
-	"user_data: \"#!/bin/sh\\necho user-part-ran\\n\""
+	"user_data: \"#!/bin/sh\\necho user-part-ran\\n\"" \
+	"purpose: inference" "min: 2" "max: 3" \
+	"autoscale: {gpu_util_target: 0.5, up_after: 2s, down_after: 5m}" \
+	"lifecycle: {idle_timeout: 6s}"
 
 # without agent.broker_url an agent pool is refused, nothing stored
 if gb apply -f "$T/ag.yaml" --auto-approve >"$T/refused.out" 2>&1; then
@@ -61,23 +66,27 @@ check "pool | jq -e '.agent == true and .ready == 0 and ([.instances[] | select(
 	"running, not ready, before any agent reported"
 check "kill -0 $APPLY_PID" "apply --wait has not returned at running"
 
-# each instance's agent config, from the user data cloudsim recorded
-curl -sf "$CONTROL/_sim/instances?live=1" |
-	jq -c '.instances[] | select(.tags["gpubroker-pool"] == "ag")' >"$T/sim.json"
-check "[ \"\$(wc -l <'$T/sim.json')\" = 2 ]" "cloudsim has the 2 instances"
-n=0
-while read -r line; do
-	ud=$(printf "%s\n" "$line" | jq -r .user_data)
-	name=$(printf "%s\n" "$ud" | sed -n 's/^      instance = //p')
-	[ -n "$name" ] || fail "no agent config in the user data: $ud"
-	printf "%s\n" "$ud" >"$T/ud.$name"
-	{
-		printf "%s\n" "$ud" | sed -n 's/^      \(broker_url\|instance\|bootstrap_token\|interval\) = /\1 = /p'
-		echo "credential_file = $T/cred.$name"
-		echo "nvml_library = $NVML"
-	} >"$T/agent.$name.conf"
-	n=$((n + 1))
-done <"$T/sim.json"
+# agent_configs: each instance's agent config, from the user data
+# cloudsim recorded, into $T/agent.NAME.conf (what cloud-init would
+# write); prints the names new since the last call
+agent_configs() {
+	curl -sf "$CONTROL/_sim/instances?live=1" |
+		jq -c '.instances[] | select(.tags["gpubroker-pool"] == "ag")' >"$T/sim.json"
+	while read -r line; do
+		ud=$(printf "%s\n" "$line" | jq -r .user_data)
+		name=$(printf "%s\n" "$ud" | sed -n 's/^      instance = //p')
+		[ -n "$name" ] || fail "no agent config in the user data: $ud"
+		[ -f "$T/agent.$name.conf" ] && continue
+		printf "%s\n" "$ud" >"$T/ud.$name"
+		{
+			printf "%s\n" "$ud" | sed -n 's/^      \(broker_url\|instance\|bootstrap_token\|interval\) = /\1 = /p'
+			echo "credential_file = $T/cred.$name"
+			echo "nvml_library = $NVML"
+		} >"$T/agent.$name.conf"
+		echo "$name"
+	done <"$T/sim.json"
+}
+check "[ \"\$(agent_configs | sort | tr '\\n' ' ')\" = 'ag-0 ag-1 ' ]" "cloudsim has the 2 instances, each with an agent config"
 check "[ -f '$T/ud.ag-0' ] && [ -f '$T/ud.ag-1' ]" "ag-0 and ag-1 each have their agent config"
 check "grep -q '^Content-Type: multipart/mixed' '$T/ud.ag-0' && grep -q '^Content-Type: text/x-shellscript' '$T/ud.ag-0' && grep -q 'echo user-part-ran' '$T/ud.ag-0'" \
 	"the user data is MIME multipart and still carries the user's own script"
@@ -126,30 +135,70 @@ check "pool | jq -e '.last_heartbeat_at != null' >/dev/null" "the pool has heart
 wait_until 10 "gb usage --pool ag -o json | jq -e '.measured_gpu_hours > 0 and .gpu_util > 0.75 and .gpu_util < 0.95'" ||
 	fail "usage does not show the agents' GPU utilisation (80-90%): $(gb usage --pool ag -o json)"
 
+# scaled on the agents' utilisation (0.85 > 0.5 for 2s): a third
+# instance, whose agent "boots" with its own token
+wait_until 20 "[ \"\$(pool | jq .desired)\" = 3 ]" ||
+	fail "the agents' utilisation did not scale ag up ($(api '/v1/events?pool=ag&limit=200' | jq -r '.events[].message'))"
+wait_until 20 "[ \"\$(pool | jq .running)\" = 3 ]" || fail "ag never ran its third instance"
+check "[ \"\$(agent_configs)\" = ag-2 ]" "the new instance ag-2 has its agent config"
+start_agent ag-2 90
+wait_until 15 "[ \"\$(pool | jq .ready)\" = 3 ]" || fail "ag-2 never got ready ($(cat "$T/agent.ag-2.log"))"
+echo "ok: scaled up on the fake NVML's utilisation: 3 ready"
+
+# the fake GPUs go idle: no GPU use for idle_timeout (6s) -> back to min 2
+for n in ag-0 ag-1 ag-2; do
+	sed -i 's/ [0-9]*$/ 0/' "$T/gpus.$n"
+done
+wait_until 20 "[ \"\$(pool | jq .desired)\" = 2 ]" ||
+	fail "idle fake GPUs did not bring ag back to its min ($(api '/v1/events?pool=ag&limit=200' | jq -r '.events[].message'))"
+check "api '/v1/events?pool=ag&limit=200' | jq -e '[.events[] | select(.kind == \"idle\")] | length >= 1' >/dev/null" \
+	"the idle scale-in is an event"
+# the instance that went: its agent is refused and stops
+gone=
+wait_until 20 '[ "$(pool | jq "[.instances[] | select(.state == \"ready\")] | length")" = 2 ]' ||
+	fail "ag did not come back to 2 ready instances"
+for n in ag-0 ag-1 ag-2; do
+	pool | jq -e --arg n "$n" '[.instances[] | select(.name == $n and .state == "ready")] | length == 1' >/dev/null || gone=$n
+done
+[ -n "$gone" ] || fail "no instance of ag went"
+eval "gone_pid=\$AG_$(echo "$gone" | tr - _)"
+wait_until 15 "! kill -0 $gone_pid" || fail "the agent of $gone (terminated) did not stop"
+check "grep -q 'report refused' '$T/agent.$gone.log'" "the agent of $gone says why it stopped"
+check "[ \"\$(post /v1/agent/report '{\"instance\": \"$gone\", \"gpus\": []}' \"$(cat "$T/cred.$gone")\")\" = 401 ]" \
+	"a terminated instance's credential is refused"
+
 # a credential reports for its own instance only
-cred0=$(cat "$T/cred.ag-0")
-check "[ \"\$(post /v1/agent/report '{\"instance\": \"ag-1\", \"gpus\": []}' \"$cred0\")\" = 403 ]" \
-	"ag-0's credential cannot report for ag-1"
-check "[ \"\$(post /v1/agent/report '{\"instance\": \"ag-0\", \"gpus\": \"many\"}' \"$cred0\")\" = 400 ]" \
+live=ag-0
+[ "$gone" = ag-0 ] && live=ag-1
+other=ag-2
+[ "$gone" = ag-2 ] && other=ag-1
+[ "$live" = ag-1 ] && [ "$other" = ag-1 ] && other=ag-2
+cred=$(cat "$T/cred.$live")
+check "[ \"\$(post /v1/agent/report '{\"instance\": \"$other\", \"gpus\": []}' \"$cred\")\" = 403 ]" \
+	"$live's credential cannot report for $other"
+check "[ \"\$(post /v1/agent/report '{\"instance\": \"$live\", \"gpus\": \"many\"}' \"$cred\")\" = 400 ]" \
 	"a malformed report is refused"
-check "[ \"\$(post /v1/agent/report '{\"instance\": \"ag-0\", \"gpus\": []}' gba_0000)\" = 401 ]" \
+check "jq -e '.error.code == \"BadRequest\"' '$T/resp' >/dev/null" "with the API's error shape"
+check "[ \"\$(post /v1/agent/report '{\"instance\": \"$live\", \"gpus\": []}' gba_0000)\" = 401 ]" \
 	"an unknown credential is refused"
-check "[ \"\$(curl -s -o /dev/null -w '%{http_code}' -H \"Authorization: Bearer $cred0\" $GPUBROKER_SERVER/v1/pools/ag)\" = 401 ]" \
+check "[ \"\$(curl -s -o /dev/null -w '%{http_code}' -H \"Authorization: Bearer $cred\" $GPUBROKER_SERVER/v1/pools/ag)\" = 401 ]" \
 	"the instance credential cannot read a pool"
-check "[ \"\$(curl -s -o /dev/null -w '%{http_code}' -X DELETE -H \"Authorization: Bearer $cred0\" $GPUBROKER_SERVER/v1/pools/ag)\" = 401 ]" \
+check "[ \"\$(curl -s -o /dev/null -w '%{http_code}' -X DELETE -H \"Authorization: Bearer $cred\" $GPUBROKER_SERVER/v1/pools/ag)\" = 401 ]" \
 	"nor destroy one"
+check "[ \"\$(curl -s -o /dev/null -w '%{http_code}' -X POST -H \"Authorization: Bearer $cred\" -H 'Content-Type: application/json' -d '{\"count\": 9}' $GPUBROKER_SERVER/v1/pools/ag/scale)\" = 401 ]" \
+	"nor scale one"
 # a flood: at most 60 a minute per instance
 i=0 got=
 while [ "$i" -lt 70 ]; do
-	got="$got $(post /v1/agent/report '{"instance": "ag-0", "gpus": []}' "$cred0")"
+	got="$got $(post /v1/agent/report "{\"instance\": \"$live\", \"gpus\": []}" "$cred")"
 	i=$((i + 1))
 done
 check "echo '$got' | grep -q 429" "a report flood is rate-limited (429)"
 
-# destroyed: the credential is refused and the agent stops
+# destroyed: the credentials are refused and the agents stop
 gb destroy ag --auto-approve >/dev/null 2>&1 || fail "destroy ag"
-check "[ \"\$(post /v1/agent/report '{\"instance\": \"ag-0\", \"gpus\": []}' \"$cred0\")\" = 401 ]" \
-	"a destroyed instance's credential is refused"
-wait_until 10 "! kill -0 $AG_ag_1" || fail "agent ag-1 did not stop once its instance was gone"
-check "grep -q 'report refused' '$T/agent.ag-1.log'" "the agent says why it stopped"
+check "[ \"\$(post /v1/agent/report '{\"instance\": \"$other\", \"gpus\": []}' \"$(cat "$T/cred.$other")\")\" = 401 ]" \
+	"a destroyed pool's instance credential is refused"
+eval "other_pid=\$AG_$(echo "$other" | tr - _)"
+wait_until 10 "! kill -0 $other_pid" || fail "agent $other did not stop once its instance was gone"
 echo "PASS agent"
