@@ -231,6 +231,11 @@ int gb_engine_gc(gb_engine *e, int adopt, json_t **report);
 /* The pool as JSON: name, team, purpose, state, desired, running,
  * pending, clouds, price_per_hour, age_s, ttl_left_s, instances[...].
  * New reference, NULL when unknown. */
+/* An agent pool's running instances not ready agent.ready_timeout after
+ * they ran: each gets a "not-ready" event with its agent's last words
+ * and is terminated (the pool's converge replaces it).  Returns how many
+ * (0 for other pools).  engine_agent.c */
+int gb_engine_agent_overdue(gb_engine *e, const gb_pool_row *row);
 json_t *gb_engine_pool_json(gb_engine *e, const char *pool);
 /* Every pool (team NULL = all). New reference (array). */
 json_t *gb_engine_pools_json(gb_engine *e, const char *team);

@@ -93,3 +93,80 @@ char *gb_engine__agent_user_data(gb_engine *e, const gb_pool_spec *spec,
 	gb_buf_printf(&b, "\n--" BOUNDARY "--\n");
 	return gb_buf_take(&b);
 }
+
+/* The agent's last words from its last report (JSON text, may be NULL):
+ * into out[cap]. */
+static void last_words(const char *report, char *out, size_t cap)
+{
+	json_t *j = report ? json_loads(report, 0, NULL) : NULL;
+	json_t *g = json_object_get(j, "gpus");
+	const char *err = json_string_value(json_object_get(j, "error"));
+	if (!j)
+		snprintf(out, cap, "its agent never reported");
+	else if (err)
+		snprintf(out, cap, "its agent says: %s", err);
+	else if (json_array_size(g))
+		snprintf(out, cap, "its agent sees %zu GPU%s (%s), not the "
+		         "offer's", json_array_size(g),
+		         json_array_size(g) == 1 ? "" : "s",
+		         json_string_value(json_object_get(
+		                 json_array_get(g, 0), "name")));
+	else
+		snprintf(out, cap, "its agent sees no GPU");
+	json_decref(j);
+}
+
+int gb_engine_agent_overdue(gb_engine *e, const gb_pool_row *row)
+{
+	const gb_config *cfg = e->o.cfg;
+	int64_t timeout_ms = cfg ? cfg->agent_ready_timeout_s * 1000 : 0;
+	int64_t now = gb_now_ms(), *ready = NULL;
+	gb_pool_spec spec;
+	gb_inst_row *rows = NULL, **late = NULL;
+	size_t n = 0, nready = 0, nlate = 0;
+	char err[512];
+	if (timeout_ms <= 0 || strcmp(row->state, "active") != 0 ||
+	    gb_engine__spec(row, &spec, err, sizeof(err)) != 0)
+		return 0;
+	if (!spec.agent) {
+		gb_pool_spec_free(&spec);
+		return 0;
+	}
+	gb_pool_spec_free(&spec);
+	if (gb_engine__lock_pool(e, row->name, err, sizeof(err)) != 0)
+		return 0; /* another process changes it: its turn */
+	if (gb_store_inst_list(e->o.store, row->name, 1, &rows, &n) != 0 ||
+	    gb_store_agent_ready(e->o.store, row->name, &ready, &nready) != 0)
+		goto out;
+	late = gb_xcalloc(n ? n : 1, sizeof(*late));
+	for (size_t i = 0; i < n; i++) {
+		gb_inst_row *r = &rows[i];
+		char why[300];
+		char *report = NULL;
+		int ok = 0;
+		if (strcmp(r->state, "running") != 0 || !r->running_ms ||
+		    r->terminate_requested_ms || now - r->running_ms < timeout_ms)
+			continue;
+		for (size_t k = 0; k < nready && !ok; k++)
+			ok = ready[k] == r->id;
+		if (ok)
+			continue;
+		gb_store_agent_last(e->o.store, r->id, &report);
+		last_words(report, why, sizeof(why));
+		free(report);
+		gb_engine__event(e, row->name, r->name, "not-ready",
+		                 "instance %s is not ready %llds after it ran "
+		                 "(agent.ready_timeout): %s; replacing it",
+		                 r->name ? r->name : "?",
+		                 (long long)((now - r->running_ms) / 1000), why);
+		late[nlate++] = r;
+	}
+	if (nlate)
+		gb_engine__terminate_rows(e, late, nlate, "not ready");
+out:
+	gb_engine__unlock_pool(e, row->name);
+	free(late);
+	free(ready);
+	gb_inst_list_free(rows, n);
+	return (int)nlate;
+}

@@ -143,6 +143,9 @@ static const gb_config_key keys[] = {
 	 "one-time bootstrap token may be exchanged (1m-7d)"},
 	{"agent", "interval", "duration", "15s", "how often an agent reports "
 	 "its GPUs (1s-1h)"},
+	{"agent", "ready_timeout", "duration", "10m", "an agent pool's instance "
+	 "not ready this long after it ran is replaced, with an event (0s: "
+	 "never)"},
 	{"auth", "oidc", "list", "none", "trust rules of the OIDC token "
 	 "exchange (POST /v1/auth/oidc), each with the auth.oidc[] keys"},
 	{"auth.oidc[]", "issuer", "https URL", "required", "the ID tokens' iss "
@@ -248,6 +251,7 @@ void gb_config_defaults(gb_config *c)
 	c->plan_max_answer = (int64_t)16 << 20;
 	c->agent_bootstrap_ttl_s = 3600;
 	c->agent_interval_s = 15;
+	c->agent_ready_timeout_s = 600;
 }
 
 void gb_config_free(gb_config *c)
@@ -1066,6 +1070,9 @@ static void dec_agent(gb_ydec *c, const gb_ynode *n, gb_config *cfg)
 		else
 			cfg->agent_interval_s = x;
 	}
+	if ((v = gb_ymap_get(n, "ready_timeout")) &&
+	    gb_ydec_duration(c, v, "agent.ready_timeout", &x) == 0)
+		cfg->agent_ready_timeout_s = x;
 }
 
 static void dec_config(gb_ydec *c, const gb_ynode *root, gb_config *cfg)

@@ -161,6 +161,7 @@ typedef struct gb_config {
 	char *agent_broker_url;    /* NULL = agent pools refused */
 	int64_t agent_bootstrap_ttl_s;
 	int64_t agent_interval_s;
+	int64_t agent_ready_timeout_s; /* 0 = never replaced */
 } gb_config;
 
 /* One key of the file: its section ("" top level, "daemon", "tls",

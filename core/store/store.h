@@ -420,6 +420,9 @@ int gb_store_agent_report(gb_store *s, int64_t inst_id, int64_t now_ms,
 /* Revokes every credential and unused bootstrap token of instance
  * inst_id (gb_store_inst_term_accepted calls it).  0 / -1. */
 int gb_store_agent_revoke(gb_store *s, int64_t inst_id, int64_t now_ms);
+/* The last report (JSON text) the agent of instance inst_id sent: 0
+ * with *report (caller frees), 1 none yet, -1 error. */
+int gb_store_agent_last(gb_store *s, int64_t inst_id, char **report);
 /* The live instances of pool whose agent made them ready: 0 with *ids
  * (caller frees) and *n, or -1. */
 int gb_store_agent_ready(gb_store *s, const char *pool, int64_t **ids,

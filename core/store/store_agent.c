@@ -153,3 +153,44 @@ int gb_store_agent_ready(gb_store *s, const char *pool, int64_t **ids,
 	*ids = v;
 	return 0;
 }
+
+typedef struct {
+	char *report;
+} report_row;
+
+static void read_report(gb_sql *st, void *row)
+{
+	((report_row *)row)->report = gb_sql_strdup(st, 0);
+}
+
+static void reports_free(void *v, size_t n)
+{
+	report_row *r = v;
+	for (size_t i = 0; i < n; i++)
+		free(r[i].report);
+	free(v);
+}
+
+static const gb_store__rows report_rows = {
+	sizeof(report_row), read_report, reports_free, "read agent report"
+};
+
+int gb_store_agent_last(gb_store *s, int64_t inst_id, char **report)
+{
+	static const char sql[] =
+		"SELECT report FROM agents WHERE instance_id = ?1 AND report IS"
+		" NOT NULL ORDER BY reported_ms DESC LIMIT 1";
+	const gb_store__arg args[] = {GB_STORE_INT(inst_id)};
+	void *v;
+	size_t n;
+	*report = NULL;
+	if (gb_store__list(s, sql, args, GB_ARRAY_LEN(args), &report_rows, &v,
+	                   &n) != 0)
+		return -1;
+	if (n) {
+		*report = ((report_row *)v)->report;
+		((report_row *)v)->report = NULL;
+	}
+	reports_free(v, n);
+	return n ? 0 : 1;
+}

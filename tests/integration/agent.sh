@@ -201,4 +201,24 @@ check "[ \"\$(post /v1/agent/report '{\"instance\": \"$other\", \"gpus\": []}' \
 	"a destroyed pool's instance credential is refused"
 eval "other_pid=\$AG_$(echo "$other" | tr - _)"
 wait_until 10 "! kill -0 $other_pid" || fail "agent $other did not stop once its instance was gone"
+# an instance whose agent never reports is replaced after
+# agent.ready_timeout, with an event saying so
+sed -i 's/^agent: {\(.*\)}$/agent: {\1, ready_timeout: 3s}/' "$CONF"
+grep -q 'ready_timeout: 3s' "$CONF" || fail "could not set agent.ready_timeout"
+nhup=$(grep -c 'SIGHUP: reloaded' "$T/daemon.log")
+kill -HUP "$D_PID"
+wait_until 10 "[ \$(grep -c 'SIGHUP: reloaded' '$T/daemon.log') -gt $nhup ]" || fail "the daemon did not reload its config"
+write_spec "$T/nr.yaml" nr gcp L4 1 on-demand "agent: true"
+gb apply -f "$T/nr.yaml" --auto-approve --wait --wait-for running --timeout 30 >"$T/nr.out" 2>&1 ||
+	fail "apply --wait-for running of nr: $(cat "$T/nr.out")"
+check "api /v1/pools/nr | jq -e '.ready == 0 and .running == 1' >/dev/null" \
+	"--wait-for running returns at running"
+wait_until 20 "api '/v1/events?pool=nr&limit=200' | jq -e '[.events[] | select(.kind == \"not-ready\")] | length >= 1'" ||
+	fail "nr-0 was not found late ($(api '/v1/events?pool=nr&limit=200' | jq -r '.events[].message'))"
+check "api '/v1/events?pool=nr&limit=200' | jq -r '.events[] | select(.kind == \"not-ready\") | .message' | grep -q 'nr-0 is not ready .*its agent never reported; replacing it'" \
+	"the event names the instance and the agent's last words"
+wait_until 20 "api /v1/pools/nr | jq -e '[.instances[] | select(.name == \"nr-1\" and .state == \"running\")] | length == 1'" ||
+	fail "nr-0 was not replaced ($(api /v1/pools/nr | jq -c '[.instances[] | [.name, .state]]'))"
+echo "ok: the late instance was replaced (nr-1)"
+gb destroy nr --auto-approve >/dev/null 2>&1 || fail "destroy nr"
 echo "PASS agent"
