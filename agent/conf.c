@@ -72,6 +72,12 @@ int gba_conf_load(const char *file, gba_conf *c, char *err, size_t cap)
 		else if (strcmp(k, "ready_command") == 0)
 			bad = set_str(c->ready_command, sizeof(c->ready_command),
 			              v);
+		else if (strcmp(k, "metadata") == 0)
+			bad = (strcmp(v, "ec2") != 0 && strcmp(v, "gce") != 0 &&
+			       strcmp(v, "azure") != 0 && strcmp(v, "none") != 0) ||
+			      set_str(c->metadata, sizeof(c->metadata), v);
+		else if (strcmp(k, "metadata_url") == 0)
+			bad = set_str(c->metadata_url, sizeof(c->metadata_url), v);
 		else if (strcmp(k, "interval") == 0) {
 			char *end;
 			long n = strtol(v, &end, 10);
@@ -87,7 +93,8 @@ int gba_conf_load(const char *file, gba_conf *c, char *err, size_t cap)
 		}
 		if (bad) {
 			snprintf(err, cap, "%s:%d: bad value for %s (too long, "
-			         "or interval not 1..3600 seconds)", file, ln, k);
+			         "interval not 1..3600 seconds, or metadata not "
+			         "ec2, gce, azure or none)", file, ln, k);
 			fclose(f);
 			return -1;
 		}

@@ -26,25 +26,25 @@ static size_t on_data(char *d, size_t sz, size_t nm, void *u)
 	return n;
 }
 
-long gba_post(const gba_conf *c, const char *url, const char *bearer,
-              const char *body, char **resp)
+long gba_http(const gba_conf *c, const char *method, const char *url,
+              const char *const *headers, const char *body, char **resp)
 {
 	CURL *h = curl_easy_init();
 	struct curl_slist *hd = NULL;
-	char auth[600];
 	buf b = {NULL, 0};
 	long status = 0;
 	*resp = NULL;
 	if (!h)
 		return 0;
-	hd = curl_slist_append(hd, "Content-Type: application/json");
-	if (bearer) {
-		snprintf(auth, sizeof(auth), "Authorization: Bearer %s", bearer);
-		hd = curl_slist_append(hd, auth);
-	}
+	for (size_t i = 0; headers && headers[i]; i++)
+		hd = curl_slist_append(hd, headers[i]);
 	curl_easy_setopt(h, CURLOPT_URL, url);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hd);
-	curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+	if (body)
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+	else if (strcmp(method, "PUT") == 0)
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, "");
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
 	curl_easy_setopt(h, CURLOPT_TIMEOUT, 20L);
@@ -58,6 +58,20 @@ long gba_post(const gba_conf *c, const char *url, const char *bearer,
 	curl_slist_free_all(hd);
 	curl_easy_cleanup(h);
 	*resp = b.p;
-	memset(auth, 0, sizeof(auth));
 	return status;
+}
+
+long gba_post(const gba_conf *c, const char *url, const char *bearer,
+              const char *body, char **resp)
+{
+	char auth[600];
+	const char *hd[] = {"Content-Type: application/json", NULL, NULL};
+	long st;
+	if (bearer) {
+		snprintf(auth, sizeof(auth), "Authorization: Bearer %s", bearer);
+		hd[1] = auth;
+	}
+	st = gba_http(c, "POST", url, hd, body, resp);
+	memset(auth, 0, sizeof(auth));
+	return st;
 }

@@ -88,10 +88,21 @@ static int enroll(const gba_conf *c, char *cred, size_t cap)
 		    c->credential_file, "");
 		return -2;
 	}
+	{
+		char pid[256];
+		int m = gba_metadata_id(c, pid, sizeof(pid));
+		if (m < 0) {
+			say("the instance's metadata service: %s; retrying", pid,
+			    "");
+			return -1;
+		}
+		req = json_pack("{s:s, s:s, s:s}", "instance", c->instance,
+		                "bootstrap_token", c->bootstrap_token,
+		                "agent_version", AGENT_VERSION);
+		if (m == 0)
+			json_object_set_new(req, "provider_id", json_string(pid));
+	}
 	snprintf(url, sizeof(url), "%s/v1/agent/register", c->broker_url);
-	req = json_pack("{s:s, s:s, s:s}", "instance", c->instance,
-	                "bootstrap_token", c->bootstrap_token,
-	                "agent_version", AGENT_VERSION);
 	body = json_dumps(req, JSON_COMPACT);
 	json_decref(req);
 	st = gba_post(c, url, NULL, body, &resp);

@@ -82,6 +82,14 @@ static int live_instance(gb_store *s, const char *pool, int index,
 	return rc;
 }
 
+/* Clouds whose metadata service the agent reads (agent config
+ * "metadata", engine_agent.c): registration must name the instance. */
+static int needs_identity(const char *cloud)
+{
+	return strcmp(cloud, "aws") == 0 || strcmp(cloud, "gcp") == 0 ||
+	       strcmp(cloud, "azure") == 0;
+}
+
 static const char *str_field(json_t *j, const char *key, size_t max)
 {
 	const char *s = json_string_value(json_object_get(j, key));
@@ -91,8 +99,8 @@ static const char *str_field(json_t *j, const char *key, size_t max)
 void gb_api_agent_register(gb_api_req *r)
 {
 	json_t *j;
-	const char *name, *tok;
-	char pool[160], boot[65], cred[80], sha[65];
+	const char *name, *tok, *pid_s;
+	char pool[160], boot[65], cred[80], sha[65], pid[200] = "";
 	int index, rc;
 	gb_inst_row inst;
 	if (!(j = gb_api_body_json(r)))
@@ -113,6 +121,8 @@ void gb_api_agent_register(gb_api_req *r)
 		return;
 	}
 	gb_sha256_hex(tok, strlen(tok), boot);
+	if ((pid_s = str_field(j, "provider_id", 190)))
+		snprintf(pid, sizeof(pid), "%s", pid_s);
 	json_decref(j); /* name and tok were its strings */
 	rc = live_instance(r->d->store, pool, index, &inst);
 	if (rc < 0) {
@@ -127,6 +137,18 @@ void gb_api_agent_register(gb_api_req *r)
 		gb_api_error(r, 404, "NotFound", "no live instance %s-%d (yet): "
 		             "the agent retries until the broker has recorded "
 		             "it", pool, index);
+		return;
+	}
+	if (needs_identity(inst.cloud) &&
+	    (!inst.provider_id || strcmp(pid, inst.provider_id) != 0)) {
+		/* the token is good only inside the instance it was minted
+		 * for: its metadata service names it */
+		gb_api_error(r, 401, "Unauthenticated", "instance %s-%d: the "
+		             "agent's metadata service names %s, not this "
+		             "instance; a bootstrap token works only on its own "
+		             "instance", pool, index,
+		             *pid ? "another instance" : "no instance");
+		gb_inst_row_free(&inst);
 		return;
 	}
 	if (gb_random_hex(cred + strlen(CRED_PREFIX), 32) != 0) {

@@ -25,8 +25,18 @@ static const char *part_type(const char *ud)
 	return "text/plain";
 }
 
+/* The metadata service whose instance id the agent sends at
+ * registration (the broker checks it against the instance's). */
+static const char *metadata_of(const char *cloud)
+{
+	return strcmp(cloud, "aws") == 0     ? "ec2"
+	       : strcmp(cloud, "gcp") == 0   ? "gce"
+	       : strcmp(cloud, "azure") == 0 ? "azure"
+	                                     : "none";
+}
+
 char *gb_engine__agent_user_data(gb_engine *e, const gb_pool_spec *spec,
-                                 int index, gb_error *err)
+                                 const char *cloud, int index, gb_error *err)
 {
 	const gb_config *cfg = e->o.cfg;
 	char tok[65], sha[65], name[200];
@@ -74,12 +84,13 @@ char *gb_engine__agent_user_data(gb_engine *e, const gb_pool_spec *spec,
 	        "      instance = %s\n"
 	        "      bootstrap_token = %s\n"
 	        "      interval = %lld\n"
+	        "      metadata = %s\n"
 	        "runcmd:\n"
 	        "  - [sh, -c, 'if command -v gpubroker-agent >/dev/null; then "
 	        "systemctl enable --now gpubroker-agent; else echo "
 	        "gpubroker-agent is not installed on this image >&2; fi']\n",
 	        name, cfg->agent_broker_url, name, tok,
-	        (long long)cfg->agent_interval_s);
+	        (long long)cfg->agent_interval_s, metadata_of(cloud));
 	memset(tok, 0, sizeof(tok));
 	if (ud && *ud)
 		gb_buf_printf(&b,

@@ -282,7 +282,8 @@ static void execute(gb_engine *e, const gb_pool_spec *spec,
 		jb->req.max_price = 0;
 		if (spec->agent && !a->failed) {
 			jb->user_data = gb_engine__agent_user_data(
-			        e, spec, (int)jb->req.first_index, &a->err);
+			        e, spec, cd->cloud, (int)jb->req.first_index,
+			        &a->err);
 			jb->req.user_data = jb->user_data;
 			a->failed = !jb->user_data;
 		}

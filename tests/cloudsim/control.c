@@ -375,7 +375,7 @@ static void scenario_post(sim_req *req, sim_resp *resp)
 	gb_diags_free(&d);
 }
 
-static sim_inst *find_any(const char *id)
+sim_inst *sim_inst_find_any(const char *id)
 {
 	for (size_t i = 0; i < sim_g.insts.cap; i++) {
 		sim_inst *in = sim_map_slot(&sim_g.insts, i, NULL);
@@ -408,7 +408,7 @@ static void reclaim(sim_req *req, sim_resp *resp)
 		json_t *v;
 		json_array_foreach(ids, i, v) {
 			const char *id = json_string_value(v);
-			sim_inst *in = id ? find_any(id) : NULL;
+			sim_inst *in = id ? sim_inst_find_any(id) : NULL;
 			if (in && sim_reclaim(in, now) == 0)
 				json_array_append_new(done, json_string(id));
 			else
@@ -475,6 +475,8 @@ void sim_control_handle(sim_req *req, sim_resp *resp)
 		scenario_post(req, resp);
 	else if (post && strcmp(p, "/_sim/reclaim") == 0)
 		reclaim(req, resp);
+	else if (strncmp(p, "/_sim/meta/", 11) == 0)
+		sim_metadata(req, resp, p + 11);
 	else if (post && strcmp(p, "/_sim/reset") == 0) {
 		sim_state_reset();
 		sim_resp_json(resp, 200, json_pack("{s:b}", "ok", 1));

@@ -499,6 +499,13 @@ void sim_azure_nics_free(void);
 json_t *sim_azure_nics_json(void);
 void sim_gcp_handle(sim_req *req, sim_resp *resp);
 void sim_control_handle(sim_req *req, sim_resp *resp);
+/* A live or gone instance by provider id or resource name; NULL none.
+ * Caller holds the lock.  control.c */
+sim_inst *sim_inst_find_any(const char *id);
+/* /_sim/meta/<id>/...: the instance's metadata service, with the real
+ * services' paths and headers below the prefix (metadata.c); rest is
+ * the path after /_sim/meta/.  Caller holds the lock. */
+void sim_metadata(sim_req *req, sim_resp *resp, const char *rest);
 void sim_lambda_handle(sim_req *req, sim_resp *resp);
 
 /* Lambda SSH keys (lambda_keys.c), under the lock: registers the

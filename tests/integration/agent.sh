@@ -79,7 +79,9 @@ agent_configs() {
 		[ -f "$T/agent.$name.conf" ] && continue
 		printf "%s\n" "$ud" >"$T/ud.$name"
 		{
-			printf "%s\n" "$ud" | sed -n 's/^      \(broker_url\|instance\|bootstrap_token\|interval\) = /\1 = /p'
+			printf "%s\n" "$ud" | sed -n 's/^      \(broker_url\|instance\|bootstrap_token\|interval\|metadata\) = /\1 = /p'
+			# the instance's metadata service (GCE's), as cloudsim serves it
+			echo "metadata_url = $CONTROL/_sim/meta/$(printf "%s\n" "$line" | jq -r .id)"
 			echo "credential_file = $T/cred.$name"
 			echo "nvml_library = $NVML"
 		} >"$T/agent.$name.conf"
@@ -95,12 +97,23 @@ tok1=$(sed -n 's/^bootstrap_token = //p' "$T/agent.ag-1.conf")
 check "[ -n '$tok0' ] && [ '$tok0' != '$tok1' ]" "each instance has its own token"
 check "! grep -rq '$tok0' '$T/daemon.log' '$T/state.db'" "the token is in neither the log nor the state"
 
-# bad tokens: wrong, another instance's
-check "[ \"\$(post /v1/agent/register '{\"instance\": \"ag-0\", \"bootstrap_token\": \"0123456789abcdef\"}')\" = 401 ]" \
-	"a wrong bootstrap token is refused"
+check "grep -q '^metadata = gce' '$T/agent.ag-0.conf'" "the agent reads GCE's metadata service"
+check "[ \"\$(curl -s -o /dev/null -w '%{http_code}' $CONTROL/_sim/meta/ag-0/computeMetadata/v1/instance/name)\" = 403 ]" \
+	"cloudsim's GCE metadata wants Metadata-Flavor: Google"
+check "[ \"\$(curl -sf -H 'Metadata-Flavor: Google' $CONTROL/_sim/meta/ag-0/computeMetadata/v1/instance/name)\" = ag-0 ]" \
+	"and with it names the instance"
+
+# bad tokens: wrong, another instance's, the right one from another
+# instance (its metadata service names that one)
+reg() { # INSTANCE TOKEN PROVIDER_ID
+	post /v1/agent/register "{\"instance\": \"$1\", \"bootstrap_token\": \"$2\", \"provider_id\": \"$3\"}"
+}
+check "[ \"\$(reg ag-0 0123456789abcdef ag-0)\" = 401 ]" "a wrong bootstrap token is refused"
 check "jq -e '.error.code == \"Unauthenticated\"' '$T/resp' >/dev/null" "with the API's error shape"
-check "[ \"\$(post /v1/agent/register \"{\\\"instance\\\": \\\"ag-0\\\", \\\"bootstrap_token\\\": \\\"$tok1\\\"}\")\" = 401 ]" \
-	"another instance's bootstrap token is refused"
+check "[ \"\$(reg ag-0 $tok1 ag-0)\" = 401 ]" "another instance's bootstrap token is refused"
+check "[ \"\$(reg ag-0 $tok0 ag-1)\" = 401 ] && grep -q 'metadata service names another instance' '$T/resp'" \
+	"ag-0's token used from ag-1 (its metadata names ag-1) is refused"
+check "[ \"\$(reg ag-0 $tok0 '')\" = 401 ]" "and without the instance's identity"
 check "[ \"\$(post /v1/agent/register '{\"instance\": 7}')\" = 400 ]" "a malformed register is refused"
 
 # the agents boot: GPUs as the offer (L4, 24 GB), busy
