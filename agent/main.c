@@ -193,11 +193,13 @@ static int run_ready_command(const char *cmd)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: gpubroker-agent [-c CONFIG] [--once] "
-	           "[--print-gpus]\n"
+	           "[--print-gpus] [--print-id]\n"
 	           "  -c CONFIG      config file (default "
 	           "/etc/gpubroker-agent.conf)\n"
 	           "  --once         register if needed, report once, exit\n"
-	           "  --print-gpus   print what NVML sees as JSON and exit\n"
+	           "  --print-gpus   print what NVML sees and exit\n"
+	           "  --print-id     print the instance's id from its metadata "
+	           "service and exit\n"
 	           "See gpubroker-agent(8).\n");
 }
 
@@ -220,7 +222,7 @@ static int print_gpus(const gba_conf *c)
 int main(int argc, char **argv)
 {
 	const char *file = "/etc/gpubroker-agent.conf";
-	int once = 0, gpus = 0, ready_rc = -1, ran_ready = 0;
+	int once = 0, gpus = 0, ids = 0, ready_rc = -1, ran_ready = 0;
 	char err[1024], cred[256] = "", last[512] = "";
 	gba_conf c;
 	struct sigaction sa;
@@ -231,6 +233,8 @@ int main(int argc, char **argv)
 			once = 1;
 		else if (strcmp(argv[i], "--print-gpus") == 0)
 			gpus = 1;
+		else if (strcmp(argv[i], "--print-id") == 0)
+			ids = 1;
 		else if (strcmp(argv[i], "--help") == 0 ||
 		         strcmp(argv[i], "-h") == 0) {
 			usage(stdout);
@@ -249,6 +253,18 @@ int main(int argc, char **argv)
 	}
 	if (gpus)
 		return print_gpus(&c);
+	if (ids) {
+		int m;
+		curl_global_init(CURL_GLOBAL_DEFAULT);
+		m = gba_metadata_id(&c, err, sizeof(err));
+		curl_global_cleanup();
+		if (m == 0)
+			printf("%s\n", err);
+		else
+			fprintf(stderr, "gpubroker-agent: %s\n", m > 0 ?
+			        "the config names no metadata service" : err);
+		return m == 0 ? 0 : 1;
+	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigaction(SIGTERM, &sa, NULL);
