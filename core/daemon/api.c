@@ -411,6 +411,16 @@ static void route(gb_api_req *r)
 		return;
 	}
 	if (n == 3 && strcmp(parts[0], "v1") == 0 &&
+	    strcmp(parts[1], "agent") == 0 && strcmp(parts[2], "package") == 0) {
+		/* pinned by its SHA-256 in the instances' user data */
+		if (strcmp(m, "GET") != 0 && strcmp(m, "HEAD") != 0)
+			gb_api_error(r, 405, "MethodNotAllowed",
+			             "%s is not allowed on %s", m, r->path);
+		else
+			gb_api_agent_package(r);
+		return;
+	}
+	if (n == 3 && strcmp(parts[0], "v1") == 0 &&
 	    strcmp(parts[1], "agent") == 0 &&
 	    (strcmp(parts[2], "register") == 0 ||
 	     strcmp(parts[2], "report") == 0)) {

@@ -216,6 +216,7 @@ void gb_api_keep_heartbeat(gb_daemon *d, const gb_inst_row *inst,
  * api_agent.c */
 void gb_api_agent_register(gb_api_req *r);
 void gb_api_agent_report(gb_api_req *r);
+void gb_api_agent_package(gb_api_req *r);
 void gb_api_plan(gb_api_req *r);
 void gb_api_offers(gb_api_req *r);
 void gb_api_events(gb_api_req *r);

@@ -12,6 +12,7 @@
 #include "api.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -405,4 +406,34 @@ void gb_api_agent_report(gb_api_req *r)
 out:
 	json_decref(j);
 	gb_inst_row_free(&inst);
+}
+
+/* GET /v1/agent/package: agent.package as it is, for the bootstrap's
+ * curl (its SHA-256 is pinned in the instance's user data, so it needs
+ * no token); 404 when none is configured. */
+void gb_api_agent_package(gb_api_req *r)
+{
+	const char *path = r->d->cfg->agent_package;
+	char *data = NULL;
+	size_t len = 0, n = path ? strlen(path) : 0;
+	if (!path) {
+		gb_api_error(r, 404, "NotFound", "this broker serves no agent "
+		             "package (agent.package): the image carries the "
+		             "agent");
+		return;
+	}
+	if (gb_read_file(path, GB_AGENT_PACKAGE_MAX, &data, &len) != 0) {
+		gb_log(GB_LOG_ERROR, "api", "agent.package %s: %s", path,
+		       strerror(errno));
+		gb_api_error(r, 503, "Unavailable", "the agent package cannot "
+		             "be read (the daemon's log says why); retry");
+		r->retry_after_s = 30;
+		return;
+	}
+	r->text = data;
+	r->text_len = len;
+	r->content_type = n > 4 && strcmp(path + n - 4, ".deb") == 0
+	                          ? "application/vnd.debian.binary-package"
+	                          : "application/octet-stream";
+	r->status = 200;
 }

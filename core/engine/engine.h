@@ -231,6 +231,10 @@ int gb_engine_gc(gb_engine *e, int adopt, json_t **report);
 /* The pool as JSON: name, team, purpose, state, desired, running,
  * pending, clouds, price_per_hour, age_s, ttl_left_s, instances[...].
  * New reference, NULL when unknown. */
+/* agent.package: at most this big; its SHA-256 (hex) into out: 0, or
+ * -1 with errno.  engine_agent.c */
+#define GB_AGENT_PACKAGE_MAX ((size_t)64 << 20)
+int gb_agent_package_sha256(const char *path, char out[65]);
 /* An agent pool's running instances not ready agent.ready_timeout after
  * they ran: each gets a "not-ready" event with its agent's last words
  * and is terminated (the pool's converge replaces it).  Returns how many

@@ -4,6 +4,7 @@
  * pool's own user_data as MIME multipart so that still runs too. */
 #include "engine_int.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,23 @@ static const char *part_type(const char *ud)
 	return "text/plain";
 }
 
+static int is_deb(const char *path)
+{
+	size_t n = strlen(path);
+	return n > 4 && strcmp(path + n - 4, ".deb") == 0;
+}
+
+int gb_agent_package_sha256(const char *path, char out[65])
+{
+	char *data = NULL;
+	size_t len = 0;
+	if (gb_read_file(path, GB_AGENT_PACKAGE_MAX, &data, &len) != 0)
+		return -1;
+	gb_sha256_hex(data, len, out);
+	free(data);
+	return 0;
+}
+
 /* The metadata service whose instance id the agent sends at
  * registration (the broker checks it against the instance's). */
 static const char *metadata_of(const char *cloud)
@@ -39,7 +57,7 @@ char *gb_engine__agent_user_data(gb_engine *e, const gb_pool_spec *spec,
                                  const char *cloud, int index, gb_error *err)
 {
 	const gb_config *cfg = e->o.cfg;
-	char tok[65], sha[65], name[200];
+	char tok[65], sha[65], name[200], pkg_sha[65] = "";
 	gb_buf b = GB_BUF_INIT;
 	const char *ud = spec->user_data;
 	if (!cfg || !cfg->agent_broker_url) {
@@ -66,6 +84,14 @@ char *gb_engine__agent_user_data(gb_engine *e, const gb_pool_spec *spec,
 		memset(tok, 0, sizeof(tok));
 		return NULL;
 	}
+	if (cfg->agent_package &&
+	    gb_agent_package_sha256(cfg->agent_package, pkg_sha) != 0) {
+		gb_error_set(err, GB_ERR_INVALID, 0, "AgentPackage", "cannot "
+		             "read agent.package %s: %s; fix the path or drop "
+		             "the key", cfg->agent_package, strerror(errno));
+		memset(tok, 0, sizeof(tok));
+		return NULL;
+	}
 	gb_buf_printf(&b,
 	        "Content-Type: multipart/mixed; boundary=\"" BOUNDARY "\"\n"
 	        "MIME-Version: 1.0\n\n"
@@ -84,14 +110,43 @@ char *gb_engine__agent_user_data(gb_engine *e, const gb_pool_spec *spec,
 	        "      instance = %s\n"
 	        "      bootstrap_token = %s\n"
 	        "      interval = %lld\n"
-	        "      metadata = %s\n"
-	        "runcmd:\n"
-	        "  - [sh, -c, 'if command -v gpubroker-agent >/dev/null; then "
-	        "systemctl enable --now gpubroker-agent; else echo "
-	        "gpubroker-agent is not installed on this image >&2; fi']\n",
+	        "      metadata = %s\n",
 	        name, cfg->agent_broker_url, name, tok,
 	        (long long)cfg->agent_interval_s, metadata_of(cloud));
 	memset(tok, 0, sizeof(tok));
+	if (cfg->agent_package && !is_deb(cfg->agent_package))
+		/* a bare binary: its unit too (a .deb brings its own) */
+		gb_buf_printf(&b,
+		        "  - path: /etc/systemd/system/gpubroker-agent.service\n"
+		        "    content: |\n"
+		        "      [Unit]\n"
+		        "      Description=gpubroker instance agent\n"
+		        "      Wants=network-online.target\n"
+		        "      After=network-online.target\n"
+		        "      [Service]\n"
+		        "      ExecStart=/usr/bin/gpubroker-agent -c "
+		        "/etc/gpubroker-agent.conf\n"
+		        "      Restart=on-failure\n"
+		        "      StateDirectory=gpubroker-agent\n"
+		        "      [Install]\n"
+		        "      WantedBy=multi-user.target\n");
+	gb_buf_printf(&b, "runcmd:\n");
+	if (cfg->agent_package)
+		/* fetched from the broker, installed only if it is the
+		 * package the broker pinned */
+		gb_buf_printf(&b,
+		        "  - [sh, -c, 'set -e; f=/var/tmp/gpubroker-agent.pkg; "
+		        "curl -fsS --retry 10 -o $f %s/v1/agent/package; "
+		        "echo \"%s  $f\" | sha256sum -c -; %s']\n",
+		        cfg->agent_broker_url, pkg_sha,
+		        is_deb(cfg->agent_package)
+		                ? "dpkg -i $f"
+		                : "install -m 0755 $f /usr/bin/gpubroker-agent; "
+		                  "systemctl daemon-reload");
+	gb_buf_printf(&b,
+	        "  - [sh, -c, 'if command -v gpubroker-agent >/dev/null; then "
+	        "systemctl enable --now gpubroker-agent; else echo "
+	        "gpubroker-agent is not installed on this image >&2; fi']\n");
 	if (ud && *ud)
 		gb_buf_printf(&b,
 		        "\n--" BOUNDARY "\n"

@@ -143,6 +143,9 @@ static const gb_config_key keys[] = {
 	 "one-time bootstrap token may be exchanged (1m-7d)"},
 	{"agent", "interval", "duration", "15s", "how often an agent reports "
 	 "its GPUs (1s-1h)"},
+	{"agent", "package", "path", "none (the image carries the agent)",
+	 "the agent's .deb (or its binary) that instances fetch from GET "
+	 "/v1/agent/package, pinned by its SHA-256 in their user data"},
 	{"agent", "ready_timeout", "duration", "10m", "an agent pool's instance "
 	 "not ready this long after it ran is replaced, with an event (0s: "
 	 "never)"},
@@ -271,6 +274,7 @@ void gb_config_free(gb_config *c)
 	free(c->drivers);
 	free(c->listen);
 	free(c->agent_broker_url);
+	free(c->agent_package);
 	free(c->tls_cert);
 	free(c->tls_key);
 	for (size_t i = 0; i < c->ntokens; i++) {
@@ -1070,6 +1074,9 @@ static void dec_agent(gb_ydec *c, const gb_ynode *n, gb_config *cfg)
 		else
 			cfg->agent_interval_s = x;
 	}
+	if ((v = gb_ymap_get(n, "package")) &&
+	    dec_text(c, v, "agent.package", "the agent package path", &s) == 0)
+		set_str(&cfg->agent_package, s);
 	if ((v = gb_ymap_get(n, "ready_timeout")) &&
 	    gb_ydec_duration(c, v, "agent.ready_timeout", &x) == 0)
 		cfg->agent_ready_timeout_s = x;
@@ -1239,6 +1246,7 @@ void gb_config_resolve_paths(gb_config *c, const char *file)
 	resolve(dir, &c->tls_cert);
 	resolve(dir, &c->tls_key);
 	resolve(dir, &c->onprem_inventory);
+	resolve(dir, &c->agent_package);
 	for (size_t i = 0; i < c->policy_path.n; i++)
 		resolve(dir, &c->policy_path.v[i]);
 	for (size_t i = 0; i < c->ndrivers; i++)

@@ -159,6 +159,7 @@ typedef struct gb_config {
 	                              (shared state only); default 15 */
 	/* agent.*: the instance agent (gpubroker-agent) */
 	char *agent_broker_url;    /* NULL = agent pools refused */
+	char *agent_package;       /* NULL = the image carries the agent */
 	int64_t agent_bootstrap_ttl_s;
 	int64_t agent_interval_s;
 	int64_t agent_ready_timeout_s; /* 0 = never replaced */

@@ -54,7 +54,8 @@ if gb apply -f "$T/ag.yaml" --auto-approve >"$T/refused.out" 2>&1; then
 fi
 check "grep -q 'agent.broker_url' '$T/refused.out'" "the refusal names agent.broker_url"
 
-printf 'agent: {broker_url: "%s", interval: 1s, bootstrap_ttl: 10m}\n' "$GPUBROKER_SERVER" >>"$CONF"
+printf 'agent: {broker_url: "%s", interval: 1s, bootstrap_ttl: 10m, package: "%s"}\n' \
+	"$GPUBROKER_SERVER" "$AGENT" >>"$CONF"
 kill -HUP "$D_PID"
 wait_until 10 "grep -q 'SIGHUP: reloaded' '$T/daemon.log'" || fail "the daemon did not reload its config"
 
@@ -92,6 +93,19 @@ check "[ \"\$(agent_configs | sort | tr '\\n' ' ')\" = 'ag-0 ag-1 ' ]" "cloudsim
 check "[ -f '$T/ud.ag-0' ] && [ -f '$T/ud.ag-1' ]" "ag-0 and ag-1 each have their agent config"
 check "grep -q '^Content-Type: multipart/mixed' '$T/ud.ag-0' && grep -q '^Content-Type: text/x-shellscript' '$T/ud.ag-0' && grep -q 'echo user-part-ran' '$T/ud.ag-0'" \
 	"the user data is MIME multipart and still carries the user's own script"
+# the agent package (agent.package: here the agent's binary), served
+# by the broker and pinned by its SHA-256 in the user data
+sha=$(sha256sum "$AGENT" | cut -d' ' -f1)
+check "grep -q \"curl -fsS .* $GPUBROKER_SERVER/v1/agent/package; echo \\\"$sha  \" '$T/ud.ag-0'" \
+	"the bootstrap fetches the agent from the broker, pinned by its SHA-256"
+check "[ \"\$(curl -sf $GPUBROKER_SERVER/v1/agent/package | sha256sum | cut -d' ' -f1)\" = '$sha' ]" \
+	"GET /v1/agent/package serves that package"
+check "grep -q '^  - path: /etc/systemd/system/gpubroker-agent.service' '$T/ud.ag-0'" \
+	"a bare binary comes with its unit"
+# the agent's part is cloud-config YAML cloud-init can read
+sed -n '/^#cloud-config$/,/^--==gpubroker-agent-part==/p' "$T/ud.ag-0" | sed '$d' >"$T/cc.yaml"
+check "/usr/bin/python3 -c 'import sys, yaml; d = yaml.safe_load(open(sys.argv[1])); assert d[\"write_files\"][0][\"path\"] == \"/etc/gpubroker-agent.conf\" and \"bootstrap_token = \" in d[\"write_files\"][0][\"content\"] and len(d[\"runcmd\"]) == 2' '$T/cc.yaml'" \
+	"the agent's cloud-config part is valid YAML (write_files, runcmd)"
 tok0=$(sed -n 's/^bootstrap_token = //p' "$T/agent.ag-0.conf")
 tok1=$(sed -n 's/^bootstrap_token = //p' "$T/agent.ag-1.conf")
 check "[ -n '$tok0' ] && [ '$tok0' != '$tok1' ]" "each instance has its own token"
