@@ -163,7 +163,7 @@ static const char *provider_state(const sim_inst *in, sim_phase ph,
 /* The user data a GCE instance was created with (its metadata item
  * user-data or startup-script, in an insert body or a bulkInsert's
  * instanceProperties), or NULL: borrowed from the body. */
-static const char *gce_user_data(const json_t *body)
+const char *sim_gce_user_data(const json_t *body)
 {
 	const json_t *md = json_object_get(body, "metadata"), *it;
 	size_t i;
@@ -224,11 +224,11 @@ static void instances(sim_req *req, sim_resp *resp)
 		              tags, "price_per_hour", in->price);
 		if (in->cloud == SIM_AZURE || in->cloud == SIM_GCP)
 			json_object_set_new(o, "resource_id", json_string(in->id));
-		if (in->cloud == SIM_GCP && gce_user_data(in->gce_body))
+		if (in->cloud == SIM_GCP && sim_gce_user_data(in->gce_body))
 			/* what the instance would boot with (an agent pool's
 			 * bootstrap: tests/integration/agent.sh) */
 			json_object_set_new(o, "user_data", json_string(
-			        gce_user_data(in->gce_body)));
+			        sim_gce_user_data(in->gce_body)));
 		json_object_set_new(o, "created",
 		                    json_string(sim_time_ms(in->t_create, ts,
 		                                            sizeof(ts))));
@@ -475,6 +475,8 @@ void sim_control_handle(sim_req *req, sim_resp *resp)
 		scenario_post(req, resp);
 	else if (post && strcmp(p, "/_sim/reclaim") == 0)
 		reclaim(req, resp);
+	else if (post && strcmp(p, "/_sim/agents") == 0)
+		sim_agents_configure(req, resp);
 	else if (strncmp(p, "/_sim/meta/", 11) == 0)
 		sim_metadata(req, resp, p + 11);
 	else if (post && strcmp(p, "/_sim/reset") == 0) {
