@@ -11,21 +11,8 @@
 # instance's credential is refused and its agent stops.
 . "$GB_SRC/tests/lib/integration.sh"
 
-AGENT=$GB_BUILD/bin/gpubroker-agent
-NVML=$GB_BUILD/tests/libnvidia-ml.so.1
-for _f in "$AGENT" "$NVML"; do
-	[ -e "$_f" ] || { echo "SKIP: $_f is not built (make all $NVML)"; exit 77; }
-done
-
-export GPUBROKER_RECONCILE_PERIOD=1s
-export GPUBROKER_INVENTORY=$GB_SRC/examples/demo-inventory.yaml
-sim_start
-# a config of our own: agent.broker_url is the daemon's address, known
-# once it listens (then a SIGHUP reads it)
-cp "$CONF" "$T/broker.yaml"
-CONF=$T/broker.yaml
-daemon_start
-export GPUBROKER_TOKEN=demo-admin-token
+. "$GB_SRC/tests/lib/agent.sh"
+agent_start
 H="Authorization: Bearer $GPUBROKER_TOKEN"
 api() { curl -sf -H "$H" "$GPUBROKER_SERVER$1"; }
 pool() { api "/v1/pools/ag"; }
@@ -54,10 +41,7 @@ if gb apply -f "$T/ag.yaml" --auto-approve >"$T/refused.out" 2>&1; then
 fi
 check "grep -q 'agent.broker_url' '$T/refused.out'" "the refusal names agent.broker_url"
 
-printf 'agent: {broker_url: "%s", interval: 1s, bootstrap_ttl: 10m, package: "%s"}\n' \
-	"$GPUBROKER_SERVER" "$AGENT" >>"$CONF"
-kill -HUP "$D_PID"
-wait_until 10 "grep -q 'SIGHUP: reloaded' '$T/daemon.log'" || fail "the daemon did not reload its config"
+agent_config "interval: 1s, bootstrap_ttl: 10m, package: \"$AGENT\""
 
 gb apply -f "$T/ag.yaml" --auto-approve --wait --timeout 50 >"$T/apply.out" 2>&1 &
 APPLY_PID=$!
@@ -230,11 +214,7 @@ eval "other_pid=\$AG_$(echo "$other" | tr - _)"
 wait_until 10 "! kill -0 $other_pid" || fail "agent $other did not stop once its instance was gone"
 # an instance whose agent never reports is replaced after
 # agent.ready_timeout, with an event saying so
-sed -i 's/^agent: {\(.*\)}$/agent: {\1, ready_timeout: 3s}/' "$CONF"
-grep -q 'ready_timeout: 3s' "$CONF" || fail "could not set agent.ready_timeout"
-nhup=$(grep -c 'SIGHUP: reloaded' "$T/daemon.log")
-kill -HUP "$D_PID"
-wait_until 10 "[ \$(grep -c 'SIGHUP: reloaded' '$T/daemon.log') -gt $nhup ]" || fail "the daemon did not reload its config"
+agent_config "interval: 1s, ready_timeout: 3s"
 write_spec "$T/nr.yaml" nr gcp L4 1 on-demand "agent: true"
 gb apply -f "$T/nr.yaml" --auto-approve --wait --wait-for running --timeout 30 >"$T/nr.out" 2>&1 ||
 	fail "apply --wait-for running of nr: $(cat "$T/nr.out")"

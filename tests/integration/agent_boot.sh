@@ -7,22 +7,9 @@
 # agents stop with them.
 . "$GB_SRC/tests/lib/integration.sh"
 
-AGENT=$GB_BUILD/bin/gpubroker-agent
-NVML=$GB_BUILD/tests/libnvidia-ml.so.1
-for _f in "$AGENT" "$NVML"; do
-	[ -e "$_f" ] || { echo "SKIP: $_f is not built (make all $NVML)"; exit 77; }
-done
-
-export GPUBROKER_RECONCILE_PERIOD=1s
-export GPUBROKER_INVENTORY=$GB_SRC/examples/demo-inventory.yaml
-sim_start
-cp "$CONF" "$T/broker.yaml"
-CONF=$T/broker.yaml
-daemon_start
-export GPUBROKER_TOKEN=demo-admin-token
-printf 'agent: {broker_url: "%s", interval: 1s}\n' "$GPUBROKER_SERVER" >>"$CONF"
-kill -HUP "$D_PID"
-wait_until 10 "grep -q 'SIGHUP: reloaded' '$T/daemon.log'" || fail "the daemon did not reload its config"
+. "$GB_SRC/tests/lib/agent.sh"
+agent_start
+agent_config "interval: 1s"
 
 mkdir -p "$T/gpus" "$T/agents"
 echo "NVIDIA_L4 23034 512 60" >"$T/gpus/default"
