@@ -130,6 +130,20 @@ char *gb_engine__agent_user_data(gb_engine *e, const gb_pool_spec *spec,
 		        "      StateDirectory=gpubroker-agent\n"
 		        "      [Install]\n"
 		        "      WantedBy=multi-user.target\n");
+	if (spec->ssh_keys.n) {
+		/* the user data now given, EC2 adds no key pair of the
+		 * spec's (aws driver): cloud-init does, on every cloud */
+		gb_buf_printf(&b, "ssh_authorized_keys:\n");
+		for (size_t i = 0; i < spec->ssh_keys.n; i++) {
+			gb_buf_printf(&b, "  - '");
+			for (const char *k = spec->ssh_keys.v[i]; *k; k++)
+				if (*k == '\'')
+					gb_buf_printf(&b, "''");
+				else if (*k != '\n' && *k != '\r')
+					gb_buf_printf(&b, "%c", *k);
+			gb_buf_printf(&b, "'\n");
+		}
+	}
 	gb_buf_printf(&b, "runcmd:\n");
 	if (cfg->agent_package)
 		/* fetched from the broker, installed only if it is the

@@ -88,8 +88,8 @@ check "grep -q '^  - path: /etc/systemd/system/gpubroker-agent.service' '$T/ud.a
 	"a bare binary comes with its unit"
 # the agent's part is cloud-config YAML cloud-init can read
 sed -n '/^#cloud-config$/,/^--==gpubroker-agent-part==/p' "$T/ud.ag-0" | sed '$d' >"$T/cc.yaml"
-check "/usr/bin/python3 -c 'import sys, yaml; d = yaml.safe_load(open(sys.argv[1])); assert d[\"write_files\"][0][\"path\"] == \"/etc/gpubroker-agent.conf\" and \"bootstrap_token = \" in d[\"write_files\"][0][\"content\"] and len(d[\"runcmd\"]) == 2' '$T/cc.yaml'" \
-	"the agent's cloud-config part is valid YAML (write_files, runcmd)"
+check "/usr/bin/python3 -c 'import sys, yaml; d = yaml.safe_load(open(sys.argv[1])); assert d[\"write_files\"][0][\"path\"] == \"/etc/gpubroker-agent.conf\" and \"bootstrap_token = \" in d[\"write_files\"][0][\"content\"] and len(d[\"runcmd\"]) == 2 and d[\"ssh_authorized_keys\"][0].startswith(\"ssh-ed25519 \")' '$T/cc.yaml'" \
+	"the agent's cloud-config part is valid YAML (write_files, runcmd, the spec's ssh keys)"
 tok0=$(sed -n 's/^bootstrap_token = //p' "$T/agent.ag-0.conf")
 tok1=$(sed -n 's/^bootstrap_token = //p' "$T/agent.ag-1.conf")
 check "[ -n '$tok0' ] && [ '$tok0' != '$tok1' ]" "each instance has its own token"
