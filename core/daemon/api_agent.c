@@ -97,11 +97,27 @@ static const char *str_field(json_t *j, const char *key, size_t max)
 	return s && *s && strlen(s) <= max ? s : NULL;
 }
 
+static void store_failed(gb_api_req *r)
+{
+	gb_api_error(r, 503, "StoreError", "%s; retry",
+	             gb_store_errmsg(r->d->store));
+	r->retry_after_s = 5;
+}
+
+static void refused(gb_api_req *r, const char *pool, int index)
+{
+	gb_api_error(r, 401, "Unauthenticated", "bootstrap token refused for "
+	             "%s-%d: it is not this instance's, was already "
+	             "exchanged, or expired (agent.bootstrap_ttl); a new "
+	             "instance gets a new one", pool, index);
+}
+
 void gb_api_agent_register(gb_api_req *r)
 {
 	json_t *j;
 	const char *name, *tok, *pid_s;
 	char pool[160], boot[65], cred[80], sha[65], pid[200] = "";
+	char minted[200];
 	int index, rc;
 	gb_inst_row inst;
 	if (!(j = gb_api_body_json(r)))
@@ -125,11 +141,18 @@ void gb_api_agent_register(gb_api_req *r)
 	if ((pid_s = str_field(j, "provider_id", 190)))
 		snprintf(pid, sizeof(pid), "%s", pid_s);
 	json_decref(j); /* name and tok were its strings */
+	/* the name the engine minted the token for (a driver may record
+	 * another spelling: GCE lowercases); the token first: without one,
+	 * nothing is said about which instances exist */
+	snprintf(minted, sizeof(minted), "%s-%d", pool, index);
+	rc = gb_store_agent_token_open(r->d->store, minted, boot, gb_now_ms());
+	if (rc <= 0) {
+		rc < 0 ? store_failed(r) : refused(r, pool, index);
+		return;
+	}
 	rc = live_instance(r->d->store, pool, index, &inst);
 	if (rc < 0) {
-		gb_api_error(r, 503, "StoreError", "%s; retry",
-		             gb_store_errmsg(r->d->store));
-		r->retry_after_s = 5;
+		store_failed(r);
 		return;
 	}
 	if (rc == 1) {
@@ -160,29 +183,12 @@ void gb_api_agent_register(gb_api_req *r)
 	}
 	memcpy(cred, CRED_PREFIX, strlen(CRED_PREFIX));
 	gb_sha256_hex(cred, strlen(cred), sha);
-	snprintf(pool, sizeof(pool), "%s", inst.pool);
-	{
-		/* the name the engine minted the token for (a driver may
-		 * record another spelling: GCE lowercases) */
-		char minted[200];
-		snprintf(minted, sizeof(minted), "%s-%d", pool, index);
-		rc = gb_store_agent_register(r->d->store, minted, boot, inst.id,
-		                             sha, gb_now_ms());
-	}
+	rc = gb_store_agent_register(r->d->store, minted, boot, inst.id, sha,
+	                             gb_now_ms());
 	if (rc != 0) {
 		gb_inst_row_free(&inst);
 		memset(cred, 0, sizeof(cred));
-		if (rc < 0) {
-			gb_api_error(r, 503, "StoreError", "%s; retry",
-			             gb_store_errmsg(r->d->store));
-			r->retry_after_s = 5;
-		} else {
-			gb_api_error(r, 401, "Unauthenticated", "bootstrap token "
-			             "refused for %s-%d: it is not this instance's, "
-			             "was already exchanged, or expired "
-			             "(agent.bootstrap_ttl); a new instance gets a "
-			             "new one", pool, index);
-		}
+		rc < 0 ? store_failed(r) : refused(r, pool, index);
 		return;
 	}
 	gb_store_event(r->d->store, inst.pool, inst.name, "agent",
@@ -318,9 +324,7 @@ void gb_api_agent_report(gb_api_req *r)
 	gb_sha256_hex(h + 7, strlen(h + 7), sha);
 	rc = gb_store_agent_auth(r->d->store, sha, &inst_id, name, sizeof(name));
 	if (rc < 0) {
-		gb_api_error(r, 503, "StoreError", "%s; retry",
-		             gb_store_errmsg(r->d->store));
-		r->retry_after_s = 5;
+		store_failed(r);
 		return;
 	}
 	if (rc == 1) {
@@ -378,9 +382,7 @@ void gb_api_agent_report(gb_api_req *r)
 	if (gb_store_agent_report(r->d->store, inst.id, gb_now_ms(), text,
 	                          ready) != 0) {
 		free(text);
-		gb_api_error(r, 503, "StoreError", "%s; retry",
-		             gb_store_errmsg(r->d->store));
-		r->retry_after_s = 5;
+		store_failed(r);
 		goto out;
 	}
 	free(text);

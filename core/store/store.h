@@ -406,6 +406,10 @@ int gb_store_agent_mint(gb_store *s, const char *pool, const char *name,
 int gb_store_agent_register(gb_store *s, const char *name,
                             const char *boot_sha256, int64_t inst_id,
                             const char *cred_sha256, int64_t now_ms);
+/* Whether boot_sha256 is a bootstrap token of instance `name` that may
+ * still be exchanged at now_ms: 1 yes, 0 no, -1 error. */
+int gb_store_agent_token_open(gb_store *s, const char *name,
+                              const char *boot_sha256, int64_t now_ms);
 /* The instance a credential reports for, while the credential is not
  * revoked and its instance is live (not terminating, terminated,
  * preempted or failed): 0 with *inst_id and name[cap], 1 none, -1

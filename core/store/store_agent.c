@@ -42,6 +42,42 @@ int gb_store_agent_register(gb_store *s, const char *name,
 
 typedef struct {
 	int64_t id;
+} id_row;
+
+static void read_id(gb_sql *st, void *row)
+{
+	((id_row *)row)->id = gb_sql_int(st, 0);
+}
+
+static void ids_free(void *v, size_t n)
+{
+	(void)n;
+	free(v);
+}
+
+static const gb_store__rows id_rows = {
+	sizeof(id_row), read_id, ids_free, "read agent rows"
+};
+
+int gb_store_agent_token_open(gb_store *s, const char *name,
+                              const char *boot_sha256, int64_t now_ms)
+{
+	static const char sql[] =
+		"SELECT 1 FROM agents WHERE boot_sha256 = ?1 AND name = ?2 AND"
+		" registered_ms = 0 AND revoked_ms = 0 AND boot_expires_ms > ?3";
+	const gb_store__arg args[] = {GB_STORE_TEXT(boot_sha256),
+	                              GB_STORE_TEXT(name), GB_STORE_INT(now_ms)};
+	void *v;
+	size_t n;
+	if (gb_store__list(s, sql, args, GB_ARRAY_LEN(args), &id_rows, &v,
+	                   &n) != 0)
+		return -1;
+	ids_free(v, n);
+	return n ? 1 : 0;
+}
+
+typedef struct {
+	int64_t id;
 	char *name;
 } auth_row;
 
@@ -117,24 +153,6 @@ int gb_store_agent_revoke(gb_store *s, int64_t inst_id, int64_t now_ms)
 	                      "revoke agent credential", NULL);
 }
 
-typedef struct {
-	int64_t id;
-} id_row;
-
-static void read_id(gb_sql *st, void *row)
-{
-	((id_row *)row)->id = gb_sql_int(st, 0);
-}
-
-static void ids_free(void *v, size_t n)
-{
-	(void)n;
-	free(v);
-}
-
-static const gb_store__rows id_rows = {
-	sizeof(id_row), read_id, ids_free, "list ready instances"
-};
 
 int gb_store_agent_ready(gb_store *s, const char *pool, int64_t **ids,
                          size_t *n)

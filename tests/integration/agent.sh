@@ -107,6 +107,8 @@ reg() { # INSTANCE TOKEN PROVIDER_ID
 	post /v1/agent/register "{\"instance\": \"$1\", \"bootstrap_token\": \"$2\", \"provider_id\": \"$3\"}"
 }
 check "[ \"\$(reg ag-0 0123456789abcdef ag-0)\" = 401 ]" "a wrong bootstrap token is refused"
+check "[ \"\$(reg ag-9 0123456789abcdef ag-9)\" = 401 ]" \
+	"a wrong token for an instance that does not exist: 401 too (no instance names revealed)"
 check "jq -e '.error.code == \"Unauthenticated\"' '$T/resp' >/dev/null" "with the API's error shape"
 check "[ \"\$(reg ag-0 $tok1 ag-0)\" = 401 ]" "another instance's bootstrap token is refused"
 check "[ \"\$(reg ag-0 $tok0 ag-1)\" = 401 ] && grep -q 'metadata service names another instance' '$T/resp'" \

@@ -1666,9 +1666,13 @@ static void test_agents(void **state)
 	assert_int_equal(reg(s, "p1-1", "boot1", b, "c1", 5000), 1);
 	assert_int_equal(reg(s, "p1-0", "nope", a, "c0", 1000), 1);
 	assert_int_equal(auth(s, "c0", &id, name), 1);
+	assert_int_equal(gb_store_agent_token_open(s, "p1-0", "boot0", 1000), 1);
+	assert_int_equal(gb_store_agent_token_open(s, "p1-1", "boot0", 1000), 0);
+	assert_int_equal(gb_store_agent_token_open(s, "p1-0", "boot0", 5000), 0);
 	/* once */
 	assert_int_equal(reg(s, "p1-0", "boot0", a, "c0", 1000), 0);
 	assert_int_equal(reg(s, "p1-0", "boot0", a, "cX", 1001), 1);
+	assert_int_equal(gb_store_agent_token_open(s, "p1-0", "boot0", 1001), 0);
 	assert_int_equal(auth(s, "cX", &id, name), 1);
 	assert_int_equal(auth(s, "c0", &id, name), 0);
 	assert_int_equal(id, a);
