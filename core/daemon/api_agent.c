@@ -290,19 +290,6 @@ static int check_gpus(gb_daemon *d, const gb_inst_row *in, json_t *gpus,
 	return ok;
 }
 
-static int was_ready(gb_store *s, const gb_inst_row *in)
-{
-	int64_t *ids = NULL;
-	size_t n = 0;
-	int hit = 0;
-	if (gb_store_agent_ready(s, in->pool, &ids, &n) != 0)
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		hit |= ids[i] == in->id;
-	free(ids);
-	return hit;
-}
-
 void gb_api_agent_report(gb_api_req *r)
 {
 	const char *h = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
@@ -313,7 +300,7 @@ void gb_api_agent_report(gb_api_req *r)
 	json_t *j, *err, *rc_j;
 	const char *claimed;
 	double util;
-	int rc, ready, before;
+	int rc, ready, before = 0;
 	char *text;
 	if (!h || strncasecmp(h, "Bearer " CRED_PREFIX, 7 + 4) != 0) {
 		gb_api_error(r, 401, "Unauthenticated", "an agent report needs "
@@ -322,7 +309,8 @@ void gb_api_agent_report(gb_api_req *r)
 		return;
 	}
 	gb_sha256_hex(h + 7, strlen(h + 7), sha);
-	rc = gb_store_agent_auth(r->d->store, sha, &inst_id, name, sizeof(name));
+	rc = gb_store_agent_auth(r->d->store, sha, &inst_id, name, sizeof(name),
+	                         &before);
 	if (rc < 0) {
 		store_failed(r);
 		return;
@@ -377,7 +365,6 @@ void gb_api_agent_report(gb_api_req *r)
 		         (long long)json_integer_value(rc_j));
 		ready = 0;
 	}
-	before = was_ready(r->d->store, &inst);
 	text = json_dumps(j, JSON_COMPACT);
 	if (gb_store_agent_report(r->d->store, inst.id, gb_now_ms(), text,
 	                          ready) != 0) {

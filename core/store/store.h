@@ -412,10 +412,11 @@ int gb_store_agent_token_open(gb_store *s, const char *name,
                               const char *boot_sha256, int64_t now_ms);
 /* The instance a credential reports for, while the credential is not
  * revoked and its instance is live (not terminating, terminated,
- * preempted or failed): 0 with *inst_id and name[cap], 1 none, -1
- * error. */
+ * preempted or failed): 0 with *inst_id, name[cap] and *ready (whether
+ * its agent made it ready; ready may be NULL), 1 none, -1 error. */
 int gb_store_agent_auth(gb_store *s, const char *cred_sha256,
-                        int64_t *inst_id, char *name, size_t cap);
+                        int64_t *inst_id, char *name, size_t cap,
+                        int *ready);
 /* Keeps the agent's report (JSON text) of instance inst_id at now_ms;
  * ready: its GPUs match the offer (ready_ms kept from the first such
  * report; 0 again when a report does not match).  0 / -1. */

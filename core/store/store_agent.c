@@ -79,6 +79,7 @@ int gb_store_agent_token_open(gb_store *s, const char *name,
 typedef struct {
 	int64_t id;
 	char *name;
+	int ready;
 } auth_row;
 
 static void auth_free(void *v, size_t n)
@@ -94,6 +95,7 @@ static void read_auth(gb_sql *st, void *row)
 	auth_row *r = row;
 	r->id = gb_sql_int(st, 0);
 	r->name = gb_sql_strdup(st, 1);
+	r->ready = gb_sql_int(st, 2) > 0;
 }
 
 static const gb_store__rows auth_rows = {
@@ -101,10 +103,12 @@ static const gb_store__rows auth_rows = {
 };
 
 int gb_store_agent_auth(gb_store *s, const char *cred_sha256,
-                        int64_t *inst_id, char *name, size_t cap)
+                        int64_t *inst_id, char *name, size_t cap,
+                        int *ready)
 {
 	static const char sql[] =
-		"SELECT a.instance_id, a.name FROM agents a JOIN instances i ON"
+		"SELECT a.instance_id, a.name, a.ready_ms FROM agents a JOIN"
+		" instances i ON"
 		" i.id = a.instance_id WHERE a.cred_sha256 = ?1 AND"
 		" a.revoked_ms = 0 AND i.terminate_requested_ms = 0 AND i.state"
 		" NOT IN ('terminating', 'terminated', 'preempted', 'failed')";
@@ -119,6 +123,8 @@ int gb_store_agent_auth(gb_store *s, const char *cred_sha256,
 		auth_row *r = v;
 		*inst_id = r->id;
 		snprintf(name, cap, "%s", r->name ? r->name : "");
+		if (ready)
+			*ready = r->ready;
 		rc = 0;
 	}
 	auth_free(v, n);

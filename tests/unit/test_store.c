@@ -1647,7 +1647,7 @@ static int reg(gb_store *s, const char *name, const char *boot, int64_t id,
 
 static int auth(gb_store *s, const char *cred, int64_t *id, char name[64])
 {
-	return gb_store_agent_auth(s, cred, id, name, 64);
+	return gb_store_agent_auth(s, cred, id, name, 64, NULL);
 }
 
 static void test_agents(void **state)
@@ -1681,6 +1681,12 @@ static void test_agents(void **state)
 	assert_int_equal(ready_one(s), 0);
 	assert_int_equal(gb_store_agent_report(s, a, 2000, "{}", 1), 0);
 	assert_int_equal(ready_one(s), a);
+	{
+		int ready = 0;
+		assert_int_equal(gb_store_agent_auth(s, "c0", &id, name, 64,
+		                                     &ready), 0);
+		assert_int_equal(ready, 1);
+	}
 	assert_int_equal(gb_store_agent_report(s, a, 3000, "{}", 0), 0);
 	assert_int_equal(ready_one(s), 0);
 	/* an instance that is ending: its credential is refused */
