@@ -129,6 +129,13 @@ DRV_LIBS_A := $(DRIVERS:%=$(BUILD)/obj/drivers/lib%.a) \
 
 BIN      := $(BUILD)/bin/gpubroker
 CLOUDSIM := $(BUILD)/bin/cloudsim
+# gpubroker-agent: a separate program (agent/), its own objects; it
+# includes nothing of core/ (libcurl and jansson only; NVML by dlopen)
+AGENT     := $(BUILD)/bin/gpubroker-agent
+AGENT_SRCS := $(wildcard agent/*.c)
+AGENT_OBJS := $(AGENT_SRCS:%.c=$(BUILD)/obj/%.o)
+# the tests' stand-in for the NVIDIA driver's NVML (tests/agent/)
+FAKE_NVML := $(BUILD)/tests/libnvidia-ml.so.1
 SIM_SRCS := $(wildcard tests/cloudsim/*.c)
 SIM_OBJS := $(SIM_SRCS:%.c=$(BUILD)/obj/%.o)
 
@@ -192,7 +199,7 @@ EXT_SOS := $(EXT_DRIVERS:%=$(BUILD)/lib/gpubroker/drivers/%.so)
         docs-config deb
 
 all: $(BIN) $(DRV_SOS) $(STAGE_PC) $(EXT_SOS) $(CLOUDSIM) $(DATA_OUT) $(POLICY_OUT) \
-     $(CONSOLE_OUT) $(MAN_OUT) $(COMPLETION_OUT) probe
+     $(CONSOLE_OUT) $(MAN_OUT) $(COMPLETION_OUT) $(AGENT) probe
 
 deps:
 	@scripts/deps.sh && echo "deps: all present"
@@ -342,6 +349,21 @@ $(CLOUDSIM): $(SIM_OBJS) $(CORE_LIB)
 	$(call say,LD,$@)
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $(SIM_OBJS) $(ALL_LINK_LIBS)
 
+$(BUILD)/obj/agent/%.o: agent/%.c $(CONFIG_MK)
+	@mkdir -p $(@D)
+	$(call say,CC,$<)
+	$(Q)$(CC) -D_GNU_SOURCE $(CFLAGS_ALL) -c $< -o $@
+
+$(AGENT): $(AGENT_OBJS)
+	@mkdir -p $(@D)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $(AGENT_OBJS) -lcurl -ljansson -ldl
+
+$(FAKE_NVML): tests/agent/fake_nvml.c $(CONFIG_MK)
+	@mkdir -p $(@D)
+	$(call say,LD,$@)
+	$(Q)$(CC) -D_GNU_SOURCE $(CFLAGS_ALL) -fPIC -shared -o $@ $<
+
 $(SHARE)/drivers/%: drivers/%
 	@mkdir -p $(@D)
 	@cp $< $@
@@ -389,7 +411,7 @@ $(BUILD)/tests/fakedrv/%.so: tests/drivers/fake/%.c core/include/gpubroker/drive
 
 DTEST_RUN := $(DTEST_SRCS:tests/drivers/test_%.c=$(BUILD)/tests/dtest_%)
 
-TEST_DEPS := all $(UNIT_BINS) $(DTEST_RUN) $(FAKEDRV_SOS)
+TEST_DEPS := all $(UNIT_BINS) $(DTEST_RUN) $(FAKEDRV_SOS) $(FAKE_NVML)
 
 test: $(TEST_DEPS)
 	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) tests/run.sh all
@@ -400,7 +422,7 @@ test-unit: all $(UNIT_BINS) $(FAKEDRV_SOS)
 test-drivers: all $(DTEST_RUN)
 	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) tests/run.sh drivers
 
-test-integration: all
+test-integration: all $(FAKE_NVML)
 	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) tests/run.sh integration
 
 test-reliability: all $(BENCH_BINS)
@@ -447,6 +469,9 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(LIBDIR)/gpubroker/drivers \
 	    $(DESTDIR)$(PREFIX)/share/gpubroker/policies
 	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/gpubroker
+	install -m 0755 $(AGENT) $(DESTDIR)$(PREFIX)/bin/gpubroker-agent
+	install -d $(DESTDIR)$(PREFIX)/share/man/man8
+	install -m 0644 agent/gpubroker-agent.8 $(DESTDIR)$(PREFIX)/share/man/man8/
 	install -m 0755 $(DRV_SOS) $(EXT_SOS) $(DESTDIR)$(LIBDIR)/gpubroker/drivers/
 	install -m 0644 $(POLICY_SRCS) $(DESTDIR)$(PREFIX)/share/gpubroker/policies/
 	install -d $(DESTDIR)$(PREFIX)/share/gpubroker/console
@@ -472,6 +497,8 @@ deb: all
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/gpubroker $(DESTDIR)$(PREFIX)/bin/gpuprobe \
+	    $(DESTDIR)$(PREFIX)/bin/gpubroker-agent \
+	    $(DESTDIR)$(PREFIX)/share/man/man8/gpubroker-agent.8 \
 	    $(DESTDIR)$(LIBDIR)/pkgconfig/gpubroker-driver.pc \
 	    $(DESTDIR)$(LIBDIR)/pkgconfig/gpubroker-driver-sdk.pc \
 	    $(DESTDIR)$(LIBDIR)/libgpubroker-driver-sdk.a \

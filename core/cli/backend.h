@@ -97,6 +97,11 @@ struct gb_backend {
 	 * name a region of (gb_cli_spec_load_in); NULL through a daemon
 	 * (it checks) or without a session.  Borrowed until close. */
 	const gb_catalog *catalog;
+	/* wait on an agent pool (its JSON's "agent": true): 0 until every
+	 * desired instance is ready (its agent reported the offer's GPUs),
+	 * 1 until they run (--wait-for running).  Only a daemon hears
+	 * agents: locally a wait ends at running. */
+	int wait_running;
 };
 
 /* wait and destroy through a daemon: it stopped answering (refused,

@@ -10,7 +10,7 @@
 #include "pool_wait.h"
 
 static gb_strv a_files;
-static const char *a_timeout;
+static const char *a_timeout, *a_wait_for;
 static int a_wait, a_yes;
 
 static const gb_flag *apply_flags(void)
@@ -21,6 +21,11 @@ static const gb_flag *apply_flags(void)
 		{"wait", 0, NULL, "wait until every instance runs (and the "
 		 "ones removed are confirmed terminated) and print their "
 		 "addresses", NULL, &a_wait, NULL},
+		{"wait-for", 0, "running|ready", "with --wait on an agent pool "
+		 "(agent: true): ready (the default through a daemon) waits "
+		 "until every instance's agent reported the offer's GPUs, "
+		 "running until the cloud says running", &a_wait_for, NULL,
+		 NULL},
 		{"timeout", 0, "DURATION", "with --wait: give up after this long "
 		 "(exit 3), e.g. 15m", &a_timeout, NULL, NULL},
 		{"auto-approve", 0, NULL, "do not ask for confirmation (required "
@@ -177,6 +182,12 @@ static int run_apply(gb_cli *cli)
 		gb_strv_free(&files);
 		return gb_cli_usage(cli, "--timeout is for --wait: give both");
 	}
+	if (a_wait_for && strcmp(a_wait_for, "running") != 0 &&
+	    strcmp(a_wait_for, "ready") != 0) {
+		gb_strv_free(&files);
+		return gb_cli_usage(cli, "--wait-for: expected running or "
+		                         "ready, found \"%s\"", a_wait_for);
+	}
 	if (!a_yes && !interactive) {
 		gb_strv_free(&files);
 		gb_cli_err(cli, "refusing to apply without confirmation: there "
@@ -189,6 +200,7 @@ static int run_apply(gb_cli *cli)
 		gb_strv_free(&files);
 		return r;
 	}
+	b->wait_running = a_wait_for && strcmp(a_wait_for, "running") == 0;
 	results = json_array();
 	diffs = json_array();
 	sets = gb_xcalloc(files.n, sizeof(*sets));
@@ -223,11 +235,13 @@ static int run_apply(gb_cli *cli)
 
 const gb_cmd gb_cmd_apply = {
 	"apply", "create or update pools to match a spec",
-	"-f SPEC [--wait [--timeout DURATION]] [--auto-approve]",
+	"-f SPEC [--wait [--wait-for running|ready] [--timeout DURATION]] [--auto-approve]",
 	"Shows what will change (like 'terraform plan'), asks on a terminal,\n"
 	"then converges: journaled creates in parallel, failover down the plan\n"
 	"on capacity/quota errors.  Without a terminal, --auto-approve is\n"
-	"required.  With --wait, waits until every instance runs and prints\n"
+	"required.  With --wait, waits until every instance runs (an agent\n"
+	"pool's through a daemon: until it is ready, unless --wait-for\n"
+	"running) and prints\n"
 	"their addresses (exit 3 when --timeout passes first: the pool stays,\n"
 	"and 'gpubroker destroy NAME' removes it); a pool no place can hold\n"
 	"yet is tried again at the next attempt its status names, when that\n"

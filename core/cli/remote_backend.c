@@ -318,7 +318,13 @@ static int remote_wait(gb_backend *b, const char *pool, int64_t timeout_s,
 		 * confirmed that the ones it ends (a scale-down) are gone;
 		 * more running than desired: the daemon's converge has not
 		 * ended them yet */
-		if (running == desired && !ending) {
+		/* an agent pool: ready (its agents reported) unless
+		 * --wait-for running */
+		if (running == desired && !ending && !b->wait_running &&
+		    json_is_true(json_object_get(p, "agent")) &&
+		    json_integer_value(json_object_get(p, "ready")) < desired) {
+			;
+		} else if (running == desired && !ending) {
 			rc = follow(r, pool, 0, -1) + 1; /* what brought it there */
 			break;
 		}

@@ -347,6 +347,29 @@ static void auth_oidc(gb_api_req *r, const char *seg)
 		gb_api_auth_oidc(r);
 }
 
+/* The instance agents' routes (api_agent.c): a bootstrap token, then an
+ * instance credential, never an API token; the package is pinned by its
+ * SHA-256 in the instances' user data. */
+static void agent_register(gb_api_req *r, const char *seg)
+{
+	(void)seg;
+	if (gb_api_guard_write(r) == 0)
+		gb_api_agent_register(r);
+}
+
+static void agent_report(gb_api_req *r, const char *seg)
+{
+	(void)seg;
+	if (gb_api_guard_write(r) == 0)
+		gb_api_agent_report(r);
+}
+
+static void agent_package(gb_api_req *r, const char *seg)
+{
+	(void)seg;
+	gb_api_agent_package(r);
+}
+
 static const char *const who_names[] = {"public", "viewer", "operator",
                                          "admin"};
 static const struct route {
@@ -361,6 +384,10 @@ static const struct route {
 } routes[] = {
 	{"GET", "openapi.json", NULL, NULL, NULL, WHO_PUBLIC, gb_api_openapi, NULL},
 	{"POST", "auth", "oidc", NULL, "", WHO_PUBLIC, NULL, auth_oidc},
+	{"GET", "agent", "package", NULL, NULL, WHO_PUBLIC, NULL, agent_package},
+	{"POST", "agent", "register", NULL, "", WHO_PUBLIC, NULL,
+	 agent_register},
+	{"POST", "agent", "report", NULL, "", WHO_PUBLIC, NULL, agent_report},
 	{"GET", "pools", NULL, NULL, NULL, WHO_VIEWER, gb_api_pools_list, NULL},
 	{"GET", "pools", "{name}", NULL, NULL, WHO_VIEWER, NULL, gb_api_pool_get},
 	{"PUT", "pools", "{name}", NULL, "apply", WHO_OPERATOR, NULL,

@@ -215,6 +215,18 @@ void gb_api_pool_targets(gb_api_req *r, const char *name);
 void gb_api_pool_plan(gb_api_req *r, const char *name);
 void gb_api_pool_spec(gb_api_req *r, const char *name);
 void gb_api_heartbeat(gb_api_req *r, const char *id);
+/* Keeps a heartbeat of inst (util: the busiest GPU, 0..1): the
+ * instance's and its pool's last heartbeat, a `usage` sample, GPU use
+ * for idle_timeout above 5%.  0, or -1 after the 503 (the store
+ * failed).  api_pools.c */
+int gb_api_keep_heartbeat(gb_api_req *r, const gb_inst_row *inst,
+                          double util);
+/* POST /v1/agent/register and /v1/agent/report (no bearer token of the
+ * config: a bootstrap token, then the instance credential).
+ * api_agent.c */
+void gb_api_agent_register(gb_api_req *r);
+void gb_api_agent_report(gb_api_req *r);
+void gb_api_agent_package(gb_api_req *r);
 void gb_api_plan(gb_api_req *r);
 void gb_api_offers(gb_api_req *r);
 void gb_api_events(gb_api_req *r);

@@ -1020,6 +1020,32 @@ void gb_api_pool_demand(gb_api_req *r, const char *name)
 		gb_daemon_kick(r->d);
 }
 
+int gb_api_keep_heartbeat(gb_api_req *r, const gb_inst_row *inst,
+                          double util)
+{
+	gb_daemon *d = r->d;
+	int64_t now = gb_now_ms() / 1000;
+	if (gb_store_inst_heartbeat(d->store, inst->id, now, util) != 0) {
+		gb_api_error(r, 503, "StoreUnavailable", "state store failed: "
+		             "%s; the heartbeat was not recorded: send it again",
+		             gb_store_errmsg(d->store));
+		return -1;
+	}
+	if (gb_store_hb_add(d->store, inst->id, gb_now_ms(), util) != 0)
+		gb_log(GB_LOG_ERROR, "api", "keep heartbeat of %s: %s",
+		       inst->name ? inst->name : "?", gb_store_errmsg(d->store));
+	prune_heartbeats(d);
+	if (gb_store_pool_heartbeat(d->store, inst->pool, now,
+	                            util > 0.05) != 0) {
+		gb_api_error(r, 503, "StoreUnavailable", "state store failed: "
+		             "%s; the pool's GPU use was not recorded: send the "
+		             "heartbeat again", gb_store_errmsg(d->store));
+		return -1;
+	}
+	pools_changed();
+	return 0;
+}
+
 /* POST /v1/instances/{id}/heartbeat {"gpu_util": 0.0..1.0}: the
  * workload says it is alive and how busy its GPUs are.  Utilisation
  * above 5% counts as GPU use for idle_timeout; every heartbeat is kept
@@ -1030,7 +1056,6 @@ void gb_api_heartbeat(gb_api_req *r, const char *id)
 	gb_inst_row inst;
 	char key[32];
 	double util;
-	int64_t now = gb_now_ms() / 1000;
 	if (!(j = gb_api_body_json(r)))
 		return;
 	u = json_object_get(j, "gpu_util");
@@ -1058,26 +1083,10 @@ void gb_api_heartbeat(gb_api_req *r, const char *id)
 		gb_inst_row_free(&inst);
 		return;
 	}
-	if (gb_store_inst_heartbeat(r->d->store, inst.id, now, util) != 0) {
-		gb_api_error(r, 503, "StoreUnavailable", "state store failed: "
-		             "%s; the heartbeat was not recorded: send it again",
-		             gb_store_errmsg(r->d->store));
+	if (gb_api_keep_heartbeat(r, &inst, util) != 0) {
 		gb_inst_row_free(&inst);
 		return;
 	}
-	if (gb_store_hb_add(r->d->store, inst.id, gb_now_ms(), util) != 0)
-		gb_log(GB_LOG_ERROR, "api", "keep heartbeat of %s: %s", id,
-		       gb_store_errmsg(r->d->store));
-	prune_heartbeats(r->d);
-	if (gb_store_pool_heartbeat(r->d->store, inst.pool, now,
-	                            util > 0.05) != 0) {
-		gb_api_error(r, 503, "StoreUnavailable", "state store failed: "
-		             "%s; the pool's GPU use was not recorded: send the "
-		             "heartbeat again", gb_store_errmsg(r->d->store));
-		gb_inst_row_free(&inst);
-		return;
-	}
-	pools_changed();
 	r->resp = json_pack("{s:s, s:s, s:f}", "instance", id, "pool",
 	                    inst.pool, "gpu_util", util);
 	r->status = 200;

@@ -431,6 +431,9 @@ void gb_daemon_reconcile(gb_daemon *d)
 			continue;
 		}
 		held++;
+		/* agent pools: replace what never got ready */
+		if (gb_engine_agent_overdue(d->eng, p) > 0)
+			gb_daemon_kick(d);
 		if (strcmp(p->state, "destroying") == 0) {
 			said(gb_engine_destroy_step(d->eng, p->name,
 			                            p->destroy_reason

@@ -293,6 +293,16 @@ GB_MUST_CHECK int gb_engine_recover(gb_engine *e);
  * looked for), -1 when the store could not be read. */
 GB_MUST_CHECK int gb_engine_gc(gb_engine *e, int adopt, json_t **report);
 
+/* agent.package: at most this big; its SHA-256 (hex) into out: 0, or
+ * -1 with errno.  engine_agent.c */
+#define GB_AGENT_PACKAGE_MAX ((size_t)64 << 20)
+GB_MUST_CHECK int gb_agent_package_sha256(const char *path, char out[65]);
+/* An agent pool's running instances not ready agent.ready_timeout after
+ * they ran: each gets a "not-ready" event with its agent's last words
+ * and is terminated (the pool's converge replaces it).  Returns how many
+ * (0 for other pools).  engine_agent.c */
+int gb_engine_agent_overdue(gb_engine *e, const gb_pool_row *row);
+
 /* The pool as JSON: name, team, purpose, state, desired, running,
  * pending, clouds, price_per_hour, age_s, ttl_left_s, instances[...].
  * New reference, NULL when unknown or when the store failed

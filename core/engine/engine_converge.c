@@ -695,6 +695,20 @@ static int refuse_no_match(gb_engine *e, const gb_pool_spec *spec,
 	return 1;
 }
 
+/* An agent pool needs the address its instances reach the daemon at. */
+static int refuse_agent(gb_engine *e, const gb_pool_spec *spec,
+                        gb_engine_result *res)
+{
+	if (!spec->agent || (e->o.cfg && e->o.cfg->agent_broker_url))
+		return 0;
+	snprintf(res->message, sizeof(res->message),
+	         "pool %s: not applied (nothing stored): it has agent: true, "
+	         "but the broker config has no agent.broker_url (the address "
+	         "its instances reach the daemon at): set it (docs/config.md), "
+	         "or drop agent: true", spec->name);
+	return 1;
+}
+
 int gb_engine_submit(gb_engine *e, const gb_pool_spec *spec,
                      gb_engine_result *res)
 {
@@ -704,6 +718,10 @@ int gb_engine_submit(gb_engine *e, const gb_pool_spec *spec,
 	memset(res, 0, sizeof(*res));
 	if (gb_engine__begin(e, spec->name, res) != 0)
 		return -1;
+	if (refuse_agent(e, spec, res)) {
+		gb_engine__unlock_pool(e, spec->name);
+		return -1;
+	}
 	gb_engine__forget_refusals(e, spec->name); /* an apply asks again */
 	gb_engine__plan(e, spec, &ep);
 	rc = refuse_no_match(e, spec, &ep, res)
@@ -731,6 +749,10 @@ int gb_engine_apply(gb_engine *e, const gb_pool_spec *spec,
 	memset(res, 0, sizeof(*res));
 	if (gb_engine__begin(e, spec->name, res) != 0)
 		return -1;
+	if (refuse_agent(e, spec, res)) {
+		gb_engine__unlock_pool(e, spec->name);
+		return -1;
+	}
 	gb_engine__forget_refusals(e, spec->name); /* an apply asks again */
 	/* one plan: the budget price, the decision record, the placement */
 	gb_engine__plan(e, spec, &ep);

@@ -31,6 +31,7 @@ typedef struct cjob {
 	gb_engine *e;
 	gb_drv *drv;
 	gb_create_req req;
+	char *user_data;   /* an agent pool's own per instance (owned) */
 	char token[96];
 	gb_seen_list out;
 	gb_error err;
@@ -263,8 +264,12 @@ static void execute(gb_engine *e, const gb_pool_spec *spec,
 		a->failed = 1;
 		return;
 	}
-	/* one batch where the driver can, else one per instance in parallel */
-	njobs = (drv->d->caps & GB_DRV_CAP_BATCH_CREATE) ? 1 : (size_t)cd->count;
+	/* one batch where the driver can, else one per instance in
+	 * parallel; an agent pool's instances each get their own user data
+	 * (their own bootstrap token): one per instance */
+	njobs = (drv->d->caps & GB_DRV_CAP_BATCH_CREATE) && !spec->agent
+	                ? 1
+	                : (size_t)cd->count;
 	jobs = gb_xcalloc(njobs ? njobs : 1, sizeof(*jobs));
 	tags = gb_xcalloc(spec->labels.n + 1, sizeof(*tags));
 	for (size_t i = 0; i < spec->labels.n; i++) {
@@ -300,6 +305,22 @@ static void execute(gb_engine *e, const gb_pool_spec *spec,
 		jb->req.nssh_keys = spec->ssh_keys.n;
 		jb->req.user_data = spec->user_data;
 		jb->req.max_price = 0;
+		if (spec->agent && !a->failed) {
+			jb->user_data = gb_engine__agent_user_data(
+			        e, spec, cd->cloud, (int)jb->req.first_index,
+			        &a->err);
+			jb->req.user_data = jb->user_data;
+			a->failed = !jb->user_data;
+		}
+	}
+	if (a->failed) {
+		/* nothing was asked of the cloud: the intent stays open and is
+		 * replayed (as when the driver is not loaded) */
+		for (size_t j = 0; j < njobs; j++)
+			free(jobs[j].user_data);
+		free(jobs);
+		free(tags);
+		return;
 	}
 	gb_engine__stat(e, &e->stats.creates, njobs);
 	call_ms = gb_now_ms();
@@ -359,6 +380,8 @@ out:
 	free_rows(rows, nrows);
 	for (size_t j = 0; j < njobs; j++)
 		gb_seen_list_free(&jobs[j].out);
+	for (size_t j = 0; j < njobs; j++)
+		free(jobs[j].user_data);
 	free(jobs);
 	free(tags);
 }

@@ -175,6 +175,15 @@ typedef struct gb_seen_list {
 int gb_engine__collect(void *ud, const gb_instance *inst);
 void gb_seen_list_free(gb_seen_list *l);
 
+/* The user data of instance <pool>-<index> of an agent pool on cloud
+ * (its metadata service: ec2, gce, azure or none): mints and
+ * keeps (hashed) its one-time bootstrap token and puts the agent's
+ * config in a cloud-init part before the pool's own user_data (MIME
+ * multipart).  Caller frees; NULL with err set (no agent.broker_url,
+ * the store failed).  engine_agent.c */
+char *gb_engine__agent_user_data(gb_engine *e, const gb_pool_spec *spec,
+                                 const char *cloud, int index, gb_error *err);
+
 void gb_engine__event(gb_engine *e, const char *pool, const char *instance,
                       const char *kind, const char *fmt, ...) GB_PRINTF(5, 6);
 gb_drv *gb_engine__drv(gb_engine *e, const char *cloud);

@@ -26,7 +26,8 @@ int64_t gb_engine__billed_end_ms(const gb_inst_row *r, int64_t now_ms,
 	return end - r->launched_ms < min_ms ? r->launched_ms + min_ms : end;
 }
 
-static json_t *inst_json(gb_engine *e, const gb_inst_row *r, int64_t now_ms)
+static json_t *inst_json(gb_engine *e, const gb_inst_row *r, int64_t now_ms,
+                         int ready)
 {
 	int64_t end = gb_engine__billed_end_ms(r, now_ms, gb_engine__billing_min_ms(e, r->cloud));
 	double hours = end > r->launched_ms
@@ -41,7 +42,9 @@ static json_t *inst_json(gb_engine *e, const gb_inst_row *r, int64_t now_ms)
 	json_object_set_new(j, "zone", json_string(r->zone ? r->zone : ""));
 	json_object_set_new(j, "instance_type", json_string(r->instance_type));
 	json_object_set_new(j, "capacity", json_string(r->capacity));
-	json_object_set_new(j, "state", json_string(r->state));
+	/* ready: running, and its agent reported the GPUs of the offer */
+	json_object_set_new(j, "state", json_string(
+	        ready && strcmp(r->state, "running") == 0 ? "ready" : r->state));
 	if (r->state_reason)
 		json_object_set_new(j, "state_reason", json_string(r->state_reason));
 	json_object_set_new(j, "private_ip", r->private_ip
@@ -65,24 +68,38 @@ static json_t *inst_json(gb_engine *e, const gb_inst_row *r, int64_t now_ms)
 static json_t *pool_json(gb_engine *e, const gb_pool_row *p,
                          const gb_inst_row *rows, size_t n)
 {
-	int64_t now = gb_now_ms() / 1000;
-	int running = 0, pending = 0, other = 0, active;
+	int64_t now = gb_now_ms() / 1000, *ready_ids = NULL;
+	int running = 0, pending = 0, other = 0, nready = 0, active;
+	size_t nready_ids = 0;
 	double per_hour = 0;
 	json_t *j = json_object(), *insts = json_array(), *clouds = json_array();
+	json_t *spec = json_loads(p->spec_json ? p->spec_json : "{}", 0, NULL);
+	int agent = json_is_true(json_object_get(json_object_get(spec, "pool"),
+	                                         "agent"));
+	if (agent &&
+	    gb_store_agent_ready(e->o.store, p->name, &ready_ids,
+	                         &nready_ids) != 0)
+		nready_ids = 0; /* shown as running: the store's error is
+		                   the next call's */
 
 	for (size_t i = 0; i < n; i++) {
-		int seen = 0;
+		int seen = 0, ready = 0;
 		size_t k;
 		json_t *c;
-		if (strcmp(rows[i].state, "running") == 0)
+		for (k = 0; k < nready_ids && !ready; k++)
+			ready = ready_ids[k] == rows[i].id;
+		if (strcmp(rows[i].state, "running") == 0) {
 			running++;
+			nready += ready;
+		}
 		else if (strcmp(rows[i].state, "pending") == 0)
 			pending++;
 		else
 			other++;
 		if (!rows[i].terminated_ms) /* billing stopped: preempted */
 			per_hour += rows[i].price_per_hour;
-		json_array_append_new(insts, inst_json(e, &rows[i], now * 1000));
+		json_array_append_new(insts, inst_json(e, &rows[i], now * 1000,
+		                                       ready));
 		json_array_foreach(clouds, k, c)
 			seen |= strcmp(json_string_value(c), rows[i].cloud) == 0;
 		if (!seen)
@@ -96,6 +113,12 @@ static json_t *pool_json(gb_engine *e, const gb_pool_row *p,
 		json_object_set_new(j, "reason", json_string(p->destroy_reason));
 	json_object_set_new(j, "desired", json_integer(p->desired));
 	json_object_set_new(j, "running", json_integer(running));
+	/* agent pools: running instances whose agent reported the GPUs of
+	 * the offer (also counted in running) */
+	json_object_set_new(j, "agent", json_boolean(agent));
+	if (agent)
+		json_object_set_new(j, "ready", json_integer(nready));
+	free(ready_ids);
 	json_object_set_new(j, "pending", json_integer(pending));
 	json_object_set_new(j, "other", json_integer(other));
 	json_object_set_new(j, "clouds", clouds);
@@ -128,8 +151,6 @@ static json_t *pool_json(gb_engine *e, const gb_pool_row *p,
 	{
 		/* the spec's labels: cost --by label:KEY groups by them, and a
 		 * CI job's pool carries ci-repository, ci-ref, ci-run */
-		json_t *spec = json_loads(p->spec_json ? p->spec_json : "{}", 0,
-		                          NULL);
 		json_t *l = json_object_get(json_object_get(spec, "pool"),
 		                            "labels"); /* {"pool": {...}} */
 		json_object_set_new(j, "labels", json_is_object(l) ? json_incref(l)

@@ -56,6 +56,8 @@ static const gb_config_key keys[] = {
 	 "priority classes, name to 0-1000000 (higher first); pools name "
 	 "one in priority: (default by purpose: inference production, "
 	 "training batch, dev dev, else the lowest class)"},
+	{"", "agent", "map", "none (no instance agents)", "the instance "
+	 "agent (gpubroker-agent): the agent.* keys"},
 	{"drivers[]", "name", "string", "required", "the driver: aws, azure, "
 	 "gcp, lambda, onprem, or a third-party driver's name"},
 	{"drivers[]", "path", "path", "the shipped driver", "a driver .so to "
@@ -144,6 +146,19 @@ static const gb_config_key keys[] = {
 	{"daemon", "allowed_hosts", "list of names", "[]", "DNS names the API "
 	 "answers in a Host header besides loopback names, IP literals and the "
 	 "listen host (checked without tokens or when set)"},
+	{"agent", "broker_url", "URL", "none (pools' agent: true is refused)",
+	 "the daemon's address as instances reach it; written into their "
+	 "agent config"},
+	{"agent", "bootstrap_ttl", "duration", "1h", "how long an instance's "
+	 "one-time bootstrap token may be exchanged (1m-7d)"},
+	{"agent", "interval", "duration", "15s", "how often an agent reports "
+	 "its GPUs (1s-1h)"},
+	{"agent", "package", "path", "none (the image carries the agent)",
+	 "the agent's .deb (or its binary) that instances fetch from GET "
+	 "/v1/agent/package, pinned by its SHA-256 in their user data"},
+	{"agent", "ready_timeout", "duration", "10m", "an agent pool's instance "
+	 "not ready this long after it ran is replaced, with an event (0s: "
+	 "never)"},
 	{"auth", "oidc", "list", "none", "trust rules of the OIDC token "
 	 "exchange (POST /v1/auth/oidc), each with the auth.oidc[] keys"},
 	{"auth.oidc[]", "issuer", "https URL", "required", "the ID tokens' iss "
@@ -248,6 +263,9 @@ void gb_config_defaults(gb_config *c)
 	c->plan_max_pools = 100;
 	c->plan_max_answer = (int64_t)16 << 20;
 	gb_config__default_priorities(c);
+	c->agent_bootstrap_ttl_s = 3600;
+	c->agent_interval_s = 15;
+	c->agent_ready_timeout_s = 600;
 }
 
 void gb_config_free(gb_config *c)
@@ -266,6 +284,8 @@ void gb_config_free(gb_config *c)
 	}
 	free(c->drivers);
 	free(c->listen);
+	free(c->agent_broker_url);
+	free(c->agent_package);
 	free(c->tls_cert);
 	free(c->tls_key);
 	for (size_t i = 0; i < c->ntokens; i++) {
@@ -1037,6 +1057,51 @@ static void dec_daemon(gb_ydec *c, const gb_ynode *n, gb_config *cfg)
 	}
 }
 
+/* agent: the instance agent's broker address and timings */
+static void dec_agent(gb_ydec *c, const gb_ynode *n, gb_config *cfg)
+{
+	const gb_ynode *v;
+	int64_t x;
+	char *s;
+	if (gb_ydec_map(c, n, "agent", GB_CONFIG_KEYS("agent")) != 0 &&
+	    (!n || n->kind != GB_Y_MAP))
+		return;
+	if ((v = gb_ymap_get(n, "broker_url")) &&
+	    dec_text(c, v, "agent.broker_url", "the broker URL", &s) == 0) {
+		if (strncmp(s, "https://", 8) != 0 &&
+		    strncmp(s, "http://", 7) != 0) {
+			ERR(c, v, "agent.broker_url", "must be an https:// URL "
+			    "(http:// only for a test on loopback)");
+			free(s);
+		} else {
+			size_t l = strlen(s);
+			while (l && s[l - 1] == '/')
+				s[--l] = '\0';
+			set_str(&cfg->agent_broker_url, s);
+		}
+	}
+	if ((v = gb_ymap_get(n, "bootstrap_ttl")) &&
+	    gb_ydec_duration(c, v, "agent.bootstrap_ttl", &x) == 0) {
+		if (x < 60 || x > 7 * 86400)
+			ERR(c, v, "agent.bootstrap_ttl", "must be from 1m to 7d");
+		else
+			cfg->agent_bootstrap_ttl_s = x;
+	}
+	if ((v = gb_ymap_get(n, "interval")) &&
+	    gb_ydec_duration(c, v, "agent.interval", &x) == 0) {
+		if (x < 1 || x > 3600)
+			ERR(c, v, "agent.interval", "must be from 1s to 1h");
+		else
+			cfg->agent_interval_s = x;
+	}
+	if ((v = gb_ymap_get(n, "package")) &&
+	    dec_text(c, v, "agent.package", "the agent package path", &s) == 0)
+		set_str(&cfg->agent_package, s);
+	if ((v = gb_ymap_get(n, "ready_timeout")) &&
+	    gb_ydec_duration(c, v, "agent.ready_timeout", &x) == 0)
+		cfg->agent_ready_timeout_s = x;
+}
+
 static void dec_config(gb_ydec *c, const gb_ynode *root, gb_config *cfg)
 {
 	const gb_ynode *v;
@@ -1175,6 +1240,8 @@ static void dec_config(gb_ydec *c, const gb_ynode *root, gb_config *cfg)
 	}
 	if ((v = gb_ymap_get(root, "daemon")))
 		dec_daemon(c, v, cfg);
+	if ((v = gb_ymap_get(root, "agent")))
+		dec_agent(c, v, cfg);
 }
 
 /* ------------------------------------------------------------ loading */
@@ -1201,6 +1268,7 @@ void gb_config_resolve_paths(gb_config *c, const char *file)
 	resolve(dir, &c->tls_cert);
 	resolve(dir, &c->tls_key);
 	resolve(dir, &c->onprem_inventory);
+	resolve(dir, &c->agent_package);
 	for (size_t i = 0; i < c->policy_path.n; i++)
 		resolve(dir, &c->policy_path.v[i]);
 	for (size_t i = 0; i < c->ndrivers; i++)

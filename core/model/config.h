@@ -169,6 +169,12 @@ typedef struct gb_config {
 	                              when tokens are set; README) */
 	int64_t lease_s;           /* daemon.lease: a replica's hold on a pool
 	                              (shared state only); default 15 */
+	/* agent.*: the instance agent (gpubroker-agent) */
+	char *agent_broker_url;    /* NULL = agent pools refused */
+	char *agent_package;       /* NULL = the image carries the agent */
+	int64_t agent_bootstrap_ttl_s;
+	int64_t agent_interval_s;
+	int64_t agent_ready_timeout_s; /* 0 = never replaced */
 } gb_config;
 
 /* One key of the file: its section ("" top level, "daemon", "tls",

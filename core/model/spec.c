@@ -29,7 +29,7 @@ static const char *const pool_keys[] = {
 	"name",     "team",      "labels",    "purpose", "count",
 	"min",      "max",       "gpu",       "capacity", "placement",
 	"limits",   "lifecycle", "policy",    "image",   "ssh_keys",
-	"user_data", "autoscale", "priority", "serve", NULL};
+	"user_data", "autoscale", "priority", "serve", "agent", NULL};
 static const char *const gpu_keys[] = {"model", "count", "memory_gb", NULL};
 static const char *const placement_keys[] = {"clouds", "regions", "colocate",
                                              "data", "compliance", "spread",
@@ -1564,6 +1564,8 @@ static void dec_pool(sdec *c, const gb_ynode *n, gb_pool_spec *p)
 		dec_user_data(c, v, p);
 	if ((v = gb_ymap_get(n, "autoscale")))
 		dec_autoscale(c, v, p);
+	if ((v = gb_ymap_get(n, "agent")))
+		gb_ydec_bool(&c->y, v, "pool.agent", &p->agent);
 }
 
 /* ------------------------------------------------------------ files */
@@ -2026,6 +2028,8 @@ char *gb_pool_spec_to_json(const gb_pool_spec *p)
 		json_object_set_new(o, "user_data", json_string(p->user_data));
 	if (p->autoscale.enabled)
 		json_object_set_new(o, "autoscale", autoscale_json(&p->autoscale));
+	if (p->agent)
+		json_object_set_new(o, "agent", json_true());
 	top = json_object();
 	json_object_set_new(top, "pool", o);
 	s = json_dumps(top, JSON_COMPACT | JSON_SORT_KEYS);

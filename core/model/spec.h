@@ -79,6 +79,7 @@
  *     ssh_keys    list of OpenSSH public keys (ssh-ed25519, ssh-rsa,
  *                 ecdsa-sha2-*, sk-*); private keys are refused
  *     user_data   cloud-init text, at most 16 KiB
+ *     agent       true: run gpubroker-agent on each instance (default false)
  *     autoscale   only for pools with min < max:
  *                 {gpu_util_target: 0 < x <= 1 (required),
  *                  up_after: duration > 0 (default 1m),
@@ -192,6 +193,9 @@ typedef struct gb_pool_spec {
 	gb_strv ssh_keys;
 	char *user_data;      /* NULL = none */
 	gb_autoscale autoscale; /* plain data: copied with the struct */
+	int agent;            /* agent: true: each instance runs
+	                         gpubroker-agent (bootstrap in its user data;
+	                         the instance is ready once it reported) */
 	/* provenance */
 	char *file;
 	int line;

@@ -144,6 +144,19 @@ static const char *const migrations[] = {
 	" incarnation FROM pools WHERE pools.name = audit.target), 0)"
 	" WHERE action IN ('apply', 'destroy', 'scale', 'demand')"
 	" AND target IS NOT NULL;",
+	/* 10: instance agents (store_agent.c): each instance's one-time
+	 * bootstrap token and, once exchanged, its instance credential (both
+	 * by their SHA-256), the agent's last report and when the instance
+	 * became ready */
+	"CREATE TABLE agents (boot_sha256 TEXT PRIMARY KEY, pool TEXT NOT"
+	" NULL, name TEXT NOT NULL, boot_expires_ms INTEGER NOT NULL,"
+	" cred_sha256 TEXT, instance_id INTEGER, registered_ms INTEGER NOT"
+	" NULL DEFAULT 0, revoked_ms INTEGER NOT NULL DEFAULT 0, reported_ms"
+	" INTEGER NOT NULL DEFAULT 0, ready_ms INTEGER NOT NULL DEFAULT 0,"
+	" report TEXT);"
+	"CREATE UNIQUE INDEX agents_cred ON agents(cred_sha256);"
+	"CREATE INDEX agents_instance ON agents(instance_id);"
+	"CREATE INDEX agents_pool ON agents(pool);",
 };
 
 /* The calling thread's last store error.  Per thread, not per

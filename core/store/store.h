@@ -39,7 +39,7 @@
 
 typedef struct gb_store gb_store;
 
-#define GB_STORE_SCHEMA_VERSION 9
+#define GB_STORE_SCHEMA_VERSION 10
 
 /* Opens (creating and migrating) the state at `target`: a SQLite path,
  * or a postgresql:// URL.  password: NULL = libpq's own mechanisms; it is
@@ -411,6 +411,48 @@ int gb_store_oidc_seen(gb_store *s, const char *key, int64_t expires_ms,
 /* Deletes exchanged tokens expired at now_ms; *n (may be NULL) gets
  * how many.  0 / -1. */
 int gb_store_xtoken_prune(gb_store *s, int64_t now_ms, int64_t *n);
+
+/* ---- instance agents (store_agent.c) ----
+ * Each agent pool's instance gets a one-time bootstrap token at create,
+ * exchanged once for an instance credential; both kept by their SHA-256
+ * (hex), never the token. */
+/* Records the bootstrap token of instance `name` of `pool`, usable until
+ * expires_ms.  0 / -1. */
+int gb_store_agent_mint(gb_store *s, const char *pool, const char *name,
+                        const char *boot_sha256, int64_t expires_ms);
+/* Exchanges the bootstrap token boot_sha256 of instance `name` (live row
+ * inst_id) for the credential cred_sha256, once: 0 done, 1 refused
+ * (unknown, expired, used already, another instance's, revoked), -1
+ * error. */
+int gb_store_agent_register(gb_store *s, const char *name,
+                            const char *boot_sha256, int64_t inst_id,
+                            const char *cred_sha256, int64_t now_ms);
+/* Whether boot_sha256 is a bootstrap token of instance `name` that may
+ * still be exchanged at now_ms: 1 yes, 0 no, -1 error. */
+int gb_store_agent_token_open(gb_store *s, const char *name,
+                              const char *boot_sha256, int64_t now_ms);
+/* The instance a credential reports for, while the credential is not
+ * revoked and its instance is live (not terminating, terminated,
+ * preempted or failed): 0 with *inst_id, name[cap] and *ready (whether
+ * its agent made it ready; ready may be NULL), 1 none, -1 error. */
+int gb_store_agent_auth(gb_store *s, const char *cred_sha256,
+                        int64_t *inst_id, char *name, size_t cap,
+                        int *ready);
+/* Keeps the agent's report (JSON text) of instance inst_id at now_ms;
+ * ready: its GPUs match the offer (ready_ms kept from the first such
+ * report; 0 again when a report does not match).  0 / -1. */
+int gb_store_agent_report(gb_store *s, int64_t inst_id, int64_t now_ms,
+                          const char *report, int ready);
+/* Revokes every credential and unused bootstrap token of instance
+ * inst_id (gb_store_inst_term_accepted calls it).  0 / -1. */
+int gb_store_agent_revoke(gb_store *s, int64_t inst_id, int64_t now_ms);
+/* The last report (JSON text) the agent of instance inst_id sent: 0
+ * with *report (caller frees), 1 none yet, -1 error. */
+int gb_store_agent_last(gb_store *s, int64_t inst_id, char **report);
+/* The live instances of pool whose agent made them ready: 0 with *ids
+ * (caller frees) and *n, or -1. */
+int gb_store_agent_ready(gb_store *s, const char *pool, int64_t **ids,
+                         size_t *n);
 
 /* Keeps one heartbeat of instance `id` (its pool read from the
  * instance's row; nothing when there is no such row) at `at_ms`, unless

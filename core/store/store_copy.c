@@ -61,6 +61,11 @@ static const copy_table tables[] = {
 	{ "heartbeats", "id, instance_id, pool, time_ms, gpu_util, team,"
 	  " pool_inc", "iitirti",
 	  "id", NULL, 1 },
+	/* agents keep reporting with their credentials after a move */
+	{ "agents",
+	  "boot_sha256, pool, name, boot_expires_ms, cred_sha256, instance_id,"
+	  " registered_ms, revoked_ms, reported_ms, ready_ms, report",
+	  "tttitiiiiit", "boot_sha256", NULL, 0 },
 	{ "autoscale",
 	  "pool, pool_inc, demand, demand_until, state, last, refused",
 	  "tiiittt", "pool", NULL, 0 },

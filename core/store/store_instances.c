@@ -342,7 +342,8 @@ int gb_store_inst_term_accepted(gb_store *s, int64_t id, int64_t at)
 	gb_sql_bind_int(st, 2, at);
 	rc = gb_store__exec_stmt(s, st, "record terminate request");
 	gb_store__unlock(s);
-	return rc;
+	/* an ending instance's agent reports no more (store_agent.c) */
+	return rc == 0 ? gb_store_agent_revoke(s, id, at) : rc;
 }
 
 int gb_store_inst_heartbeat(gb_store *s, int64_t id, int64_t at,

@@ -160,6 +160,25 @@ static const char *provider_state(const sim_inst *in, sim_phase ph,
 	}
 }
 
+/* The user data a GCE instance was created with (its metadata item
+ * user-data or startup-script, in an insert body or a bulkInsert's
+ * instanceProperties), or NULL: borrowed from the body. */
+const char *sim_gce_user_data(const json_t *body)
+{
+	const json_t *md = json_object_get(body, "metadata"), *it;
+	size_t i;
+	if (!md)
+		md = json_object_get(json_object_get(body, "instanceProperties"),
+		                     "metadata");
+	json_array_foreach(json_object_get(md, "items"), i, it) {
+		const char *k = json_string_value(json_object_get(it, "key"));
+		if (k && (strcmp(k, "user-data") == 0 ||
+		          strcmp(k, "startup-script") == 0))
+			return json_string_value(json_object_get(it, "value"));
+	}
+	return NULL;
+}
+
 static void instances(sim_req *req, sim_resp *resp)
 {
 	const char *live_s = sim_req_qarg(req, "live");
@@ -205,6 +224,11 @@ static void instances(sim_req *req, sim_resp *resp)
 		              tags, "price_per_hour", in->price);
 		if (in->cloud == SIM_AZURE || in->cloud == SIM_GCP)
 			json_object_set_new(o, "resource_id", json_string(in->id));
+		if (in->cloud == SIM_GCP && sim_gce_user_data(in->gce_body))
+			/* what the instance would boot with (an agent pool's
+			 * bootstrap: tests/integration/agent.sh) */
+			json_object_set_new(o, "user_data", json_string(
+			        sim_gce_user_data(in->gce_body)));
 		json_object_set_new(o, "created",
 		                    json_string(sim_time_ms(in->t_create, ts,
 		                                            sizeof(ts))));
@@ -351,7 +375,7 @@ static void scenario_post(sim_req *req, sim_resp *resp)
 	gb_diags_free(&d);
 }
 
-static sim_inst *find_any(const char *id)
+sim_inst *sim_inst_find_any(const char *id)
 {
 	for (size_t i = 0; i < sim_g.insts.cap; i++) {
 		sim_inst *in = sim_map_slot(&sim_g.insts, i, NULL);
@@ -384,7 +408,7 @@ static void reclaim(sim_req *req, sim_resp *resp)
 		json_t *v;
 		json_array_foreach(ids, i, v) {
 			const char *id = json_string_value(v);
-			sim_inst *in = id ? find_any(id) : NULL;
+			sim_inst *in = id ? sim_inst_find_any(id) : NULL;
 			if (in && sim_reclaim(in, now) == 0)
 				json_array_append_new(done, json_string(id));
 			else
@@ -451,6 +475,10 @@ void sim_control_handle(sim_req *req, sim_resp *resp)
 		scenario_post(req, resp);
 	else if (post && strcmp(p, "/_sim/reclaim") == 0)
 		reclaim(req, resp);
+	else if (post && strcmp(p, "/_sim/agents") == 0)
+		sim_agents_configure(req, resp);
+	else if (strncmp(p, "/_sim/meta/", 11) == 0)
+		sim_metadata(req, resp, p + 11);
 	else if (post && strcmp(p, "/_sim/reset") == 0) {
 		sim_state_reset();
 		sim_resp_json(resp, 200, json_pack("{s:b}", "ok", 1));

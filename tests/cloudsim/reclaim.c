@@ -177,6 +177,7 @@ static void *tick_main(void *arg)
 		now = sim_now();
 		random_reclaims(now);
 		scheduled_reclaims(now);
+		sim_agents_tick(now);
 		sim_g.last_tick = now;
 		if (now - last_gc >= 1000) {
 			sim_state_gc(now);
@@ -205,4 +206,7 @@ void sim_ticker_stop(void)
 	sim_unlock();
 	pthread_join(ticker, NULL);
 	ticker_running = 0;
+	sim_lock();
+	sim_agents_stop();
+	sim_unlock();
 }

@@ -259,6 +259,8 @@ typedef struct sim_inst {
 	int64_t seq;
 	int64_t t_create, t_visible, t_running;
 	int64_t t_stop, t_gone, t_purge; /* 0 = not scheduled */
+	int agent_pid;      /* its booted gpubroker-agent (agents.c), 0 none */
+	int agent_booted;   /* one boot per instance */
 	int keep;           /* after stopping: STOPPED instead of GONE */
 	int end_reason;
 	int failed;         /* Azure: allocation failed */
@@ -484,6 +486,17 @@ int sim_reclaim(sim_inst *in, int64_t now);
  * (-1 any) carrying pool (NULL any); ids appended to out. */
 void sim_reclaim_fraction(int cloud, const char *pool, double fraction,
                           int64_t now, gb_strv *out);
+/* "Booting" agent instances (agents.c): POST /_sim/agents {"binary",
+ * "nvml_library", "gpus_dir", "dir", "delay_ms"} has the ticker start a
+ * gpubroker-agent process for each running GCE instance whose user data
+ * carries an agent config, delay_ms after it ran, and stop it when the
+ * instance stops.  The lock is held for all three. */
+void sim_agents_configure(sim_req *req, sim_resp *resp);
+/* The user data of a GCE insert body (or a bulkInsert's
+ * instanceProperties): borrowed from it, NULL none.  control.c */
+const char *sim_gce_user_data(const json_t *body);
+void sim_agents_tick(int64_t now);
+void sim_agents_stop(void);
 int sim_ticker_start(void);
 void sim_ticker_stop(void);
 
@@ -499,6 +512,13 @@ void sim_azure_nics_free(void);
 json_t *sim_azure_nics_json(void);
 void sim_gcp_handle(sim_req *req, sim_resp *resp);
 void sim_control_handle(sim_req *req, sim_resp *resp);
+/* A live or gone instance by provider id or resource name; NULL none.
+ * Caller holds the lock.  control.c */
+sim_inst *sim_inst_find_any(const char *id);
+/* /_sim/meta/<id>/...: the instance's metadata service, with the real
+ * services' paths and headers below the prefix (metadata.c); rest is
+ * the path after /_sim/meta/.  Caller holds the lock. */
+void sim_metadata(sim_req *req, sim_resp *resp, const char *rest);
 void sim_lambda_handle(sim_req *req, sim_resp *resp);
 
 /* Lambda SSH keys (lambda_keys.c), under the lock: registers the

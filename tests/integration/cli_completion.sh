@@ -42,7 +42,7 @@ check "[ \"\$(echo 'comp gpubroker sc' | drive)\" = 'scale ' ]" "bash: 'sc' comp
 sorted=$(printf '%s\n' $cmds | sort | tr '\n' ' ')
 check "[ \"\$(echo 'comp gpubroker \"\"' | drive)\" = '$sorted' ]" \
 	"bash: an empty word offers exactly the commands of 'gpubroker help'"
-check "[ \"\$(echo 'comp gpubroker apply --w' | drive)\" = '--wait ' ]" "bash: apply --w completes to --wait"
+check "[ \"\$(echo 'comp gpubroker apply --wait-' | drive)\" = '--wait-for ' ]" "bash: apply --wait- completes to --wait-for"
 check "[ \"\$(echo 'comp gpubroker scale --ti' | drive)\" = '--timeout ' ]" "bash: scale has --timeout"
 check "[ \"\$(echo 'comp gpubroker destroy --ig' | drive)\" = '--ignore-not-found ' ]" "bash: destroy's own flag"
 check "[ \"\$(echo 'comp gpubroker status -o \"\"' | drive)\" = 'json table yaml ' ]" "bash: -o offers the formats"
@@ -79,8 +79,8 @@ else
 fi
 if command -v fish >/dev/null 2>&1; then
 	fish -n "$T/gb.fish" 2>"$T/fish.err" || fail "fish -n: $(cat "$T/fish.err")"
-	got=$(PATH=$GB_BUILD/bin:$PATH HOME=$T fish -c "source $T/gb.fish; complete -C 'gpubroker sc'; complete -C 'gpubroker apply --wa'; complete -C 'gpubroker status -o '" 2>&1 | cut -f1 | tr '\n' ' ')
-	check "[ '$got' = 'scale --wait json table yaml ' ]" "fish completes commands, flags and formats (got: $got)"
+	got=$(PATH=$GB_BUILD/bin:$PATH HOME=$T fish -c "source $T/gb.fish; complete -C 'gpubroker sc'; complete -C 'gpubroker apply --wait-'; complete -C 'gpubroker status -o '" 2>&1 | cut -f1 | tr '\n' ' ')
+	check "[ '$got' = 'scale --wait-for json table yaml ' ]" "fish completes commands, flags and formats (got: $got)"
 else
 	echo "skip: fish is not installed: its script is not checked"
 fi

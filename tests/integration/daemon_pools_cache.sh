@@ -35,11 +35,12 @@ wait_until 30 "[ \"\$(field pc-a .running)\" = 1 ] && [ \"\$(field pc-b .running
 echo "ok: instances coming up show in the list"
 
 # a list entry is the pool's own GET without its instances: same keys,
-# same values, the per-request age_s and ttl_left_s included (the GET
+# same values (but the live team_budget, which the GET adds and the cached
+# list leaves out), the per-request age_s and ttl_left_s included (the GET
 # renders them itself; the two reads may straddle a second)
 same_as_get() { # POOL
 	_l=$(field "$1" '.')
-	_g=$(curl -sf -H "$H" "$GPUBROKER_SERVER/v1/pools/$1" | jq -c 'del(.instances)')
+	_g=$(curl -sf -H "$H" "$GPUBROKER_SERVER/v1/pools/$1" | jq -c 'del(.instances, .team_budget)')
 	[ "$(echo "$_l" | jq -c 'del(.age_s, .ttl_left_s) | to_entries | sort_by(.key)')" = \
 		"$(echo "$_g" | jq -c 'del(.age_s, .ttl_left_s) | to_entries | sort_by(.key)')" ] &&
 	[ "$(echo "$_l" | jq -c 'keys')" = "$(echo "$_g" | jq -c 'keys')" ] &&

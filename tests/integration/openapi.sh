@@ -70,6 +70,10 @@ expect 200 $CI GET /v1/pools/oa-1/instances
 expect 200 $CI GET /v1/pools/oa-1/targets
 expect 404 $CI GET /v1/pools/nope/targets
 expect 200 $VIEWER GET /v1/queue
+expect 404 "" GET /v1/agent/package
+expect 401 "" POST /v1/agent/register '{"instance": "oa-1-0", "bootstrap_token": "gbb_not-a-token"}'
+expect 400 "" POST /v1/agent/register '{"nope": 1}'
+expect 401 "" POST /v1/agent/report '{"instance": "oa-1-0", "gpus": []}'
 expect 200 $CI GET /v1/pools/oa-1/plan
 expect 200 $CI GET /v1/pools/oa-1/spec
 expect 404 $CI GET /v1/pools/nope/spec

@@ -541,6 +541,47 @@ static void test_secrets_not_echoed(void **state)
 	gb_diags_free(&d);
 }
 
+/* agent.*: the broker URL (https, or http for a loopback test), the
+ * timings with their bounds, defaults when absent. */
+static void test_agent_keys(void **state)
+{
+	const char *bad = "agent: {broker_url: ftp://x, bootstrap_ttl: 10s, "
+	                  "interval: 2h, colour: blue}\n";
+	gb_config c = parse_ok("broker_id: b\n");
+	gb_diags d = GB_DIAGS_INIT;
+	(void)state;
+	assert_null(c.agent_broker_url);
+	assert_int_equal(c.agent_bootstrap_ttl_s, 3600);
+	assert_int_equal(c.agent_interval_s, 15);
+	assert_int_equal(c.agent_ready_timeout_s, 600);
+	gb_config_free(&c);
+	c = parse_ok("agent: {broker_url: \"https://broker.example/\", "
+	             "bootstrap_ttl: 30m, interval: 5s, ready_timeout: 0s}\n");
+	assert_string_equal(c.agent_broker_url, "https://broker.example");
+	assert_int_equal(c.agent_bootstrap_ttl_s, 1800);
+	assert_int_equal(c.agent_interval_s, 5);
+	assert_int_equal(c.agent_ready_timeout_s, 0);
+	gb_config_free(&c);
+	assert_int_equal(gb_config_load_buf("b.yaml", bad, strlen(bad), &c, &d),
+	                 -1);
+	assert_int_equal(d.n, 4);
+	{
+		static const char *const want[] = {"colour", "agent.broker_url",
+		                                   "agent.bootstrap_ttl",
+		                                   "agent.interval"};
+		for (size_t w = 0; w < 4; w++) {
+			int hit = 0;
+			for (size_t i = 0; i < d.n; i++)
+				hit |= strstr(d.v[i].msg, want[w]) != NULL ||
+				       (d.v[i].path &&
+				        strstr(d.v[i].path, want[w]) != NULL);
+			if (!hit)
+				fail_msg("no error names %s", want[w]);
+		}
+	}
+	gb_diags_free(&d);
+}
+
 static void test_all_errors_reported(void **state)
 {
 	const char *y = "listen: x:99999\n"
@@ -728,6 +769,7 @@ int main(void)
 		cmocka_unit_test(test_example_file),
 		cmocka_unit_test(test_secrets_not_echoed),
 		cmocka_unit_test(test_all_errors_reported),
+		cmocka_unit_test(test_agent_keys),
 		cmocka_unit_test(test_too_large),
 		cmocka_unit_test(test_relative_paths),
 		cmocka_unit_test(test_missing_file),

@@ -132,6 +132,8 @@ static const bad_case bad_cases[] = {
 	 32, "pool.limits.max_price_per_hour", "(remove the quotes)"},
 	{"user_data_map", BASE "  user_data: {a: b}\n", 4, 14,
 	 "pool.user_data", "expected a string, found a mapping"},
+	{"agent_not_bool", BASE "  agent: yes please\n", 4, 10, "pool.agent",
+	 "expected"},
 	/* negative, zero, huge, overflowing numbers */
 	{"count_negative", BASE "  count: -1\n", 4, 10, "pool.count",
 	 "expected an integer from 1 to 10000, found -1"},
@@ -650,6 +652,31 @@ static void test_consolidate_off(void **state)
 	assert_non_null(strstr(js, "\"consolidate\":false"));
 	free(js);
 	gb_spec_set_free(&set);
+}
+
+/* agent: true is kept, and survives the stored JSON */
+static void test_agent_key(void **state)
+{
+	gb_spec_set set = parse_ok(BASE "  agent: true\n"), back = {NULL, 0};
+	gb_spec_opts so = test_opts();
+	gb_diags d = GB_DIAGS_INIT;
+	char *j;
+	(void)state;
+	assert_int_equal(set.pools[0].agent, 1);
+	j = gb_pool_spec_to_json(&set.pools[0]);
+	assert_true(strstr(j, "\"agent\":true") || strstr(j, "\"agent\": true"));
+	assert_int_equal(gb_spec_load_json("p", j, strlen(j), &so, &back, &d), 0);
+	assert_int_equal(back.pools[0].agent, 1);
+	free(j);
+	gb_spec_set_free(&back);
+	gb_spec_set_free(&set);
+	set = parse_ok(BASE);
+	assert_int_equal(set.pools[0].agent, 0);
+	j = gb_pool_spec_to_json(&set.pools[0]);
+	assert_null(strstr(j, "agent"));
+	free(j);
+	gb_spec_set_free(&set);
+	gb_diags_free(&d);
 }
 
 static void test_defaults(void **state)
@@ -1524,6 +1551,7 @@ int main(void)
 		cmocka_unit_test(test_every_field),
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_consolidate_off),
+		cmocka_unit_test(test_agent_key),
 		cmocka_unit_test(test_defaults_by_purpose),
 		cmocka_unit_test(test_priority_and_preemptible),
 		cmocka_unit_test(test_min_max),

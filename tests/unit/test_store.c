@@ -410,11 +410,13 @@ static void test_partials_and_pool_note(void **state)
 }
 
 /* An instance row of pool `pool` in `state`; its id. */
-static int64_t put_inst(gb_store *s, const char *pool, const char *pid,
-                        const char *state)
+/* An instance <pool>-<index>. */
+static int64_t put_inst_at(gb_store *s, const char *pool, const char *pid,
+                           const char *state, int index)
 {
 	gb_inst_row r;
 	memset(&r, 0, sizeof(r));
+	r.name_index = index;
 	r.pool = (char *)pool;
 	r.cloud = (char *)"aws";
 	r.region = (char *)"us-east-1";
@@ -426,6 +428,12 @@ static int64_t put_inst(gb_store *s, const char *pool, const char *pid,
 	if (gb_store_inst_put(s, &r) != 0)
 		fail_msg("put instance: %s", gb_store_errmsg(s));
 	return r.id;
+}
+
+static int64_t put_inst(gb_store *s, const char *pool, const char *pid,
+                        const char *state)
+{
+	return put_inst_at(s, pool, pid, state, 0);
 }
 
 /* The names of the steady pools, sorted, joined with ',' (and each
@@ -1753,6 +1761,84 @@ static void test_fault_injection(void **state)
 	gb_store_close(s);
 }
 
+/* The one ready instance of p1, 0 when none. */
+static int64_t ready_one(gb_store *s)
+{
+	int64_t *ids = NULL, id = 0;
+	size_t n = 0;
+	assert_int_equal(gb_store_agent_ready(s, "p1", &ids, &n), 0);
+	assert_true(n <= 1);
+	if (n)
+		id = ids[0];
+	free(ids);
+	return id;
+}
+
+/* Instance agents: a bootstrap token is exchanged once, by its own
+ * instance's name, before it expires; the credential finds its instance
+ * while it is live and not revoked; reports set and clear readiness. */
+static int reg(gb_store *s, const char *name, const char *boot, int64_t id,
+               const char *cred, int64_t at)
+{
+	return gb_store_agent_register(s, name, boot, id, cred, at);
+}
+
+static int auth(gb_store *s, const char *cred, int64_t *id, char name[64])
+{
+	return gb_store_agent_auth(s, cred, id, name, 64, NULL);
+}
+
+static void test_agents(void **state)
+{
+	gb_store *s = open_store();
+	int64_t a, b, id = 0;
+	char name[64];
+	(void)state;
+	put_pool(s, "p1", 2, 1000);
+	a = put_inst(s, "p1", "vm-a", "running");
+	b = put_inst_at(s, "p1", "vm-b", "running", 1);
+	assert_int_equal(gb_store_agent_mint(s, "p1", "p1-0", "boot0", 5000), 0);
+	assert_int_equal(gb_store_agent_mint(s, "p1", "p1-1", "boot1", 5000), 0);
+	/* another instance's token, an expired one, an unknown one */
+	assert_int_equal(reg(s, "p1-0", "boot1", a, "c0", 1000), 1);
+	assert_int_equal(reg(s, "p1-1", "boot1", b, "c1", 5000), 1);
+	assert_int_equal(reg(s, "p1-0", "nope", a, "c0", 1000), 1);
+	assert_int_equal(auth(s, "c0", &id, name), 1);
+	assert_int_equal(gb_store_agent_token_open(s, "p1-0", "boot0", 1000), 1);
+	assert_int_equal(gb_store_agent_token_open(s, "p1-1", "boot0", 1000), 0);
+	assert_int_equal(gb_store_agent_token_open(s, "p1-0", "boot0", 5000), 0);
+	/* once */
+	assert_int_equal(reg(s, "p1-0", "boot0", a, "c0", 1000), 0);
+	assert_int_equal(reg(s, "p1-0", "boot0", a, "cX", 1001), 1);
+	assert_int_equal(gb_store_agent_token_open(s, "p1-0", "boot0", 1001), 0);
+	assert_int_equal(auth(s, "cX", &id, name), 1);
+	assert_int_equal(auth(s, "c0", &id, name), 0);
+	assert_int_equal(id, a);
+	assert_string_equal(name, "p1-0");
+	/* readiness follows the reports */
+	assert_int_equal(ready_one(s), 0);
+	assert_int_equal(gb_store_agent_report(s, a, 2000, "{}", 1), 0);
+	assert_int_equal(ready_one(s), a);
+	{
+		int ready = 0;
+		assert_int_equal(gb_store_agent_auth(s, "c0", &id, name, 64,
+		                                     &ready), 0);
+		assert_int_equal(ready, 1);
+	}
+	assert_int_equal(gb_store_agent_report(s, a, 3000, "{}", 0), 0);
+	assert_int_equal(ready_one(s), 0);
+	/* an instance that is ending: its credential is refused */
+	assert_int_equal(gb_store_inst_term_accepted(s, a, 4000), 0);
+	assert_int_equal(auth(s, "c0", &id, name), 1);
+	/* its terminate revoked its credential: and an unused token of
+	 * p1-1 (name_index 1) goes with p1-1's terminate */
+	assert_int_equal(gb_store_agent_report(s, a, 4000, "{}", 1), 0);
+	assert_int_equal(ready_one(s), 0);
+	assert_int_equal(gb_store_inst_term_accepted(s, b, 4000), 0);
+	assert_int_equal(reg(s, "p1-1", "boot1", b, "c1", 4001), 1);
+	gb_store_close(s);
+}
+
 #define BOTH(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
 
 int main(void)
@@ -1772,6 +1858,7 @@ int main(void)
 		BOTH(test_pool_incarnations),
 		BOTH(test_audit_pool_incarnations),
 		BOTH(test_exchanged_tokens),
+		BOTH(test_agents),
 		BOTH(test_rollback_discards),
 		BOTH(test_version),
 		BOTH(test_events_and_audit),

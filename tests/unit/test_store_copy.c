@@ -142,6 +142,9 @@ static void fill(gb_store *s)
 	                                           4000000000, "no capacity"),
 	                 0);
 	assert_int_equal(gb_store_meta_set(s, "note", "kept"), 0);
+	/* an agent's bootstrap token (its credential goes along) */
+	assert_int_equal(gb_store_agent_mint(s, "p1", "p1-0", "boot0", 9000),
+	                 0);
 	{
 		int ch;
 		assert_int_equal(gb_store_as_demand(s, "p1", 2, 5000, 100, &ch),
@@ -152,7 +155,7 @@ static void fill(gb_store *s)
 static const char expected_report[] =
 	/* meta: "note" and "offers_version" (offers_replace moves it) */
 	"pools 2\nintents 3\ninstances 3\nevents 5\naudit 1\ndecisions 1\n"
-	"heartbeats 3\nautoscale 1\noffers 1\nunavailable 1\nmeta 2\n";
+	"heartbeats 3\nagents 1\nautoscale 1\noffers 1\nunavailable 1\nmeta 2\n";
 
 /* The target holds what fill() wrote, with the source's ids. */
 static void check_copied(gb_store *src, gb_store *dst)
