@@ -130,7 +130,12 @@ DRV_LIBS_A := $(DRIVERS:%=$(BUILD)/obj/drivers/lib%.a) \
 BIN      := $(BUILD)/bin/gpubroker
 CLOUDSIM := $(BUILD)/bin/cloudsim
 # gpubroker-agent: a separate program (agent/), its own objects; it
-# includes nothing of core/ (libcurl and jansson only; NVML by dlopen)
+# includes nothing of core/ (libcurl and jansson only; NVML by dlopen).
+# jansson is linked in statically (libjansson-dev's libjansson.a): a
+# stock Ubuntu/Debian GPU image has libcurl but not libjansson, and the
+# agent's package depends on what the image has only (AGENT_JANSSON=-ljansson
+# links it dynamically).
+AGENT_JANSSON ?= -Wl,-Bstatic -ljansson -Wl,-Bdynamic
 AGENT     := $(BUILD)/bin/gpubroker-agent
 AGENT_SRCS := $(wildcard agent/*.c)
 AGENT_OBJS := $(AGENT_SRCS:%.c=$(BUILD)/obj/%.o)
@@ -357,7 +362,7 @@ $(BUILD)/obj/agent/%.o: agent/%.c $(CONFIG_MK)
 $(AGENT): $(AGENT_OBJS)
 	@mkdir -p $(@D)
 	$(call say,LD,$@)
-	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $(AGENT_OBJS) -lcurl -ljansson -ldl
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $(AGENT_OBJS) -lcurl $(AGENT_JANSSON) -ldl
 
 $(FAKE_NVML): tests/agent/fake_nvml.c $(CONFIG_MK)
 	@mkdir -p $(@D)
@@ -491,7 +496,7 @@ install: all
 	    install -d $$d && install -m 0644 $$f $$d/; done
 
 # Debian packages of this build (scripts/mkdeb.sh): gpubroker,
-# gpubroker-dev and gpubroker-driver-<name>, into $(BUILD)/deb.
+# gpubroker-agent, gpubroker-dev and gpubroker-driver-<name>, into $(BUILD)/deb.
 deb: all
 	@BUILD=$(BUILD) scripts/mkdeb.sh
 
@@ -527,7 +532,7 @@ help:
 	@echo "  make bench      benchmarks with targets (see BENCHMARKS.md)"
 	@echo "  make fuzz       libFuzzer targets, FUZZ_SECONDS each (default 60)"
 	@echo "  make install PREFIX=/usr/local DESTDIR=   |  make uninstall  |  make clean"
-	@echo "  make deb        Debian packages (gpubroker, gpubroker-dev, gpubroker-driver-*) in BUILD/deb"
+	@echo "  make deb        Debian packages (gpubroker, gpubroker-agent, gpubroker-dev, gpubroker-driver-*) in BUILD/deb"
 	@echo "          (installs driver.h, the driver SDK and their pkg-config files too)"
 	@echo "  make stage      driver.h + SDK + .pc files into BUILD/stage (make all does it)"
 	@echo "  make readme-policy   README.md's policy fields from core/plan/policy_fields.h"

@@ -5,6 +5,11 @@
 #                             systemd units, sysusers file, the API's
 #                             description, /etc/gpubroker/broker.yaml
 #                             (conffile); Provides gpubroker-driver-abi-MAJOR
+#   gpubroker-agent           the instance agent (gpubroker-agent(8)), its
+#                             man page and systemd unit; no conffile (the
+#                             broker's bootstrap writes /etc/gpubroker-agent.conf)
+#                             and no dependency on the broker: it goes on
+#                             the GPU instances
 #   gpubroker-dev             driver.h, the driver SDK, pkg-config files
 #   gpubroker-driver-NAME     one per shipped driver (aws azure gcp lambda
 #                             onprem): NAME.so and its data; Depends on
@@ -174,6 +179,22 @@ gpubroker-dev: pkg-config-bad-directive -fPIC [usr/lib/$ma/pkgconfig/gpubroker-d
 gpubroker-dev: pkg-config-bad-directive -fvisibility=hidden [usr/lib/$ma/pkgconfig/gpubroker-driver.pc]
 EOF
 
+# ---------------------------------------------------------------- agent
+# /usr/bin, where the broker's bootstrap (core/engine/engine_agent.c) and
+# the unit expect it; jansson is linked in statically (Makefile,
+# AGENT_JANSSON), so its Depends are what a stock GPU image has (libc6,
+# libcurl4)
+A=$W/gpubroker-agent
+mv_into gpubroker-agent usr/bin/gpubroker-agent usr/share/man/man8/gpubroker-agent.8
+[ -e "$A/usr/bin/gpubroker-agent" ] ||
+	{ echo "mkdeb: the agent was not built ($BUILD/bin/gpubroker-agent)" >&2; exit 1; }
+gzip -9n "$A/usr/share/man/man8/gpubroker-agent.8"
+# The unit has ConditionPathExists=/etc/gpubroker-agent.conf, which the
+# broker's bootstrap writes (it also enables and starts the unit): an
+# installed package never runs the agent unconfigured.
+install -d "$A/lib/systemd/system"
+install -m 0644 packaging/gpubroker-agent.service "$A/lib/systemd/system/gpubroker-agent.service"
+
 # ---------------------------------------------------------------- broker
 B=$W/gpubroker
 mv_into gpubroker usr/bin/gpubroker usr/share/gpubroker usr/share/man usr/share/bash-completion \
@@ -201,7 +222,8 @@ done
 install -m 0644 packaging/gpubroker.sysusers.conf "$B/usr/lib/sysusers.d/gpubroker.conf"
 install -m 0644 packaging/broker.yaml "$B/etc/gpubroker/broker.yaml"
 
-for p in gpubroker gpubroker-dev $(for d in $DRIVERS; do echo gpubroker-driver-$d; done); do
+PKGS="gpubroker gpubroker-agent gpubroker-dev $(for d in $DRIVERS; do echo gpubroker-driver-$d; done)"
+for p in $PKGS; do
 	docs "$p"
 	strip_all "$p"
 done
@@ -266,6 +288,50 @@ exit 0
 EOF
 chmod 0755 "$B/DEBIAN/postinst" "$B/DEBIAN/prerm" "$B/DEBIAN/postrm"
 
+mkdir -p "$A/DEBIAN"
+cat >"$A/DEBIAN/postinst" <<'EOF'
+#!/bin/sh
+# gpubroker-agent postinst: the unit known to systemd; on an upgrade a
+# running agent is restarted onto the new binary (its credential is in
+# /var/lib/gpubroker-agent and survives).  The agent is not enabled here:
+# the broker's bootstrap writes /etc/gpubroker-agent.conf and enables it.
+set -e
+if [ "$1" = configure ] && [ -d /run/systemd/system ]; then
+	systemctl --system daemon-reload >/dev/null || true
+	if [ -n "$2" ]; then
+		deb-systemd-invoke try-restart gpubroker-agent.service >/dev/null || true
+	fi
+fi
+exit 0
+EOF
+cat >"$A/DEBIAN/prerm" <<'EOF'
+#!/bin/sh
+# gpubroker-agent prerm: stop the agent before its binary goes.
+set -e
+if [ "$1" = remove ] && [ -d /run/systemd/system ]; then
+	deb-systemd-invoke stop gpubroker-agent.service >/dev/null || true
+fi
+exit 0
+EOF
+cat >"$A/DEBIAN/postrm" <<'EOF'
+#!/bin/sh
+# gpubroker-agent postrm.  /etc/gpubroker-agent.conf (the bootstrap's) and
+# /var/lib/gpubroker-agent (the agent's instance credential) are not the
+# package's files: purge leaves them, and says so.
+set -e
+if [ "$1" = purge ]; then
+	for f in /etc/gpubroker-agent.conf /var/lib/gpubroker-agent; do
+		[ ! -e "$f" ] ||
+			echo "gpubroker-agent: $f is kept (the bootstrap's or the agent's, not the package's)" >&2
+	done
+fi
+if [ -d /run/systemd/system ]; then
+	systemctl --system daemon-reload >/dev/null || true
+fi
+exit 0
+EOF
+chmod 0755 "$A/DEBIAN/postinst" "$A/DEBIAN/prerm" "$A/DEBIAN/postrm"
+
 recommends=$(for d in $DRIVERS; do printf 'gpubroker-driver-%s | ' "$d"; done | sed 's/ | $//')
 control gpubroker "adduser" \
 	"Recommends: $recommends" "Suggests: gpubroker-dev" \
@@ -277,6 +343,16 @@ Description: multi-cloud GPU provisioning broker
  (gpubroker serve) with its systemd units, the web console, the shipped
  placement policies and the API's OpenAPI description.  The clouds are
  drivers, packaged apart (gpubroker-driver-*).
+EOF
+control gpubroker-agent "" <<EOF
+Description: gpubroker instance agent
+ gpubroker-agent runs on the GPU instances of a gpubroker pool with
+ agent: true.  It exchanges the bootstrap token that the broker put in
+ the instance's user data for an instance credential, then reports the
+ GPUs that NVML sees (model, memory, utilisation) to the broker: the
+ instance's heartbeat and its ready state.  NVML is loaded at run time
+ from the NVIDIA driver; this package does not depend on it.  The
+ broker's bootstrap writes /etc/gpubroker-agent.conf and enables the unit.
 EOF
 control gpubroker-dev "" <<EOF
 Description: gpubroker driver ABI header and driver SDK
@@ -295,6 +371,6 @@ Description: gpubroker driver for $(case $d in aws) echo "AWS EC2";; azure) echo
 EOF
 done
 
-for p in gpubroker gpubroker-dev $(for d in $DRIVERS; do echo gpubroker-driver-$d; done); do
+for p in $PKGS; do
 	build_deb "$p"
 done

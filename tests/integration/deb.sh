@@ -3,8 +3,11 @@
 # machine: built with a version of this run's own, lintian-clean
 # (errors and warnings; overrides carry their reasons), dependencies from
 # dpkg-shlibdeps, a driver package refused without the broker's driver
-# ABI.  Installed with dpkg -i: `gpubroker validate` accepts the packaged
-# /etc/gpubroker/broker.yaml, the units pass `systemd-analyze verify`, the
+# ABI, the agent's package with its binary, man page and unit, depending
+# on libcurl but on no NVIDIA library and not on jansson (linked in
+# statically).  Installed with dpkg -i: `gpubroker validate` accepts the packaged
+# /etc/gpubroker/broker.yaml, the units (the agent's too) pass
+# `systemd-analyze verify`, the installed agent runs, the
 # daemon runs as the packaged user (gpubroker) with the packaged drivers
 # against cloudsim and applies and destroys a pool; with DEB_UPGRADE=1
 # (tests/reliability/deb_upgrade.sh) an upgrade keeps a changed
@@ -48,7 +51,7 @@ dpkg_w() {
 user_before=$(getent passwd gpubroker || true)
 state_before=$([ -e /var/lib/gpubroker ] && echo yes || echo no)
 
-PKGS="gpubroker gpubroker-dev gpubroker-driver-aws gpubroker-driver-azure gpubroker-driver-gcp gpubroker-driver-lambda gpubroker-driver-onprem"
+PKGS="gpubroker gpubroker-agent gpubroker-dev gpubroker-driver-aws gpubroker-driver-azure gpubroker-driver-gcp gpubroker-driver-lambda gpubroker-driver-onprem"
 deb_cleanup() {
 	if [ -n "$D_PID" ] && kill -0 "$D_PID" 2>/dev/null; then
 		kill -TERM "$D_PID" 2>/dev/null || true
@@ -85,6 +88,18 @@ for d in aws azure gcp lambda onprem; do
 done
 check "dpkg-deb -f '$(deb gpubroker)' Depends | grep -q 'libmicrohttpd12' && dpkg-deb -f '$(deb gpubroker)' Depends | grep -q 'liblua5.4-0'" \
 	"the broker depends on the libraries its binary links (dpkg-shlibdeps)"
+# the agent: its files, no conffile (the broker's bootstrap writes
+# /etc/gpubroker-agent.conf), what a stock GPU image has as dependencies
+dpkg-deb -c "$(deb gpubroker-agent)" | awk '{print $NF}' >"$T/agent.files"
+for f in ./usr/bin/gpubroker-agent ./usr/share/man/man8/gpubroker-agent.8.gz \
+	./lib/systemd/system/gpubroker-agent.service ./usr/share/doc/gpubroker-agent/copyright; do
+	grep -qx "$f" "$T/agent.files" || fail "gpubroker-agent lacks $f: $(cat "$T/agent.files")"
+done
+check "! dpkg-deb -I '$(deb gpubroker-agent)' conffiles >/dev/null 2>&1" "the agent's package has no conffile"
+adeps=$(dpkg-deb -f "$(deb gpubroker-agent)" Depends)
+check "echo '$adeps' | grep -q 'libcurl'" "the agent depends on libcurl (dpkg-shlibdeps): $adeps"
+check "! echo '$adeps' | grep -qi 'nvidia\|jansson\|gpubroker'" \
+	"the agent depends on no NVIDIA library (NVML by dlopen), not on jansson (static) nor the broker"
 check "dpkg-deb -f '$(deb gpubroker)' Conffiles >/dev/null; dpkg-deb -I '$(deb gpubroker)' conffiles | grep -qx /etc/gpubroker/broker.yaml" \
 	"/etc/gpubroker/broker.yaml is a conffile"
 # lintian reads the .deb files while the rest goes on (its verdict is
@@ -114,10 +129,13 @@ echo "ok: gpubroker validate accepts the packaged config: $(cat "$T/validate.out
 check "/usr/bin/gpubroker drivers -c /etc/gpubroker/broker.yaml -o json 2>/dev/null | jq -e '[.[].path] | all(startswith(\"/usr/lib/gpubroker/drivers/\")) and length == 5' >/dev/null" \
 	"the packaged binary loads the five packaged drivers"
 check "zcat /usr/share/man/man1/gpubroker.1.gz | head -5 | grep -q '^\\.TH'" "the man page is installed"
+check "zcat /usr/share/man/man8/gpubroker-agent.8.gz | grep -q '^\\.TH GPUBROKER-AGENT 8'" "the agent's man page is installed"
+check "/usr/bin/gpubroker-agent --help | grep -q 'gpubroker-agent(8)'" "the packaged agent runs"
 check "cmp -s /usr/share/doc/gpubroker/openapi.json '$GB_SRC/docs/openapi.json'" "the API's description is installed"
 if command -v systemd-analyze >/dev/null 2>&1; then
 	cp /lib/systemd/system/gpubroker-replica@.service "$T/gpubroker-replica@7878.service"
-	for u in /lib/systemd/system/gpubroker.service "$T/gpubroker-replica@7878.service"; do
+	for u in /lib/systemd/system/gpubroker.service "$T/gpubroker-replica@7878.service" \
+		/lib/systemd/system/gpubroker-agent.service; do
 		systemd-analyze verify "$u" >"$T/verify.out" 2>&1 && [ ! -s "$T/verify.out" ] ||
 			fail "systemd-analyze verify $u: $(cat "$T/verify.out")"
 	done
