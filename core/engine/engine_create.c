@@ -1068,7 +1068,9 @@ int gb_engine__place(gb_engine *e, const gb_pool_spec *spec,
 			if (node_retries++ < GB_NODE_RETRIES && left > 0) {
 				prev = NULL;
 				last = a;
-				i--; /* the same candidate (unsigned: wraps back) */
+				/* the same candidate in the same pass (the
+				 * loop's step; unsigned: wraps back) */
+				step--;
 				continue;
 			}
 			prev = o;

@@ -428,7 +428,7 @@ workspace() {
 
 # pool_json NAME: the pool as the daemon reports it (viewer token)
 pool_json() {
-	curl -sS -H "Authorization: Bearer $PROM_TOKEN" "$url_b/v1/pools/$1"
+	curl -sS -H "Authorization: Bearer $PROM_TOKEN" "$url_b/v1/pools/$1?all=1"
 }
 
 # expect_destroyed NAME WHAT: the pool is destroyed and every instance
