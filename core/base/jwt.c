@@ -2,7 +2,9 @@
  * ES256 signature checks (jwt.h). */
 #include "jwt.h"
 
+#include <limits.h>
 #include <openssl/bn.h>
+#include <openssl/evp.h>
 #include <openssl/core_names.h>
 #include <openssl/ecdsa.h>
 #include <openssl/param_build.h>
@@ -12,72 +14,70 @@
 
 #include "util.h"
 
-static const char b64url_chars[] =
-	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
+/* base64url is base64 with '-' and '_' for '+' and '/', unpadded:
+ * OpenSSL's EVP_EncodeBlock / EVP_DecodeBlock do the coding, this file
+ * only the alphabet, the padding and the checks. */
 char *gb_b64url_encode(const void *data, size_t n)
 {
-	const unsigned char *p = data;
-	char *out = gb_xmalloc(n / 3 * 4 + 5), *o = out;
-	size_t i = 0;
-	for (; i + 2 < n; i += 3) {
-		uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 |
-		             p[i + 2];
-		*o++ = b64url_chars[v >> 18 & 63];
-		*o++ = b64url_chars[v >> 12 & 63];
-		*o++ = b64url_chars[v >> 6 & 63];
-		*o++ = b64url_chars[v & 63];
-	}
-	if (n - i == 1) {
-		*o++ = b64url_chars[p[i] >> 2];
-		*o++ = b64url_chars[(p[i] & 3) << 4];
-	} else if (n - i == 2) {
-		uint32_t v = (uint32_t)p[i] << 8 | p[i + 1];
-		*o++ = b64url_chars[v >> 10 & 63];
-		*o++ = b64url_chars[v >> 4 & 63];
-		*o++ = b64url_chars[(v & 15) << 2];
-	}
-	*o = '\0';
+	char *out;
+	int len;
+	if (n > (size_t)INT_MAX / 2)
+		abort(); /* no JWT part comes near */
+	out = gb_xmalloc(4 * ((n + 2) / 3) + 1);
+	len = EVP_EncodeBlock((unsigned char *)out, data, (int)n);
+	while (len > 0 && out[len - 1] == '=')
+		len--;
+	out[len] = '\0';
+	for (char *p = out; *p; p++)
+		*p = *p == '+' ? '-' : *p == '/' ? '_' : *p;
 	return out;
 }
 
-static int b64url_val(char c)
+static int b64url_char(char c)
 {
-	const char *q = c ? strchr(b64url_chars, c) : NULL;
-	return q ? (int)(q - b64url_chars) : -1;
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+	       (c >= '0' && c <= '9') || c == '-' || c == '_';
 }
 
 unsigned char *gb_b64url_decode(const char *s, size_t n, size_t *outlen)
 {
-	unsigned char *out;
-	uint32_t acc = 0;
-	size_t o = 0;
-	int bits = 0;
+	unsigned char *in, *out;
+	char *again;
+	size_t padded;
+	int len, same;
 	while (n > 0 && s[n - 1] == '=')
 		n--;
-	if (n % 4 == 1)
+	if (n % 4 == 1 || n > (size_t)INT_MAX / 2)
 		return NULL;
-	out = gb_xmalloc(n / 4 * 3 + 3);
+	padded = n + (4 - n % 4) % 4;
+	in = gb_xmalloc(padded + 1);
 	for (size_t i = 0; i < n; i++) {
-		int v = b64url_val(s[i]);
-		if (v < 0) {
-			free(out);
+		if (!b64url_char(s[i])) {
+			free(in);
 			return NULL;
 		}
-		acc = acc << 6 | (uint32_t)v;
-		if ((bits += 6) >= 8) {
-			bits -= 8;
-			out[o++] = (unsigned char)(acc >> bits);
-			acc &= (1u << bits) - 1;
-		}
+		in[i] = (unsigned char)(s[i] == '-' ? '+' : s[i] == '_' ? '/' : s[i]);
 	}
-	/* the bits left over must be zero (one encoding per value) */
-	if (acc != 0) {
+	memset(in + n, '=', padded - n);
+	out = gb_xmalloc(padded / 4 * 3 + 1);
+	len = EVP_DecodeBlock(out, in, (int)padded);
+	free(in);
+	if (len < 0) {
 		free(out);
 		return NULL;
 	}
-	out[o] = '\0';
-	*outlen = o;
+	len -= (int)(padded - n); /* each '=' stands for a byte it did not have */
+	out[len] = '\0';
+	/* one encoding per value: the bits left over must be zero, so the
+	 * bytes encode back to exactly the text */
+	again = gb_b64url_encode(out, (size_t)len);
+	same = strlen(again) == n && memcmp(again, s, n) == 0;
+	free(again);
+	if (!same) {
+		free(out);
+		return NULL;
+	}
+	*outlen = (size_t)len;
 	return out;
 }
 
