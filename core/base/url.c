@@ -49,6 +49,14 @@ int gb_http_insecure_env(void)
 int gb_http_url_check(const char *url, int allow_insecure, char *why,
                       size_t cap)
 {
+	return gb_url_check(url, allow_insecure, "credentials",
+	                    "allow_insecure_http: \"true\" (a driver option) "
+	                    "or GPUBROKER_ALLOW_INSECURE_HTTP=1", why, cap);
+}
+
+int gb_url_check(const char *url, int allow_insecure, const char *what,
+                 const char *optin, char *why, size_t cap)
+{
 	CURLU *u = curl_url();
 	char *scheme = NULL, *host = NULL, *shown = gb_url_for_log(url ? url : "");
 	int rc = -1;
@@ -73,11 +81,9 @@ int gb_http_url_check(const char *url, int allow_insecure, char *why,
 		rc = 2;
 	} else {
 		snprintf(why, cap, "\"%s\": plain http:// to %s would send "
-		         "credentials in clear; use https://, or -- only on a "
-		         "network you trust -- opt in with allow_insecure_http: "
-		         "\"true\" (a driver option) or "
-		         "GPUBROKER_ALLOW_INSECURE_HTTP=1 (http:// is always "
-		         "allowed to 127.0.0.1, ::1 and localhost)", shown, host);
+		         "%s in clear; use https://, or -- only on a network you "
+		         "trust -- opt in with %s (http:// is always allowed to "
+		         "127.0.0.1, ::1 and localhost)", shown, host, what, optin);
 	}
 	curl_free(scheme);
 	curl_free(host);

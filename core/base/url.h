@@ -12,6 +12,10 @@
  * to fix (the URL is named without its query). */
 int gb_http_url_check(const char *url, int allow_insecure, char *why,
                       size_t cap);
+/* The same, for a URL that carries `what` (said in the refusal, e.g.
+ * "credentials"), whose opt-in is `optin` (e.g. an option's name). */
+int gb_url_check(const char *url, int allow_insecure, const char *what,
+                 const char *optin, char *why, size_t cap);
 /* GPUBROKER_ALLOW_INSECURE_HTTP is set to 1, true or yes. */
 int gb_http_insecure_env(void);
 /* The URL for logs and errors: its query (it may carry secrets) shown as

@@ -105,7 +105,7 @@ static void deliver(gb_daemon *d, const char *pool)
 	/* the version as the ETag's value, without its quotes */
 	msg = json_pack("{s:s, s:s#, s:O}", "pool", pool, "version", ver + 1,
 	                (int)(strlen(ver) - 2), "targets", list);
-	body = msg ? json_dumps(msg, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	body = msg ? json_dumps(msg, JSON_COMPACT) : NULL;
 	json_decref(msg);
 	shown = gb_url_for_log(url);
 	if (body && post(url, body, why, sizeof(why)) == 0) {
@@ -130,9 +130,9 @@ static void deliver(gb_daemon *d, const char *pool)
 		if (h->fails++ == 0)
 			GB_IGNORE(gb_store_event(d->store, pool, NULL,
 			               "webhook-failed", "POST of the targets list "
-			               "(version %s) to serve.webhook %s failed: "
+			               "(version %.16s) to serve.webhook %s failed: "
 			               "%s; retried at later passes until it is "
-			               "delivered", ver, shown,
+			               "delivered", ver + 1, shown,
 			               body ? why : "out of memory"));
 	}
 	free(shown);

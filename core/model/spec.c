@@ -1486,8 +1486,15 @@ static void dec_serve(sdec *c, const gb_ynode *n, gb_pool_spec *p)
 		char *url = NULL, why[512];
 		if (gb_ydec_str(&c->y, v, "pool.serve.webhook", &url) != 0)
 			return;
-		if (gb_http_url_check(url, gb_http_insecure_env(), why,
-		                      sizeof(why)) < 0) {
+		/* plain http off loopback: refused where the user's spec is
+		 * checked (validate, apply: clouds known) unless opted in; a
+		 * stored spec still loads in a daemon started without the
+		 * opt-in (its transport refuses the delivery instead) */
+		if (gb_url_check(url, gb_http_insecure_env() || !c->clouds,
+		                 "the pool's addresses",
+		                 "GPUBROKER_ALLOW_INSECURE_HTTP=1 in the "
+		                 "environment of the daemon (and of validate)",
+		                 why, sizeof(why)) < 0) {
 			ERR(c, v, "pool.serve.webhook", "%s", why);
 			free(url);
 			return;
