@@ -5,11 +5,11 @@
  * that version was not delivered yet.  The versions delivered are kept
  * in memory (the reconciler thread's only): a restarted daemon sends
  * each pool's current list once.  A failed delivery (the host transport,
- * a short timeout, 3 attempts) is logged and retried on later passes,
- * after 1 s, 2 s, 4 s ... at most 5 minutes apart; it is one
- * "webhook-failed" event until a delivery succeeds again.  A pass spends
- * at most WEBHOOK_PASS_MS starting deliveries: the rest wait for the
- * next pass. */
+ * 2 s an attempt, 3 attempts) is logged and retried on later passes
+ * (one attempt each), after 1 s, 2 s, 4 s ... at most 5 minutes apart;
+ * it is one "webhook-failed" event until a delivery succeeds again.  A
+ * pass spends at most WEBHOOK_PASS_MS starting deliveries: the rest wait
+ * for the next pass. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,8 +61,9 @@ static gb_http_client *client_get(void)
 	return client;
 }
 
-/* One delivery: 0, or -1 with why filled. */
-static int post(const char *url, const char *body, char *why, size_t cap)
+/* One delivery (attempts: 0 = the client's 3): 0, or -1 with why. */
+static int post(const char *url, const char *body, int attempts, char *why,
+                size_t cap)
 {
 	static const char *const hdrs[] = {"Content-Type: application/json"};
 	gb_http_req req;
@@ -78,6 +79,7 @@ static int post(const char *url, const char *body, char *why, size_t cap)
 	req.nheaders = 1;
 	req.body = body;
 	req.body_len = strlen(body);
+	req.max_attempts = attempts;
 	rc = gb_http_do(client_get(), &req, &resp, &err);
 	if (rc != 0)
 		snprintf(why, cap, "%s", err.message[0] ? err.message
@@ -108,7 +110,9 @@ static void deliver(gb_daemon *d, const char *pool)
 	body = msg ? json_dumps(msg, JSON_COMPACT) : NULL;
 	json_decref(msg);
 	shown = gb_url_for_log(url);
-	if (body && post(url, body, why, sizeof(why)) == 0) {
+	/* a webhook that failed gets one attempt a pass: its retries are
+	 * the later passes, and a dead receiver costs a pass 2 s at most */
+	if (body && post(url, body, h->fails ? 1 : 0, why, sizeof(why)) == 0) {
 		if (h->fails)
 			gb_log(GB_LOG_INFO, "webhook", "pool %s: delivered to %s "
 			       "after %d failed tries", pool, shown, h->fails);
