@@ -16,24 +16,31 @@
 
 #include "api.h"
 
-/* The list now (new reference), NULL when the pool is gone. */
-static json_t *targets(gb_api_req *r, const char *name, int public_first)
+/* The list now (new reference), NULL when the pool is gone; *webhook
+ * (when asked) the spec's serve.webhook, caller frees. */
+static json_t *targets(gb_daemon *d, const char *name, int public_first,
+                       char **webhook)
 {
-	json_t *p = gb_engine_pool_json(r->d->eng, name), *out, *inst;
+	json_t *p = gb_engine_pool_json(d->eng, name), *out, *inst;
 	gb_pool_row row;
 	gb_spec_set set;
 	int port = 0;
 	size_t i;
+	if (webhook)
+		*webhook = NULL;
 	if (!p)
 		return NULL;
-	if (gb_store_pool_get(r->d->store, name, &row) == 0) {
+	if (gb_store_pool_get(d->store, name, &row) == 0) {
 		gb_diags dg = GB_DIAGS_INIT;
 		memset(&set, 0, sizeof(set));
 		if (row.spec_json &&
 		    gb_spec_load_json("stored", row.spec_json,
 		                      strlen(row.spec_json), NULL, &set, &dg) == 0 &&
-		    set.n)
+		    set.n) {
 			port = set.pools[0].serve_port;
+			if (webhook)
+				*webhook = gb_xstrdup(set.pools[0].serve_webhook);
+		}
 		gb_spec_set_free(&set);
 		gb_diags_free(&dg);
 		gb_pool_row_free(&row);
@@ -85,6 +92,20 @@ static void version_of(const char *text, char *out, size_t cap)
 	snprintf(out, cap, "\"%016llx\"", (unsigned long long)h);
 }
 
+json_t *gb_daemon_pool_targets(gb_daemon *d, const char *pool,
+                               int public_first, char *version, size_t cap,
+                               char **webhook)
+{
+	json_t *list = targets(d, pool, public_first, webhook);
+	char *text;
+	if (!list)
+		return NULL;
+	text = json_dumps(list, JSON_COMPACT);
+	version_of(text ? text : "", version, cap);
+	free(text);
+	return list;
+}
+
 static void targets_again(gb_api_req *r);
 
 static void answer(gb_api_req *r, const char *name)
@@ -109,7 +130,7 @@ static void answer(gb_api_req *r, const char *name)
 	}
 	if (!gb_api_pool_visible(r, name))
 		return;
-	list = targets(r, name, pub);
+	list = targets(r->d, name, pub, NULL);
 	if (!list) {
 		gb_api_error(r, 404, "NotFound", "no pool named %s", name);
 		return;

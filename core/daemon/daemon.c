@@ -622,6 +622,7 @@ out_engine:
 	gb_session_close(&d.app);
 	free(d.metrics_cache);
 	gb_metrics_release();
+	gb_daemon_webhooks_release();
 	free(d.pools_cache);
 	json_decref(d.queue);
 	gb_daemon_preempts_free(d.preempts, d.npreempts);

@@ -195,6 +195,20 @@ void gb_daemon_preempts_free(gb_preempt_rec *p, size_t n);
 /* The budget-warning events due this pass (budget_warn.c; the leader
  * runs it). */
 void gb_daemon_budget_warnings(gb_daemon *d);
+/* api_targets.c: the pool's targets list as GET /v1/pools/NAME/targets
+ * answers it (new reference; NULL when the pool is gone), its version
+ * (that answer's ETag, quoted) into version, and (webhook non-NULL) the
+ * spec's serve.webhook (caller frees; NULL when none). */
+json_t *gb_daemon_pool_targets(gb_daemon *d, const char *pool,
+                               int public_first, char *version, size_t cap,
+                               char **webhook);
+/* webhook.c: POST each held pool's targets list to its serve.webhook
+ * when it changed since the last delivery (the reconciler, after its
+ * pass; a failed delivery is retried on later passes, with a
+ * "webhook-failed" event once). */
+void gb_daemon_webhooks(gb_daemon *d, const gb_strv *pools);
+/* Frees the webhooks' client and memory (at the daemon's end). */
+void gb_daemon_webhooks_release(void);
 /* reconcile.c: one pass; fills counts for metrics. */
 void gb_daemon_reconcile(gb_daemon *d);
 /* api.c */

@@ -412,7 +412,7 @@ void gb_daemon_reconcile(gb_daemon *d)
 	}
 	if (nsteady)
 		qsort(steady, nsteady, sizeof(*steady), gen_cmp);
-	gb_strv blocked = {0};
+	gb_strv blocked = {0}, mine = {0};
 	admission(d, now, &blocked, 1);
 	for (size_t i = 0; i < np && !gb_daemon_stopping(d); i++) {
 		gb_pool_row *p = &pools[i];
@@ -431,6 +431,7 @@ void gb_daemon_reconcile(gb_daemon *d)
 			continue;
 		}
 		held++;
+		gb_strv_push(&mine, p->name);
 		/* agent pools: replace what never got ready */
 		if (gb_engine_agent_overdue(d->eng, p) > 0)
 			gb_daemon_kick(d);
@@ -498,6 +499,9 @@ void gb_daemon_reconcile(gb_daemon *d)
 	gb_pool_list_free(pools, np);
 	gb_pool_gen_list_free(steady, nsteady);
 	gb_strv_free(&blocked);
+	/* serve.webhook: the held pools' targets lists that changed */
+	gb_daemon_webhooks(d, &mine);
+	gb_strv_free(&mine);
 	pthread_mutex_lock(&d->mmu);
 	d->pools_held = held;
 	d->pools_skipped = skipped;

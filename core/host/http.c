@@ -372,80 +372,6 @@ static gb_err_class default_classify(const gb_http_resp *r, gb_error *err)
 	return cls;
 }
 
-/* Host part of a URL for logs (no query string: it may carry secrets). */
-static char *url_for_log(const char *url)
-{
-	const char *q = strchr(url, '?');
-	return q ? gb_xasprintf("%.*s?...", (int)(q - url), url)
-	         : gb_xstrdup(url);
-}
-
-static int host_is_loopback(const char *host)
-{
-	unsigned char a[16];
-	char h[64];
-	size_t n = strlen(host);
-	if (strcasecmp(host, "localhost") == 0)
-		return 1;
-	if (inet_pton(AF_INET, host, a) == 1)
-		return a[0] == 127;
-	if (n >= 2 && n < sizeof(h) + 2 && host[0] == '[' &&
-	    host[n - 1] == ']') {
-		memcpy(h, host + 1, n - 2);
-		h[n - 2] = '\0';
-		host = h;
-	}
-	return inet_pton(AF_INET6, host, a) == 1 &&
-	       memcmp(a, "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\1", 16) == 0;
-}
-
-int gb_http_insecure_env(void)
-{
-	const char *v = getenv("GPUBROKER_ALLOW_INSECURE_HTTP");
-	return v && (strcmp(v, "1") == 0 || strcasecmp(v, "true") == 0 ||
-	             strcasecmp(v, "yes") == 0);
-}
-
-int gb_http_url_check(const char *url, int allow_insecure, char *why,
-                      size_t cap)
-{
-	CURLU *u = curl_url();
-	char *scheme = NULL, *host = NULL, *shown = url_for_log(url ? url : "");
-	int rc = -1;
-
-	if (!u || !url ||
-	    curl_url_set(u, CURLUPART_URL, url, CURLU_NON_SUPPORT_SCHEME) !=
-	            CURLUE_OK ||
-	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK) {
-		snprintf(why, cap, "\"%s\" is not an https:// URL", shown);
-	} else if (strcmp(scheme, "https") != 0 && strcmp(scheme, "http") != 0) {
-		snprintf(why, cap, "\"%s\": the %s:// scheme is not allowed; "
-		         "use https:// (http:// only to 127.0.0.1, ::1 or "
-		         "localhost)", shown, scheme);
-	} else if (curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
-	           !*host) {
-		snprintf(why, cap, "\"%s\" names no host", shown);
-	} else if (strcmp(scheme, "https") == 0) {
-		rc = 0;
-	} else if (host_is_loopback(host)) {
-		rc = 1;
-	} else if (allow_insecure) {
-		rc = 2;
-	} else {
-		snprintf(why, cap, "\"%s\": plain http:// to %s would send "
-		         "credentials in clear; use https://, or -- only on a "
-		         "network you trust -- opt in with allow_insecure_http: "
-		         "\"true\" (a driver option) or "
-		         "GPUBROKER_ALLOW_INSECURE_HTTP=1 (http:// is always "
-		         "allowed to 127.0.0.1, ::1 and localhost)", shown, host);
-	}
-	curl_free(scheme);
-	curl_free(host);
-	curl_url_cleanup(u);
-	free(shown);
-	return rc;
-}
-
 static void record_latency(gb_http_client *c, double secs)
 {
 	for (int i = 0; i < GB_HTTP_LAT_BUCKETS; i++)
@@ -525,7 +451,7 @@ static int attempt_once(gb_http_client *c, const gb_http_req *req,
 	record_latency(c, (double)(gb_mono_ns() - t0) / 1e9);
 	pthread_mutex_unlock(&c->lock);
 	if (cc != CURLE_OK) {
-		char *u = url_for_log(req->url);
+		char *u = gb_url_for_log(req->url);
 		if (s.too_big)
 			gb_error_set(err, GB_ERR_INVALID, 0, "ResponseTooLarge",
 			             "%s: answer from %s larger than %zu bytes",
@@ -587,7 +513,7 @@ int gb_http_do(gb_http_client *c, const gb_http_req *req, gb_http_resp *resp,
 		}
 		if (u == 2 && !__atomic_exchange_n(&c->insecure_warned, 1,
 		                                   __ATOMIC_ACQ_REL)) {
-			char *shown = url_for_log(req->url);
+			char *shown = gb_url_for_log(req->url);
 			gb_log(GB_LOG_WARN, c->name, "sending requests (and "
 			       "credentials) in clear over plain HTTP to %s: "
 			       "allowed by allow_insecure_http / "
@@ -636,7 +562,7 @@ int gb_http_do(gb_http_client *c, const gb_http_req *req, gb_http_resp *resp,
 				err->http_status = (int)resp->status;
 		}
 		{
-			char *u = url_for_log(req->url);
+			char *u = gb_url_for_log(req->url);
 			gb_log(GB_LOG_DEBUG, c->name,
 			       "%s %s -> %ld %s (%s), attempt %d/%d", req->method,
 			       u, resp->status, gb_err_class_name(cls), err->code,

@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 
+#include "url.h"
 #include "util.h"
 
 typedef struct gb_http_client gb_http_client;
@@ -46,16 +47,7 @@ int gb_http_do(gb_http_client *c, const gb_http_req *req, gb_http_resp *resp,
                gb_error *err);
 void gb_http_resp_free(gb_http_resp *resp);
 
-/* Where gpubroker may send a request (its transport, and the CLI's
- * client): https:// anywhere; http:// only to loopback (127.0.0.0/8, ::1,
- * localhost) unless allow_insecure; no other scheme.  Returns 0 (https),
- * 1 (plain HTTP to loopback), 2 (plain HTTP elsewhere, allowed by
- * allow_insecure: the caller warns), or -1 with why saying what and how
- * to fix (the URL is named without its query). */
-int gb_http_url_check(const char *url, int allow_insecure, char *why,
-                      size_t cap);
-/* GPUBROKER_ALLOW_INSECURE_HTTP is set to 1, true or yes. */
-int gb_http_insecure_env(void);
+/* gb_http_url_check, gb_http_insecure_env: url.h (base/). */
 
 /* Parses "Retry-After" (delta seconds or an HTTP date) from a response;
  * returns milliseconds, or -1 when absent/unparseable. */

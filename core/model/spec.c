@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "region_glob.h"
+#include "url.h"
 #include "regions.h"
 #include "yamldoc.h"
 
@@ -36,7 +37,7 @@ static const char *const placement_keys[] = {"clouds", "regions", "colocate",
                                              NULL};
 static const char *const mix_keys[] = {"on_demand_base", "spot_share", NULL};
 static const char *const spread_names[] = {"none", "zone", NULL};
-static const char *const serve_keys[] = {"port", NULL};
+static const char *const serve_keys[] = {"port", "webhook", NULL};
 static const char *const data_keys[] = {"region", NULL};
 static const char *const limits_keys[] = {"max_price_per_hour", NULL};
 static const char *const lifecycle_keys[] = {"ttl", "idle_timeout",
@@ -1463,8 +1464,10 @@ static void check_spread(sdec *c, const gb_ynode *pool, gb_pool_spec *p)
 		p->spread_zone = 1;
 }
 
-/* serve: {port: 1-65535}: the port a pool's instances serve on, for
- * GET /v1/pools/NAME/targets. */
+/* serve: {port: 1-65535, webhook: URL}: the port a pool's instances
+ * serve on, for GET /v1/pools/NAME/targets, and where the daemon POSTs
+ * that list when it changes (https://, or http:// to loopback only,
+ * unless GPUBROKER_ALLOW_INSECURE_HTTP: gb_http_url_check). */
 static void dec_serve(sdec *c, const gb_ynode *n, gb_pool_spec *p)
 {
 	const gb_ynode *v;
@@ -1479,6 +1482,25 @@ static void dec_serve(sdec *c, const gb_ynode *n, gb_pool_spec *p)
 	}
 	if (gb_ydec_int(&c->y, v, "pool.serve.port", 1, 65535, &x) == 0)
 		p->serve_port = (int)x;
+	if ((v = gb_ymap_get(n, "webhook"))) {
+		char *url = NULL, why[512];
+		if (gb_ydec_str(&c->y, v, "pool.serve.webhook", &url) != 0)
+			return;
+		/* plain http off loopback: refused where the user's spec is
+		 * checked (validate, apply: clouds known) unless opted in; a
+		 * stored spec still loads in a daemon started without the
+		 * opt-in (its transport refuses the delivery instead) */
+		if (gb_url_check(url, gb_http_insecure_env() || !c->clouds,
+		                 "the pool's addresses",
+		                 "GPUBROKER_ALLOW_INSECURE_HTTP=1 in the "
+		                 "environment of the daemon (and of validate)",
+		                 why, sizeof(why)) < 0) {
+			ERR(c, v, "pool.serve.webhook", "%s", why);
+			free(url);
+			return;
+		}
+		p->serve_webhook = url;
+	}
 }
 
 /* Decodes one `pool:` mapping into p (which starts zeroed).  Errors go
@@ -2019,9 +2041,13 @@ char *gb_pool_spec_to_json(const gb_pool_spec *p)
 		json_object_set_new(o, "policy", policy_json(p));
 	if (p->images.n)
 		json_object_set_new(o, "image", kvs_json(&p->images));
-	if (p->serve_port)
-		json_object_set_new(o, "serve", json_pack("{s:i}", "port",
-		                                          p->serve_port));
+	if (p->serve_port) {
+		json_t *sv = json_pack("{s:i}", "port", p->serve_port);
+		if (p->serve_webhook)
+			json_object_set_new(sv, "webhook",
+			                    json_string(p->serve_webhook));
+		json_object_set_new(o, "serve", sv);
+	}
 	if (p->ssh_keys.n)
 		json_object_set_new(o, "ssh_keys", strv_json(&p->ssh_keys));
 	if (p->user_data)
@@ -2083,6 +2109,7 @@ void gb_pool_spec_copy(gb_pool_spec *dst, const gb_pool_spec *src)
 	kvs_copy(&dst->images, &src->images);
 	strv_copy(&dst->ssh_keys, &src->ssh_keys);
 	dst->user_data = gb_xstrdup(src->user_data);
+	dst->serve_webhook = gb_xstrdup(src->serve_webhook);
 	dst->file = gb_xstrdup(src->file);
 	dst->source_hash = gb_xstrdup(src->source_hash);
 }
@@ -2107,6 +2134,7 @@ void gb_pool_spec_free(gb_pool_spec *p)
 	gb_kvs_free(&p->images);
 	gb_strv_free(&p->ssh_keys);
 	free(p->user_data);
+	free(p->serve_webhook);
 	free(p->file);
 	free(p->source_hash);
 	memset(p, 0, sizeof(*p));

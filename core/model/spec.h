@@ -168,6 +168,8 @@ typedef struct gb_pool_spec {
 	                         pools that are not co-located */
 	int spread_set;       /* placement.spread was written */
 	int serve_port;       /* serve.port; 0 = none (targets list ip only) */
+	char *serve_webhook;  /* serve.webhook: the targets list is POSTed
+	                         there on change; NULL = none */
 	gb_strv clouds;       /* empty = every loaded driver */
 	gb_strv regions;      /* globs; empty = any */
 	gb_colocate colocate;

@@ -278,6 +278,13 @@ static const bad_case bad_cases[] = {
 	 "      - {days: daily, from: \"08:00\", to: \"20:00\"}\n", 10, 9,
 	 "pool.autoscale.schedule[0].min", "required key \"min\""},
 	/* names, labels, keys, policies */
+	/* serve.webhook: https, or http to loopback (issue 42.3) */
+	{"webhook_http_off_loopback",
+	 BASE "  serve: {port: 8000, webhook: \"http://10.1.2.3/h\"}\n", 4, 32,
+	 "pool.serve.webhook", "plain http:// to 10.1.2.3 would send the "
+	 "pool's addresses in clear; use https://"},
+	{"webhook_scheme", BASE "  serve: {port: 8000, webhook: \"ftp://x/h\"}\n",
+	 4, 32, "pool.serve.webhook", "the ftp:// scheme is not allowed"},
 	{"name_upper", "pool:\n  name: Train_1\n  gpu: {model: T4}\n", 2, 9,
 	 "pool.name", "invalid name \"Train_1\"" },
 	{"name_suggest", "pool:\n  name: Train_1\n  gpu: {model: T4}\n", 2, 9,
@@ -1076,12 +1083,14 @@ static void test_json_roundtrip(void **state)
 static void test_mix_spread_serve(void **state)
 {
 	gb_spec_set a = parse_ok(ELASTIC "  capacity: {on_demand_base: 2, "
-	                         "spot_share: 0.7}\n  serve: {port: 8000}\n"),
+	                         "spot_share: 0.7}\n  serve: {port: 8000, "
+	                         "webhook: \"http://127.0.0.1:9/h\"}\n"),
 	            b, t = parse_ok(BASE "  count: 2\n"
 	                            "  placement: {spread: zone, colocate: none}\n");
 	gb_spec_set tr = parse_ok(BASE "  count: 2\n");
 	gb_spec_opts o = test_opts();
 	gb_diags d = GB_DIAGS_INIT;
+	gb_pool_spec c;
 	char *ja = gb_pool_spec_to_json(&a.pools[0]), *jb;
 	(void)state;
 	assert_int_equal(a.pools[0].mix, 1);
@@ -1098,6 +1107,24 @@ static void test_mix_spread_serve(void **state)
 	assert_string_equal(ja, jb);
 	assert_int_equal(b.pools[0].mix, 1);
 	assert_int_equal(b.pools[0].serve_port, 8000);
+	assert_string_equal(b.pools[0].serve_webhook, "http://127.0.0.1:9/h");
+	free(jb);
+	gb_pool_spec_copy(&c, &b.pools[0]);
+	jb = gb_pool_spec_to_json(&c);
+	assert_string_equal(ja, jb);
+	gb_pool_spec_free(&c);
+	gb_spec_set_free(&b);
+	/* a stored spec (no clouds: the daemon's own loads) keeps a plain
+	 * http webhook applied with the opt-in */
+	{
+		const char *at = strstr(ja, "127.0.0.1:9/h");
+		char *js = gb_xasprintf("%.*s10.1.2.3/h%s", (int)(at - ja), ja,
+		                        at + strlen("127.0.0.1:9/h"));
+		assert_int_equal(gb_spec_load_json("stored", js, strlen(js), NULL,
+		                                   &b, &d), 0);
+		assert_string_equal(b.pools[0].serve_webhook, "http://10.1.2.3/h");
+		free(js);
+	}
 	free(ja);
 	free(jb);
 	gb_spec_set_free(&a);
