@@ -1464,6 +1464,18 @@ static void check_spread(sdec *c, const gb_ynode *pool, gb_pool_spec *p)
 		p->spread_zone = 1;
 }
 
+/* "scheme://user:pass@host/...": a '@' in the authority part */
+static int url_has_userinfo(const char *url)
+{
+	const char *a = strstr(url, "://");
+	size_t n;
+	if (!a)
+		return 0;
+	a += 3;
+	n = strcspn(a, "/?#");
+	return memchr(a, '@', n) != NULL;
+}
+
 /* serve: {port: 1-65535, webhook: URL}: the port a pool's instances
  * serve on, for GET /v1/pools/NAME/targets, and where the daemon POSTs
  * that list when it changes (https://, or http:// to loopback only,
@@ -1496,6 +1508,15 @@ static void dec_serve(sdec *c, const gb_ynode *n, gb_pool_spec *p)
 		                 "environment of the daemon (and of validate)",
 		                 why, sizeof(why)) < 0) {
 			ERR(c, v, "pool.serve.webhook", "%s", why);
+			free(url);
+			return;
+		}
+		if (url_has_userinfo(url)) {
+			/* the URL goes to logs and events: no secret in it */
+			ERR(c, v, "pool.serve.webhook", "the URL carries a user "
+			    "or password (before '@'); it would be logged: give "
+			    "the receiver a secret path or check the caller by "
+			    "network instead");
 			free(url);
 			return;
 		}
